@@ -1,0 +1,70 @@
+"""The deterministic simulated clock: a tiny discrete-event kernel (after SimPy's ``Environment``).
+
+Time is an integer number of nanoseconds.  Components schedule callbacks at absolute times; callbacks at the
+same time run in the order they were scheduled, so a run with the same inputs gives the same event order.
+Nothing here reads the wall clock.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from typing import final
+
+Callback = Callable[[], None]
+
+
+@final
+class Clock:
+    """Simulated time and the queue of pending callbacks."""
+
+    __slots__ = ("_queue", "_seq", "now")
+
+    def __init__(self) -> None:
+        self.now = 0
+        self._queue: list[tuple[int, int, Callback]] = []
+        self._seq = 0
+
+    def schedule(self, at: int, callback: Callback) -> None:
+        """Run ``callback`` when simulated time reaches ``at`` (never earlier than now)."""
+        self._seq += 1
+        heapq.heappush(self._queue, (max(at, self.now), self._seq, callback))
+
+    @property
+    def pending(self) -> int:
+        return len(self._queue)
+
+    @property
+    def next_time(self) -> int | None:
+        return self._queue[0][0] if self._queue else None
+
+    def step(self) -> bool:
+        """Run the earliest pending callback; ``False`` when nothing is pending."""
+        if not self._queue:
+            return False
+        at, _, callback = heapq.heappop(self._queue)
+        self.now = max(self.now, at)
+        callback()
+        return True
+
+    def run_until(self, done: Callable[[], bool], *, max_steps: int | None = None) -> bool:
+        """Advance until ``done()`` holds; ``False`` if the queue runs dry (or ``max_steps`` pass) first."""
+        steps = 0
+        while not done():
+            if max_steps is not None and steps >= max_steps:
+                return False
+            if not self.step():
+                return False
+            steps += 1
+        return True
+
+    def advance_to(self, time: int) -> None:
+        """Run every callback due at or before ``time``, then set the clock to ``time``."""
+        while self._queue and self._queue[0][0] <= time:
+            self.step()
+        self.now = max(self.now, time)
+
+    def run_all(self) -> None:
+        """Run until nothing is pending."""
+        while self.step():
+            pass

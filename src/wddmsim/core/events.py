@@ -1,0 +1,84 @@
+"""The append-only event log.
+
+Events are typed records with a simulated timestamp.  Models emit them and never print; views, exporters and
+tests read them.  Where DxgKrnl has an ETW event for the concept, the event class is named after it
+(``PagingOpTransfer``, ``VidMmMakeResident`` ...), so a trace reads like one taken on Windows.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeVar, final
+
+from wddmsim.core.clock import Clock
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Event:
+    """Base of every event: ``time`` is simulated nanoseconds; ``NAME`` is the event's name in exports."""
+
+    NAME: ClassVar[str] = "Event"
+    time: int
+
+    def fields(self) -> dict[str, Any]:
+        """The event's fields (without ``time``), JSON-friendly."""
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            if f.name != "time":
+                out[f.name] = _jsonable(getattr(self, f.name))
+        return out
+
+    def to_record(self) -> dict[str, Any]:
+        return {"time": self.time, "event": self.NAME, **self.fields()}
+
+
+def _jsonable(value: object) -> object:
+    if isinstance(value, (bool, str, float)) or value is None:
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return str(value)
+
+
+E = TypeVar("E", bound=Event)
+
+
+@final
+class EventLog:
+    """Events in emission order.  ``enabled = False`` drops events (benchmarks of hot paths)."""
+
+    __slots__ = ("_events", "_listeners", "clock", "enabled")
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self.enabled = True
+        self._events: list[Event] = []
+        self._listeners: list[Callable[[Event], None]] = []
+
+    def emit(self, event: Event) -> None:
+        if self.enabled:
+            self._events.append(event)
+            for listener in self._listeners:
+                listener(event)
+
+    def subscribe(self, listener: Callable[[Event], None]) -> None:
+        self._listeners.append(listener)
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+    def __iter__(self) -> Iterator[Event]:
+        return iter(self._events)
+
+    def of_type(self, kind: type[E]) -> list[E]:
+        return [e for e in self._events if isinstance(e, kind)]
+
+    def since(self, index: int) -> list[Event]:
+        return self._events[index:]
+
+    def clear(self) -> None:
+        self._events.clear()

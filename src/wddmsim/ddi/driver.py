@@ -1,0 +1,127 @@
+"""The seams of the kernel: what VidMm calls on the driver, what the driver calls back, what the OS provides.
+
+* :class:`KernelModeDriver` -- the ``DxgkDdi*`` entry points VidMm and the GPU scheduler call.  VidMm sees the
+  GPU through nothing else; any object with these methods can be plugged in (the reference driver, a test
+  double, later a user's driver behind a C bridge).
+* :class:`DxgkrnlInterface` -- the ``DxgkCb*`` callbacks the driver may call (``DXGKRNL_INTERFACE``).
+* :class:`SystemMemoryServices` -- the OS memory manager both are given (``MmAllocatePagesForMdl``...).
+
+Every entry point returns an ``NTSTATUS``; outputs are written into the argument structures, as in C.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from wddmsim.core.pointer import CpuMapping
+from wddmsim.ddi.allocation import (
+    DXGKARG_ACQUIRESWIZZLINGRANGE,
+    DXGKARG_CREATEALLOCATION,
+    DXGKARG_DESTROYALLOCATION,
+    DXGKARG_RELEASESWIZZLINGRANGE,
+)
+from wddmsim.ddi.base import HANDLE, NULL, D3DGPU_PHYSICAL_ADDRESS
+from wddmsim.ddi.caps import DXGK_QUERYADAPTERINFOTYPE
+from wddmsim.ddi.memory import MDL
+from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER
+from wddmsim.ddi.status import NTSTATUS
+from wddmsim.ddi.submit import DXGKARG_SUBMITCOMMAND, DXGKARGCB_NOTIFY_INTERRUPT_DATA
+
+
+@dataclass(slots=True, kw_only=True)
+class DXGKARG_QUERYADAPTERINFO:
+    """``DXGKARG_QUERYADAPTERINFO``: the driver sets ``pOutputData`` (or fills the output object passed in)."""
+
+    Type: DXGK_QUERYADAPTERINFOTYPE
+    pInputData: object = None
+    pOutputData: object = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DXGKARG_SETROOTPAGETABLE:
+    """``DxgkDdiSetRootPageTable``: the context is idle during the call; VAs indexing >= ``NumEntries`` fault."""
+
+    hContext: HANDLE = NULL
+    Address: D3DGPU_PHYSICAL_ADDRESS
+    NumEntries: int
+
+
+class DxgkrnlInterface(Protocol):
+    """The callbacks of ``DXGKRNL_INTERFACE`` the reference driver uses."""
+
+    def notify_interrupt(self, data: DXGKARGCB_NOTIFY_INTERRUPT_DATA) -> None:
+        """``DxgkCbNotifyInterrupt``: called from the driver's interrupt routine."""
+        ...
+
+
+class KernelModeDriver(Protocol):
+    """The ``DxgkDdi*`` entry points of a WDDM kernel-mode driver, as far as the paging path needs them."""
+
+    def start_device(self, dxgkrnl: DxgkrnlInterface) -> NTSTATUS:
+        """``DxgkDdiStartDevice``: receive the ``DXGKRNL_INTERFACE`` callbacks."""
+        ...
+
+    def query_adapter_info(self, args: DXGKARG_QUERYADAPTERINFO) -> NTSTATUS:
+        """``DxgkDdiQueryAdapterInfo``."""
+        ...
+
+    def create_allocation(self, args: DXGKARG_CREATEALLOCATION) -> NTSTATUS:
+        """``DxgkDdiCreateAllocation``: describe each allocation from the UMD's private data."""
+        ...
+
+    def destroy_allocation(self, args: DXGKARG_DESTROYALLOCATION) -> NTSTATUS:
+        """``DxgkDdiDestroyAllocation``."""
+        ...
+
+    def build_paging_buffer(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
+        """``DxgkDdiBuildPagingBuffer``: only SUCCESS, INSUFFICIENT_DMA_BUFFER or ALLOCATION_BUSY may return."""
+        ...
+
+    def submit_command(self, args: DXGKARG_SUBMITCOMMAND) -> NTSTATUS:
+        """``DxgkDdiSubmitCommand``: queue a DMA buffer range on a node; completion comes as an interrupt."""
+        ...
+
+    def acquire_swizzling_range(self, args: DXGKARG_ACQUIRESWIZZLINGRANGE) -> NTSTATUS:
+        """``DxgkDdiAcquireSwizzlingRange`` (WDDM 1.x)."""
+        ...
+
+    def release_swizzling_range(self, args: DXGKARG_RELEASESWIZZLINGRANGE) -> NTSTATUS:
+        """``DxgkDdiReleaseSwizzlingRange`` (WDDM 1.x)."""
+        ...
+
+    def set_root_page_table(self, args: DXGKARG_SETROOTPAGETABLE) -> None:
+        """``DxgkDdiSetRootPageTable``."""
+        ...
+
+    def reset_from_timeout(self) -> NTSTATUS:
+        """``DxgkDdiResetFromTimeout``: on return the GPU reads and writes no memory."""
+        ...
+
+    def restart_from_timeout(self) -> NTSTATUS:
+        """``DxgkDdiRestartFromTimeout``."""
+        ...
+
+
+class SystemMemoryServices(Protocol):
+    """The OS memory manager (Mm) as display code sees it: page frames, MDLs and kernel mappings."""
+
+    def allocate_pages_for_mdl(self, byte_count: int) -> MDL:
+        """``MmAllocatePagesForMdlEx``: zeroed pages, wherever the OS finds them; raises on exhaustion."""
+        ...
+
+    def allocate_contiguous(self, byte_count: int) -> tuple[MDL, CpuMapping]:
+        """``MmAllocateContiguousMemory``: physically contiguous pages and their kernel mapping."""
+        ...
+
+    def free_pages(self, mdl: MDL) -> None:
+        """``MmFreePagesFromMdl`` (or ``MmFreeContiguousMemory``)."""
+        ...
+
+    def read(self, mdl: MDL, offset: int, size: int) -> bytes:
+        """Read through a kernel mapping of the MDL (``MmGetSystemAddressForMdlSafe``)."""
+        ...
+
+    def write(self, mdl: MDL, offset: int, payload: bytes | bytearray | memoryview) -> None:
+        """Write through a kernel mapping of the MDL."""
+        ...

@@ -1,0 +1,503 @@
+"""The reference GPU's command format: packets, and the one codec that both the driver and the GPU use.
+
+Documented for humans in ``docs/command-format.md``; this module is the normative definition.  Every packet
+starts with an 8-byte header ``<u16 opcode, u16 flags, u32 length>``; ``length`` counts the whole packet,
+header included, and is a multiple of :data:`PACKET_ALIGNMENT`.  Padding bytes are zero.  All fields are
+little-endian.  Addresses are tagged words (:mod:`wddmsim.hw.addressing`).
+
+The decoder trusts nothing: a bad opcode, length, reserved bit or size raises :class:`DecodeError`, which the
+command processor reports as an invalid-instruction fault.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+from wddmsim.core.bits import BitLayout
+from wddmsim.core.units import PAGE_SIZE, U64_MAX, align_down, align_up
+
+PACKET_ALIGNMENT: Final = 16
+"""Every packet's length is a multiple of this; the driver pads (``DXGKARG_BUILDPAGINGBUFFER.pDmaBuffer``)."""
+
+
+class Opcode(IntEnum):
+    NOP = 0x00
+    COPY = 0x01
+    FILL = 0x02
+    WRITE_QWORDS = 0x03
+    READ_MEM = 0x04
+    WRITE_MEM = 0x05
+    SIGNAL = 0x06
+    TLB_INVALIDATE = 0x07
+    NOTE = 0x08
+    SYNC = 0x09
+
+
+class Transform(IntEnum):
+    """Layout conversion a COPY applies (see :mod:`wddmsim.hw.swizzle`)."""
+
+    NONE = 0
+    TILE = 1
+    """Source linear, destination tiled (``DXGK_TRANSFERFLAGS.Swizzle``)."""
+    UNTILE = 2
+    """Source tiled, destination linear (``DXGK_TRANSFERFLAGS.Unswizzle``)."""
+
+
+COPY_FLAGS: Final = BitLayout("CopyFlags", 16, [("SrcPages", 0, 1), ("DstPages", 1, 1), ("Transform", 2, 2)])
+WRITE_QWORDS_FLAGS: Final = BitLayout("WriteQwordsFlags", 16, [("Repeat", 0, 1)])
+WRITE_MEM_FLAGS: Final = BitLayout("WriteMemFlags", 16, [("Size", 0, 4), ("Preserve", 4, 1)])
+READ_MEM_FLAGS: Final = BitLayout("ReadMemFlags", 16, [("Size", 0, 4)])
+SIGNAL_FLAGS: Final = BitLayout("SignalFlags", 16, [("Interrupt", 0, 1)])
+
+PAGE_EXTENT: Final = BitLayout("PageExtent", 64, [("Pfn", 0, 40), ("CountMinus1", 40, 24)])
+"""A run of physically contiguous system pages in a COPY page list."""
+MAX_EXTENT_PAGES: Final = 1 << PAGE_EXTENT["CountMinus1"].width
+_PFN_MASK: Final = PAGE_EXTENT["Pfn"].mask
+_COUNT_LSB: Final = PAGE_EXTENT["CountMinus1"].lsb
+
+HEADER: Final = struct.Struct("<HHI")
+_COPY: Final = struct.Struct("<HHIQQQII")  # header, src, dst, size, pitch, extent count
+_FILL: Final = struct.Struct("<HHIQQII")  # header, dst, size, pattern, reserved
+_WRITE_QWORDS: Final = struct.Struct("<HHIQII")  # header, dst, count, reserved
+_READ_MEM: Final = struct.Struct("<HHIQ")  # header, address
+_WRITE_MEM: Final = struct.Struct("<HHIQQ")  # header, address, data
+_SIGNAL: Final = struct.Struct("<HHIQQ")  # header, address, value
+_TLB_INVALIDATE: Final = struct.Struct("<HHIQQQ")  # header, root, start, end
+_NOTE: Final = struct.Struct("<HHIQQ")  # header, a, b
+
+COPY_FIXED_SIZE: Final = _COPY.size
+WRITE_QWORDS_FIXED_SIZE: Final = _WRITE_QWORDS.size
+
+
+def padded(size: int) -> int:
+    return align_up(size, PACKET_ALIGNMENT)
+
+
+@dataclass(frozen=True, slots=True)
+class Nop:
+    """Padding; ``length`` bytes (a multiple of 16) that do nothing."""
+
+    length: int = PACKET_ALIGNMENT
+
+
+@dataclass(frozen=True, slots=True)
+class Copy:
+    """Copy ``size`` bytes from ``src`` to ``dst``, optionally (un)tiling rows of ``pitch`` bytes.
+
+    At most one side is a page list: then its address word holds only the byte offset into the first page and
+    ``extents`` lists the system pages (``PAGE_EXTENT`` words) the bytes run through, in order.
+    """
+
+    src: int
+    dst: int
+    size: int
+    src_pages: bool = False
+    dst_pages: bool = False
+    transform: Transform = Transform.NONE
+    pitch: int = 0
+    extents: tuple[int, ...] = ()
+
+    @property
+    def length(self) -> int:
+        return copy_length(len(self.extents))
+
+
+@dataclass(frozen=True, slots=True)
+class Fill:
+    """Fill ``size`` bytes at ``dst`` with the little-endian 32-bit ``pattern``."""
+
+    dst: int
+    size: int
+    pattern: int
+    length: int = 32
+
+
+@dataclass(frozen=True, slots=True)
+class WriteQwords:
+    """Write ``count`` 64-bit words at ``dst``: the inline ``data``, or ``data[0]`` repeated if ``repeat``."""
+
+    dst: int
+    count: int
+    data: tuple[int, ...]
+    repeat: bool = False
+
+    @property
+    def length(self) -> int:
+        return write_qwords_length(1 if self.repeat else self.count)
+
+
+@dataclass(frozen=True, slots=True)
+class ReadMem:
+    """Read ``size`` (1-8) bytes at ``address``; the value lands in the engine's ``last_read`` register."""
+
+    address: int
+    size: int
+    length: int = 16
+
+
+@dataclass(frozen=True, slots=True)
+class WriteMem:
+    """Write ``size`` (1-8) bytes of ``data`` at ``address``; ``preserve`` writes back what is already there."""
+
+    address: int
+    size: int
+    data: int = 0
+    preserve: bool = False
+    length: int = 32
+
+
+@dataclass(frozen=True, slots=True)
+class Signal:
+    """Write the 64-bit ``value`` at ``address`` (8-byte aligned); raise an interrupt if ``interrupt``."""
+
+    address: int
+    value: int
+    interrupt: bool = False
+    length: int = 32
+
+
+@dataclass(frozen=True, slots=True)
+class TlbInvalidate:
+    """Drop cached translations of the address space rooted at ``root`` for VAs in [start, end]; 0/0 = all."""
+
+    root: int
+    start: int
+    end: int
+    length: int = 32
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """A driver annotation: no memory effect; the engine records ``(kind, a, b)`` in its log."""
+
+    kind: int
+    a: int = 0
+    b: int = 0
+    length: int = 32
+
+
+@dataclass(frozen=True, slots=True)
+class Sync:
+    """Wait until every earlier packet's writes are visible (a full barrier and cache flush)."""
+
+    length: int = 16
+
+
+Packet = Nop | Copy | Fill | WriteQwords | ReadMem | WriteMem | Signal | TlbInvalidate | Note | Sync
+
+MIN_PACKET_LENGTH: Final = PACKET_ALIGNMENT
+
+
+def copy_length(extent_count: int) -> int:
+    return padded(COPY_FIXED_SIZE + 8 * extent_count)
+
+
+def write_qwords_length(inline_count: int) -> int:
+    return padded(WRITE_QWORDS_FIXED_SIZE + 8 * inline_count)
+
+
+def max_extents_in(space: int) -> int:
+    """The most page-list extents a COPY can carry within ``space`` bytes (negative: not even the header)."""
+    return (align_down(space, PACKET_ALIGNMENT) - COPY_FIXED_SIZE) // 8
+
+
+def max_qwords_in(space: int) -> int:
+    """The most inline words a WRITE_QWORDS can carry within ``space`` bytes."""
+    return (align_down(space, PACKET_ALIGNMENT) - WRITE_QWORDS_FIXED_SIZE) // 8
+
+
+def make_extents(pfns: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+    """Coalesce a PFN array into ``PAGE_EXTENT`` words (consecutive PFNs become one extent)."""
+    if pfns.shape[0] == 0:
+        return np.zeros(0, dtype=np.uint64)
+    p = pfns.astype(np.int64, copy=False)
+    breaks = np.flatnonzero(np.diff(p) != 1) + 1
+    starts = np.concatenate(([0], breaks))
+    counts = np.diff(np.concatenate((starts, [p.shape[0]])))
+    if int(counts.max()) > MAX_EXTENT_PAGES:
+        return _split_long_extents(p[starts], counts)
+    words: npt.NDArray[np.uint64] = p[starts].astype(np.uint64) | ((counts - 1).astype(np.uint64) << np.uint64(_COUNT_LSB))
+    return words
+
+
+def _split_long_extents(starts: npt.NDArray[np.int64], counts: npt.NDArray[np.int64]) -> npt.NDArray[np.uint64]:
+    out: list[int] = []
+    for start, count in zip(starts.tolist(), counts.tolist(), strict=True):
+        while count > 0:
+            take = min(count, MAX_EXTENT_PAGES)
+            out.append(start | ((take - 1) << _COUNT_LSB))
+            start += take
+            count -= take
+    return np.array(out, dtype=np.uint64)
+
+
+def extent_pages(words: npt.NDArray[np.uint64]) -> npt.NDArray[np.int64]:
+    """Pages in each extent."""
+    counts: npt.NDArray[np.int64] = (words >> np.uint64(_COUNT_LSB)).astype(np.int64) + 1
+    return counts
+
+
+def split_extent(word: int) -> tuple[int, int]:
+    """``(first pfn, page count)`` of one extent word."""
+    return word & _PFN_MASK, (word >> _COUNT_LSB) + 1
+
+
+def extent(pfn: int, pages: int) -> int:
+    if not 0 < pages <= MAX_EXTENT_PAGES or not 0 <= pfn <= _PFN_MASK:
+        raise ValueError(f"extent pfn={pfn:#x} pages={pages}: out of range")
+    return pfn | ((pages - 1) << _COUNT_LSB)
+
+
+# --- encoding -------------------------------------------------------------------------------------------------
+
+
+def encode_copy_into(
+    buf: memoryview,
+    offset: int,
+    src: int,
+    dst: int,
+    size: int,
+    *,
+    flags: int = 0,
+    pitch: int = 0,
+    extents: npt.NDArray[np.uint64] | None = None,
+) -> int:
+    """Write a COPY at ``offset``; ``flags`` is a packed ``COPY_FLAGS`` word.  Returns the packet length."""
+    count = 0 if extents is None else int(extents.shape[0])
+    length = copy_length(count)
+    _COPY.pack_into(buf, offset, Opcode.COPY, flags, length, src, dst, size, pitch, count)
+    end = offset + COPY_FIXED_SIZE
+    if count:
+        assert extents is not None
+        buf[end : end + 8 * count] = extents.astype("<u8", copy=False).tobytes()
+        end += 8 * count
+    if end != offset + length:
+        buf[end : offset + length] = bytes(offset + length - end)
+    return length
+
+
+def encode_write_qwords_into(
+    buf: memoryview, offset: int, dst: int, count: int, data: npt.NDArray[np.uint64], *, repeat: bool = False
+) -> int:
+    """Write a WRITE_QWORDS whose inline words are ``data`` (one word when ``repeat``)."""
+    inline = int(data.shape[0])
+    length = write_qwords_length(inline)
+    _WRITE_QWORDS.pack_into(buf, offset, Opcode.WRITE_QWORDS, int(repeat), length, dst, count, 0)
+    end = offset + WRITE_QWORDS_FIXED_SIZE
+    buf[end : end + 8 * inline] = data.astype("<u8", copy=False).tobytes()
+    end += 8 * inline
+    if end != offset + length:
+        buf[end : offset + length] = bytes(offset + length - end)
+    return length
+
+
+def encode_into(buf: memoryview, offset: int, packet: Packet) -> int:
+    """Encode ``packet`` at ``offset``; returns its length.  The caller checks there is room."""
+    match packet:
+        case Copy():
+            flags = COPY_FLAGS.pack(
+                {"SrcPages": packet.src_pages, "DstPages": packet.dst_pages, "Transform": packet.transform}
+            )
+            ext = np.array(packet.extents, dtype=np.uint64)
+            return encode_copy_into(
+                buf, offset, packet.src, packet.dst, packet.size, flags=flags, pitch=packet.pitch, extents=ext
+            )
+        case Fill():
+            _FILL.pack_into(buf, offset, Opcode.FILL, 0, 32, packet.dst, packet.size, packet.pattern, 0)
+            return 32
+        case WriteQwords():
+            data = np.array(packet.data, dtype=np.uint64)
+            return encode_write_qwords_into(buf, offset, packet.dst, packet.count, data, repeat=packet.repeat)
+        case ReadMem():
+            _READ_MEM.pack_into(buf, offset, Opcode.READ_MEM, READ_MEM_FLAGS.pack({"Size": packet.size}), 16, packet.address)
+            return 16
+        case WriteMem():
+            flags = WRITE_MEM_FLAGS.pack({"Size": packet.size, "Preserve": packet.preserve})
+            _WRITE_MEM.pack_into(buf, offset, Opcode.WRITE_MEM, flags, 32, packet.address, packet.data)
+            buf[offset + 24 : offset + 32] = bytes(8)
+            return 32
+        case Signal():
+            _SIGNAL.pack_into(buf, offset, Opcode.SIGNAL, int(packet.interrupt), 32, packet.address, packet.value)
+            buf[offset + 24 : offset + 32] = bytes(8)
+            return 32
+        case TlbInvalidate():
+            _TLB_INVALIDATE.pack_into(buf, offset, Opcode.TLB_INVALIDATE, 0, 32, packet.root, packet.start, packet.end)
+            return 32
+        case Note():
+            _NOTE.pack_into(buf, offset, Opcode.NOTE, packet.kind, 32, packet.a, packet.b)
+            buf[offset + 24 : offset + 32] = bytes(8)
+            return 32
+        case Sync():
+            HEADER.pack_into(buf, offset, Opcode.SYNC, 0, 16)
+            buf[offset + 8 : offset + 16] = bytes(8)
+            return 16
+        case Nop():
+            HEADER.pack_into(buf, offset, Opcode.NOP, 0, packet.length)
+            buf[offset + 8 : offset + packet.length] = bytes(packet.length - 8)
+            return packet.length
+
+
+def encode(packet: Packet) -> bytes:
+    buf = bytearray(packet.length)
+    encode_into(memoryview(buf), 0, packet)
+    return bytes(buf)
+
+
+# --- decoding -------------------------------------------------------------------------------------------------
+
+
+class DecodeError(Exception):
+    """A packet the command processor cannot execute; ``offset`` is where it starts."""
+
+    def __init__(self, offset: int, reason: str) -> None:
+        super().__init__(f"packet at +{offset:#x}: {reason}")
+        self.offset = offset
+        self.reason = reason
+
+
+def _zero(buf: memoryview | bytes, start: int, end: int) -> bool:
+    return not any(buf[start:end])
+
+
+def decode(buf: memoryview | bytes, offset: int, end: int) -> Packet:
+    """Decode the packet at ``offset``; the buffer's valid bytes end at ``end``."""
+    if end - offset < 8:
+        raise DecodeError(offset, f"{end - offset} byte(s) left, less than a packet header")
+    opcode, flags, length = HEADER.unpack_from(buf, offset)
+    if length < MIN_PACKET_LENGTH or length % PACKET_ALIGNMENT:
+        raise DecodeError(offset, f"length {length:#x} is not a positive multiple of {PACKET_ALIGNMENT}")
+    if offset + length > end:
+        raise DecodeError(offset, f"length {length:#x} runs {offset + length - end:#x} byte(s) past the buffer")
+    decoder = _DECODERS.get(opcode)
+    if decoder is None:
+        raise DecodeError(offset, f"unknown opcode {opcode:#x}")
+    return decoder(buf, offset, flags, length)
+
+
+def _expect(offset: int, ok: bool, reason: str) -> None:
+    if not ok:
+        raise DecodeError(offset, reason)
+
+
+def _decode_nop(buf: memoryview | bytes, offset: int, flags: int, length: int) -> Packet:
+    _expect(offset, flags == 0, f"NOP flags {flags:#x} must be zero")
+    return Nop(length)
+
+
+def _decode_copy(buf: memoryview | bytes, offset: int, flags: int, length: int) -> Packet:
+    _expect(offset, length >= copy_length(0), f"COPY length {length:#x} is shorter than its fixed part")
+    _, _, _, src, dst, size, pitch, count = _COPY.unpack_from(buf, offset)
+    _expect(offset, length == copy_length(count), f"COPY length {length:#x} does not match its {count} extent(s)")
+    _expect(offset, flags >> 4 == 0, f"COPY reserved flag bits {flags:#x}")
+    f = COPY_FLAGS.unpack(flags)
+    _expect(offset, not (f["SrcPages"] and f["DstPages"]), "COPY with page lists on both sides")
+    _expect(offset, f["Transform"] in (0, 1, 2), f"COPY transform {f['Transform']} is undefined")
+    paged = bool(f["SrcPages"] or f["DstPages"])
+    _expect(offset, paged == (count > 0), "COPY extent count does not match its page-list flags")
+    extents: tuple[int, ...] = ()
+    if count:
+        start = offset + COPY_FIXED_SIZE
+        extents = tuple(np.frombuffer(buf, dtype="<u8", count=count, offset=start).tolist())
+        pages = sum((e >> _COUNT_LSB) + 1 for e in extents)
+        first = (src if f["SrcPages"] else dst)
+        _expect(offset, first < PAGE_SIZE, "COPY page-list address word must hold only the first-page offset")
+        _expect(offset, first + size <= pages * PAGE_SIZE, "COPY size runs past its page list")
+    _expect(offset, _zero(buf, offset + COPY_FIXED_SIZE + 8 * count, offset + length), "COPY padding not zero")
+    return Copy(src, dst, size, bool(f["SrcPages"]), bool(f["DstPages"]), Transform(f["Transform"]), pitch, extents)
+
+
+def _decode_fill(buf: memoryview | bytes, offset: int, flags: int, length: int) -> Packet:
+    _expect(offset, length == 32 and flags == 0, "FILL must be 32 bytes with zero flags")
+    _, _, _, dst, size, pattern, reserved = _FILL.unpack_from(buf, offset)
+    _expect(offset, reserved == 0, "FILL reserved word not zero")
+    return Fill(dst, size, pattern)
+
+
+def _decode_write_qwords(buf: memoryview | bytes, offset: int, flags: int, length: int) -> Packet:
+    _expect(offset, length >= WRITE_QWORDS_FIXED_SIZE + 8 and flags >> 1 == 0, "WRITE_QWORDS header malformed")
+    _, _, _, dst, count, reserved = _WRITE_QWORDS.unpack_from(buf, offset)
+    repeat = bool(flags & 1)
+    inline = 1 if repeat else count
+    _expect(offset, reserved == 0 and count > 0, "WRITE_QWORDS count must be positive, reserved zero")
+    _expect(offset, length == write_qwords_length(inline), f"WRITE_QWORDS length {length:#x} does not match count")
+    start = offset + WRITE_QWORDS_FIXED_SIZE
+    data = tuple(np.frombuffer(buf, dtype="<u8", count=inline, offset=start).tolist())
+    _expect(offset, _zero(buf, start + 8 * inline, offset + length), "WRITE_QWORDS padding not zero")
+    return WriteQwords(dst, count, data, repeat)
+
+
+def _decode_read_mem(buf: memoryview | bytes, offset: int, flags: int, length: int) -> Packet:
+    _expect(offset, length == 16 and 1 <= flags <= 8, "READ_MEM must be 16 bytes with a size of 1-8")
+    _, _, _, address = _READ_MEM.unpack_from(buf, offset)
+    return ReadMem(address, flags)
+
+
+def _decode_write_mem(buf: memoryview | bytes, offset: int, flags: int, length: int) -> Packet:
+    _expect(offset, length == 32 and flags >> 5 == 0, "WRITE_MEM must be 32 bytes")
+    f = WRITE_MEM_FLAGS.unpack(flags)
+    _expect(offset, 1 <= f["Size"] <= 8, f"WRITE_MEM size {f['Size']} outside 1-8")
+    _, _, _, address, data = _WRITE_MEM.unpack_from(buf, offset)
+    _expect(offset, _zero(buf, offset + 24, offset + 32), "WRITE_MEM padding not zero")
+    return WriteMem(address, f["Size"], data, bool(f["Preserve"]))
+
+
+def _decode_signal(buf: memoryview | bytes, offset: int, flags: int, length: int) -> Packet:
+    _expect(offset, length == 32 and flags >> 1 == 0, "SIGNAL must be 32 bytes")
+    _, _, _, address, value = _SIGNAL.unpack_from(buf, offset)
+    _expect(offset, _zero(buf, offset + 24, offset + 32), "SIGNAL padding not zero")
+    return Signal(address, value, bool(flags))
+
+
+def _decode_tlb_invalidate(buf: memoryview | bytes, offset: int, flags: int, length: int) -> Packet:
+    _expect(offset, length == 32 and flags == 0, "TLB_INVALIDATE must be 32 bytes with zero flags")
+    _, _, _, root, start, end = _TLB_INVALIDATE.unpack_from(buf, offset)
+    return TlbInvalidate(root, start, end)
+
+
+def _decode_note(buf: memoryview | bytes, offset: int, flags: int, length: int) -> Packet:
+    _expect(offset, length == 32, "NOTE must be 32 bytes")
+    _, _, _, a, b = _NOTE.unpack_from(buf, offset)
+    _expect(offset, _zero(buf, offset + 24, offset + 32), "NOTE padding not zero")
+    return Note(flags, a, b)
+
+
+def _decode_sync(buf: memoryview | bytes, offset: int, flags: int, length: int) -> Packet:
+    _expect(offset, length == 16 and flags == 0 and _zero(buf, offset + 8, offset + 16), "SYNC must be 16 zero-padded bytes")
+    return Sync()
+
+
+_DECODERS = {
+    Opcode.NOP: _decode_nop,
+    Opcode.COPY: _decode_copy,
+    Opcode.FILL: _decode_fill,
+    Opcode.WRITE_QWORDS: _decode_write_qwords,
+    Opcode.READ_MEM: _decode_read_mem,
+    Opcode.WRITE_MEM: _decode_write_mem,
+    Opcode.SIGNAL: _decode_signal,
+    Opcode.TLB_INVALIDATE: _decode_tlb_invalidate,
+    Opcode.NOTE: _decode_note,
+    Opcode.SYNC: _decode_sync,
+}
+
+
+def decode_all(buf: memoryview | bytes, start: int = 0, end: int | None = None) -> list[tuple[int, Packet]]:
+    """Every packet of ``buf[start:end]`` with its offset; raises :class:`DecodeError` at the first bad one."""
+    stop = len(buf) if end is None else end
+    out: list[tuple[int, Packet]] = []
+    offset = start
+    while offset < stop:
+        packet = decode(buf, offset, stop)
+        out.append((offset, packet))
+        offset += packet.length
+    return out
+
+
+def check_u64(value: int, name: str) -> None:
+    if not 0 <= value <= U64_MAX:
+        raise ValueError(f"{name}={value:#x}: does not fit 64 bits")

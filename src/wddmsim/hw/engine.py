@@ -1,0 +1,309 @@
+"""The command processor of one GPU engine: it fetches submitted buffers, decodes packets and executes them.
+
+Work is asynchronous to the CPU side and paced by the simulated clock: a packet's effects land when it
+*completes* (start + cost), one packet after another, submission after submission.  When a submission's last
+packet completes the engine writes the submission's fence value to its ``completed_fence`` register and raises
+a completion interrupt.  A fault halts the engine with a :class:`~.faults.FaultRecord` until it is reset.
+
+The engine knows nothing of paging buffers or Windows: it runs packets.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import final
+
+import numpy as np
+
+from wddmsim.core.clock import Clock
+from wddmsim.core.events import EventLog
+from wddmsim.hw import commands as cmd
+from wddmsim.hw.addressing import Space, split_address
+from wddmsim.hw.cost import CostModel
+from wddmsim.hw.events import DmaBufferCompleted, DmaBufferStarted, EngineFaulted, EngineNote, PacketExecuted
+from wddmsim.hw.faults import AccessKind, FaultKind, FaultRecord, GpuFault
+from wddmsim.hw.memsys import MemorySystem, copy_runs, fill_runs, read_runs, transform_copy, write_runs
+from wddmsim.hw.mmu import Run
+from wddmsim.hw.pte import TablePointer, Target
+from wddmsim.hw.swizzle import check_surface
+
+
+@dataclass(frozen=True, slots=True)
+class Submission:
+    """A buffer handed to an engine: ``size`` bytes of packets at ``address`` (a packet address word)."""
+
+    address: int
+    size: int
+    fence: int
+    """Written to ``completed_fence`` when the last packet completes."""
+
+
+class InterruptKind(IntEnum):
+    COMPLETION = 0
+    FAULT = 1
+    SIGNAL = 2
+
+
+@dataclass(frozen=True, slots=True)
+class Interrupt:
+    engine: int
+    kind: InterruptKind
+    value: int = 0
+    fault: FaultRecord | None = None
+
+
+class EngineState(IntEnum):
+    IDLE = 0
+    BUSY = 1
+    HALTED = 2
+
+
+@final
+class Engine:
+    """One engine (the paging/copy engine is engine 0)."""
+
+    def __init__(
+        self,
+        index: int,
+        name: str,
+        clock: Clock,
+        memsys: MemorySystem,
+        cost: CostModel,
+        events: EventLog,
+        interrupt: Callable[[Interrupt], None],
+    ) -> None:
+        self.index = index
+        self.name = name
+        self.clock = clock
+        self.memsys = memsys
+        self.cost = cost
+        self.events = events
+        self._interrupt = interrupt
+        self.root: TablePointer | None = None
+        """MMIO: the page-table root of the address space ``GPU_VA`` addresses are translated in."""
+        self.completed_fence = 0
+        """MMIO: the fence of the last completed submission."""
+        self.last_read = 0
+        """MMIO: the value of the last READ_MEM."""
+        self.fault: FaultRecord | None = None
+        self.state = EngineState.IDLE
+        self.packets_executed = 0
+        self._queue: deque[Submission] = deque()
+        self._current: Submission | None = None
+        self._buffer: memoryview | bytes = b""
+        self._offset = 0
+        self._generation = 0  # bumped by reset() so stale scheduled callbacks do nothing
+
+    # --- CPU side -------------------------------------------------------------------------------------------
+
+    def submit(self, submission: Submission) -> None:
+        self._queue.append(submission)
+        if self.state == EngineState.IDLE:
+            self.state = EngineState.BUSY
+            generation = self._generation
+            self.clock.schedule(self.clock.now, lambda: self._begin_next(generation))
+
+    @property
+    def pending(self) -> int:
+        return len(self._queue) + (self._current is not None)
+
+    def reset(self) -> None:
+        """Engine reset: drop queued and in-flight work, clear the fault; registers other than the fault stay."""
+        self._generation += 1
+        self._queue.clear()
+        self._current = None
+        self._buffer = b""
+        self.fault = None
+        self.state = EngineState.IDLE
+
+    # --- execution ------------------------------------------------------------------------------------------
+
+    def _begin_next(self, generation: int) -> None:
+        if generation != self._generation:
+            return
+        if not self._queue:
+            self.state = EngineState.IDLE
+            return
+        sub = self._queue.popleft()
+        self._current = sub
+        self._offset = 0
+        self.events.emit(DmaBufferStarted(time=self.clock.now, engine=self.index, fence=sub.fence, size=sub.size))
+        try:
+            self._buffer = self._fetch(sub)
+        except GpuFault as fault:
+            self._halt(fault, sub, 0)
+            return
+        self._schedule_next_packet(generation)
+
+    def _fetch(self, sub: Submission) -> memoryview | bytes:
+        runs = self.memsys.runs(sub.address, sub.size, AccessKind.READ, self.root)
+        if len(runs) == 1 and runs[0][0] is not None:
+            mem, offset, size = runs[0]
+            return mem.view[offset : offset + size]
+        return read_runs(runs).tobytes()
+
+    def _schedule_next_packet(self, generation: int) -> None:
+        sub = self._current
+        assert sub is not None
+        if self._offset >= sub.size:
+            self._finish_submission(sub)
+            self._begin_next(generation)
+            return
+        offset = self._offset
+        try:
+            packet = cmd.decode(self._buffer, offset, sub.size)
+        except cmd.DecodeError as error:
+            self._halt(GpuFault(FaultKind.INVALID_INSTRUCTION, offset, error.reason), sub, offset)
+            return
+        self._offset += packet.length
+        done = self.clock.now + self._duration(packet)
+        self.clock.schedule(done, lambda: self._complete(generation, packet, offset))
+
+    def _complete(self, generation: int, packet: cmd.Packet, offset: int) -> None:
+        if generation != self._generation:
+            return
+        sub = self._current
+        assert sub is not None
+        try:
+            self._execute(packet)
+        except GpuFault as fault:
+            self._halt(fault, sub, offset)
+            return
+        except (ValueError, IndexError, OverflowError, MemoryError) as error:
+            self._halt(GpuFault(FaultKind.INVALID_INSTRUCTION, offset, f"cannot execute: {error}"), sub, offset)
+            return
+        self.packets_executed += 1
+        self.events.emit(
+            PacketExecuted(time=self.clock.now, engine=self.index, fence=sub.fence, offset=offset, opcode=_opcode(packet))
+        )
+        self._schedule_next_packet(generation)
+
+    def _finish_submission(self, sub: Submission) -> None:
+        self._current = None
+        self._buffer = b""
+        self.completed_fence = sub.fence
+        self.events.emit(DmaBufferCompleted(time=self.clock.now, engine=self.index, fence=sub.fence))
+        self._interrupt(Interrupt(self.index, InterruptKind.COMPLETION, sub.fence))
+
+    def _halt(self, fault: GpuFault, sub: Submission, offset: int) -> None:
+        record = FaultRecord(
+            kind=fault.kind,
+            engine=self.index,
+            address=fault.address,
+            access=fault.access,
+            level=fault.level,
+            fence=sub.fence,
+            packet_offset=offset,
+            reason=fault.reason,
+        )
+        self.fault = record
+        self.state = EngineState.HALTED
+        self.events.emit(
+            EngineFaulted(
+                time=self.clock.now,
+                engine=self.index,
+                kind=record.kind.name,
+                address=record.address,
+                fence=record.fence,
+                reason=record.reason,
+            )
+        )
+        self._interrupt(Interrupt(self.index, InterruptKind.FAULT, sub.fence, record))
+
+    def _duration(self, packet: cmd.Packet) -> int:
+        cost = self.cost
+        match packet:
+            case cmd.Copy():
+                pcie = packet.src_pages or packet.dst_pages or self._crosses_pcie(packet.src) or self._crosses_pcie(packet.dst)
+                return cost.transfer_ns(packet.size, crosses_pcie=pcie)
+            case cmd.Fill():
+                return cost.transfer_ns(packet.size, crosses_pcie=self._crosses_pcie(packet.dst))
+            case cmd.WriteQwords():
+                return cost.transfer_ns(8 * packet.count, crosses_pcie=self._crosses_pcie(packet.dst))
+            case cmd.Sync():
+                return cost.sync_ns
+            case _:
+                return cost.packet_overhead_ns
+
+    def _crosses_pcie(self, word: int) -> bool:
+        space, address = split_address(word)
+        if space == Space.SYSTEM:
+            return True
+        return space == Space.GPU_PHYS and self.memsys.aperture.contains(address)
+
+    def _runs(self, word: int, size: int, access: AccessKind) -> list[Run]:
+        return self.memsys.runs(word, size, access, self.root)
+
+    def _execute(self, packet: cmd.Packet) -> None:
+        match packet:
+            case cmd.Copy():
+                self._execute_copy(packet)
+            case cmd.Fill():
+                fill_runs(self._runs(packet.dst, packet.size, AccessKind.WRITE), packet.pattern)
+            case cmd.WriteQwords():
+                data = np.array(packet.data * packet.count if packet.repeat else packet.data, dtype="<u8")
+                self._check_aligned(packet.dst, 8)
+                write_runs(self._runs(packet.dst, 8 * packet.count, AccessKind.WRITE), data.view(np.uint8))
+            case cmd.ReadMem():
+                raw = read_runs(self._runs(packet.address, packet.size, AccessKind.READ))
+                self.last_read = int.from_bytes(raw.tobytes(), "little")
+            case cmd.WriteMem():
+                runs = self._runs(packet.address, packet.size, AccessKind.WRITE)
+                if packet.preserve:
+                    payload = read_runs(self._runs(packet.address, packet.size, AccessKind.READ))
+                else:
+                    payload = np.frombuffer(packet.data.to_bytes(8, "little")[: packet.size], dtype=np.uint8)
+                write_runs(runs, payload)
+            case cmd.Signal():
+                self._check_aligned(packet.address, 8)
+                runs = self._runs(packet.address, 8, AccessKind.WRITE)
+                write_runs(runs, np.frombuffer(packet.value.to_bytes(8, "little"), dtype=np.uint8))
+                if packet.interrupt:
+                    self._interrupt(Interrupt(self.index, InterruptKind.SIGNAL, packet.value))
+            case cmd.TlbInvalidate():
+                self._execute_tlb_invalidate(packet)
+            case cmd.Note():
+                self.events.emit(EngineNote(time=self.clock.now, engine=self.index, kind=packet.kind, a=packet.a, b=packet.b))
+            case cmd.Sync() | cmd.Nop():
+                pass
+
+    def _execute_copy(self, packet: cmd.Copy) -> None:
+        if packet.src_pages:
+            src = self.memsys.page_list_runs(packet.src, packet.extents, packet.size)
+        else:
+            src = self._runs(packet.src, packet.size, AccessKind.READ)
+        if packet.dst_pages:
+            dst = self.memsys.page_list_runs(packet.dst, packet.extents, packet.size)
+        else:
+            dst = self._runs(packet.dst, packet.size, AccessKind.WRITE)
+        if packet.transform == cmd.Transform.NONE:
+            if src:
+                copy_runs(src, dst)
+            return
+        problem = check_surface(packet.pitch, packet.size)
+        if problem:
+            raise GpuFault(FaultKind.INVALID_INSTRUCTION, packet.src, f"COPY transform: {problem}")
+        transform_copy(src, dst, packet.transform, packet.pitch)
+
+    def _execute_tlb_invalidate(self, packet: cmd.TlbInvalidate) -> None:
+        space, address = split_address(packet.root)
+        if space == Space.GPU_PHYS and self.memsys.local.contains(address, 8):
+            root = TablePointer(Target.LOCAL, address)
+        elif space == Space.SYSTEM and self.memsys.system.contains(address, 8):
+            root = TablePointer(Target.SYSTEM, address)
+        else:
+            raise GpuFault(FaultKind.BUS_ERROR, address, "TLB_INVALIDATE root is not a table in memory")
+        self.memsys.mmu.invalidate(root, packet.start, packet.end)
+
+    @staticmethod
+    def _check_aligned(word: int, alignment: int) -> None:
+        _, address = split_address(word)
+        if address % alignment:
+            raise GpuFault(FaultKind.INVALID_INSTRUCTION, address, f"address must be {alignment}-byte aligned")
+
+
+def _opcode(packet: cmd.Packet) -> str:
+    return type(packet).__name__.upper()

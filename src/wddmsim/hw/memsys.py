@@ -1,0 +1,209 @@
+"""The GPU's memory system: what a packet's address names, and moving bytes between those places.
+
+A packet address (:mod:`.addressing`) resolves to *runs* -- ``(memory, offset, length)`` triples, in order --
+through the local range, the aperture table, system RAM, or the MMU.  Copies, fills and word accesses then work
+on runs, coalesced so that physically contiguous memory moves in one call.  Copies have memmove semantics.
+"""
+
+from __future__ import annotations
+
+from typing import final
+
+import numpy as np
+import numpy.typing as npt
+
+from wddmsim.core.pointer import ByteArray
+from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE
+from wddmsim.hw import swizzle
+from wddmsim.hw.addressing import Space, split_address
+from wddmsim.hw.aperture import Aperture
+from wddmsim.hw.commands import Transform, split_extent
+from wddmsim.hw.faults import AccessKind, FaultKind, GpuFault
+from wddmsim.hw.memory import LocalMemory, PhysicalMemory, SystemMemory
+from wddmsim.hw.mmu import Mmu, Run
+from wddmsim.hw.pte import TablePointer
+
+
+def pfn_runs(system: SystemMemory, pfns: npt.NDArray[np.uint64], first_offset: int, size: int) -> list[Run]:
+    """Runs through consecutive system pages ``pfns``, starting ``first_offset`` bytes into the first."""
+    p = pfns.astype(np.int64, copy=False)
+    breaks = np.flatnonzero(np.diff(p) != 1) + 1
+    starts = np.concatenate(([0], breaks)).tolist()
+    stops = [*starts[1:], int(p.shape[0])]
+    runs: list[Run] = []
+    remaining = size
+    for start, stop in zip(starts, stops, strict=True):
+        skip = first_offset if start == 0 else 0
+        length = min((stop - start) * PAGE_SIZE - skip, remaining)
+        if length <= 0:
+            break
+        runs.append((system, (int(p[start]) << PAGE_SHIFT) + skip, length))
+        remaining -= length
+    return runs
+
+
+@final
+class MemorySystem:
+    """Resolves packet addresses for one GPU."""
+
+    __slots__ = ("aperture", "local", "mmu", "system")
+
+    def __init__(self, local: LocalMemory, system: SystemMemory, aperture: Aperture, mmu: Mmu) -> None:
+        self.local = local
+        self.system = system
+        self.aperture = aperture
+        self.mmu = mmu
+
+    def runs(self, word: int, size: int, access: AccessKind, root: TablePointer | None) -> list[Run]:
+        space, address = split_address(word)
+        if size == 0:
+            return []
+        if space == Space.GPU_PHYS:
+            if self.local.contains(address, size):
+                return [(self.local, address, size)]
+            if self.aperture.contains(address):
+                offset = address - self.aperture.base
+                pfns = self.aperture.pfns(offset, size, access)
+                return pfn_runs(self.system, pfns, offset & (PAGE_SIZE - 1), size)
+            raise GpuFault(FaultKind.BUS_ERROR, address, "GPU physical address maps no memory", access=access)
+        if space == Space.SYSTEM:
+            if self.system.contains(address, size):
+                return [(self.system, address, size)]
+            raise GpuFault(FaultKind.BUS_ERROR, address, "system address is outside RAM", access=access)
+        if space == Space.GPU_VA:
+            if root is None:
+                raise GpuFault(FaultKind.PAGE_FAULT, address, "the engine has no address space", access=access, level=0)
+            return self.mmu.translate(root, address, size, access)
+        raise GpuFault(FaultKind.INVALID_INSTRUCTION, word, f"address space {space} is undefined", access=access)
+
+    def page_list_runs(self, first_offset: int, extents: tuple[int, ...], size: int) -> list[Run]:
+        runs: list[Run] = []
+        remaining, skip = size, first_offset
+        for word in extents:
+            if remaining <= 0:
+                break
+            pfn, pages = split_extent(word)
+            start = (pfn << PAGE_SHIFT) + skip
+            length = min(pages * PAGE_SIZE - skip, remaining)
+            if length <= 0:
+                skip -= pages * PAGE_SIZE
+                continue
+            if not self.system.contains(start, length):
+                raise GpuFault(FaultKind.BUS_ERROR, start, "page-list page is outside RAM")
+            if runs and runs[-1][0] is self.system and runs[-1][1] + runs[-1][2] == start:
+                prev = runs[-1]
+                runs[-1] = (self.system, prev[1], prev[2] + length)
+            else:
+                runs.append((self.system, start, length))
+            remaining -= length
+            skip = 0
+        return runs
+
+
+def copy_runs(src: list[Run], dst: list[Run]) -> None:
+    """Copy the bytes of ``src`` runs into ``dst`` runs (equal total lengths)."""
+    if len(src) == 1 and src[0][0] is not None:
+        _scatter(src[0], dst)
+        return
+    if len(dst) == 1 and dst[0][0] is not None:
+        _gather(src, dst[0])
+        return
+    si = di = 0
+    s_mem, s_off, s_len = src[0]
+    d_mem, d_off, d_len = dst[0]
+    while True:
+        n = min(s_len, d_len)
+        _copy(s_mem, s_off, d_mem, d_off, n)
+        s_off += n
+        s_len -= n
+        d_off += n
+        d_len -= n
+        if s_len == 0:
+            si += 1
+            if si == len(src):
+                return
+            s_mem, s_off, s_len = src[si]
+        if d_len == 0:
+            di += 1
+            d_mem, d_off, d_len = dst[di]
+
+
+def _copy(s_mem: PhysicalMemory | None, s_off: int, d_mem: PhysicalMemory | None, d_off: int, n: int) -> None:
+    if d_mem is None:
+        return  # a write to a Zero page is dropped
+    if s_mem is None:
+        d_mem.data[d_off : d_off + n] = 0
+    elif s_mem is d_mem and s_off < d_off + n and d_off < s_off + n:
+        np.copyto(d_mem.data[d_off : d_off + n], s_mem.data[s_off : s_off + n])  # overlapping: memmove
+    else:
+        d_mem.view[d_off : d_off + n] = s_mem.view[s_off : s_off + n]
+
+
+def _scatter(src: Run, dst: list[Run]) -> None:
+    s_mem, s_off, _ = src
+    assert s_mem is not None
+    view = s_mem.view
+    for d_mem, d_off, n in dst:
+        if d_mem is None:
+            pass
+        elif d_mem is s_mem and s_off < d_off + n and d_off < s_off + n:
+            _copy(s_mem, s_off, d_mem, d_off, n)
+        else:
+            d_mem.view[d_off : d_off + n] = view[s_off : s_off + n]
+        s_off += n
+
+
+def _gather(src: list[Run], dst: Run) -> None:
+    d_mem, d_off, _ = dst
+    assert d_mem is not None
+    view = d_mem.view
+    for s_mem, s_off, n in src:
+        if s_mem is None:
+            d_mem.data[d_off : d_off + n] = 0
+        elif s_mem is d_mem and s_off < d_off + n and d_off < s_off + n:
+            _copy(s_mem, s_off, d_mem, d_off, n)
+        else:
+            view[d_off : d_off + n] = s_mem.view[s_off : s_off + n]
+        d_off += n
+
+
+def read_runs(runs: list[Run]) -> ByteArray:
+    """The bytes of ``runs`` as one new array."""
+    total = sum(r[2] for r in runs)
+    out: ByteArray = np.empty(total, dtype=np.uint8)
+    pos = 0
+    for mem, off, n in runs:
+        if mem is None:
+            out[pos : pos + n] = 0
+        else:
+            out[pos : pos + n] = mem.data[off : off + n]
+        pos += n
+    return out
+
+
+def write_runs(runs: list[Run], payload: ByteArray) -> None:
+    pos = 0
+    for mem, off, n in runs:
+        if mem is not None:
+            mem.data[off : off + n] = payload[pos : pos + n]
+        pos += n
+
+
+def transform_copy(src: list[Run], dst: list[Run], transform: Transform, pitch: int) -> None:
+    """Copy while converting between the linear and tiled layouts (:mod:`.swizzle`)."""
+    data = read_runs(src)
+    converted = swizzle.tile(data, pitch) if transform == Transform.TILE else swizzle.untile(data, pitch)
+    write_runs(dst, converted)
+
+
+def fill_runs(runs: list[Run], pattern: int) -> None:
+    """Fill with the 32-bit pattern, phase counted from the first byte of the first run."""
+    phase = 0
+    for mem, off, n in runs:
+        if mem is not None:
+            if phase % 4 == 0:
+                mem.fill(off, n, pattern)
+            else:
+                rotated = ((pattern >> (8 * (phase % 4))) | (pattern << (32 - 8 * (phase % 4)))) & 0xFFFFFFFF
+                mem.fill(off, n, rotated)
+        phase += n

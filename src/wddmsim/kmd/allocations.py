@@ -1,0 +1,214 @@
+"""The driver's allocation table and the private data its user-mode half sends in ``DxgkDdiCreateAllocation``.
+
+The private data (``DXGK_ALLOCATIONINFO.pPrivateDriverData``) is this driver's own format: the kind of
+resource, its size, and for 2D surfaces the pitch, height and MIP count.  VidMm never looks inside it; it sees
+only the ``Size``, ``Alignment``, segment sets and flags the driver derives.
+
+A surface's levels are stored one after another, each padded to whole tile rows (:mod:`wddmsim.hw.swizzle`),
+so every level starts on a 4 KiB boundary and a tile row is a whole number of pages.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Final, final
+
+from wddmsim.core.units import PAGE_SIZE, align_up
+from wddmsim.ddi.allocation import (
+    DXGK_ALLOCATIONINFO,
+    DXGK_ALLOCATIONINFOFLAGS,
+    DXGK_ALLOCATIONINFOFLAGS_WDDM2_0,
+    DXGK_SEGMENTPREFERENCE,
+)
+from wddmsim.ddi.base import HANDLE
+from wddmsim.hw.swizzle import TILE_HEIGHT, TILE_WIDTH
+from wddmsim.kmd.errors import DriverContractError
+
+_MAGIC: Final = 0x4C414D57  # "WMAL"
+_FORMAT: Final = struct.Struct("<IHHQIIIII")
+
+
+class ResourceKind(IntEnum):
+    BUFFER = 0
+    SURFACE = 1
+    CONTEXT = 2
+
+
+class AllocationUsage(IntEnum):
+    """Bits of the private data's ``usage`` word."""
+
+    CPU_VISIBLE = 0x1
+    SWIZZLED = 0x2
+    ACCESSED_PHYSICALLY = 0x4
+    EXPLICIT_RESIDENCY = 0x8
+    APERTURE_ONLY = 0x10
+
+
+@dataclass(frozen=True, slots=True)
+class SurfaceLevel:
+    """One MIP level: ``rows`` rows of ``pitch`` bytes at ``offset`` into the allocation."""
+
+    offset: int
+    pitch: int
+    rows: int
+
+    @property
+    def size(self) -> int:
+        return self.pitch * self.rows
+
+    @property
+    def tile_row_size(self) -> int:
+        return self.pitch * TILE_HEIGHT
+
+
+@dataclass(frozen=True, slots=True)
+class AllocationDesc:
+    """What the user-mode half of the driver asks for; encoded into private driver data."""
+
+    kind: ResourceKind
+    size: int = 0
+    usage: int = 0
+    width_bytes: int = 0
+    height: int = 0
+    mip_levels: int = 1
+
+    def encode(self) -> bytes:
+        return _FORMAT.pack(
+            _MAGIC, 1, self.kind, self.size, self.usage, self.width_bytes, self.height, self.mip_levels, 0
+        )
+
+    @staticmethod
+    def decode(data: bytes) -> AllocationDesc:
+        if len(data) != _FORMAT.size:
+            raise DriverContractError("pPrivateDriverData", len(data), f"must be {_FORMAT.size} bytes of this driver's format")
+        magic, version, kind, size, usage, width, height, mips, reserved = _FORMAT.unpack(data)
+        if magic != _MAGIC or version != 1 or reserved:
+            raise DriverContractError("pPrivateDriverData", data[:8].hex(), "is not this driver's allocation format")
+        try:
+            resource = ResourceKind(kind)
+        except ValueError:
+            raise DriverContractError("pPrivateDriverData.kind", kind, "unknown resource kind") from None
+        return AllocationDesc(resource, size, usage, width, height, mips)
+
+
+def surface_levels(width_bytes: int, height: int, mip_levels: int) -> tuple[SurfaceLevel, ...]:
+    """The level layout of a 2D surface (each level tile-aligned in both directions)."""
+    if width_bytes <= 0 or height <= 0 or not 1 <= mip_levels <= 16:
+        raise DriverContractError("surface", (width_bytes, height, mip_levels), "needs width, height > 0 and 1-16 levels")
+    levels: list[SurfaceLevel] = []
+    offset = 0
+    for level in range(mip_levels):
+        pitch = align_up(max(width_bytes >> level, 1), TILE_WIDTH)
+        rows = align_up(max(height >> level, 1), TILE_HEIGHT)
+        levels.append(SurfaceLevel(offset, pitch, rows))
+        offset += pitch * rows
+    return tuple(levels)
+
+
+@dataclass(slots=True)
+class KmdAllocation:
+    """The driver's record of one allocation."""
+
+    handle: HANDLE
+    desc: AllocationDesc
+    size: int
+    levels: tuple[SurfaceLevel, ...] = ()
+    resident_at: tuple[int, int] | None = None
+    """Last ``(SegmentId, SegmentOffset)`` reported by NotifyResidency."""
+    swizzling_ranges: dict[tuple[int, int], int] = field(default_factory=dict)
+    """``(RangeId, PrivateDriverData)`` -> the detiling register holding that swizzling range."""
+
+    @property
+    def holds_detile_window(self) -> bool:
+        return bool(self.swizzling_ranges)
+
+    @property
+    def swizzled(self) -> bool:
+        return bool(self.desc.usage & AllocationUsage.SWIZZLED)
+
+
+def segment_set(*segment_ids: int) -> int:
+    """A segment-set bit mask: bit ``id - 1`` stands for segment ``id`` (ids are 1-based)."""
+    mask = 0
+    for segment in segment_ids:
+        mask |= 1 << (segment - 1)
+    return mask
+
+
+@final
+class AllocationTable:
+    """Handles the driver gave out in ``DxgkDdiCreateAllocation``."""
+
+    def __init__(self) -> None:
+        self._by_handle: dict[int, KmdAllocation] = {}
+        self._next = 0x1000
+
+    def __len__(self) -> int:
+        return len(self._by_handle)
+
+    def add(self, desc: AllocationDesc) -> KmdAllocation:
+        if desc.kind == ResourceKind.SURFACE:
+            levels = surface_levels(desc.width_bytes, desc.height, desc.mip_levels)
+            size = align_up(levels[-1].offset + levels[-1].size, PAGE_SIZE)
+        else:
+            if desc.size <= 0:
+                raise DriverContractError("pPrivateDriverData.size", desc.size, "must be positive")
+            levels = ()
+            size = align_up(desc.size, PAGE_SIZE)
+        if desc.usage & AllocationUsage.SWIZZLED and desc.kind != ResourceKind.SURFACE:
+            raise DriverContractError("pPrivateDriverData.usage", desc.usage, "only surfaces can be swizzled")
+        handle = HANDLE(self._next)
+        self._next += 0x10
+        allocation = KmdAllocation(handle, desc, size, levels)
+        self._by_handle[handle] = allocation
+        return allocation
+
+    def get(self, handle: int, argument: str) -> KmdAllocation:
+        allocation = self._by_handle.get(handle)
+        if allocation is None:
+            raise DriverContractError(argument, handle, "is not an allocation this driver created")
+        return allocation
+
+    def find(self, handle: int) -> KmdAllocation | None:
+        return self._by_handle.get(handle)
+
+    def remove(self, handle: int) -> KmdAllocation:
+        allocation = self.get(handle, "hAllocation")
+        del self._by_handle[handle]
+        return allocation
+
+
+def describe(allocation: KmdAllocation, info: DXGK_ALLOCATIONINFO, *, cpu_segment: int, local_segment: int, aperture_segment: int) -> None:
+    """Fill the driver's outputs of ``DXGK_ALLOCATIONINFO`` for ``allocation``."""
+    usage = allocation.desc.usage
+    cpu_visible = bool(usage & AllocationUsage.CPU_VISIBLE)
+    if usage & AllocationUsage.APERTURE_ONLY:
+        segments = segment_set(aperture_segment)
+        preferred = DXGK_SEGMENTPREFERENCE(SegmentId0=aperture_segment)
+    elif cpu_visible:
+        segments = segment_set(cpu_segment, aperture_segment)
+        preferred = DXGK_SEGMENTPREFERENCE(SegmentId0=cpu_segment, SegmentId1=aperture_segment)
+    else:
+        segments = segment_set(cpu_segment, local_segment, aperture_segment)
+        preferred = DXGK_SEGMENTPREFERENCE(SegmentId0=local_segment, SegmentId1=cpu_segment)
+    info.Size = allocation.size
+    info.Alignment = PAGE_SIZE
+    info.PitchAlignedSize = allocation.size
+    info.PreferredSegment = preferred
+    info.SupportedReadSegmentSet = segments
+    info.SupportedWriteSegmentSet = segments
+    info.EvictionSegmentSet = 0
+    info.hAllocation = allocation.handle
+    info.Flags = DXGK_ALLOCATIONINFOFLAGS(
+        CpuVisible=cpu_visible,
+        Swizzled=allocation.swizzled,
+        AccessedPhysically=bool(usage & AllocationUsage.ACCESSED_PHYSICALLY),
+        ExplicitResidencyNotification=bool(usage & AllocationUsage.EXPLICIT_RESIDENCY),
+    )
+    info.FlagsWddm2 = DXGK_ALLOCATIONINFOFLAGS_WDDM2_0(
+        CpuVisible=cpu_visible,
+        AccessedPhysically=bool(usage & AllocationUsage.ACCESSED_PHYSICALLY),
+        ExplicitResidencyNotification=bool(usage & AllocationUsage.EXPLICIT_RESIDENCY),
+    )

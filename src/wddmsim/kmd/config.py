@@ -1,0 +1,50 @@
+"""How the reference driver presents the GPU (design.md D1 and section 9)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from wddmsim.core.errors import ConfigurationError
+from wddmsim.core.units import KiB, MiB, PAGE_SIZE
+from wddmsim.hw.commands import PACKET_ALIGNMENT, copy_length
+
+
+class DriverModel(Enum):
+    """Decision D1: the driver presents itself either way."""
+
+    WDDM1 = "wddm1"
+    """Segment model: physical Transfer/Fill/Discard, swizzling ranges, SpecialLockTransfer."""
+    WDDM2 = "wddm2"
+    """GpuMmu model: page tables, TransferVirtual/FillVirtual, paging fences."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DriverConfig:
+    model: DriverModel = DriverModel.WDDM2
+    paging_buffer_size: int = 64 * KiB
+    """``PagingBufferSize`` reported in ``DXGK_QUERYSEGMENTOUT4``."""
+    paging_buffer_private_data_size: int = 64
+    max_copy_bytes: int = 64 * MiB
+    """The most bytes one COPY or FILL packet moves (a bound on non-preemptible work)."""
+    map_aperture2: bool = False
+    """Opt in to ``DXGK_OPERATION_MAP_APERTURE_SEGMENT2`` (``DXGK_VIDMMCAPS.MapAperture2Supported``)."""
+    use_alternate_va: bool = True
+    """Support ``UseAlternateVA`` locks (and so receive SpecialLockTransfer) in WDDM 1.x."""
+    cpu_visible_64k_pages: bool = False
+    """Report ``Use64KBPages`` on memory segments."""
+
+    def validate(self) -> None:
+        if self.paging_buffer_size < min_paging_buffer_size() or self.paging_buffer_size % PAGE_SIZE:
+            raise ConfigurationError(
+                "paging_buffer_size",
+                self.paging_buffer_size,
+                f"must be a multiple of {PAGE_SIZE} of at least {min_paging_buffer_size()} bytes",
+            )
+        if self.max_copy_bytes < PAGE_SIZE or self.max_copy_bytes % PAGE_SIZE:
+            raise ConfigurationError("max_copy_bytes", self.max_copy_bytes, "must be a positive multiple of 4 KiB")
+
+
+def min_paging_buffer_size() -> int:
+    """The smallest paging buffer every operation can make progress in: one COPY with one extent, plus a SYNC."""
+    return copy_length(1) + PACKET_ALIGNMENT

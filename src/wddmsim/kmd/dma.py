@@ -1,0 +1,100 @@
+"""Writing packets into the paging buffer the way ``DxgkDdiBuildPagingBuffer`` must.
+
+:class:`DmaWriter` is the driver's cursor over ``[pDmaBuffer, pDmaBuffer + DmaSize)``: a builder asks for
+``room`` before encoding a packet and never writes past the end; :meth:`DmaWriter.commit` advances
+``pDmaBuffer`` past the last byte written and shrinks ``DmaSize`` by as much.
+
+:func:`multipass` is the loop every splittable operation shares: starting from ``MultipassOffset`` units of
+progress, emit packets until the work is done (``STATUS_SUCCESS``) or the next packet does not fit
+(``STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER``, progress saved in ``MultipassOffset``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import final
+
+from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER
+from wddmsim.ddi.status import NTSTATUS
+from wddmsim.hw import commands as cmd
+from wddmsim.kmd.errors import DriverContractError
+
+
+@final
+class DmaWriter:
+    """The free space of one paging buffer during one ``DxgkDdiBuildPagingBuffer`` call."""
+
+    __slots__ = ("args", "buf", "end", "pos", "start")
+
+    def __init__(self, args: DXGKARG_BUILDPAGINGBUFFER) -> None:
+        pointer = args.pDmaBuffer
+        if pointer is None:
+            raise DriverContractError("pDmaBuffer", None, "NULL is only allowed for the forced CPU_VIRTUAL page-table path")
+        if args.DmaSize < 0:
+            raise DriverContractError("DmaSize", args.DmaSize, "must not be negative")
+        self.args = args
+        self.buf = pointer.mapping.view
+        self.start = self.pos = pointer.offset
+        self.end = pointer.offset + args.DmaSize
+
+    @property
+    def room(self) -> int:
+        return self.end - self.pos
+
+    @property
+    def written(self) -> int:
+        return self.pos - self.start
+
+    def put(self, packet: cmd.Packet) -> bool:
+        """Encode ``packet`` if it fits; ``False`` (and nothing written) if it does not."""
+        if packet.length > self.room:
+            return False
+        self.pos += cmd.encode_into(self.buf, self.pos, packet)
+        return True
+
+    def commit(self) -> None:
+        """Advance ``pDmaBuffer`` past the bytes written and reduce ``DmaSize`` to match."""
+        args = self.args
+        assert args.pDmaBuffer is not None
+        written = self.pos - self.start
+        args.pDmaBuffer = args.pDmaBuffer + written
+        args.DmaSize -= written
+        self.start = self.pos
+
+
+Emit = Callable[[int], int]
+"""Write one packet starting at unit ``done``; return how many units it covered (0 = it did not fit)."""
+
+
+def multipass(args: DXGKARG_BUILDPAGINGBUFFER, writer: DmaWriter, total: int, emit: Emit, *, tail: cmd.Packet | None = None) -> NTSTATUS:
+    """Drive ``emit`` from ``MultipassOffset`` to ``total`` units, then write ``tail`` (e.g. a barrier).
+
+    Progress is stored only in ``MultipassOffset``; ``done == total`` on entry means the units were all
+    emitted in an earlier buffer and only ``tail`` remains.
+    """
+    done = args.MultipassOffset
+    if not 0 <= done <= total:
+        raise DriverContractError("MultipassOffset", done, f"must lie in [0, {total}] for this operation")
+    while done < total:
+        covered = emit(done)
+        if covered == 0:
+            writer.commit()
+            args.MultipassOffset = done
+            return NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER
+        done += covered
+    if tail is not None and not writer.put(tail):
+        writer.commit()
+        args.MultipassOffset = done
+        return NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER
+    writer.commit()
+    args.MultipassOffset = done
+    return NTSTATUS.STATUS_SUCCESS
+
+
+def single_packet(args: DXGKARG_BUILDPAGINGBUFFER, packet: cmd.Packet) -> NTSTATUS:
+    """Write an operation that is one packet: it fits, or nothing is written and the buffer is declared full."""
+    writer = DmaWriter(args)
+    if not writer.put(packet):
+        return NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER
+    writer.commit()
+    return NTSTATUS.STATUS_SUCCESS

@@ -1,0 +1,376 @@
+"""``ReferenceDriver``: the DDI entry points of the reference driver (``ddi.driver.KernelModeDriver``).
+
+Thin: each entry point validates, then hands the work to the module that owns it.  Failures that the DDI
+documents as outcomes (``STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER``, ``..._ALLOCATION_BUSY``,
+``..._UNSWIZZLING_APERTURE_UNAVAILABLE``) are returned; a request that breaks the contract raises
+:class:`~.errors.DriverContractError` with the argument, its value and the rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Final, final
+
+from wddmsim.core.units import PAGE_SIZE
+from wddmsim.ddi.allocation import (
+    DXGKARG_ACQUIRESWIZZLINGRANGE,
+    DXGKARG_CREATEALLOCATION,
+    DXGKARG_DESTROYALLOCATION,
+    DXGKARG_RELEASESWIZZLINGRANGE,
+)
+from wddmsim.ddi.base import HANDLE
+from wddmsim.ddi.caps import (
+    DXGK_DRIVERCAPS,
+    DXGK_GPUMMUCAPS,
+    DXGK_GPUMMUCAPS_FLAGS,
+    DXGK_PAGE_TABLE_LEVEL_DESC,
+    DXGK_QUERYADAPTERINFOTYPE,
+    DXGK_QUERYPAGETABLELEVELDESCIN,
+    DXGK_VIDMMCAPS,
+)
+from wddmsim.ddi.driver import DXGKARG_QUERYADAPTERINFO, DXGKARG_SETROOTPAGETABLE, DxgkrnlInterface
+from wddmsim.ddi.flags import DXGK_PAGETABLEUPDATEMODE
+from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER
+from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_OPERATION as Op
+from wddmsim.ddi.segments import DXGK_QUERYSEGMENTOUT3, DXGK_QUERYSEGMENTOUT4, DXGK_SEGMENTDESCRIPTOR3
+from wddmsim.ddi.status import NTSTATUS, DdiError
+from wddmsim.ddi.submit import (
+    DXGK_DMA_COMPLETED,
+    DXGK_DMA_FAULTED,
+    DXGK_DMA_PAGE_FAULTED,
+    DXGK_GENERAL_ERROR_CODE,
+    DXGK_INTERRUPT_TYPE,
+    DXGK_PAGE_FAULT_FLAGS,
+    DXGKARG_SUBMITCOMMAND,
+    DXGKARGCB_NOTIFY_INTERRUPT_DATA,
+)
+from wddmsim.hw.addressing import Space, hw_address
+from wddmsim.hw.bar import DetileWindow
+from wddmsim.hw.engine import Interrupt, InterruptKind, Submission
+from wddmsim.hw.faults import AccessKind, FaultKind
+from wddmsim.hw.gpu import PAGING_ENGINE, Gpu
+from wddmsim.hw.pte import TablePointer, Target
+from wddmsim.kmd.allocations import AllocationDesc, ResourceKind, describe
+from wddmsim.kmd.config import DriverConfig
+from wddmsim.kmd.errors import DriverContractError
+from wddmsim.kmd.paging import aperture, context, fence, fill, notify, page_table, physical, transfer, virtual
+from wddmsim.kmd.segments import SegmentMap
+from wddmsim.kmd.state import DriverState
+
+PAGING_CONTEXT: Final = HANDLE(0x1)
+"""The system context paging buffers run in (``hSystemContext``) -- bound to the paging engine."""
+
+Builder = Callable[[DriverState, DXGKARG_BUILDPAGINGBUFFER], NTSTATUS]
+
+BUILDERS: Final[dict[Op, Builder]] = {
+    Op.DXGK_OPERATION_TRANSFER: transfer.build_transfer,
+    Op.DXGK_OPERATION_FILL: fill.build_fill,
+    Op.DXGK_OPERATION_DISCARD_CONTENT: notify.build_discard_content,
+    Op.DXGK_OPERATION_READ_PHYSICAL: physical.build_read_physical,
+    Op.DXGK_OPERATION_WRITE_PHYSICAL: physical.build_write_physical,
+    Op.DXGK_OPERATION_MAP_APERTURE_SEGMENT: aperture.build_map_aperture_segment,
+    Op.DXGK_OPERATION_UNMAP_APERTURE_SEGMENT: aperture.build_unmap_aperture_segment,
+    Op.DXGK_OPERATION_SPECIAL_LOCK_TRANSFER: transfer.build_special_lock_transfer,
+    Op.DXGK_OPERATION_VIRTUAL_TRANSFER: virtual.build_transfer_virtual,
+    Op.DXGK_OPERATION_VIRTUAL_FILL: virtual.build_fill_virtual,
+    Op.DXGK_OPERATION_INIT_CONTEXT_RESOURCE: context.build_init_context_resource,
+    Op.DXGK_OPERATION_UPDATE_PAGE_TABLE: page_table.build_update_page_table,
+    Op.DXGK_OPERATION_FLUSH_TLB: page_table.build_flush_tlb,
+    Op.DXGK_OPERATION_UPDATE_CONTEXT_ALLOCATION: context.build_update_context_allocation,
+    Op.DXGK_OPERATION_COPY_PAGE_TABLE_ENTRIES: page_table.build_copy_page_table_entries,
+    Op.DXGK_OPERATION_NOTIFY_RESIDENCY: notify.build_notify_residency,
+    Op.DXGK_OPERATION_SIGNAL_MONITORED_FENCE: fence.build_signal_monitored_fence,
+    Op.DXGK_OPERATION_MAP_APERTURE_SEGMENT2: aperture.build_map_aperture_segment2,
+}
+
+
+@final
+class ReferenceDriver:
+    """The reference kernel-mode driver of the simulated GPU."""
+
+    def __init__(self, gpu: Gpu, config: DriverConfig | None = None) -> None:
+        self.config = config or DriverConfig()
+        self.config.validate()
+        self.gpu = gpu
+        self.state = DriverState(gpu, self.config, SegmentMap(gpu.config, use_64k_pages=self.config.cpu_visible_64k_pages))
+        self.contexts: dict[int, int] = {PAGING_CONTEXT: PAGING_ENGINE}
+        self._dxgkrnl: DxgkrnlInterface | None = None
+        self.unreported: list[DXGKARGCB_NOTIFY_INTERRUPT_DATA] = []
+        gpu.set_interrupt_handler(self._interrupt_routine)
+
+    @property
+    def segments(self) -> SegmentMap:
+        return self.state.segments
+
+    # --- DxgkDdiStartDevice / QueryAdapterInfo ---------------------------------------------------------------
+
+    def start_device(self, dxgkrnl: DxgkrnlInterface) -> NTSTATUS:
+        """``DxgkDdiStartDevice``."""
+        self._dxgkrnl = dxgkrnl
+        return NTSTATUS.STATUS_SUCCESS
+
+    def driver_caps(self) -> DXGK_DRIVERCAPS:
+        wddm2 = self.state.wddm2
+        return DXGK_DRIVERCAPS(
+            ApertureSegmentCommitLimit=self.gpu.config.aperture_size,
+            NumberOfSwizzlingRanges=0 if wddm2 else self.gpu.config.detile_windows,
+            MemoryManagementCaps=DXGK_VIDMMCAPS(
+                VirtualAddressingSupported=wddm2,
+                GpuMmuSupported=wddm2,
+                MapAperture2Supported=self.config.map_aperture2,
+            ),
+            PagingNode=PAGING_ENGINE,
+        )
+
+    def gpummu_caps(self) -> DXGK_GPUMMUCAPS:
+        layout = self.gpu.mmu.layout
+        return DXGK_GPUMMUCAPS(
+            Flags=DXGK_GPUMMUCAPS_FLAGS(
+                ReadOnlyMemorySupported=True,
+                NoExecuteMemorySupported=True,
+                ZeroInPteSupported=True,
+                CacheCoherentMemorySupported=True,
+                LargePageSupported=True,
+                InvalidTlbEntriesNotCached=not self.gpu.config.caches_invalid_translations,
+            ),
+            PageTableUpdateMode=DXGK_PAGETABLEUPDATEMODE.DXGK_PAGETABLEUPDATE_GPU_VIRTUAL,
+            VirtualAddressBitCount=layout.va_bits,
+            PageTableLevelCount=layout.levels,
+        )
+
+    def query_adapter_info(self, args: DXGKARG_QUERYADAPTERINFO) -> NTSTATUS:
+        """``DxgkDdiQueryAdapterInfo``."""
+        kind = DXGK_QUERYADAPTERINFOTYPE
+        match args.Type:
+            case kind.DXGKQAITYPE_DRIVERCAPS:
+                args.pOutputData = self.driver_caps()
+            case kind.DXGKQAITYPE_QUERYSEGMENT3:
+                self._query_segment3(args)
+            case kind.DXGKQAITYPE_QUERYSEGMENT4:
+                self._query_segment4(args)
+            case kind.DXGKQAITYPE_GPUMMUCAPS if self.state.wddm2:
+                args.pOutputData = self.gpummu_caps()
+            case kind.DXGKQAITYPE_PAGETABLELEVELDESC if self.state.wddm2:
+                args.pOutputData = self._level_desc(args.pInputData)
+            case _:
+                raise DdiError(NTSTATUS.STATUS_NOT_SUPPORTED, f"DXGKARG_QUERYADAPTERINFO.Type={args.Type!r}: not answered by this driver")
+        return NTSTATUS.STATUS_SUCCESS
+
+    def _paging_buffer_fields(self, out: DXGK_QUERYSEGMENTOUT3 | DXGK_QUERYSEGMENTOUT4) -> None:
+        out.PagingBufferSegmentId = 0
+        out.PagingBufferSize = self.config.paging_buffer_size
+        out.PagingBufferPrivateDataSize = self.config.paging_buffer_private_data_size
+
+    def _query_segment4(self, args: DXGKARG_QUERYADAPTERINFO) -> None:
+        out = args.pOutputData
+        if not isinstance(out, DXGK_QUERYSEGMENTOUT4):
+            raise DriverContractError("pOutputData", type(out).__name__, "QUERYSEGMENT4 fills a DXGK_QUERYSEGMENTOUT4")
+        if out.NbSegment == 0:
+            out.NbSegment = len(self.segments.segments)
+            return
+        if out.NbSegment < len(self.segments.segments):
+            raise DdiError(NTSTATUS.STATUS_BUFFER_TOO_SMALL, f"DXGK_QUERYSEGMENTOUT4.NbSegment={out.NbSegment}: too few")
+        out.NbSegment = len(self.segments.segments)
+        out.pSegmentDescriptor = [s.descriptor() for s in self.segments.segments]
+        out.SegmentDescriptorStride = 88
+        self._paging_buffer_fields(out)
+
+    def _query_segment3(self, args: DXGKARG_QUERYADAPTERINFO) -> None:
+        out = args.pOutputData
+        if not isinstance(out, DXGK_QUERYSEGMENTOUT3):
+            raise DriverContractError("pOutputData", type(out).__name__, "QUERYSEGMENT3 fills a DXGK_QUERYSEGMENTOUT3")
+        if out.pSegmentDescriptor is None:
+            out.NbSegment = len(self.segments.segments)
+            return
+        out.pSegmentDescriptor[:] = [
+            DXGK_SEGMENTDESCRIPTOR3(
+                Flags=d.Flags, BaseAddress=d.BaseAddress, CpuTranslatedAddress=d.CpuTranslatedAddress, Size=d.Size, CommitLimit=d.CommitLimit
+            )
+            for d in (s.descriptor() for s in self.segments.segments)
+        ]
+        out.NbSegment = len(self.segments.segments)
+        self._paging_buffer_fields(out)
+
+    def _level_desc(self, request: object) -> DXGK_PAGE_TABLE_LEVEL_DESC:
+        if not isinstance(request, DXGK_QUERYPAGETABLELEVELDESCIN):
+            raise DriverContractError("pInputData", type(request).__name__, "PAGETABLELEVELDESC takes DXGK_QUERYPAGETABLELEVELDESCIN")
+        layout = self.gpu.mmu.layout
+        if not 0 <= request.LevelIndex < layout.levels:
+            raise DriverContractError("LevelIndex", request.LevelIndex, f"levels are 0..{layout.levels - 1}")
+        return DXGK_PAGE_TABLE_LEVEL_DESC(
+            PageTableIndexBitCount=layout.index_bits[request.LevelIndex],
+            PageTableSegmentId=2,
+            PagingProcessPageTableSegmentId=1,
+            PageTableSizeInBytes=max(layout.table_size(request.LevelIndex), PAGE_SIZE),
+        )
+
+    # --- allocations ----------------------------------------------------------------------------------------
+
+    def create_allocation(self, args: DXGKARG_CREATEALLOCATION) -> NTSTATUS:
+        """``DxgkDdiCreateAllocation``: all or nothing."""
+        if args.NumAllocations != len(args.pAllocationInfo):
+            raise DriverContractError("NumAllocations", args.NumAllocations, f"pAllocationInfo holds {len(args.pAllocationInfo)}")
+        descs = []
+        for i, info in enumerate(args.pAllocationInfo):
+            if info.PrivateDriverDataSize != len(info.pPrivateDriverData):
+                raise DriverContractError(f"pAllocationInfo[{i}].PrivateDriverDataSize", info.PrivateDriverDataSize, "must match the data")
+            descs.append(AllocationDesc.decode(info.pPrivateDriverData))
+        created = []
+        try:
+            for desc in descs:
+                created.append(self.state.allocations.add(desc))
+        except DdiError:
+            for allocation in created:
+                self.state.allocations.remove(allocation.handle)
+            raise
+        seg = self.segments
+        for allocation, info in zip(created, args.pAllocationInfo, strict=True):
+            describe(
+                allocation, info, cpu_segment=seg.segments[0].segment_id, local_segment=seg.segments[1].segment_id,
+                aperture_segment=seg.aperture.segment_id,
+            )
+        return NTSTATUS.STATUS_SUCCESS
+
+    def destroy_allocation(self, args: DXGKARG_DESTROYALLOCATION) -> NTSTATUS:
+        """``DxgkDdiDestroyAllocation``."""
+        for handle in args.pAllocationList:
+            self.state.allocations.get(handle, "pAllocationList[]")
+        for handle in args.pAllocationList:
+            self.state.release_detile_windows(self.state.allocations.remove(handle))
+        return NTSTATUS.STATUS_SUCCESS
+
+    # --- paging ---------------------------------------------------------------------------------------------
+
+    def build_paging_buffer(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
+        """``DxgkDdiBuildPagingBuffer``."""
+        builder = BUILDERS.get(args.Operation)
+        if builder is None:
+            raise DriverContractError(
+                "Operation", int(args.Operation), "operations 18-25 are not modelled (design D2)", NTSTATUS.STATUS_NOT_SUPPORTED
+            )
+        return builder(self.state, args)
+
+    def submit_command(self, args: DXGKARG_SUBMITCOMMAND) -> NTSTATUS:
+        """``DxgkDdiSubmitCommand``: queue the buffer range on the context's engine."""
+        engine = self.contexts.get(args.hContext)
+        if engine is None:
+            raise DriverContractError("hContext", args.hContext, "is not a context of this driver")
+        start, end = args.DmaBufferSubmissionStartOffset, args.DmaBufferSubmissionEndOffset
+        if not 0 <= start <= end <= args.DmaBufferSize:
+            raise DriverContractError("DmaBufferSubmissionEndOffset", end, f"[{start}, {end}) must lie in the {args.DmaBufferSize}-byte buffer")
+        if args.DmaBufferSegmentId == 0:
+            address = hw_address(Space.SYSTEM, args.DmaBufferPhysicalAddress + start)
+        else:
+            address = self.segments.address(args.DmaBufferSegmentId, args.DmaBufferPhysicalAddress + start, end - start, "DmaBuffer")
+        self.gpu.engines[engine].submit(Submission(address, end - start, args.SubmissionFenceId))
+        return NTSTATUS.STATUS_SUCCESS
+
+    def set_root_page_table(self, args: DXGKARG_SETROOTPAGETABLE) -> None:
+        """``DxgkDdiSetRootPageTable``: program the context's engine with the root (the context is idle)."""
+        engine = self.contexts.get(args.hContext)
+        if engine is None:
+            raise DriverContractError("hContext", args.hContext, "is not a context of this driver")
+        address = args.Address
+        if address.SegmentId == 0:
+            root = TablePointer(Target.SYSTEM, address.SegmentOffset)
+        else:
+            segment = self.segments.memory_segment(address.SegmentId, "Address.SegmentId")
+            root = TablePointer(Target.LOCAL, segment.base + address.SegmentOffset)
+        self.gpu.engines[engine].root = root
+
+    # --- swizzling ranges (WDDM 1.x) --------------------------------------------------------------------------
+
+    def acquire_swizzling_range(self, args: DXGKARG_ACQUIRESWIZZLINGRANGE) -> NTSTATUS:
+        """``DxgkDdiAcquireSwizzlingRange``: a detiling register shows the level as linear bytes through the BAR."""
+        allocation = self.state.allocations.get(args.hAllocation, "hAllocation")
+        if self.state.wddm2:
+            return NTSTATUS.STATUS_GRAPHICS_UNSWIZZLING_APERTURE_UNSUPPORTED
+        cpu_segment = self.segments.segments[0]
+        if args.SegmentId != cpu_segment.segment_id:
+            return NTSTATUS.STATUS_GRAPHICS_UNSWIZZLING_APERTURE_UNSUPPORTED
+        if not allocation.swizzled:
+            return NTSTATUS.STATUS_SUCCESS
+        level_index = args.PrivateDriverData
+        if not 0 <= level_index < len(allocation.levels):
+            raise DriverContractError("PrivateDriverData", level_index, f"names a MIP level, 0..{len(allocation.levels) - 1}")
+        key = (args.RangeId, args.PrivateDriverData)
+        if key in allocation.swizzling_ranges:
+            return NTSTATUS.STATUS_SUCCESS
+        free = [i for i, w in enumerate(self.gpu.bar.windows) if w is None]
+        if not free:
+            return NTSTATUS.STATUS_GRAPHICS_UNSWIZZLING_APERTURE_UNAVAILABLE
+        level = allocation.levels[level_index]
+        bar_offset = args.CPUTranslatedAddress - self.gpu.bar.bus_base
+        window = DetileWindow(bar_offset + level.offset, level.size, level.pitch)
+        self.state.program_detile_window(allocation, key, free[0], window)
+        return NTSTATUS.STATUS_SUCCESS
+
+    def release_swizzling_range(self, args: DXGKARG_RELEASESWIZZLINGRANGE) -> NTSTATUS:
+        """``DxgkDdiReleaseSwizzlingRange``: release only ``RangeId``."""
+        allocation = self.state.allocations.get(args.hAllocation, "hAllocation")
+        index = allocation.swizzling_ranges.pop((args.RangeId, args.PrivateDriverData), None)
+        if index is not None:
+            self.gpu.bar.program_window(index, None)
+        return NTSTATUS.STATUS_SUCCESS
+
+    # --- reset ---------------------------------------------------------------------------------------------
+
+    def reset_from_timeout(self) -> NTSTATUS:
+        """``DxgkDdiResetFromTimeout``: on return the GPU reads and writes no memory."""
+        self.gpu.reset()
+        self.state.pending_transfer = None
+        return NTSTATUS.STATUS_SUCCESS
+
+    def restart_from_timeout(self) -> NTSTATUS:
+        """``DxgkDdiRestartFromTimeout``."""
+        return NTSTATUS.STATUS_SUCCESS
+
+    # --- interrupts -----------------------------------------------------------------------------------------
+
+    def _interrupt_routine(self, interrupt: Interrupt) -> None:
+        """``DxgkDdiInterruptRoutine``: translate the hardware interrupt and call ``DxgkCbNotifyInterrupt``."""
+        data = self._interrupt_data(interrupt)
+        if data is None:
+            return
+        if self._dxgkrnl is None:
+            self.unreported.append(data)
+        else:
+            self._dxgkrnl.notify_interrupt(data)
+
+    @staticmethod
+    def _interrupt_data(interrupt: Interrupt) -> DXGKARGCB_NOTIFY_INTERRUPT_DATA | None:
+        if interrupt.kind == InterruptKind.COMPLETION:
+            return DXGKARGCB_NOTIFY_INTERRUPT_DATA(
+                InterruptType=DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_COMPLETED,
+                DmaCompleted=DXGK_DMA_COMPLETED(SubmissionFenceId=interrupt.value, NodeOrdinal=interrupt.engine),
+            )
+        fault = interrupt.fault
+        if interrupt.kind != InterruptKind.FAULT or fault is None:
+            return None
+        if fault.kind == FaultKind.BUS_ERROR:
+            return DXGKARGCB_NOTIFY_INTERRUPT_DATA(
+                InterruptType=DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_FAULTED,
+                DmaFaulted=DXGK_DMA_FAULTED(FaultedFenceId=fault.fence, Status=NTSTATUS.STATUS_UNSUCCESSFUL, NodeOrdinal=fault.engine),
+            )
+        flags = DXGK_PAGE_FAULT_FLAGS(0)
+        if fault.access == AccessKind.WRITE:
+            flags |= DXGK_PAGE_FAULT_FLAGS.DXGK_PAGE_FAULT_WRITE
+        code = (
+            DXGK_GENERAL_ERROR_CODE.DXGK_GENERAL_ERROR_PAGE_FAULT
+            if fault.kind == FaultKind.PAGE_FAULT
+            else DXGK_GENERAL_ERROR_CODE.DXGK_GENERAL_ERROR_INVALID_INSTRUCTION
+        )
+        return DXGKARGCB_NOTIFY_INTERRUPT_DATA(
+            InterruptType=DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_PAGE_FAULTED,
+            DmaPageFaulted=DXGK_DMA_PAGE_FAULTED(
+                FaultedFenceId=fault.fence,
+                PageFaultFlags=flags,
+                FaultedVirtualAddress=fault.address if fault.kind == FaultKind.PAGE_FAULT else 0,
+                NodeOrdinal=fault.engine,
+                PageTableLevel=fault.level,
+                FaultErrorCode=code,
+            ),
+        )
+
+
+__all__ = ["BUILDERS", "PAGING_CONTEXT", "ReferenceDriver", "ResourceKind"]

@@ -1,0 +1,217 @@
+"""``DXGK_OPERATION_TRANSFER`` (0) and ``DXGK_OPERATION_SPECIAL_LOCK_TRANSFER`` (7).
+
+A transfer is cut into *pieces*: plain byte ranges, and -- for ``Swizzle`` / ``Unswizzle`` -- the parts of each
+surface level it covers, which must be whole tile rows.  Pieces are cut into COPY packets of at most
+``max_copy_bytes``; on the system-memory side a packet lists the MDL pages it runs through, as coalesced
+extents, as many as the buffer has room for.  ``MultipassOffset`` counts the 4 KiB pages done; the segment side
+of page ``i`` is at ``SegmentAddress + TransferOffset + 4096 i`` and the MDL side is MDL page ``MdlOffset + i``
+on every pass.  ``TransferEnd`` adds a SYNC after the last packet.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE, pages_spanned
+from wddmsim.ddi.flags import DXGK_TRANSFERFLAGS
+from wddmsim.ddi.paging import (
+    DXGK_BUILDPAGINGBUFFER_SPECIALLOCKTRANSFER,
+    DXGK_BUILDPAGINGBUFFER_TRANSFER,
+    DXGK_TRANSFER_LOCATION,
+    DXGKARG_BUILDPAGINGBUFFER,
+)
+from wddmsim.ddi.status import NTSTATUS
+from wddmsim.hw import commands as cmd
+from wddmsim.hw.addressing import Space, hw_address
+from wddmsim.kmd.allocations import KmdAllocation
+from wddmsim.kmd.dma import DmaWriter, multipass
+from wddmsim.kmd.errors import DriverContractError
+from wddmsim.kmd.state import DriverState
+
+Payload = DXGK_BUILDPAGINGBUFFER_TRANSFER | DXGK_BUILDPAGINGBUFFER_SPECIALLOCKTRANSFER
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """Pages ``[first, stop)`` of the transfer, copied with ``transform`` in granules of ``granule`` pages."""
+
+    first: int
+    stop: int
+    transform: cmd.Transform = cmd.Transform.NONE
+    pitch: int = 0
+    granule: int = 1
+
+
+def plan(allocation: KmdAllocation | None, offset: int, size: int, flags: DXGK_TRANSFERFLAGS) -> list[Piece]:
+    """Cut allocation bytes ``[offset, offset + size)`` into pieces (see the module docstring)."""
+    pages = pages_spanned(size)
+    if not (flags.Swizzle or flags.Unswizzle) or allocation is None or not allocation.levels:
+        return [Piece(0, pages)] if pages else []
+    transform = cmd.Transform.TILE if flags.Swizzle else cmd.Transform.UNTILE
+    pieces: list[Piece] = []
+    cursor = offset
+    end = offset + size
+    for level in allocation.levels:
+        lo, hi = max(cursor, level.offset), min(end, level.offset + level.size)
+        if lo >= hi:
+            continue
+        if (lo - level.offset) % level.tile_row_size or (hi - level.offset) % level.tile_row_size:
+            raise DriverContractError(
+                "Transfer.TransferOffset",
+                offset,
+                f"a swizzling transfer must cover whole tile rows ({level.tile_row_size:#x} bytes) of each level",
+            )
+        if lo > cursor:
+            pieces.append(Piece((cursor - offset) >> PAGE_SHIFT, (lo - offset) >> PAGE_SHIFT))
+        pieces.append(
+            Piece((lo - offset) >> PAGE_SHIFT, (hi - offset) >> PAGE_SHIFT, transform, level.pitch, level.tile_row_size >> PAGE_SHIFT)
+        )
+        cursor = hi
+    if cursor < end:
+        pieces.append(Piece((cursor - offset) >> PAGE_SHIFT, pages))
+    return pieces
+
+
+def _check(state: DriverState, p: Payload, name: str, mdl_offset: int) -> tuple[KmdAllocation | None, int]:
+    if p.TransferOffset % PAGE_SIZE:
+        raise DriverContractError(f"{name}.TransferOffset", p.TransferOffset, "must be a multiple of 4 KiB (the first page)")
+    if p.TransferSize < 0:
+        raise DriverContractError(f"{name}.TransferSize", p.TransferSize, "must not be negative")
+    if p.Flags.Swizzle and p.Flags.Unswizzle:
+        raise DriverContractError(f"{name}.Flags", p.Flags.Value, "Swizzle and Unswizzle are exclusive")
+    if p.Flags.Reserved:
+        raise DriverContractError(f"{name}.Flags.Reserved", p.Flags.Reserved, "must be zero")
+    allocation = state.allocations.get(p.hAllocation, f"{name}.hAllocation") if p.hAllocation else None
+    pages = pages_spanned(p.TransferSize)
+    for side, location in (("Source", p.Source), ("Destination", p.Destination)):
+        if location.SegmentId == 0:
+            mdl = location.pMdl
+            if mdl is None:
+                raise DriverContractError(f"{name}.{side}.pMdl", None, "SegmentId 0 means an MDL describes this side")
+            if mdl.ByteOffset:
+                raise DriverContractError(f"{name}.{side}.pMdl.ByteOffset", mdl.ByteOffset, "paging MDLs start on a page")
+            if mdl_offset < 0 or mdl_offset + pages > mdl.page_count:
+                raise DriverContractError(
+                    f"{name}.MdlOffset", mdl_offset, f"{pages} page(s) from it leave the MDL's {mdl.page_count}"
+                )
+        else:
+            state.segments.address(location.SegmentId, location.SegmentAddress + p.TransferOffset, p.TransferSize, f"{name}.{side}")
+    if p.Source.SegmentId == 0 and p.Destination.SegmentId == 0:
+        raise DriverContractError(f"{name}.Destination.SegmentId", 0, "system memory to system memory is not a paging transfer")
+    return allocation, pages
+
+
+def _transfer_state(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER, p: Payload, name: str) -> None:
+    """Track TransferStart / TransferEnd: the end of a pending transfer always precedes the next start."""
+    if args.MultipassOffset != 0:
+        return
+    if p.Flags.TransferStart:
+        if state.pending_transfer is not None:
+            raise DriverContractError(
+                f"{name}.Flags.TransferStart", 1, f"allocation {state.pending_transfer:#x}'s transfer has not ended"
+            )
+        state.pending_transfer = p.hAllocation
+    elif state.pending_transfer is None:
+        raise DriverContractError(f"{name}.Flags", p.Flags.Value, "a sub-transfer without TransferStart needs a pending transfer")
+
+
+def build_transfer(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
+    """``DxgkDdiBuildPagingBuffer`` for ``DXGK_OPERATION_TRANSFER``."""
+    return _build(state, args, args.Transfer, "Transfer", args.Transfer.MdlOffset)
+
+
+def build_special_lock_transfer(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
+    """``DxgkDdiBuildPagingBuffer`` for ``DXGK_OPERATION_SPECIAL_LOCK_TRANSFER``: through the alternate VA's range."""
+    p = args.SpecialLockTransfer
+    if state.wddm2 or not state.config.use_alternate_va:
+        raise DriverContractError("Operation", int(p.OPERATION), "SpecialLockTransfer needs a WDDM 1.x driver with UseAlternateVA")
+    allocation = state.allocations.get(p.hAllocation, "SpecialLockTransfer.hAllocation")
+    key = (p.SwizzlingRangeId, p.SwizzlingRangeData)
+    if allocation.holds_detile_window and key not in allocation.swizzling_ranges:
+        raise DriverContractError("SpecialLockTransfer.SwizzlingRangeId", p.SwizzlingRangeId, "is not this allocation's range")
+    return _build(state, args, p, "SpecialLockTransfer", 0)
+
+
+def _build(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER, p: Payload, name: str, mdl_offset: int) -> NTSTATUS:
+    allocation, pages = _check(state, p, name, mdl_offset)
+    if args.MultipassOffset == 0 and allocation is not None and allocation.holds_detile_window:
+        # The detiling register is MMIO: it must change exactly when the content moves, which the CPU can
+        # only guarantee while nothing on the GPU uses the allocation.
+        if not p.Flags.AllocationIsIdle:
+            return NTSTATUS.STATUS_GRAPHICS_ALLOCATION_BUSY
+        state.release_detile_windows(allocation)
+    _transfer_state(state, args, p, name)
+    writer = DmaWriter(args)
+    pieces = plan(allocation, p.TransferOffset, p.TransferSize, p.Flags)
+    emit = _Emitter(state, p, writer, pieces, mdl_offset)
+    status = multipass(args, writer, pages, emit, tail=cmd.Sync() if p.Flags.TransferEnd else None)
+    if status == NTSTATUS.STATUS_SUCCESS and p.Flags.TransferEnd:
+        state.pending_transfer = None
+    return status
+
+
+class _Emitter:
+    """Writes the COPY packet that starts at a given page of the transfer."""
+
+    __slots__ = ("max_pages", "mdl_offset", "p", "pieces", "writer")
+
+    def __init__(self, state: DriverState, p: Payload, writer: DmaWriter, pieces: list[Piece], mdl_offset: int) -> None:
+        self.p = p
+        self.writer = writer
+        self.pieces = pieces
+        self.mdl_offset = mdl_offset
+        self.max_pages = state.config.max_copy_bytes >> PAGE_SHIFT
+
+    def _piece(self, done: int) -> Piece:
+        for piece in self.pieces:
+            if piece.first <= done < piece.stop:
+                return piece
+        raise AssertionError(f"page {done} is in no piece")
+
+    def __call__(self, done: int) -> int:
+        p, writer = self.p, self.writer
+        piece = self._piece(done)
+        limit = min(piece.stop - done, max(self.max_pages // piece.granule, 1) * piece.granule)
+        flags = cmd.COPY_FLAGS.pack({"Transform": piece.transform})
+        src, dst = p.Source, p.Destination
+        if src.SegmentId and dst.SegmentId:
+            if writer.room < cmd.copy_length(0):
+                return 0
+            pages = limit
+            extents = None
+            src_word = self._segment_word(src, done)
+            dst_word = self._segment_word(dst, done)
+        else:
+            mdl_side = src if src.SegmentId == 0 else dst
+            assert mdl_side.pMdl is not None
+            room_extents = cmd.max_extents_in(writer.room)
+            if room_extents < 1:
+                return 0
+            first = self.mdl_offset + done
+            pfns = mdl_side.pMdl.pfns[first : first + limit]
+            extents = cmd.make_extents(pfns)
+            pages = limit
+            if extents.shape[0] > room_extents:
+                extents = extents[:room_extents]
+                pages = int(cmd.extent_pages(extents).sum())
+                pages -= pages % piece.granule
+                if pages == 0:
+                    return 0
+                extents = cmd.make_extents(pfns[:pages])
+            if src.SegmentId == 0:
+                flags |= cmd.COPY_FLAGS["SrcPages"].shifted_mask
+                src_word, dst_word = 0, self._segment_word(dst, done)
+            else:
+                flags |= cmd.COPY_FLAGS["DstPages"].shifted_mask
+                src_word, dst_word = self._segment_word(src, done), 0
+        size = min(pages << PAGE_SHIFT, p.TransferSize - (done << PAGE_SHIFT))
+        writer.pos += cmd.encode_copy_into(
+            writer.buf, writer.pos, src_word, dst_word, size, flags=flags, pitch=piece.pitch, extents=extents
+        )
+        return pages
+
+    def _segment_word(self, location: DXGK_TRANSFER_LOCATION, done: int) -> int:
+        return hw_address(Space.GPU_PHYS, location.SegmentAddress + self.p.TransferOffset + (done << PAGE_SHIFT))
+
+
+__all__ = ["Piece", "build_special_lock_transfer", "build_transfer", "plan"]

@@ -1,0 +1,108 @@
+"""The driver's segment plan: how local memory and the aperture are presented as DXGK segments.
+
+Segment ids are 1-based (decision D4: 0 is system memory).  By default:
+
+1. a CPU-visible memory segment: local memory behind the BAR, ``CpuTranslatedAddress`` = BAR bus address;
+2. a memory segment the CPU cannot see: the rest of local memory, less the driver's hidden region;
+3. the aperture segment, mapped through the aperture table.
+
+The hidden region at the top of local memory holds the aperture table and is never reported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import final
+
+from wddmsim.core.units import PAGE_SHIFT
+from wddmsim.ddi.segments import DXGK_SEGMENTDESCRIPTOR4, DXGK_SEGMENTFLAGS
+from wddmsim.hw.addressing import Space, hw_address
+from wddmsim.hw.gpu import GpuConfig
+from wddmsim.kmd.errors import DriverContractError
+
+
+class SegmentKind(Enum):
+    MEMORY = "memory"
+    APERTURE = "aperture"
+
+
+@dataclass(frozen=True, slots=True)
+class DriverSegment:
+    segment_id: int
+    name: str
+    kind: SegmentKind
+    base: int
+    """``BaseAddress``: the GPU physical address of offset 0."""
+    size: int
+    cpu_translated: int = 0
+    cpu_visible: bool = False
+    use_64k_pages: bool = False
+
+    def contains(self, address: int, size: int) -> bool:
+        return self.base <= address and address + size <= self.base + self.size
+
+    def descriptor(self) -> DXGK_SEGMENTDESCRIPTOR4:
+        flags = DXGK_SEGMENTFLAGS(
+            Aperture=self.kind == SegmentKind.APERTURE,
+            CpuVisible=self.cpu_visible,
+            CacheCoherent=self.kind == SegmentKind.APERTURE,
+            Use64KBPages=self.use_64k_pages,
+            LocalBudgetGroup=self.kind == SegmentKind.MEMORY,
+            NonLocalBudgetGroup=self.kind == SegmentKind.APERTURE,
+        )
+        return DXGK_SEGMENTDESCRIPTOR4(
+            Flags=flags,
+            BaseAddress=self.base,
+            Size=self.size,
+            CommitLimit=self.size,
+            CpuTranslatedAddress=self.cpu_translated,
+        )
+
+
+@final
+class SegmentMap:
+    """The segments, and the translation of ``(SegmentId, SegmentAddress)`` into packet addresses."""
+
+    def __init__(self, gpu: GpuConfig, *, use_64k_pages: bool = False) -> None:
+        usable = gpu.aperture_table_offset
+        self.segments = (
+            DriverSegment(1, "local (CPU-visible)", SegmentKind.MEMORY, 0, gpu.bar_size, gpu.bar_bus_base, True, use_64k_pages),
+            DriverSegment(2, "local", SegmentKind.MEMORY, gpu.bar_size, usable - gpu.bar_size, 0, False, use_64k_pages),
+            DriverSegment(3, "aperture", SegmentKind.APERTURE, gpu.aperture_base, gpu.aperture_size),
+        )
+        self.aperture = self.segments[2]
+        self.hidden_base = usable
+
+    def get(self, segment_id: int, argument: str) -> DriverSegment:
+        if not 1 <= segment_id <= len(self.segments):
+            raise DriverContractError(argument, segment_id, f"no such segment (the driver reports 1..{len(self.segments)})")
+        return self.segments[segment_id - 1]
+
+    def memory_segment(self, segment_id: int, argument: str) -> DriverSegment:
+        segment = self.get(segment_id, argument)
+        if segment.kind != SegmentKind.MEMORY:
+            raise DriverContractError(argument, segment_id, "must be a memory segment, not an aperture segment")
+        return segment
+
+    def aperture_segment(self, segment_id: int, argument: str) -> DriverSegment:
+        segment = self.get(segment_id, argument)
+        if segment.kind != SegmentKind.APERTURE:
+            raise DriverContractError(argument, segment_id, "must be an aperture segment")
+        return segment
+
+    def address(self, segment_id: int, segment_address: int, size: int, argument: str) -> int:
+        """The packet address of ``size`` bytes at ``SegmentAddress`` of a segment (checked to lie inside it)."""
+        segment = self.get(segment_id, f"{argument}.SegmentId")
+        if not segment.contains(segment_address, size):
+            raise DriverContractError(
+                f"{argument}.SegmentAddress",
+                segment_address,
+                f"{size:#x} bytes from it leave segment {segment_id} [{segment.base:#x}, {segment.base + segment.size:#x})",
+            )
+        return hw_address(Space.GPU_PHYS, segment_address)
+
+    def local_offset(self, segment_id: int, page_address: int) -> int:
+        """Local-memory byte offset of page ``page_address`` of a memory segment (``DXGK_PTE`` decoding)."""
+        segment = self.memory_segment(segment_id, "DXGK_PTE.Segment")
+        return segment.base + (page_address << PAGE_SHIFT)

@@ -1,0 +1,36 @@
+"""What the driver knows while it builds: its configuration, segments, allocations and the hardware."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from wddmsim.hw.bar import DetileWindow
+from wddmsim.hw.gpu import Gpu
+from wddmsim.kmd.allocations import AllocationTable, KmdAllocation
+from wddmsim.kmd.config import DriverConfig, DriverModel
+from wddmsim.kmd.segments import SegmentMap
+
+
+@dataclass(slots=True)
+class DriverState:
+    gpu: Gpu
+    config: DriverConfig
+    segments: SegmentMap
+    allocations: AllocationTable = field(default_factory=AllocationTable)
+    pending_transfer: int | None = None
+    """The allocation whose sub-transfers began with TransferStart and have not yet seen TransferEnd."""
+
+    @property
+    def wddm2(self) -> bool:
+        return self.config.model == DriverModel.WDDM2
+
+    def program_detile_window(self, allocation: KmdAllocation, key: tuple[int, int], index: int, window: DetileWindow) -> None:
+        """MMIO: give ``allocation``'s swizzling range ``key`` detiling register ``index``."""
+        self.gpu.bar.program_window(index, window)
+        allocation.swizzling_ranges[key] = index
+
+    def release_detile_windows(self, allocation: KmdAllocation) -> None:
+        """MMIO: take every detiling register of ``allocation`` back (only while the allocation is idle)."""
+        for index in allocation.swizzling_ranges.values():
+            self.gpu.bar.program_window(index, None)
+        allocation.swizzling_ranges.clear()

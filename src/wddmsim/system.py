@@ -1,0 +1,42 @@
+"""The composition root: one adapter, wired -- hardware, OS services, reference driver, VidMm.
+
+Nothing else builds these objects together; tests, benchmarks and the command line all start here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import final
+
+from wddmsim.core.clock import Clock
+from wddmsim.core.events import EventLog
+from wddmsim.hw.gpu import Gpu, GpuConfig
+from wddmsim.kmd.config import DriverConfig
+from wddmsim.kmd.driver import ReferenceDriver
+from wddmsim.ntos.mm import MemoryManager
+from wddmsim.vidmm.manager import VideoMemoryManager, VidMmConfig
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SystemConfig:
+    gpu: GpuConfig = field(default_factory=GpuConfig)
+    driver: DriverConfig = field(default_factory=DriverConfig)
+    vidmm: VidMmConfig = field(default_factory=VidMmConfig)
+
+
+@final
+class Adapter:
+    """Everything of one simulated adapter, on one clock and one event log."""
+
+    def __init__(self, config: SystemConfig | None = None) -> None:
+        self.config = config or SystemConfig()
+        self.clock = Clock()
+        self.events = EventLog(self.clock)
+        self.gpu = Gpu(self.config.gpu, clock=self.clock, events=self.events)
+        self.mm = MemoryManager(self.gpu.system)
+        self.driver = ReferenceDriver(self.gpu, self.config.driver)
+        self.vidmm = VideoMemoryManager(self.driver, self.mm, self.clock, self.events, self.config.vidmm)
+
+
+def build_adapter(config: SystemConfig | None = None) -> Adapter:
+    return Adapter(config)

@@ -1,0 +1,89 @@
+"""VidMm events, named after DxgKrnl's ETW events where the concept exists."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from wddmsim.core.events import Event
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BuildPagingBuffer(Event):
+    """One ``DxgkDdiBuildPagingBuffer`` call and what it returned."""
+
+    NAME: ClassVar[str] = "BuildPagingBuffer"
+    operation: str
+    status: str
+    multipass_offset: int
+    bytes_written: int
+    buffer_offset: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PagingOperation(Event):
+    """A paging operation fully built (ETW ``PagingOp*``): ``name`` is set per operation."""
+
+    NAME: ClassVar[str] = "PagingOp"
+    operation: str
+    allocation: int
+    size: int
+    source_segment: int
+    destination_segment: int
+    passes: int
+
+    def to_record(self) -> dict[str, object]:
+        record = Event.to_record(self)
+        record["event"] = PAGING_OP_NAMES.get(self.operation, "PagingOp")
+        return record
+
+
+PAGING_OP_NAMES = {
+    "DXGK_OPERATION_TRANSFER": "PagingOpTransfer",
+    "DXGK_OPERATION_FILL": "PagingOpFill",
+    "DXGK_OPERATION_DISCARD_CONTENT": "PagingOpDiscard",
+    "DXGK_OPERATION_READ_PHYSICAL": "PagingOpReadPhysical",
+    "DXGK_OPERATION_WRITE_PHYSICAL": "PagingOpWritePhysical",
+    "DXGK_OPERATION_MAP_APERTURE_SEGMENT": "PagingOpMapApertureSegment",
+    "DXGK_OPERATION_UNMAP_APERTURE_SEGMENT": "PagingOpUnmapApertureSegment",
+    "DXGK_OPERATION_SPECIAL_LOCK_TRANSFER": "PagingOpSpecialLockTransfer",
+    "DXGK_OPERATION_VIRTUAL_TRANSFER": "PagingOpTransferVirtual",
+    "DXGK_OPERATION_VIRTUAL_FILL": "PagingOpFillVirtual",
+    "DXGK_OPERATION_INIT_CONTEXT_RESOURCE": "PagingOpInitContextResource",
+    "DXGK_OPERATION_UPDATE_PAGE_TABLE": "PagingOpUpdatePageTable",
+    "DXGK_OPERATION_FLUSH_TLB": "PagingOpFlushTlb",
+    "DXGK_OPERATION_UPDATE_CONTEXT_ALLOCATION": "PagingOpUpdateContextAllocation",
+    "DXGK_OPERATION_COPY_PAGE_TABLE_ENTRIES": "PagingOpCopyPageTableEntries",
+    "DXGK_OPERATION_NOTIFY_RESIDENCY": "PagingOpNotifyResidency",
+    "DXGK_OPERATION_SIGNAL_MONITORED_FENCE": "PagingOpSignalMonitoredFence",
+    "DXGK_OPERATION_MAP_APERTURE_SEGMENT2": "PagingOpMapApertureSegment2",
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PagingBufferSubmitted(Event):
+    """A paging buffer (or part of one) handed to ``DxgkDdiSubmitCommand`` (ETW ``DmaPacket``-like)."""
+
+    NAME: ClassVar[str] = "PagingBufferSubmitted"
+    node: int
+    fence: int
+    start: int
+    end: int
+    operations: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GpuFaultReported(Event):
+    NAME: ClassVar[str] = "GpuFaultReported"
+    interrupt: str
+    fence: int
+    address: int
+    detail: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AdapterReset(Event):
+    """The TDR path ran (``DxgkDdiResetFromTimeout``)."""
+
+    NAME: ClassVar[str] = "AdapterReset"
+    reason: str

@@ -1,0 +1,93 @@
+"""``VideoMemoryManager``: a small coordinator -- adapter discovery, the GPU scheduler, the paging stream.
+
+At start it asks the driver what it is (``DXGKQAITYPE_DRIVERCAPS``) and what segments it has
+(``DXGKQAITYPE_QUERYSEGMENT4``, the documented two-call protocol), then sizes its paging buffers from
+``PagingBufferSize`` / ``PagingBufferPrivateDataSize``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import final
+
+from wddmsim.core.clock import Clock
+from wddmsim.core.events import EventLog
+from wddmsim.ddi.allocation import DXGK_ALLOCATIONINFO, DXGKARG_CREATEALLOCATION, DXGKARG_DESTROYALLOCATION
+from wddmsim.ddi.base import HANDLE
+from wddmsim.ddi.caps import DXGK_DRIVERCAPS, DXGK_QUERYADAPTERINFOTYPE
+from wddmsim.ddi.driver import DXGKARG_QUERYADAPTERINFO, KernelModeDriver, SystemMemoryServices
+from wddmsim.ddi.segments import DXGK_QUERYSEGMENTIN4, DXGK_QUERYSEGMENTOUT4, DXGK_SEGMENTDESCRIPTOR4
+from wddmsim.ddi.status import InvalidArgument
+from wddmsim.vidmm.paging import PagingStream
+from wddmsim.vidmm.paging_buffer import PagingBufferPool
+from wddmsim.vidmm.reset import ResetPath
+from wddmsim.vidmm.scheduler import GpuScheduler
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VidMmConfig:
+    paging_buffers: int = 4
+    """How many paging buffers rotate (a new one is used only after its previous fence passed)."""
+    paging_context: int = 1
+    """``hSystemContext``: the driver's system context for paging."""
+    paging_buffer_size: int | None = None
+    """Override the driver's ``PagingBufferSize`` (tests sweep it)."""
+
+
+@final
+class VideoMemoryManager:
+    def __init__(
+        self, driver: KernelModeDriver, mm: SystemMemoryServices, clock: Clock, events: EventLog, config: VidMmConfig | None = None
+    ) -> None:
+        self.config = config or VidMmConfig()
+        self.driver = driver
+        self.mm = mm
+        self.clock = clock
+        self.events = events
+        self.caps = self._query_caps()
+        self.segments, self.paging_buffer_size, self.private_data_size = self._query_segments()
+        if self.config.paging_buffer_size is not None:
+            self.paging_buffer_size = self.config.paging_buffer_size
+        self.scheduler = GpuScheduler(driver, clock, events, nodes=2)
+        driver.start_device(self.scheduler)
+        self.reset = ResetPath(driver, self.scheduler, events)
+        self.pool = PagingBufferPool(
+            mm, size=self.paging_buffer_size, private_size=self.private_data_size, count=self.config.paging_buffers
+        )
+        self.paging = PagingStream(
+            driver, self.scheduler, self.pool, self.reset, events, context=HANDLE(self.config.paging_context),
+            node=self.caps.PagingNode,
+        )
+
+    def _query_caps(self) -> DXGK_DRIVERCAPS:
+        args = DXGKARG_QUERYADAPTERINFO(Type=DXGK_QUERYADAPTERINFOTYPE.DXGKQAITYPE_DRIVERCAPS)
+        self.driver.query_adapter_info(args)
+        if not isinstance(args.pOutputData, DXGK_DRIVERCAPS):
+            raise TypeError("DXGKQAITYPE_DRIVERCAPS must answer a DXGK_DRIVERCAPS")
+        return args.pOutputData
+
+    def _query_segments(self) -> tuple[list[DXGK_SEGMENTDESCRIPTOR4], int, int]:
+        """The two-call protocol: first ``NbSegment`` only, then the descriptors."""
+        out = DXGK_QUERYSEGMENTOUT4()
+        kind = DXGK_QUERYADAPTERINFOTYPE.DXGKQAITYPE_QUERYSEGMENT4
+        self.driver.query_adapter_info(DXGKARG_QUERYADAPTERINFO(Type=kind, pInputData=DXGK_QUERYSEGMENTIN4(), pOutputData=out))
+        if out.NbSegment <= 0 or out.pSegmentDescriptor is not None:
+            raise TypeError("the first QUERYSEGMENT4 call must report NbSegment only")
+        self.driver.query_adapter_info(DXGKARG_QUERYADAPTERINFO(Type=kind, pInputData=DXGK_QUERYSEGMENTIN4(), pOutputData=out))
+        if out.pSegmentDescriptor is None or len(out.pSegmentDescriptor) != out.NbSegment:
+            raise TypeError("the second QUERYSEGMENT4 call must fill NbSegment descriptors")
+        return list(out.pSegmentDescriptor), out.PagingBufferSize, out.PagingBufferPrivateDataSize
+
+    def segment(self, segment_id: int) -> DXGK_SEGMENTDESCRIPTOR4:
+        if not 1 <= segment_id <= len(self.segments):
+            raise InvalidArgument("SegmentId", segment_id, f"segments are 1..{len(self.segments)} (0 is system memory)")
+        return self.segments[segment_id - 1]
+
+    def create_allocation(self, private_data: bytes) -> DXGK_ALLOCATIONINFO:
+        """``DxgkDdiCreateAllocation`` for one allocation described by the UMD's private data."""
+        info = DXGK_ALLOCATIONINFO(pPrivateDriverData=private_data, PrivateDriverDataSize=len(private_data))
+        self.driver.create_allocation(DXGKARG_CREATEALLOCATION(NumAllocations=1, pAllocationInfo=[info]))
+        return info
+
+    def destroy_allocation(self, handle: HANDLE) -> None:
+        self.driver.destroy_allocation(DXGKARG_DESTROYALLOCATION(NumAllocations=1, pAllocationList=(handle,)))

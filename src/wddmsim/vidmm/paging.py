@@ -1,0 +1,282 @@
+"""The caller's loop of ``DxgkDdiBuildPagingBuffer``: operations in, submitted paging buffers out.
+
+Shaped as the normative VidMm loop of the DDI documentation::
+
+    MultipassOffset = 0
+    do { status = BuildPagingBuffer(args)
+         SUCCESS                 -> the operation is in the current buffer; submitted later (flush)
+         INSUFFICIENT_DMA_BUFFER -> submit the current buffer, take a fresh one, call again
+         ALLOCATION_BUSY         -> (Transfer, DiscardContent, SpecialLockTransfer only) wait until the
+                                    allocation is idle, call again with Flags.AllocationIsIdle
+         anything else           -> critical failure: the adapter-reset path
+    } while not SUCCESS
+
+and it checks the driver as it goes: a legal status only; ``pDmaBuffer`` still inside the buffer and
+``DmaSize`` shrunk by exactly the bytes it advanced; the guard after the buffer untouched; progress on a fresh
+buffer (a driver that cannot fit anything in an empty buffer would loop for ever).  Every breach ends in
+:class:`~.reset.ResetPath`, which raises :class:`~.errors.DeviceRemoved` with the reason.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import NoReturn, final
+
+from wddmsim.core.events import EventLog
+from wddmsim.ddi.base import HANDLE
+from wddmsim.ddi.driver import KernelModeDriver
+from wddmsim.ddi.flags import DXGK_DISCARDCONTENTFLAGS
+from wddmsim.ddi.paging import (
+    DXGK_BUILDPAGINGBUFFER_DISCARDCONTENT,
+    DXGK_BUILDPAGINGBUFFER_SPECIALLOCKTRANSFER,
+    DXGK_BUILDPAGINGBUFFER_TRANSFER,
+    DXGKARG_BUILDPAGINGBUFFER,
+    PagingPayload,
+)
+from wddmsim.ddi.status import BUILD_PAGING_BUFFER_STATUSES, NTSTATUS, status_name
+from wddmsim.vidmm.events import BuildPagingBuffer, PagingBufferSubmitted, PagingOperation
+from wddmsim.vidmm.paging_buffer import PagingBuffer, PagingBufferPool
+from wddmsim.vidmm.reset import ResetPath
+from wddmsim.vidmm.scheduler import GpuHung, GpuScheduler
+
+_BUSY_CAPABLE = (DXGK_BUILDPAGINGBUFFER_TRANSFER, DXGK_BUILDPAGINGBUFFER_DISCARDCONTENT, DXGK_BUILDPAGINGBUFFER_SPECIALLOCKTRANSFER)
+
+
+class DriverContractBreach(Exception):
+    """What the checker found wrong with the driver's answer (turned into a reset by the caller)."""
+
+
+@final
+class PagingStream:
+    """Builds operations into paging buffers for one paging node and submits them, in order."""
+
+    def __init__(
+        self,
+        driver: KernelModeDriver,
+        scheduler: GpuScheduler,
+        pool: PagingBufferPool,
+        reset: ResetPath,
+        events: EventLog,
+        *,
+        context: HANDLE,
+        node: int,
+    ) -> None:
+        self.driver = driver
+        self.scheduler = scheduler
+        self.pool = pool
+        self.reset = reset
+        self.events = events
+        self.context = context
+        self.node = node
+        self.current: PagingBuffer | None = None
+        self._ops_in_current = 0
+        self.calls = 0
+        self.passes = 0
+        self.submissions = 0
+        self.last_fence = 0
+
+    # --- buffers ------------------------------------------------------------------------------------------
+
+    def _fresh_buffer(self) -> PagingBuffer:
+        buffer = self.pool.next_buffer()
+        if buffer.fence:
+            self.scheduler.wait(self.node, buffer.fence)
+        buffer.reset()
+        buffer.fence = 0
+        self._ops_in_current = 0
+        return buffer
+
+    def _buffer(self) -> PagingBuffer:
+        if self.current is None:
+            self.current = self._fresh_buffer()
+        return self.current
+
+    def _submit(self, buffer: PagingBuffer) -> int | None:
+        """Submit what was built since the last submission of ``buffer``."""
+        if buffer.used == buffer.submitted:
+            return None
+        fence = self.scheduler.submit(
+            self.context, self.node, address=buffer.physical_address, size=buffer.size, start=buffer.submitted, end=buffer.used
+        )
+        self.events.emit(
+            PagingBufferSubmitted(
+                time=self.scheduler.clock.now, node=self.node, fence=fence, start=buffer.submitted, end=buffer.used,
+                operations=self._ops_in_current,
+            )
+        )
+        buffer.submitted = buffer.used
+        buffer.fence = fence
+        self.submissions += 1
+        self.last_fence = fence
+        return fence
+
+    def flush(self) -> int:
+        """Submit the open buffer; return the fence that completes everything built so far (0 if none)."""
+        if self.current is not None:
+            self._submit(self.current)
+            self.current = None
+        return self.last_fence
+
+    def wait(self, fence: int) -> None:
+        """Wait for ``fence`` on this node; a GPU fault or hang takes the reset path."""
+        try:
+            self.scheduler.wait(self.node, fence)
+        except GpuHung as error:
+            self.reset.trigger(f"waiting for paging fence {fence}: {error}")
+
+    # --- the loop -----------------------------------------------------------------------------------------
+
+    def execute(self, payload: PagingPayload) -> int:
+        """Build one operation, submit it, and wait for it; returns the fence it completed with."""
+        self.build(payload)
+        fence = self.flush()
+        self.wait(fence)
+        return fence
+
+    def build(self, payload: PagingPayload) -> int:
+        """Build one operation into the stream (the normative loop); returns the passes it took."""
+        buffer = self._buffer()
+        args = DXGKARG_BUILDPAGINGBUFFER(
+            payload,
+            pDmaBuffer=buffer.cursor,
+            DmaSize=buffer.remaining,
+            pDmaBufferPrivateData=buffer.private_pointer(),
+            DmaBufferPrivateDataSize=self.pool.private_size,
+            MultipassOffset=0,
+            hSystemContext=self.context,
+            DmaBufferWriteOffset=buffer.used,
+        )
+        passes = 1
+        idle_retry = False
+        while True:
+            status, progress = self._call(args, buffer)
+            if status == NTSTATUS.STATUS_SUCCESS:
+                self._ops_in_current += 1
+                self._account(args, payload, passes)
+                return passes
+            if status == NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER:
+                if progress == 0 and buffer.used == 0:
+                    self._fatal(
+                        f"{args.Operation.name}: STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER on an empty {buffer.size}-byte "
+                        "paging buffer -- the driver cannot fit a single packet, so the operation can never make progress"
+                    )
+                self._submit(buffer)
+                buffer = self.current = self._fresh_buffer()
+                self._rebind(args, buffer)
+                passes += 1
+                self.passes += 1
+                continue
+            # STATUS_GRAPHICS_ALLOCATION_BUSY
+            if not isinstance(args.payload, _BUSY_CAPABLE):
+                self._fatal(f"{args.Operation.name}: STATUS_GRAPHICS_ALLOCATION_BUSY is legal only for Transfer, "
+                            "DiscardContent and SpecialLockTransfer")
+            if idle_retry:
+                self._fatal(f"{args.Operation.name}: STATUS_GRAPHICS_ALLOCATION_BUSY again with Flags.AllocationIsIdle set")
+            if args.MultipassOffset != 0 or progress:
+                self._fatal(f"{args.Operation.name}: STATUS_GRAPHICS_ALLOCATION_BUSY after writing or making progress")
+            self._wait_allocation_idle()
+            buffer = self._buffer()
+            self._rebind(args, buffer)
+            args.payload = _with_idle_flag(args.payload)
+            idle_retry = True
+
+    def _rebind(self, args: DXGKARG_BUILDPAGINGBUFFER, buffer: PagingBuffer) -> None:
+        args.pDmaBuffer = buffer.cursor
+        args.DmaSize = buffer.remaining
+        args.pDmaBufferPrivateData = buffer.private_pointer()
+        args.DmaBufferPrivateDataSize = self.pool.private_size
+        args.DmaBufferWriteOffset = buffer.used
+
+    def _wait_allocation_idle(self) -> None:
+        """Until VidMm tracks per-allocation use, idle means: every submitted packet has completed."""
+        if self.current is not None:
+            self._submit(self.current)
+        try:
+            self.scheduler.wait_idle()
+        except GpuHung as error:
+            self.reset.trigger(f"waiting for an allocation to go idle: {error}")
+
+    def _call(self, args: DXGKARG_BUILDPAGINGBUFFER, buffer: PagingBuffer) -> tuple[NTSTATUS, int]:
+        """One driver call, checked; returns the status and the bytes the driver wrote."""
+        before = args.pDmaBuffer
+        offset_before = args.MultipassOffset
+        size_before = args.DmaSize
+        self.calls += 1
+        try:
+            raw = self.driver.build_paging_buffer(args)
+        except Exception as error:  # the driver's bug, not ours: a bugcheck on Windows
+            self._fatal(f"{args.Operation.name}: the driver raised {type(error).__name__}: {error}")
+        try:
+            written = self._check(args, buffer, raw, before, size_before)
+        except DriverContractBreach as breach:
+            self._fatal(f"{args.Operation.name}: {breach}")
+        status = NTSTATUS(raw)
+        buffer.used += written
+        self.events.emit(
+            BuildPagingBuffer(
+                time=self.scheduler.clock.now, operation=args.Operation.name, status=status.name,
+                multipass_offset=args.MultipassOffset, bytes_written=written, buffer_offset=buffer.used - written,
+            )
+        )
+        progress = written + (args.MultipassOffset != offset_before)
+        return status, progress
+
+    def _check(self, args: DXGKARG_BUILDPAGINGBUFFER, buffer: PagingBuffer, raw: object, before: object, size_before: int) -> int:
+        if not isinstance(raw, int) or raw not in BUILD_PAGING_BUFFER_STATUSES:
+            shown = status_name(raw) if isinstance(raw, int) else repr(raw)
+            raise DriverContractBreach(
+                f"returned {shown}; only STATUS_SUCCESS, STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER and "
+                "STATUS_GRAPHICS_ALLOCATION_BUSY are legal (a critical failure: bugcheck on Windows)"
+            )
+        pointer = args.pDmaBuffer
+        if pointer is None or pointer.mapping is not buffer.mapping:
+            raise DriverContractBreach("pDmaBuffer no longer points into the paging buffer")
+        assert before is not None and hasattr(before, "offset")
+        written = pointer.offset - before.offset
+        if written < 0 or pointer.offset > buffer.size:
+            raise DriverContractBreach(
+                f"pDmaBuffer moved by {written} byte(s) to offset {pointer.offset:#x} of a {buffer.size:#x}-byte buffer"
+            )
+        if not buffer.guard_intact():
+            raise DriverContractBreach(
+                f"the driver wrote past DmaSize ({size_before:#x} bytes at offset {before.offset:#x}) into the guard page"
+            )
+        if args.DmaSize != size_before - written:
+            raise DriverContractBreach(
+                f"DmaSize={args.DmaSize:#x} after advancing pDmaBuffer by {written:#x} from DmaSize={size_before:#x}"
+            )
+        return written
+
+    def _fatal(self, reason: str) -> NoReturn:
+        self.current = None
+        self.reset.trigger(reason)
+
+    def _account(self, args: DXGKARG_BUILDPAGINGBUFFER, payload: PagingPayload, passes: int) -> None:
+        size = int(getattr(payload, "TransferSize", 0) or getattr(payload, "FillSize", 0)
+                   or getattr(payload, "TransferSizeInBytes", 0) or getattr(payload, "FillSizeInBytes", 0)
+                   or 4096 * int(getattr(payload, "NumberOfPages", 0)) or 8 * int(getattr(payload, "NumPageTableEntries", 0)))
+        source = getattr(payload, "Source", None)
+        destination = getattr(payload, "Destination", None)
+        self.events.emit(
+            PagingOperation(
+                time=self.scheduler.clock.now,
+                operation=args.Operation.name,
+                allocation=int(getattr(payload, "hAllocation", 0)),
+                size=size,
+                source_segment=int(getattr(source, "SegmentId", 0)) if source is not None else 0,
+                destination_segment=int(getattr(destination, "SegmentId", getattr(payload, "SegmentId", 0))),
+                passes=passes,
+            )
+        )
+
+
+def _with_idle_flag(payload: PagingPayload) -> PagingPayload:
+    if isinstance(payload, DXGK_BUILDPAGINGBUFFER_DISCARDCONTENT):
+        return dataclasses.replace(payload, Flags=DXGK_DISCARDCONTENTFLAGS(AllocationIsIdle=True))
+    if isinstance(payload, (DXGK_BUILDPAGINGBUFFER_TRANSFER, DXGK_BUILDPAGINGBUFFER_SPECIALLOCKTRANSFER)):
+        flags = dataclasses.replace(payload.Flags, AllocationIsIdle=True)
+        return dataclasses.replace(payload, Flags=flags)
+    return payload
+
+
+__all__ = ["DriverContractBreach", "PagingStream"]

@@ -1,0 +1,83 @@
+"""Paging buffers: where operations are packed before submission.
+
+With ``PagingBufferSegmentId`` 0 each buffer is a physically contiguous block of system memory (write-combined
+on real hardware).  A buffer is 4 KiB aligned when handed out fresh, is followed by a guard page filled with a
+canary so a driver that writes past ``DmaSize`` is caught, and owns a private-data area of
+``PagingBufferPrivateDataSize`` bytes zeroed once, at creation, and never touched by VidMm afterwards.
+"""
+
+from __future__ import annotations
+
+from typing import Final, final
+
+from wddmsim.core.pointer import CpuMapping, CpuPointer
+from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE, align_up
+from wddmsim.ddi.driver import SystemMemoryServices
+from wddmsim.ddi.memory import MDL
+
+GUARD_SIZE: Final = PAGE_SIZE
+CANARY: Final = bytes([0xA5, 0x5A, 0xC3, 0x3C]) * (GUARD_SIZE // 4)
+
+
+@final
+class PagingBuffer:
+    """One paging buffer: ``size`` usable bytes, the bytes ``used`` so far, and the fence of its last use."""
+
+    __slots__ = ("mapping", "mdl", "private", "private_mdl", "size", "submitted", "used", "fence")
+
+    def __init__(self, mm: SystemMemoryServices, size: int, private_size: int) -> None:
+        self.size = size
+        self.mdl, self.mapping = mm.allocate_contiguous(size + GUARD_SIZE)
+        self.mapping.view[size : size + GUARD_SIZE] = CANARY
+        self.private_mdl, self.private = mm.allocate_contiguous(max(private_size, 1))
+        self.used = 0
+        """Bytes written by the driver."""
+        self.submitted = 0
+        """Bytes already submitted (partial submissions of one buffer are contiguous, in order)."""
+        self.fence = 0
+
+    @property
+    def physical_address(self) -> int:
+        return int(self.mdl.pfns[0]) << PAGE_SHIFT
+
+    @property
+    def cursor(self) -> CpuPointer:
+        return self.mapping.pointer(self.used)
+
+    @property
+    def remaining(self) -> int:
+        return self.size - self.used
+
+    def guard_intact(self) -> bool:
+        return self.mapping.view[self.size : self.size + GUARD_SIZE] == CANARY
+
+    def private_pointer(self) -> CpuPointer:
+        return self.private.pointer(0)
+
+    def reset(self) -> None:
+        self.used = self.submitted = 0
+
+
+@final
+class PagingBufferPool:
+    """A fixed set of buffers reused round-robin once their fences pass."""
+
+    def __init__(self, mm: SystemMemoryServices, *, size: int, private_size: int, count: int) -> None:
+        if size % PAGE_SIZE:
+            size = align_up(size, PAGE_SIZE)
+        self.size = size
+        self.private_size = private_size
+        self.buffers = [PagingBuffer(mm, size, private_size) for _ in range(count)]
+        self._next = 0
+
+    def next_buffer(self) -> PagingBuffer:
+        """The next buffer in rotation (the caller waits for its fence before reusing it)."""
+        buffer = self.buffers[self._next]
+        self._next = (self._next + 1) % len(self.buffers)
+        return buffer
+
+    def mdls(self) -> list[MDL]:
+        return [b.mdl for b in self.buffers] + [b.private_mdl for b in self.buffers]
+
+    def mappings(self) -> list[CpuMapping]:
+        return [b.mapping for b in self.buffers]

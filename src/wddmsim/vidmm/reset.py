@@ -1,0 +1,44 @@
+"""The adapter-reset path (TDR; design decision D6), where every fatal driver error goes.
+
+``trigger`` records why, calls ``DxgkDdiResetFromTimeout`` (on return the GPU touches no memory) and
+``DxgkDdiRestartFromTimeout``, retires every submitted fence, and raises :class:`~.errors.DeviceRemoved`.
+What happens to allocations (contents of memory segments lost, evictions reported as zero-size Transfers,
+aperture mappings unmapped) is the residency manager's part of the path, added with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NoReturn, final
+
+from wddmsim.core.events import EventLog
+from wddmsim.ddi.driver import KernelModeDriver
+from wddmsim.vidmm.errors import DeviceRemoved
+from wddmsim.vidmm.events import AdapterReset
+from wddmsim.vidmm.scheduler import GpuScheduler
+
+
+@final
+class ResetPath:
+    def __init__(self, driver: KernelModeDriver, scheduler: GpuScheduler, events: EventLog) -> None:
+        self.driver = driver
+        self.scheduler = scheduler
+        self.events = events
+        self.count = 0
+        self.reasons: list[str] = []
+        self.listeners: list[Callable[[str], None]] = []
+
+    def trigger(self, reason: str) -> NoReturn:
+        """Reset the adapter because of ``reason`` and raise ``DeviceRemoved``."""
+        self.count += 1
+        self.reasons.append(reason)
+        self.events.emit(AdapterReset(time=self.scheduler.clock.now, reason=reason))
+        try:
+            self.driver.reset_from_timeout()
+            self.driver.restart_from_timeout()
+        except Exception as error:  # a driver that cannot even reset: record it, the device is gone anyway
+            self.reasons.append(f"DxgkDdiResetFromTimeout failed: {error}")
+        self.scheduler.abandon()
+        for listener in self.listeners:
+            listener(reason)
+        raise DeviceRemoved(reason)

@@ -1,0 +1,111 @@
+"""The GPU scheduler: numbers submissions, hands them to ``DxgkDdiSubmitCommand`` and waits on their fences.
+
+It is the ``DxgkrnlInterface`` the driver calls back: ``DxgkCbNotifyInterrupt`` with ``DMA_COMPLETED`` advances
+a node's completed fence; a fault interrupt is recorded and makes every wait fail, so the caller can take the
+reset path.  Waiting runs the simulated clock until the fence completes; if the clock runs out of work first
+the GPU has hung (a timeout, in TDR terms).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import final
+
+from wddmsim.core.clock import Clock
+from wddmsim.core.events import EventLog
+from wddmsim.ddi.base import HANDLE
+from wddmsim.ddi.driver import KernelModeDriver
+from wddmsim.ddi.flags import DXGK_SUBMITCOMMANDFLAGS
+from wddmsim.ddi.submit import DXGK_INTERRUPT_TYPE, DXGKARG_SUBMITCOMMAND, DXGKARGCB_NOTIFY_INTERRUPT_DATA
+from wddmsim.vidmm.events import GpuFaultReported
+
+
+class GpuHung(Exception):
+    """A wait cannot complete: the GPU faulted or ran out of work before the fence (the TDR trigger)."""
+
+
+@dataclass(slots=True)
+class _Node:
+    submitted: int = 0
+    completed: int = 0
+
+
+@final
+class GpuScheduler:
+    """Per-node submission fences, completion tracking and waits."""
+
+    def __init__(self, driver: KernelModeDriver, clock: Clock, events: EventLog, *, nodes: int = 1) -> None:
+        self.driver = driver
+        self.clock = clock
+        self.events = events
+        self.nodes = [_Node() for _ in range(nodes)]
+        self.fault: DXGKARGCB_NOTIFY_INTERRUPT_DATA | None = None
+
+    # --- DxgkrnlInterface ---------------------------------------------------------------------------------
+
+    def notify_interrupt(self, data: DXGKARGCB_NOTIFY_INTERRUPT_DATA) -> None:
+        """``DxgkCbNotifyInterrupt``."""
+        kind = data.InterruptType
+        if kind == DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_COMPLETED and data.DmaCompleted is not None:
+            node = self.nodes[data.DmaCompleted.NodeOrdinal]
+            node.completed = max(node.completed, data.DmaCompleted.SubmissionFenceId)
+            return
+        if kind in (DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_PAGE_FAULTED, DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_FAULTED):
+            self.fault = data
+            page = data.DmaPageFaulted
+            fence = page.FaultedFenceId if page else (data.DmaFaulted.FaultedFenceId if data.DmaFaulted else 0)
+            address = page.FaultedVirtualAddress if page else 0
+            detail = f"{page.FaultErrorCode.name}, level {page.PageTableLevel}" if page else "DMA fault"
+            self.events.emit(
+                GpuFaultReported(time=self.clock.now, interrupt=kind.name, fence=fence, address=address, detail=detail)
+            )
+
+    # --- submission and waits -----------------------------------------------------------------------------
+
+    def submit(self, context: HANDLE, node: int, *, address: int, size: int, start: int, end: int) -> int:
+        """Submit bytes ``[start, end)`` of the DMA buffer at physical ``address``; returns its fence."""
+        state = self.nodes[node]
+        state.submitted += 1
+        fence = state.submitted
+        self.driver.submit_command(
+            DXGKARG_SUBMITCOMMAND(
+                hContext=context,
+                DmaBufferPhysicalAddress=address,
+                DmaBufferSize=size,
+                DmaBufferSubmissionStartOffset=start,
+                DmaBufferSubmissionEndOffset=end,
+                SubmissionFenceId=fence,
+                Flags=DXGK_SUBMITCOMMANDFLAGS(Paging=True),
+                NodeOrdinal=node,
+            )
+        )
+        return fence
+
+    def completed(self, node: int) -> int:
+        return self.nodes[node].completed
+
+    def is_complete(self, node: int, fence: int) -> bool:
+        return self.nodes[node].completed >= fence
+
+    def wait(self, node: int, fence: int) -> None:
+        """Run the GPU until ``fence`` completes on ``node``; :class:`GpuHung` if it never will."""
+        state = self.nodes[node]
+        if self.fault is not None:
+            raise GpuHung("the GPU reported a fault")
+        if state.completed >= fence:
+            return
+        self.clock.run_until(lambda: state.completed >= fence or self.fault is not None)
+        if self.fault is not None:
+            raise GpuHung("the GPU reported a fault")
+        if state.completed < fence:
+            raise GpuHung(f"node {node} stopped before fence {fence} (last completed {state.completed})")
+
+    def wait_idle(self) -> None:
+        for index, state in enumerate(self.nodes):
+            self.wait(index, state.submitted)
+
+    def abandon(self) -> None:
+        """After a reset: everything submitted counts as retired; faults are cleared."""
+        for state in self.nodes:
+            state.completed = state.submitted
+        self.fault = None
