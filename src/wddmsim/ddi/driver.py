@@ -21,7 +21,7 @@ from wddmsim.ddi.allocation import (
     DXGKARG_DESTROYALLOCATION,
     DXGKARG_RELEASESWIZZLINGRANGE,
 )
-from wddmsim.ddi.base import HANDLE, NULL, D3DGPU_PHYSICAL_ADDRESS
+from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS, HANDLE, NULL
 from wddmsim.ddi.caps import DXGK_QUERYADAPTERINFOTYPE
 from wddmsim.ddi.memory import MDL
 from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER

@@ -16,7 +16,7 @@ from enum import IntEnum
 from typing import Any, ClassVar, Generic, TypeVar, overload
 
 from wddmsim.core.pointer import CpuPointer
-from wddmsim.ddi.base import HANDLE, NULL, D3DGPU_PHYSICAL_ADDRESS
+from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS, HANDLE, NULL
 from wddmsim.ddi.flags import (
     DXGK_DISCARDCONTENTFLAGS,
     DXGK_MAPAPERTUREFLAGS,
@@ -398,9 +398,7 @@ class _UnionMember(Generic[P]):
     def __get__(self, obj: None, objtype: type[Any]) -> _UnionMember[P]: ...
     @overload
     def __get__(self, obj: DXGKARG_BUILDPAGINGBUFFER, objtype: type[Any] | None = None) -> P: ...
-    def __get__(
-        self, obj: DXGKARG_BUILDPAGINGBUFFER | None, objtype: type[Any] | None = None
-    ) -> P | _UnionMember[P]:
+    def __get__(self, obj: DXGKARG_BUILDPAGINGBUFFER | None, objtype: type[Any] | None = None) -> P | _UnionMember[P]:
         if obj is None:
             return self
         payload = obj.payload
@@ -473,7 +471,7 @@ class DXGKARG_BUILDPAGINGBUFFER:
         self.DmaBufferWriteOffset = DmaBufferWriteOffset
 
     @property
-    def Operation(self) -> Op:  # noqa: N802
+    def Operation(self) -> Op:
         """[in] Which union member is meaningful (derived from the payload, so they always agree)."""
         payload = self.payload
         if isinstance(payload, DXGK_BUILDPAGINGBUFFER_UNMODELLED):

@@ -44,12 +44,12 @@ class DXGK_PTE(BitUnion):
     PageAddress: int = 0
 
     @property
-    def Flags(self) -> int:  # noqa: N802
+    def Flags(self) -> int:
         """The first ULONGLONG (the C union member ``Flags``)."""
         return self.Value
 
     @property
-    def PageTableAddress(self) -> int:  # noqa: N802
+    def PageTableAddress(self) -> int:
         """The second word's other union name, used when the entry points at a page table."""
         return self.PageAddress
 
@@ -90,7 +90,10 @@ def to_array(entries: list[DXGK_PTE]) -> PteArray:
 
 
 def from_array(entries: PteArray) -> list[DXGK_PTE]:
-    return [DXGK_PTE.decode(int(f), int(a)) for f, a in zip(entries["Flags"].tolist(), entries["PageAddress"].tolist(), strict=True)]
+    return [
+        DXGK_PTE.decode(int(f), int(a))
+        for f, a in zip(entries["Flags"].tolist(), entries["PageAddress"].tolist(), strict=True)
+    ]
 
 
 def page_number(byte_address: int) -> int:

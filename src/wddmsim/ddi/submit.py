@@ -73,7 +73,7 @@ class DXGK_DMA_PAGE_FAULTED:
     FaultedPrimitiveAPISequenceNumber: int = 0
     FaultedPipelineStage: int = 0
     FaultedBindTableEntry: int = 0
-    PageFaultFlags: DXGK_PAGE_FAULT_FLAGS = DXGK_PAGE_FAULT_FLAGS(0)
+    PageFaultFlags: DXGK_PAGE_FAULT_FLAGS = field(default_factory=lambda: DXGK_PAGE_FAULT_FLAGS(0))
     FaultedVirtualAddress: int = 0
     NodeOrdinal: int = 0
     EngineOrdinal: int = 0

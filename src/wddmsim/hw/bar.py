@@ -67,7 +67,11 @@ class PciBar:
             row, col = np.divmod(rel, window.pitch)
             tile_row, row_in_tile = np.divmod(row, TILE_HEIGHT)
             tile_col, col_in_tile = np.divmod(col, TILE_WIDTH)
-            tiled = (tile_row * (window.pitch // TILE_WIDTH) + tile_col) * TILE_SIZE + row_in_tile * TILE_WIDTH + col_in_tile
+            tiled = (
+                (tile_row * (window.pitch // TILE_WIDTH) + tile_col) * TILE_SIZE
+                + row_in_tile * TILE_WIDTH
+                + col_in_tile
+            )
             out[inside] = self.local_offset + window.offset + tiled
         return out
 
@@ -78,9 +82,7 @@ class PciBar:
         return offset
 
     def _is_linear(self, offset: int, length: int) -> bool:
-        return all(
-            w is None or offset + length <= w.offset or w.offset + w.size <= offset for w in self.windows
-        )
+        return all(w is None or offset + length <= w.offset or w.offset + w.size <= offset for w in self.windows)
 
     def read(self, bus_address: int, length: int) -> bytes:
         offset = self._check(bus_address, length)

@@ -12,7 +12,7 @@ command processor reports as an invalid-instruction fault.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Final
 
@@ -86,7 +86,7 @@ class Nop:
     length: int = PACKET_ALIGNMENT
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Copy:
     """Copy ``size`` bytes from ``src`` to ``dst``, optionally (un)tiling rows of ``pitch`` bytes.
 
@@ -101,11 +101,20 @@ class Copy:
     dst_pages: bool = False
     transform: Transform = Transform.NONE
     pitch: int = 0
-    extents: tuple[int, ...] = ()
+    extents: npt.NDArray[np.uint64] = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
 
     @property
     def length(self) -> int:
-        return copy_length(len(self.extents))
+        return copy_length(int(self.extents.shape[0]))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Copy):
+            return NotImplemented
+        return (self.src, self.dst, self.size, self.src_pages, self.dst_pages, self.transform, self.pitch) == (
+            other.src, other.dst, other.size, other.src_pages, other.dst_pages, other.transform, other.pitch
+        ) and np.array_equal(self.extents, other.extents)
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,15 +223,32 @@ def max_qwords_in(space: int) -> int:
 
 def make_extents(pfns: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
     """Coalesce a PFN array into ``PAGE_EXTENT`` words (consecutive PFNs become one extent)."""
-    if pfns.shape[0] == 0:
+    count = pfns.shape[0]
+    if count == 0:
         return np.zeros(0, dtype=np.uint64)
+    if count <= 16:  # a short list is cheaper in plain Python than in numpy's per-call overhead
+        return np.array(_small_extents(pfns.tolist()), dtype=np.uint64)
     p = pfns.astype(np.int64, copy=False)
     breaks = np.flatnonzero(np.diff(p) != 1) + 1
     starts = np.concatenate(([0], breaks))
     counts = np.diff(np.concatenate((starts, [p.shape[0]])))
     if int(counts.max()) > MAX_EXTENT_PAGES:
         return _split_long_extents(p[starts], counts)
-    words: npt.NDArray[np.uint64] = p[starts].astype(np.uint64) | ((counts - 1).astype(np.uint64) << np.uint64(_COUNT_LSB))
+    words: npt.NDArray[np.uint64] = p[starts].astype(np.uint64) | (
+        (counts - 1).astype(np.uint64) << np.uint64(_COUNT_LSB)
+    )
+    return words
+
+
+def _small_extents(pfns: list[int]) -> list[int]:
+    words: list[int] = []
+    start = prev = pfns[0]
+    for pfn in pfns[1:]:
+        if pfn != prev + 1:
+            words.append(start | ((prev - start) << _COUNT_LSB))
+            start = pfn
+        prev = pfn
+    words.append(start | ((prev - start) << _COUNT_LSB))
     return words
 
 
@@ -304,9 +330,8 @@ def encode_into(buf: memoryview, offset: int, packet: Packet) -> int:
             flags = COPY_FLAGS.pack(
                 {"SrcPages": packet.src_pages, "DstPages": packet.dst_pages, "Transform": packet.transform}
             )
-            ext = np.array(packet.extents, dtype=np.uint64)
             return encode_copy_into(
-                buf, offset, packet.src, packet.dst, packet.size, flags=flags, pitch=packet.pitch, extents=ext
+                buf, offset, packet.src, packet.dst, packet.size, flags=flags, pitch=packet.pitch, extents=packet.extents
             )
         case Fill():
             _FILL.pack_into(buf, offset, Opcode.FILL, 0, 32, packet.dst, packet.size, packet.pattern, 0)
@@ -315,7 +340,9 @@ def encode_into(buf: memoryview, offset: int, packet: Packet) -> int:
             data = np.array(packet.data, dtype=np.uint64)
             return encode_write_qwords_into(buf, offset, packet.dst, packet.count, data, repeat=packet.repeat)
         case ReadMem():
-            _READ_MEM.pack_into(buf, offset, Opcode.READ_MEM, READ_MEM_FLAGS.pack({"Size": packet.size}), 16, packet.address)
+            _READ_MEM.pack_into(
+                buf, offset, Opcode.READ_MEM, READ_MEM_FLAGS.pack({"Size": packet.size}), 16, packet.address
+            )
             return 16
         case WriteMem():
             flags = WRITE_MEM_FLAGS.pack({"Size": packet.size, "Preserve": packet.preserve})
@@ -390,26 +417,30 @@ def _decode_nop(buf: memoryview | bytes, offset: int, flags: int, length: int) -
     return Nop(length)
 
 
+_SRC_PAGES: Final = COPY_FLAGS["SrcPages"].shifted_mask
+_DST_PAGES: Final = COPY_FLAGS["DstPages"].shifted_mask
+_TRANSFORM_LSB: Final = COPY_FLAGS["Transform"].lsb
+
+
 def _decode_copy(buf: memoryview | bytes, offset: int, flags: int, length: int) -> Packet:
     _expect(offset, length >= copy_length(0), f"COPY length {length:#x} is shorter than its fixed part")
     _, _, _, src, dst, size, pitch, count = _COPY.unpack_from(buf, offset)
     _expect(offset, length == copy_length(count), f"COPY length {length:#x} does not match its {count} extent(s)")
     _expect(offset, flags >> 4 == 0, f"COPY reserved flag bits {flags:#x}")
-    f = COPY_FLAGS.unpack(flags)
-    _expect(offset, not (f["SrcPages"] and f["DstPages"]), "COPY with page lists on both sides")
-    _expect(offset, f["Transform"] in (0, 1, 2), f"COPY transform {f['Transform']} is undefined")
-    paged = bool(f["SrcPages"] or f["DstPages"])
-    _expect(offset, paged == (count > 0), "COPY extent count does not match its page-list flags")
-    extents: tuple[int, ...] = ()
+    src_pages, dst_pages, transform = bool(flags & _SRC_PAGES), bool(flags & _DST_PAGES), flags >> _TRANSFORM_LSB
+    _expect(offset, not (src_pages and dst_pages), "COPY with page lists on both sides")
+    _expect(offset, transform < 3, f"COPY transform {transform} is undefined")
+    _expect(offset, (src_pages or dst_pages) == (count > 0), "COPY extent count does not match its page-list flags")
+    start = offset + COPY_FIXED_SIZE
+    extents = np.frombuffer(buf, dtype="<u8", count=count, offset=start).astype(np.uint64)
     if count:
-        start = offset + COPY_FIXED_SIZE
-        extents = tuple(np.frombuffer(buf, dtype="<u8", count=count, offset=start).tolist())
-        pages = sum((e >> _COUNT_LSB) + 1 for e in extents)
-        first = (src if f["SrcPages"] else dst)
+        pages = count + int((extents >> np.uint64(_COUNT_LSB)).sum())
+        first = src if src_pages else dst
         _expect(offset, first < PAGE_SIZE, "COPY page-list address word must hold only the first-page offset")
         _expect(offset, first + size <= pages * PAGE_SIZE, "COPY size runs past its page list")
-    _expect(offset, _zero(buf, offset + COPY_FIXED_SIZE + 8 * count, offset + length), "COPY padding not zero")
-    return Copy(src, dst, size, bool(f["SrcPages"]), bool(f["DstPages"]), Transform(f["Transform"]), pitch, extents)
+    pad = start + 8 * count
+    _expect(offset, pad == offset + length or _zero(buf, pad, offset + length), "COPY padding not zero")
+    return Copy(src, dst, size, src_pages, dst_pages, Transform(transform), pitch, extents)
 
 
 def _decode_fill(buf: memoryview | bytes, offset: int, flags: int, length: int) -> Packet:
@@ -468,7 +499,9 @@ def _decode_note(buf: memoryview | bytes, offset: int, flags: int, length: int) 
 
 
 def _decode_sync(buf: memoryview | bytes, offset: int, flags: int, length: int) -> Packet:
-    _expect(offset, length == 16 and flags == 0 and _zero(buf, offset + 8, offset + 16), "SYNC must be 16 zero-padded bytes")
+    _expect(
+        offset, length == 16 and flags == 0 and _zero(buf, offset + 8, offset + 16), "SYNC must be 16 zero-padded bytes"
+    )
     return Sync()
 
 

@@ -25,7 +25,15 @@ from wddmsim.hw.addressing import Space, split_address
 from wddmsim.hw.cost import CostModel
 from wddmsim.hw.events import DmaBufferCompleted, DmaBufferStarted, EngineFaulted, EngineNote, PacketExecuted
 from wddmsim.hw.faults import AccessKind, FaultKind, FaultRecord, GpuFault
-from wddmsim.hw.memsys import MemorySystem, copy_runs, fill_runs, read_runs, transform_copy, write_runs
+from wddmsim.hw.memsys import (
+    MemorySystem,
+    copy_runs,
+    fill_runs,
+    read_runs,
+    scatter_gather,
+    transform_copy,
+    write_runs,
+)
 from wddmsim.hw.mmu import Run
 from wddmsim.hw.pte import TablePointer, Target
 from wddmsim.hw.swizzle import check_surface
@@ -130,7 +138,8 @@ class Engine:
         sub = self._queue.popleft()
         self._current = sub
         self._offset = 0
-        self.events.emit(DmaBufferStarted(time=self.clock.now, engine=self.index, fence=sub.fence, size=sub.size))
+        if self.events.enabled:
+            self.events.emit(DmaBufferStarted(time=self.clock.now, engine=self.index, fence=sub.fence, size=sub.size))
         try:
             self._buffer = self._fetch(sub)
         except GpuFault as fault:
@@ -140,8 +149,8 @@ class Engine:
 
     def _fetch(self, sub: Submission) -> memoryview | bytes:
         runs = self.memsys.runs(sub.address, sub.size, AccessKind.READ, self.root)
-        if len(runs) == 1 and runs[0][0] is not None:
-            mem, offset, size = runs[0]
+        mem, offset, size = runs[0]
+        if len(runs) == 1 and mem is not None:
             return mem.view[offset : offset + size]
         return read_runs(runs).tobytes()
 
@@ -176,16 +185,20 @@ class Engine:
             self._halt(GpuFault(FaultKind.INVALID_INSTRUCTION, offset, f"cannot execute: {error}"), sub, offset)
             return
         self.packets_executed += 1
-        self.events.emit(
-            PacketExecuted(time=self.clock.now, engine=self.index, fence=sub.fence, offset=offset, opcode=_opcode(packet))
-        )
+        if self.events.enabled:
+            self.events.emit(
+                PacketExecuted(
+                    time=self.clock.now, engine=self.index, fence=sub.fence, offset=offset, opcode=_opcode(packet)
+                )
+            )
         self._schedule_next_packet(generation)
 
     def _finish_submission(self, sub: Submission) -> None:
         self._current = None
         self._buffer = b""
         self.completed_fence = sub.fence
-        self.events.emit(DmaBufferCompleted(time=self.clock.now, engine=self.index, fence=sub.fence))
+        if self.events.enabled:
+            self.events.emit(DmaBufferCompleted(time=self.clock.now, engine=self.index, fence=sub.fence))
         self._interrupt(Interrupt(self.index, InterruptKind.COMPLETION, sub.fence))
 
     def _halt(self, fault: GpuFault, sub: Submission, offset: int) -> None:
@@ -217,7 +230,12 @@ class Engine:
         cost = self.cost
         match packet:
             case cmd.Copy():
-                pcie = packet.src_pages or packet.dst_pages or self._crosses_pcie(packet.src) or self._crosses_pcie(packet.dst)
+                pcie = (
+                    packet.src_pages
+                    or packet.dst_pages
+                    or self._crosses_pcie(packet.src)
+                    or self._crosses_pcie(packet.dst)
+                )
                 return cost.transfer_ns(packet.size, crosses_pcie=pcie)
             case cmd.Fill():
                 return cost.transfer_ns(packet.size, crosses_pcie=self._crosses_pcie(packet.dst))
@@ -266,11 +284,15 @@ class Engine:
             case cmd.TlbInvalidate():
                 self._execute_tlb_invalidate(packet)
             case cmd.Note():
-                self.events.emit(EngineNote(time=self.clock.now, engine=self.index, kind=packet.kind, a=packet.a, b=packet.b))
+                self.events.emit(
+                    EngineNote(time=self.clock.now, engine=self.index, kind=packet.kind, a=packet.a, b=packet.b)
+                )
             case cmd.Sync() | cmd.Nop():
                 pass
 
     def _execute_copy(self, packet: cmd.Copy) -> None:
+        if packet.transform == cmd.Transform.NONE and (packet.src_pages or packet.dst_pages) and self._paged_fast(packet):
+            return
         if packet.src_pages:
             src = self.memsys.page_list_runs(packet.src, packet.extents, packet.size)
         else:
@@ -287,6 +309,16 @@ class Engine:
         if problem:
             raise GpuFault(FaultKind.INVALID_INSTRUCTION, packet.src, f"COPY transform: {problem}")
         transform_copy(src, dst, packet.transform, packet.pitch)
+
+    def _paged_fast(self, packet: cmd.Copy) -> bool:
+        memsys = self.memsys
+        if packet.src_pages:
+            starts, lengths = memsys.page_list_spans(packet.src, packet.extents, packet.size)
+            linear = self._runs(packet.dst, packet.size, AccessKind.WRITE)
+        else:
+            starts, lengths = memsys.page_list_spans(packet.dst, packet.extents, packet.size)
+            linear = self._runs(packet.src, packet.size, AccessKind.READ)
+        return len(linear) == 1 and scatter_gather(linear[0], memsys.system, starts, lengths, to_pages=packet.dst_pages)
 
     def _execute_tlb_invalidate(self, packet: cmd.TlbInvalidate) -> None:
         space, address = split_address(packet.root)

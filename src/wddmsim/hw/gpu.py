@@ -75,7 +75,9 @@ class GpuConfig:
 class Gpu:
     """Memories, BAR, aperture, MMU and engines of one adapter, on one clock and one event log."""
 
-    def __init__(self, config: GpuConfig | None = None, *, clock: Clock | None = None, events: EventLog | None = None) -> None:
+    def __init__(
+        self, config: GpuConfig | None = None, *, clock: Clock | None = None, events: EventLog | None = None
+    ) -> None:
         self.config = cfg = config or GpuConfig()
         cfg.validate()
         self.clock = Clock() if clock is None else clock
@@ -84,12 +86,15 @@ class Gpu:
         self.system = SystemMemory("system memory", cfg.system_size)
         self.bar = PciBar(cfg.bar_bus_base, cfg.bar_size, self.local, 0, cfg.detile_windows)
         self.aperture = Aperture(cfg.aperture_base, cfg.aperture_size, self.local, cfg.aperture_table_offset)
-        self.mmu = Mmu(MmuLayout(cfg.mmu_index_bits), self.local, self.system, caches_invalid=cfg.caches_invalid_translations)
+        self.mmu = Mmu(
+            MmuLayout(cfg.mmu_index_bits), self.local, self.system, caches_invalid=cfg.caches_invalid_translations
+        )
         self.memsys = MemorySystem(self.local, self.system, self.aperture, self.mmu)
         self._handler: Callable[[Interrupt], None] | None = None
         self.interrupts: list[Interrupt] = []
         self.engines = [
-            Engine(i, name, self.clock, self.memsys, cfg.cost, self.events, self._raise) for i, name in enumerate(cfg.engines)
+            Engine(i, name, self.clock, self.memsys, cfg.cost, self.events, self._raise)
+            for i, name in enumerate(cfg.engines)
         ]
 
     def set_interrupt_handler(self, handler: Callable[[Interrupt], None]) -> None:

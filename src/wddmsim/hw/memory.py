@@ -25,7 +25,7 @@ MAP_NORESERVE: Final = 0x4000
 def _anonymous_sparse(size: int) -> mmap.mmap:
     if sys.platform.startswith("linux"):
         return mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | MAP_NORESERVE)
-    return mmap.mmap(-1, size)
+    return mmap.mmap(-1, size)  # type: ignore[unreachable,unused-ignore]
 
 
 class PhysicalMemory:
@@ -45,7 +45,7 @@ class PhysicalMemory:
         self.view = memoryview(self._map)
 
     def contains(self, offset: int, length: int) -> bool:
-        return 0 <= offset and length >= 0 and offset + length <= self.size
+        return offset >= 0 and length >= 0 and offset + length <= self.size
 
     def read(self, offset: int, length: int) -> bytes:
         return bytes(self.view[offset : offset + length])
@@ -72,7 +72,7 @@ class PhysicalMemory:
     def decommit(self, offset: int, length: int) -> None:
         """Zero a range, returning the whole pages inside it to the OS (the memory reads as zero afterwards)."""
         start, end = align_up(offset, PAGE_SIZE), align_down(offset + length, PAGE_SIZE)
-        if end - start >= 64 * PAGE_SIZE and hasattr(self._map, "madvise"):
+        if end > start:
             self.data[offset:start] = 0
             self._map.madvise(mmap.MADV_DONTNEED, start, end - start)
             self.data[end : offset + length] = 0

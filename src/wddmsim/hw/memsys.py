@@ -17,11 +17,15 @@ from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE
 from wddmsim.hw import swizzle
 from wddmsim.hw.addressing import Space, split_address
 from wddmsim.hw.aperture import Aperture
-from wddmsim.hw.commands import Transform, split_extent
+from wddmsim.hw.commands import PAGE_EXTENT, Transform
 from wddmsim.hw.faults import AccessKind, FaultKind, GpuFault
 from wddmsim.hw.memory import LocalMemory, PhysicalMemory, SystemMemory
 from wddmsim.hw.mmu import Mmu, Run
 from wddmsim.hw.pte import TablePointer
+
+
+_PFN_MASK = np.uint64(PAGE_EXTENT["Pfn"].mask)
+_COUNT_SHIFT = np.uint64(PAGE_EXTENT["CountMinus1"].lsb)
 
 
 def pfn_runs(system: SystemMemory, pfns: npt.NDArray[np.uint64], first_offset: int, size: int) -> list[Run]:
@@ -76,28 +80,56 @@ class MemorySystem:
             return self.mmu.translate(root, address, size, access)
         raise GpuFault(FaultKind.INVALID_INSTRUCTION, word, f"address space {space} is undefined", access=access)
 
-    def page_list_runs(self, first_offset: int, extents: tuple[int, ...], size: int) -> list[Run]:
-        runs: list[Run] = []
-        remaining, skip = size, first_offset
-        for word in extents:
-            if remaining <= 0:
-                break
-            pfn, pages = split_extent(word)
-            start = (pfn << PAGE_SHIFT) + skip
-            length = min(pages * PAGE_SIZE - skip, remaining)
-            if length <= 0:
-                skip -= pages * PAGE_SIZE
-                continue
-            if not self.system.contains(start, length):
-                raise GpuFault(FaultKind.BUS_ERROR, start, "page-list page is outside RAM")
-            if runs and runs[-1][0] is self.system and runs[-1][1] + runs[-1][2] == start:
-                prev = runs[-1]
-                runs[-1] = (self.system, prev[1], prev[2] + length)
-            else:
-                runs.append((self.system, start, length))
-            remaining -= length
-            skip = 0
-        return runs
+    def page_list_runs(self, first_offset: int, extents: npt.NDArray[np.uint64], size: int) -> list[Run]:
+        """Runs through a COPY page list: ``size`` bytes from ``first_offset`` into its first page."""
+        starts, lengths = self.page_list_spans(first_offset, extents, size)
+        system = self.system
+        return [(system, s, n) for s, n in zip(starts, lengths, strict=True)]
+
+    def page_list_spans(
+        self, first_offset: int, extents: npt.NDArray[np.uint64], size: int
+    ) -> tuple[list[int], list[int]]:
+        """System-RAM ``(starts, lengths)`` of a COPY page list, adjacent extents merged."""
+        if size <= 0:
+            return [], []
+        pfns = (extents & _PFN_MASK).astype(np.int64)
+        lengths = ((extents >> _COUNT_SHIFT).astype(np.int64) + 1) << PAGE_SHIFT
+        starts = pfns << PAGE_SHIFT
+        starts[0] += first_offset
+        lengths[0] -= first_offset
+        ends = np.cumsum(lengths)
+        last = int(np.searchsorted(ends, size))  # the extent holding the last byte
+        starts, lengths = starts[: last + 1], lengths[: last + 1]
+        lengths[-1] -= int(ends[last]) - size
+        if int((starts + lengths).max()) > self.system.size:
+            raise GpuFault(FaultKind.BUS_ERROR, int(starts.max()), "page-list page is outside RAM")
+        if starts.shape[0] > 1:  # merge extents that happen to be adjacent
+            joined = np.flatnonzero(starts[:-1] + lengths[:-1] != starts[1:]) + 1
+            if joined.shape[0] + 1 < starts.shape[0]:
+                bounds = np.concatenate(([0], joined))
+                lengths = np.add.reduceat(lengths, bounds)
+                starts = starts[bounds]
+        return starts.tolist(), lengths.tolist()
+
+
+def scatter_gather(linear: Run, system: SystemMemory, starts: list[int], lengths: list[int], *, to_pages: bool) -> bool:
+    """The hot path of a paged COPY: one linear run against a page list, in distinct memories.
+
+    Returns ``False`` (nothing copied) when the fast path does not apply.
+    """
+    mem, offset, _ = linear
+    if mem is None or mem is system:
+        return False
+    view, ram = mem.view, system.view
+    if to_pages:
+        for start, length in zip(starts, lengths, strict=True):
+            ram[start : start + length] = view[offset : offset + length]
+            offset += length
+    else:
+        for start, length in zip(starts, lengths, strict=True):
+            view[offset : offset + length] = ram[start : start + length]
+            offset += length
+    return True
 
 
 def copy_runs(src: list[Run], dst: list[Run]) -> None:

@@ -82,7 +82,9 @@ class Mmu:
 
     __slots__ = ("caches_invalid", "layout", "local", "system", "tlb", "walks")
 
-    def __init__(self, layout: MmuLayout, local: LocalMemory, system: SystemMemory, *, caches_invalid: bool = True) -> None:
+    def __init__(
+        self, layout: MmuLayout, local: LocalMemory, system: SystemMemory, *, caches_invalid: bool = True
+    ) -> None:
         self.layout = layout
         self.local = local
         self.system = system
@@ -117,7 +119,9 @@ class Mmu:
         mem = self.memory(table.target)
         count = layout.entries(0)
         if table.address % PTE_SIZE or not mem.contains(table.address, count * PTE_SIZE):
-            raise GpuFault(FaultKind.BUS_ERROR, table.address, f"leaf table at {table} leaves {mem.name}", access=access)
+            raise GpuFault(
+                FaultKind.BUS_ERROR, table.address, f"leaf table at {table} leaves {mem.name}", access=access
+            )
         start = table.address // PTE_SIZE
         return _Region(mem.u64[start : start + count].copy(), -1)
 
@@ -151,7 +155,9 @@ class Mmu:
         if size <= 0:
             return []
         if va < 0 or va + size > 1 << self.layout.va_bits:
-            raise GpuFault(FaultKind.PAGE_FAULT, va, "address beyond the VA width", access=access, level=self.layout.levels - 1)
+            raise GpuFault(
+                FaultKind.PAGE_FAULT, va, "address beyond the VA width", access=access, level=self.layout.levels - 1
+            )
         runs: list[Run] = []
         region_size = 1 << self.layout.shift(1)
         cursor, end = va, va + size

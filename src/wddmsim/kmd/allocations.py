@@ -82,7 +82,9 @@ class AllocationDesc:
     @staticmethod
     def decode(data: bytes) -> AllocationDesc:
         if len(data) != _FORMAT.size:
-            raise DriverContractError("pPrivateDriverData", len(data), f"must be {_FORMAT.size} bytes of this driver's format")
+            raise DriverContractError(
+                "pPrivateDriverData", len(data), f"must be {_FORMAT.size} bytes of this driver's format"
+            )
         magic, version, kind, size, usage, width, height, mips, reserved = _FORMAT.unpack(data)
         if magic != _MAGIC or version != 1 or reserved:
             raise DriverContractError("pPrivateDriverData", data[:8].hex(), "is not this driver's allocation format")
@@ -96,7 +98,9 @@ class AllocationDesc:
 def surface_levels(width_bytes: int, height: int, mip_levels: int) -> tuple[SurfaceLevel, ...]:
     """The level layout of a 2D surface (each level tile-aligned in both directions)."""
     if width_bytes <= 0 or height <= 0 or not 1 <= mip_levels <= 16:
-        raise DriverContractError("surface", (width_bytes, height, mip_levels), "needs width, height > 0 and 1-16 levels")
+        raise DriverContractError(
+            "surface", (width_bytes, height, mip_levels), "needs width, height > 0 and 1-16 levels"
+        )
     levels: list[SurfaceLevel] = []
     offset = 0
     for level in range(mip_levels):
@@ -180,7 +184,9 @@ class AllocationTable:
         return allocation
 
 
-def describe(allocation: KmdAllocation, info: DXGK_ALLOCATIONINFO, *, cpu_segment: int, local_segment: int, aperture_segment: int) -> None:
+def describe(
+    allocation: KmdAllocation, info: DXGK_ALLOCATIONINFO, *, cpu_segment: int, local_segment: int, aperture_segment: int
+) -> None:
     """Fill the driver's outputs of ``DXGK_ALLOCATIONINFO`` for ``allocation``."""
     usage = allocation.desc.usage
     cpu_visible = bool(usage & AllocationUsage.CPU_VISIBLE)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from wddmsim.core.errors import ConfigurationError
-from wddmsim.core.units import KiB, MiB, PAGE_SIZE
+from wddmsim.core.units import PAGE_SIZE, KiB, MiB
 from wddmsim.hw.commands import PACKET_ALIGNMENT, copy_length
 
 

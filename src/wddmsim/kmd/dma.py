@@ -29,7 +29,9 @@ class DmaWriter:
     def __init__(self, args: DXGKARG_BUILDPAGINGBUFFER) -> None:
         pointer = args.pDmaBuffer
         if pointer is None:
-            raise DriverContractError("pDmaBuffer", None, "NULL is only allowed for the forced CPU_VIRTUAL page-table path")
+            raise DriverContractError(
+                "pDmaBuffer", None, "NULL is only allowed for the forced CPU_VIRTUAL page-table path"
+            )
         if args.DmaSize < 0:
             raise DriverContractError("DmaSize", args.DmaSize, "must not be negative")
         self.args = args
@@ -66,7 +68,9 @@ Emit = Callable[[int], int]
 """Write one packet starting at unit ``done``; return how many units it covered (0 = it did not fit)."""
 
 
-def multipass(args: DXGKARG_BUILDPAGINGBUFFER, writer: DmaWriter, total: int, emit: Emit, *, tail: cmd.Packet | None = None) -> NTSTATUS:
+def multipass(
+    args: DXGKARG_BUILDPAGINGBUFFER, writer: DmaWriter, total: int, emit: Emit, *, tail: cmd.Packet | None = None
+) -> NTSTATUS:
     """Drive ``emit`` from ``MultipassOffset`` to ``total`` units, then write ``tail`` (e.g. a barrier).
 
     Progress is stored only in ``MultipassOffset``; ``done == total`` on entry means the units were all

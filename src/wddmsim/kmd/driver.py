@@ -30,8 +30,7 @@ from wddmsim.ddi.caps import (
 )
 from wddmsim.ddi.driver import DXGKARG_QUERYADAPTERINFO, DXGKARG_SETROOTPAGETABLE, DxgkrnlInterface
 from wddmsim.ddi.flags import DXGK_PAGETABLEUPDATEMODE
-from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER
-from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_OPERATION as Op
+from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER, Op
 from wddmsim.ddi.segments import DXGK_QUERYSEGMENTOUT3, DXGK_QUERYSEGMENTOUT4, DXGK_SEGMENTDESCRIPTOR3
 from wddmsim.ddi.status import NTSTATUS, DdiError
 from wddmsim.ddi.submit import (
@@ -92,7 +91,9 @@ class ReferenceDriver:
         self.config = config or DriverConfig()
         self.config.validate()
         self.gpu = gpu
-        self.state = DriverState(gpu, self.config, SegmentMap(gpu.config, use_64k_pages=self.config.cpu_visible_64k_pages))
+        self.state = DriverState(
+            gpu, self.config, SegmentMap(gpu.config, use_64k_pages=self.config.cpu_visible_64k_pages)
+        )
         self.contexts: dict[int, int] = {PAGING_CONTEXT: PAGING_ENGINE}
         self._dxgkrnl: DxgkrnlInterface | None = None
         self.unreported: list[DXGKARGCB_NOTIFY_INTERRUPT_DATA] = []
@@ -153,7 +154,10 @@ class ReferenceDriver:
             case kind.DXGKQAITYPE_PAGETABLELEVELDESC if self.state.wddm2:
                 args.pOutputData = self._level_desc(args.pInputData)
             case _:
-                raise DdiError(NTSTATUS.STATUS_NOT_SUPPORTED, f"DXGKARG_QUERYADAPTERINFO.Type={args.Type!r}: not answered by this driver")
+                raise DdiError(
+                    NTSTATUS.STATUS_NOT_SUPPORTED,
+                    f"DXGKARG_QUERYADAPTERINFO.Type={args.Type!r}: not answered by this driver",
+                )
         return NTSTATUS.STATUS_SUCCESS
 
     def _paging_buffer_fields(self, out: DXGK_QUERYSEGMENTOUT3 | DXGK_QUERYSEGMENTOUT4) -> None:
@@ -169,7 +173,9 @@ class ReferenceDriver:
             out.NbSegment = len(self.segments.segments)
             return
         if out.NbSegment < len(self.segments.segments):
-            raise DdiError(NTSTATUS.STATUS_BUFFER_TOO_SMALL, f"DXGK_QUERYSEGMENTOUT4.NbSegment={out.NbSegment}: too few")
+            raise DdiError(
+                NTSTATUS.STATUS_BUFFER_TOO_SMALL, f"DXGK_QUERYSEGMENTOUT4.NbSegment={out.NbSegment}: too few"
+            )
         out.NbSegment = len(self.segments.segments)
         out.pSegmentDescriptor = [s.descriptor() for s in self.segments.segments]
         out.SegmentDescriptorStride = 88
@@ -184,7 +190,11 @@ class ReferenceDriver:
             return
         out.pSegmentDescriptor[:] = [
             DXGK_SEGMENTDESCRIPTOR3(
-                Flags=d.Flags, BaseAddress=d.BaseAddress, CpuTranslatedAddress=d.CpuTranslatedAddress, Size=d.Size, CommitLimit=d.CommitLimit
+                Flags=d.Flags,
+                BaseAddress=d.BaseAddress,
+                CpuTranslatedAddress=d.CpuTranslatedAddress,
+                Size=d.Size,
+                CommitLimit=d.CommitLimit,
             )
             for d in (s.descriptor() for s in self.segments.segments)
         ]
@@ -193,7 +203,9 @@ class ReferenceDriver:
 
     def _level_desc(self, request: object) -> DXGK_PAGE_TABLE_LEVEL_DESC:
         if not isinstance(request, DXGK_QUERYPAGETABLELEVELDESCIN):
-            raise DriverContractError("pInputData", type(request).__name__, "PAGETABLELEVELDESC takes DXGK_QUERYPAGETABLELEVELDESCIN")
+            raise DriverContractError(
+                "pInputData", type(request).__name__, "PAGETABLELEVELDESC takes DXGK_QUERYPAGETABLELEVELDESCIN"
+            )
         layout = self.gpu.mmu.layout
         if not 0 <= request.LevelIndex < layout.levels:
             raise DriverContractError("LevelIndex", request.LevelIndex, f"levels are 0..{layout.levels - 1}")
@@ -209,11 +221,15 @@ class ReferenceDriver:
     def create_allocation(self, args: DXGKARG_CREATEALLOCATION) -> NTSTATUS:
         """``DxgkDdiCreateAllocation``: all or nothing."""
         if args.NumAllocations != len(args.pAllocationInfo):
-            raise DriverContractError("NumAllocations", args.NumAllocations, f"pAllocationInfo holds {len(args.pAllocationInfo)}")
+            raise DriverContractError(
+                "NumAllocations", args.NumAllocations, f"pAllocationInfo holds {len(args.pAllocationInfo)}"
+            )
         descs = []
         for i, info in enumerate(args.pAllocationInfo):
             if info.PrivateDriverDataSize != len(info.pPrivateDriverData):
-                raise DriverContractError(f"pAllocationInfo[{i}].PrivateDriverDataSize", info.PrivateDriverDataSize, "must match the data")
+                raise DriverContractError(
+                    f"pAllocationInfo[{i}].PrivateDriverDataSize", info.PrivateDriverDataSize, "must match the data"
+                )
             descs.append(AllocationDesc.decode(info.pPrivateDriverData))
         created = []
         try:
@@ -226,7 +242,10 @@ class ReferenceDriver:
         seg = self.segments
         for allocation, info in zip(created, args.pAllocationInfo, strict=True):
             describe(
-                allocation, info, cpu_segment=seg.segments[0].segment_id, local_segment=seg.segments[1].segment_id,
+                allocation,
+                info,
+                cpu_segment=seg.segments[0].segment_id,
+                local_segment=seg.segments[1].segment_id,
                 aperture_segment=seg.aperture.segment_id,
             )
         return NTSTATUS.STATUS_SUCCESS
@@ -246,7 +265,10 @@ class ReferenceDriver:
         builder = BUILDERS.get(args.Operation)
         if builder is None:
             raise DriverContractError(
-                "Operation", int(args.Operation), "operations 18-25 are not modelled (design D2)", NTSTATUS.STATUS_NOT_SUPPORTED
+                "Operation",
+                int(args.Operation),
+                "operations 18-25 are not modelled (design D2)",
+                NTSTATUS.STATUS_NOT_SUPPORTED,
             )
         return builder(self.state, args)
 
@@ -257,11 +279,17 @@ class ReferenceDriver:
             raise DriverContractError("hContext", args.hContext, "is not a context of this driver")
         start, end = args.DmaBufferSubmissionStartOffset, args.DmaBufferSubmissionEndOffset
         if not 0 <= start <= end <= args.DmaBufferSize:
-            raise DriverContractError("DmaBufferSubmissionEndOffset", end, f"[{start}, {end}) must lie in the {args.DmaBufferSize}-byte buffer")
+            raise DriverContractError(
+                "DmaBufferSubmissionEndOffset",
+                end,
+                f"[{start}, {end}) must lie in the {args.DmaBufferSize}-byte buffer",
+            )
         if args.DmaBufferSegmentId == 0:
             address = hw_address(Space.SYSTEM, args.DmaBufferPhysicalAddress + start)
         else:
-            address = self.segments.address(args.DmaBufferSegmentId, args.DmaBufferPhysicalAddress + start, end - start, "DmaBuffer")
+            address = self.segments.address(
+                args.DmaBufferSegmentId, args.DmaBufferPhysicalAddress + start, end - start, "DmaBuffer"
+            )
         self.gpu.engines[engine].submit(Submission(address, end - start, args.SubmissionFenceId))
         return NTSTATUS.STATUS_SUCCESS
 
@@ -292,7 +320,9 @@ class ReferenceDriver:
             return NTSTATUS.STATUS_SUCCESS
         level_index = args.PrivateDriverData
         if not 0 <= level_index < len(allocation.levels):
-            raise DriverContractError("PrivateDriverData", level_index, f"names a MIP level, 0..{len(allocation.levels) - 1}")
+            raise DriverContractError(
+                "PrivateDriverData", level_index, f"names a MIP level, 0..{len(allocation.levels) - 1}"
+            )
         key = (args.RangeId, args.PrivateDriverData)
         if key in allocation.swizzling_ranges:
             return NTSTATUS.STATUS_SUCCESS
@@ -350,7 +380,9 @@ class ReferenceDriver:
         if fault.kind == FaultKind.BUS_ERROR:
             return DXGKARGCB_NOTIFY_INTERRUPT_DATA(
                 InterruptType=DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_FAULTED,
-                DmaFaulted=DXGK_DMA_FAULTED(FaultedFenceId=fault.fence, Status=NTSTATUS.STATUS_UNSUCCESSFUL, NodeOrdinal=fault.engine),
+                DmaFaulted=DXGK_DMA_FAULTED(
+                    FaultedFenceId=fault.fence, Status=NTSTATUS.STATUS_UNSUCCESSFUL, NodeOrdinal=fault.engine
+                ),
             )
         flags = DXGK_PAGE_FAULT_FLAGS(0)
         if fault.access == AccessKind.WRITE:

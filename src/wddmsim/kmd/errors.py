@@ -8,5 +8,7 @@ from wddmsim.ddi.status import NTSTATUS, InvalidArgument
 class DriverContractError(InvalidArgument):
     """The caller broke the DDI contract (a bugcheck on Windows); nothing was written."""
 
-    def __init__(self, argument: str, value: object, rule: str, status: NTSTATUS = NTSTATUS.STATUS_INVALID_PARAMETER) -> None:
+    def __init__(
+        self, argument: str, value: object, rule: str, status: NTSTATUS = NTSTATUS.STATUS_INVALID_PARAMETER
+    ) -> None:
         super().__init__(argument, value, rule, status)

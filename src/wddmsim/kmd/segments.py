@@ -67,7 +67,9 @@ class SegmentMap:
     def __init__(self, gpu: GpuConfig, *, use_64k_pages: bool = False) -> None:
         usable = gpu.aperture_table_offset
         self.segments = (
-            DriverSegment(1, "local (CPU-visible)", SegmentKind.MEMORY, 0, gpu.bar_size, gpu.bar_bus_base, True, use_64k_pages),
+            DriverSegment(
+                1, "local (CPU-visible)", SegmentKind.MEMORY, 0, gpu.bar_size, gpu.bar_bus_base, True, use_64k_pages
+            ),
             DriverSegment(2, "local", SegmentKind.MEMORY, gpu.bar_size, usable - gpu.bar_size, 0, False, use_64k_pages),
             DriverSegment(3, "aperture", SegmentKind.APERTURE, gpu.aperture_base, gpu.aperture_size),
         )
@@ -76,7 +78,9 @@ class SegmentMap:
 
     def get(self, segment_id: int, argument: str) -> DriverSegment:
         if not 1 <= segment_id <= len(self.segments):
-            raise DriverContractError(argument, segment_id, f"no such segment (the driver reports 1..{len(self.segments)})")
+            raise DriverContractError(
+                argument, segment_id, f"no such segment (the driver reports 1..{len(self.segments)})"
+            )
         return self.segments[segment_id - 1]
 
     def memory_segment(self, segment_id: int, argument: str) -> DriverSegment:
@@ -98,7 +102,8 @@ class SegmentMap:
             raise DriverContractError(
                 f"{argument}.SegmentAddress",
                 segment_address,
-                f"{size:#x} bytes from it leave segment {segment_id} [{segment.base:#x}, {segment.base + segment.size:#x})",
+                f"{size:#x} bytes from it leave segment {segment_id} "
+                f"[{segment.base:#x}, {segment.base + segment.size:#x})",
             )
         return hw_address(Space.GPU_PHYS, segment_address)
 

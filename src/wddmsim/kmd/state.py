@@ -24,7 +24,9 @@ class DriverState:
     def wddm2(self) -> bool:
         return self.config.model == DriverModel.WDDM2
 
-    def program_detile_window(self, allocation: KmdAllocation, key: tuple[int, int], index: int, window: DetileWindow) -> None:
+    def program_detile_window(
+        self, allocation: KmdAllocation, key: tuple[int, int], index: int, window: DetileWindow
+    ) -> None:
         """MMIO: give ``allocation``'s swizzling range ``key`` detiling register ``index``."""
         self.gpu.bar.program_window(index, window)
         allocation.swizzling_ranges[key] = index

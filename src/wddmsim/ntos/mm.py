@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Final, final
 
 import numpy as np
+import numpy.typing as npt
 
 from wddmsim.core.addresses import CpuVa
 from wddmsim.core.pointer import CpuMapping
@@ -29,9 +30,8 @@ class MemoryManager:
         self.ram = ram
         self.frames = FrameAllocator(RESERVED_FRAMES, ram.page_count - RESERVED_FRAMES)
         self._next_va = KERNEL_VA_BASE
-        self._contiguous: set[int] = set()
 
-    def _zero(self, pfns: np.ndarray) -> None:  # type: ignore[type-arg]
+    def _zero(self, pfns: npt.NDArray[np.uint64]) -> None:
         for start, length in _byte_runs(pfns):
             self.ram.decommit(start, length)
 
@@ -51,7 +51,6 @@ class MemoryManager:
         first = self.frames.allocate_contiguous(pages)
         pfns = np.arange(first, first + pages, dtype=np.uint64)
         self._zero(pfns)
-        self._contiguous.add(first)
         start = first << PAGE_SHIFT
         mapping = CpuMapping(self._map_va(pages), self.ram.data[start : start + pages * PAGE_SIZE])
         return MDL(pfns, byte_count), mapping
@@ -62,7 +61,6 @@ class MemoryManager:
         return CpuVa(va)
 
     def free_pages(self, mdl: MDL) -> None:
-        self._contiguous.discard(int(mdl.pfns[0]) if mdl.page_count else -1)
         self.frames.free(mdl.pfns)
 
     def read(self, mdl: MDL, offset: int, size: int) -> bytes:
@@ -86,12 +84,14 @@ class MemoryManager:
         return self.frames.free_frames * PAGE_SIZE
 
 
-def _byte_runs(pfns: np.ndarray) -> list[tuple[int, int]]:  # type: ignore[type-arg]
+def _byte_runs(pfns: npt.NDArray[np.uint64]) -> list[tuple[int, int]]:
     p = pfns.astype(np.int64)
     breaks = np.flatnonzero(np.diff(p) != 1) + 1
     starts = np.concatenate(([0], breaks))
     counts = np.diff(np.concatenate((starts, [p.shape[0]])))
-    return [(int(s) << PAGE_SHIFT, int(c) << PAGE_SHIFT) for s, c in zip(p[starts].tolist(), counts.tolist(), strict=True)]
+    return [
+        (int(s) << PAGE_SHIFT, int(c) << PAGE_SHIFT) for s, c in zip(p[starts].tolist(), counts.tolist(), strict=True)
+    ]
 
 
 def _mdl_runs(mdl: MDL, offset: int, size: int) -> list[tuple[int, int]]:

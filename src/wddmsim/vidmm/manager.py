@@ -37,7 +37,12 @@ class VidMmConfig:
 @final
 class VideoMemoryManager:
     def __init__(
-        self, driver: KernelModeDriver, mm: SystemMemoryServices, clock: Clock, events: EventLog, config: VidMmConfig | None = None
+        self,
+        driver: KernelModeDriver,
+        mm: SystemMemoryServices,
+        clock: Clock,
+        events: EventLog,
+        config: VidMmConfig | None = None,
     ) -> None:
         self.config = config or VidMmConfig()
         self.driver = driver
@@ -55,7 +60,12 @@ class VideoMemoryManager:
             mm, size=self.paging_buffer_size, private_size=self.private_data_size, count=self.config.paging_buffers
         )
         self.paging = PagingStream(
-            driver, self.scheduler, self.pool, self.reset, events, context=HANDLE(self.config.paging_context),
+            driver,
+            self.scheduler,
+            self.pool,
+            self.reset,
+            events,
+            context=HANDLE(self.config.paging_context),
             node=self.caps.PagingNode,
         )
 
@@ -68,15 +78,21 @@ class VideoMemoryManager:
 
     def _query_segments(self) -> tuple[list[DXGK_SEGMENTDESCRIPTOR4], int, int]:
         """The two-call protocol: first ``NbSegment`` only, then the descriptors."""
-        out = DXGK_QUERYSEGMENTOUT4()
         kind = DXGK_QUERYADAPTERINFOTYPE.DXGKQAITYPE_QUERYSEGMENT4
-        self.driver.query_adapter_info(DXGKARG_QUERYADAPTERINFO(Type=kind, pInputData=DXGK_QUERYSEGMENTIN4(), pOutputData=out))
-        if out.NbSegment <= 0 or out.pSegmentDescriptor is not None:
+        count = DXGK_QUERYSEGMENTOUT4()
+        self.driver.query_adapter_info(
+            DXGKARG_QUERYADAPTERINFO(Type=kind, pInputData=DXGK_QUERYSEGMENTIN4(), pOutputData=count)
+        )
+        if count.NbSegment <= 0 or count.pSegmentDescriptor is not None:
             raise TypeError("the first QUERYSEGMENT4 call must report NbSegment only")
-        self.driver.query_adapter_info(DXGKARG_QUERYADAPTERINFO(Type=kind, pInputData=DXGK_QUERYSEGMENTIN4(), pOutputData=out))
-        if out.pSegmentDescriptor is None or len(out.pSegmentDescriptor) != out.NbSegment:
+        out = DXGK_QUERYSEGMENTOUT4(NbSegment=count.NbSegment)
+        self.driver.query_adapter_info(
+            DXGKARG_QUERYADAPTERINFO(Type=kind, pInputData=DXGK_QUERYSEGMENTIN4(), pOutputData=out)
+        )
+        descriptors = out.pSegmentDescriptor
+        if descriptors is None or len(descriptors) != out.NbSegment:
             raise TypeError("the second QUERYSEGMENT4 call must fill NbSegment descriptors")
-        return list(out.pSegmentDescriptor), out.PagingBufferSize, out.PagingBufferPrivateDataSize
+        return list(descriptors), out.PagingBufferSize, out.PagingBufferPrivateDataSize
 
     def segment(self, segment_id: int) -> DXGK_SEGMENTDESCRIPTOR4:
         if not 1 <= segment_id <= len(self.segments):

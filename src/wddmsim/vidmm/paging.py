@@ -20,9 +20,11 @@ buffer (a driver that cannot fit anything in an empty buffer would loop for ever
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import NoReturn, final
 
 from wddmsim.core.events import EventLog
+from wddmsim.core.pointer import CpuPointer
 from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.driver import KernelModeDriver
 from wddmsim.ddi.flags import DXGK_DISCARDCONTENTFLAGS
@@ -39,7 +41,11 @@ from wddmsim.vidmm.paging_buffer import PagingBuffer, PagingBufferPool
 from wddmsim.vidmm.reset import ResetPath
 from wddmsim.vidmm.scheduler import GpuHung, GpuScheduler
 
-_BUSY_CAPABLE = (DXGK_BUILDPAGINGBUFFER_TRANSFER, DXGK_BUILDPAGINGBUFFER_DISCARDCONTENT, DXGK_BUILDPAGINGBUFFER_SPECIALLOCKTRANSFER)
+_BUSY_CAPABLE = (
+    DXGK_BUILDPAGINGBUFFER_TRANSFER,
+    DXGK_BUILDPAGINGBUFFER_DISCARDCONTENT,
+    DXGK_BUILDPAGINGBUFFER_SPECIALLOCKTRANSFER,
+)
 
 
 class DriverContractBreach(Exception):
@@ -74,6 +80,8 @@ class PagingStream:
         self.passes = 0
         self.submissions = 0
         self.last_fence = 0
+        self.capture: Callable[[PagingBufferSubmitted, bytes], None] | None = None
+        """Optional observer of every submission and its bytes (disassembly, reports); it must not mutate."""
 
     # --- buffers ------------------------------------------------------------------------------------------
 
@@ -96,14 +104,24 @@ class PagingStream:
         if buffer.used == buffer.submitted:
             return None
         fence = self.scheduler.submit(
-            self.context, self.node, address=buffer.physical_address, size=buffer.size, start=buffer.submitted, end=buffer.used
+            self.context,
+            self.node,
+            address=buffer.physical_address,
+            size=buffer.size,
+            start=buffer.submitted,
+            end=buffer.used,
         )
-        self.events.emit(
-            PagingBufferSubmitted(
-                time=self.scheduler.clock.now, node=self.node, fence=fence, start=buffer.submitted, end=buffer.used,
-                operations=self._ops_in_current,
-            )
+        event = PagingBufferSubmitted(
+            time=self.scheduler.clock.now,
+            node=self.node,
+            fence=fence,
+            start=buffer.submitted,
+            end=buffer.used,
+            operations=self._ops_in_current,
         )
+        self.events.emit(event)
+        if self.capture is not None:
+            self.capture(event, bytes(buffer.mapping.view[buffer.submitted : buffer.used]))
         buffer.submitted = buffer.used
         buffer.fence = fence
         self.submissions += 1
@@ -157,8 +175,9 @@ class PagingStream:
             if status == NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER:
                 if progress == 0 and buffer.used == 0:
                     self._fatal(
-                        f"{args.Operation.name}: STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER on an empty {buffer.size}-byte "
-                        "paging buffer -- the driver cannot fit a single packet, so the operation can never make progress"
+                        f"{args.Operation.name}: STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER on an empty "
+                        f"{buffer.size}-byte paging buffer -- the driver cannot fit a single packet, "
+                        "so the operation can never make progress"
                     )
                 self._submit(buffer)
                 buffer = self.current = self._fresh_buffer()
@@ -168,10 +187,14 @@ class PagingStream:
                 continue
             # STATUS_GRAPHICS_ALLOCATION_BUSY
             if not isinstance(args.payload, _BUSY_CAPABLE):
-                self._fatal(f"{args.Operation.name}: STATUS_GRAPHICS_ALLOCATION_BUSY is legal only for Transfer, "
-                            "DiscardContent and SpecialLockTransfer")
+                self._fatal(
+                    f"{args.Operation.name}: STATUS_GRAPHICS_ALLOCATION_BUSY is legal only for Transfer, "
+                    "DiscardContent and SpecialLockTransfer"
+                )
             if idle_retry:
-                self._fatal(f"{args.Operation.name}: STATUS_GRAPHICS_ALLOCATION_BUSY again with Flags.AllocationIsIdle set")
+                self._fatal(
+                    f"{args.Operation.name}: STATUS_GRAPHICS_ALLOCATION_BUSY again with Flags.AllocationIsIdle set"
+                )
             if args.MultipassOffset != 0 or progress:
                 self._fatal(f"{args.Operation.name}: STATUS_GRAPHICS_ALLOCATION_BUSY after writing or making progress")
             self._wait_allocation_idle()
@@ -199,6 +222,7 @@ class PagingStream:
     def _call(self, args: DXGKARG_BUILDPAGINGBUFFER, buffer: PagingBuffer) -> tuple[NTSTATUS, int]:
         """One driver call, checked; returns the status and the bytes the driver wrote."""
         before = args.pDmaBuffer
+        assert before is not None
         offset_before = args.MultipassOffset
         size_before = args.DmaSize
         self.calls += 1
@@ -212,16 +236,23 @@ class PagingStream:
             self._fatal(f"{args.Operation.name}: {breach}")
         status = NTSTATUS(raw)
         buffer.used += written
-        self.events.emit(
-            BuildPagingBuffer(
-                time=self.scheduler.clock.now, operation=args.Operation.name, status=status.name,
-                multipass_offset=args.MultipassOffset, bytes_written=written, buffer_offset=buffer.used - written,
+        if self.events.enabled:
+            self.events.emit(
+                BuildPagingBuffer(
+                    time=self.scheduler.clock.now,
+                    operation=args.Operation.name,
+                    status=status.name,
+                    multipass_offset=args.MultipassOffset,
+                    bytes_written=written,
+                    buffer_offset=buffer.used - written,
+                )
             )
-        )
         progress = written + (args.MultipassOffset != offset_before)
         return status, progress
 
-    def _check(self, args: DXGKARG_BUILDPAGINGBUFFER, buffer: PagingBuffer, raw: object, before: object, size_before: int) -> int:
+    def _check(
+        self, args: DXGKARG_BUILDPAGINGBUFFER, buffer: PagingBuffer, raw: object, before: CpuPointer, size_before: int
+    ) -> int:
         if not isinstance(raw, int) or raw not in BUILD_PAGING_BUFFER_STATUSES:
             shown = status_name(raw) if isinstance(raw, int) else repr(raw)
             raise DriverContractBreach(
@@ -231,7 +262,6 @@ class PagingStream:
         pointer = args.pDmaBuffer
         if pointer is None or pointer.mapping is not buffer.mapping:
             raise DriverContractBreach("pDmaBuffer no longer points into the paging buffer")
-        assert before is not None and hasattr(before, "offset")
         written = pointer.offset - before.offset
         if written < 0 or pointer.offset > buffer.size:
             raise DriverContractBreach(
@@ -239,22 +269,30 @@ class PagingStream:
             )
         if not buffer.guard_intact():
             raise DriverContractBreach(
-                f"the driver wrote past DmaSize ({size_before:#x} bytes at offset {before.offset:#x}) into the guard page"
+                f"the driver wrote past DmaSize ({size_before:#x} bytes at offset {before.offset:#x}) "
+                "into the guard page"
             )
         if args.DmaSize != size_before - written:
             raise DriverContractBreach(
                 f"DmaSize={args.DmaSize:#x} after advancing pDmaBuffer by {written:#x} from DmaSize={size_before:#x}"
             )
-        return written
+        return int(written)
 
     def _fatal(self, reason: str) -> NoReturn:
         self.current = None
         self.reset.trigger(reason)
 
     def _account(self, args: DXGKARG_BUILDPAGINGBUFFER, payload: PagingPayload, passes: int) -> None:
-        size = int(getattr(payload, "TransferSize", 0) or getattr(payload, "FillSize", 0)
-                   or getattr(payload, "TransferSizeInBytes", 0) or getattr(payload, "FillSizeInBytes", 0)
-                   or 4096 * int(getattr(payload, "NumberOfPages", 0)) or 8 * int(getattr(payload, "NumPageTableEntries", 0)))
+        if not self.events.enabled:
+            return
+        size = int(
+            getattr(payload, "TransferSize", 0)
+            or getattr(payload, "FillSize", 0)
+            or getattr(payload, "TransferSizeInBytes", 0)
+            or getattr(payload, "FillSizeInBytes", 0)
+            or 4096 * int(getattr(payload, "NumberOfPages", 0))
+            or 8 * int(getattr(payload, "NumPageTableEntries", 0))
+        )
         source = getattr(payload, "Source", None)
         destination = getattr(payload, "Destination", None)
         self.events.emit(

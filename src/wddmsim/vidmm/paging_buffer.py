@@ -23,7 +23,7 @@ CANARY: Final = bytes([0xA5, 0x5A, 0xC3, 0x3C]) * (GUARD_SIZE // 4)
 class PagingBuffer:
     """One paging buffer: ``size`` usable bytes, the bytes ``used`` so far, and the fence of its last use."""
 
-    __slots__ = ("mapping", "mdl", "private", "private_mdl", "size", "submitted", "used", "fence")
+    __slots__ = ("fence", "mapping", "mdl", "private", "private_mdl", "size", "submitted", "used")
 
     def __init__(self, mm: SystemMemoryServices, size: int, private_size: int) -> None:
         self.size = size
@@ -49,7 +49,7 @@ class PagingBuffer:
         return self.size - self.used
 
     def guard_intact(self) -> bool:
-        return self.mapping.view[self.size : self.size + GUARD_SIZE] == CANARY
+        return self.mapping.data[self.size : self.size + GUARD_SIZE].tobytes() == CANARY
 
     def private_pointer(self) -> CpuPointer:
         return self.private.pointer(0)

@@ -20,6 +20,9 @@ from wddmsim.ddi.submit import DXGK_INTERRUPT_TYPE, DXGKARG_SUBMITCOMMAND, DXGKA
 from wddmsim.vidmm.events import GpuFaultReported
 
 
+_PAGING = DXGK_SUBMITCOMMANDFLAGS(Paging=True)
+
+
 class GpuHung(Exception):
     """A wait cannot complete: the GPU faulted or ran out of work before the fence (the TDR trigger)."""
 
@@ -50,7 +53,10 @@ class GpuScheduler:
             node = self.nodes[data.DmaCompleted.NodeOrdinal]
             node.completed = max(node.completed, data.DmaCompleted.SubmissionFenceId)
             return
-        if kind in (DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_PAGE_FAULTED, DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_FAULTED):
+        if kind in (
+            DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_PAGE_FAULTED,
+            DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_FAULTED,
+        ):
             self.fault = data
             page = data.DmaPageFaulted
             fence = page.FaultedFenceId if page else (data.DmaFaulted.FaultedFenceId if data.DmaFaulted else 0)
@@ -75,7 +81,7 @@ class GpuScheduler:
                 DmaBufferSubmissionStartOffset=start,
                 DmaBufferSubmissionEndOffset=end,
                 SubmissionFenceId=fence,
-                Flags=DXGK_SUBMITCOMMANDFLAGS(Paging=True),
+                Flags=_PAGING,
                 NodeOrdinal=node,
             )
         )

@@ -1,4 +1,4 @@
-"""``DXGK_OPERATION_MAP_APERTURE_SEGMENT`` (5), ``..._UNMAP_APERTURE_SEGMENT`` (6) and ``..._MAP_APERTURE_SEGMENT2`` (17).
+"""``DXGK_OPERATION_MAP_APERTURE_SEGMENT`` (5), ``UNMAP_APERTURE_SEGMENT`` (6), ``MAP_APERTURE_SEGMENT2`` (17).
 
 Mapping writes aperture-table entries with WRITE_QWORDS packets, in paging-buffer order, so a mapping takes
 effect exactly where VidMm placed it in the stream and never disturbs other ranges in use.  ``MultipassOffset``
@@ -41,7 +41,9 @@ def _check_range(state: DriverState, name: str, segment_id: int, offset: int, co
     segment = state.segments.aperture_segment(segment_id, f"{name}.SegmentId")
     pages = segment.size >> PAGE_SHIFT
     if offset < 0 or count < 0 or offset + count > pages:
-        raise DriverContractError(f"{name}.OffsetInPages", offset, f"{count} page(s) from it leave the aperture's {pages}")
+        raise DriverContractError(
+            f"{name}.OffsetInPages", offset, f"{count} page(s) from it leave the aperture's {pages}"
+        )
 
 
 def _map_pages(
@@ -56,7 +58,9 @@ def _map_pages(
             return 0
         n = min(count - done, room)
         entries = (pfns_at(done, n) << _PFN_SHIFT) | _VALID | snoop
-        writer.pos += cmd.encode_write_qwords_into(writer.buf, writer.pos, _table_word(state, first_page + done), n, entries)
+        writer.pos += cmd.encode_write_qwords_into(
+            writer.buf, writer.pos, _table_word(state, first_page + done), n, entries
+        )
         return n
 
     return multipass(args, writer, count, emit)
@@ -66,37 +70,58 @@ def build_map_aperture_segment(state: DriverState, args: DXGKARG_BUILDPAGINGBUFF
     """``DxgkDdiBuildPagingBuffer`` for ``DXGK_OPERATION_MAP_APERTURE_SEGMENT``."""
     p = args.MapApertureSegment
     if state.config.map_aperture2:
-        raise DriverContractError("Operation", int(p.OPERATION), "a driver that opted into MapApertureSegment2 no longer receives op 5")
-    _check_common(state, "MapApertureSegment", p.SegmentId, p.OffsetInPages, p.NumberOfPages, p.hAllocation, p.Flags.Value)
+        raise DriverContractError(
+            "Operation", int(p.OPERATION), "a driver that opted into MapApertureSegment2 no longer receives op 5"
+        )
+    _check_common(
+        state, "MapApertureSegment", p.SegmentId, p.OffsetInPages, p.NumberOfPages, p.hAllocation, p.Flags.Value
+    )
     if p.MdlOffset < 0 or p.MdlOffset + p.NumberOfPages > p.pMdl.page_count:
         raise DriverContractError(
-            "MapApertureSegment.MdlOffset", p.MdlOffset, f"{p.NumberOfPages} page(s) from it leave the MDL's {p.pMdl.page_count}"
+            "MapApertureSegment.MdlOffset",
+            p.MdlOffset,
+            f"{p.NumberOfPages} page(s) from it leave the MDL's {p.pMdl.page_count}",
         )
     pfns = p.pMdl.pfns
     base = p.MdlOffset
-    return _map_pages(state, args, p.OffsetInPages, lambda d, n: pfns[base + d : base + d + n], p.NumberOfPages, p.Flags.CacheCoherent)
+    return _map_pages(
+        state, args, p.OffsetInPages, lambda d, n: pfns[base + d : base + d + n], p.NumberOfPages, p.Flags.CacheCoherent
+    )
 
 
 def build_map_aperture_segment2(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
     """``DxgkDdiBuildPagingBuffer`` for ``DXGK_OPERATION_MAP_APERTURE_SEGMENT2`` (contiguous or page-array ADL)."""
     p = args.MapApertureSegment2
     if not state.config.map_aperture2:
-        raise DriverContractError("Operation", int(p.OPERATION), "MapApertureSegment2 needs DXGK_VIDMMCAPS.MapAperture2Supported")
-    _check_common(state, "MapApertureSegment2", p.SegmentId, p.OffsetInPages, p.NumberOfPages, p.hAllocation, p.Flags.Value)
+        raise DriverContractError(
+            "Operation", int(p.OPERATION), "MapApertureSegment2 needs DXGK_VIDMMCAPS.MapAperture2Supported"
+        )
+    _check_common(
+        state, "MapApertureSegment2", p.SegmentId, p.OffsetInPages, p.NumberOfPages, p.hAllocation, p.Flags.Value
+    )
     if p.AdlOffset < 0 or p.AdlOffset + p.NumberOfPages > p.Adl.PageCount:
         raise DriverContractError(
-            "MapApertureSegment2.AdlOffset", p.AdlOffset, f"{p.NumberOfPages} page(s) from it leave the ADL's {p.Adl.PageCount}"
+            "MapApertureSegment2.AdlOffset",
+            p.AdlOffset,
+            f"{p.NumberOfPages} page(s) from it leave the ADL's {p.Adl.PageCount}",
         )
     if p.CpuVisibleAddress is not None:
         allocation = state.allocations.get(p.hAllocation, "MapApertureSegment2.hAllocation") if p.hAllocation else None
         if allocation is None:
-            raise DriverContractError("MapApertureSegment2.CpuVisibleAddress", p.CpuVisibleAddress.address,
-                                      "is only given for allocations created with MapApertureCpuVisible")
+            raise DriverContractError(
+                "MapApertureSegment2.CpuVisibleAddress",
+                p.CpuVisibleAddress.address,
+                "is only given for allocations created with MapApertureCpuVisible",
+            )
     adl, base = p.Adl, p.AdlOffset
-    return _map_pages(state, args, p.OffsetInPages, lambda d, n: adl.page_numbers(base + d, n), p.NumberOfPages, p.Flags.CacheCoherent)
+    return _map_pages(
+        state, args, p.OffsetInPages, lambda d, n: adl.page_numbers(base + d, n), p.NumberOfPages, p.Flags.CacheCoherent
+    )
 
 
-def _check_common(state: DriverState, name: str, segment_id: int, offset: int, count: int, handle: int, flags: int) -> None:
+def _check_common(
+    state: DriverState, name: str, segment_id: int, offset: int, count: int, handle: int, flags: int
+) -> None:
     _check_range(state, name, segment_id, offset, count)
     if handle:
         state.allocations.get(handle, f"{name}.hAllocation")

@@ -77,11 +77,15 @@ def build_update_context_allocation(state: DriverState, args: DXGKARG_BUILDPAGIN
     data = p.pDriverPrivateData
     if p.DriverPrivateDataSize != len(data) or len(data) % 8:
         raise DriverContractError(
-            "UpdateContextAllocation.DriverPrivateDataSize", p.DriverPrivateDataSize, "must equal the data's length, a multiple of 8"
+            "UpdateContextAllocation.DriverPrivateDataSize",
+            p.DriverPrivateDataSize,
+            "must equal the data's length, a multiple of 8",
         )
     if CONTEXT_HEADER_SIZE + len(data) > p.ContextAllocationSize or p.ContextAllocation % 8:
         raise DriverContractError(
-            "UpdateContextAllocation.ContextAllocationSize", p.ContextAllocationSize, "the state must fit after the 64-byte header"
+            "UpdateContextAllocation.ContextAllocationSize",
+            p.ContextAllocationSize,
+            "the state must fit after the 64-byte header",
         )
     words = np.frombuffer(data, dtype="<u8")
     writer = DmaWriter(args)
@@ -94,7 +98,9 @@ def build_update_context_allocation(state: DriverState, args: DXGKARG_BUILDPAGIN
             return 0
         n = min(total - done, room)
         word = hw_address(Space.GPU_VA, base + 8 * done)
-        writer.pos += cmd.encode_write_qwords_into(writer.buf, writer.pos, word, n, words[done : done + n].astype(np.uint64))
+        writer.pos += cmd.encode_write_qwords_into(
+            writer.buf, writer.pos, word, n, words[done : done + n].astype(np.uint64)
+        )
         return n
 
     return multipass(args, writer, total, emit)

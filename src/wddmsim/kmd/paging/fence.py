@@ -18,7 +18,9 @@ def build_signal_monitored_fence(state: DriverState, args: DXGKARG_BUILDPAGINGBU
     if not state.wddm2:
         raise DriverContractError("Operation", int(p.OPERATION), "SignalMonitoredFence is a WDDM 2.2 operation")
     if p.MonitoredFenceGpuVa % 8 or not 0 < p.MonitoredFenceGpuVa < 1 << 60:
-        raise DriverContractError("SignalMonitoredFence.MonitoredFenceGpuVa", p.MonitoredFenceGpuVa, "must be a non-null 8-byte-aligned VA")
+        raise DriverContractError(
+            "SignalMonitoredFence.MonitoredFenceGpuVa", p.MonitoredFenceGpuVa, "must be a non-null 8-byte-aligned VA"
+        )
     if not 0 <= p.MonitoredFenceValue <= U64_MAX:
         raise DriverContractError("SignalMonitoredFence.MonitoredFenceValue", p.MonitoredFenceValue, "is a UINT64")
     return single_packet(args, cmd.Signal(hw_address(Space.GPU_VA, p.MonitoredFenceGpuVa), p.MonitoredFenceValue))

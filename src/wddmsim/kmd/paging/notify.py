@@ -56,8 +56,11 @@ def build_notify_residency(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER) 
         note = cmd.Note(NoteKind.RESIDENT, (address.SegmentId << 56) | address.SegmentOffset, p.hAllocation)
     else:
         if address.SegmentId or address.SegmentOffset:
-            raise DriverContractError("NotifyResidency.PhysicalAddress", (address.SegmentId, address.SegmentOffset),
-                                      "an eviction notification carries the invalid address (0, 0)")
+            raise DriverContractError(
+                "NotifyResidency.PhysicalAddress",
+                (address.SegmentId, address.SegmentOffset),
+                "an eviction notification carries the invalid address (0, 0)",
+            )
         note = cmd.Note(NoteKind.EVICTED, 0, p.hAllocation)
     status = single_packet(args, note)
     if status == NTSTATUS.STATUS_SUCCESS:

@@ -46,15 +46,21 @@ def build_update_page_table(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER)
     if p.Reserved0:
         raise DriverContractError("UpdatePageTable.Reserved0", p.Reserved0, "must be zero")
     if not 0 <= p.PageTableLevel < layout.levels:
-        raise DriverContractError("UpdatePageTable.PageTableLevel", p.PageTableLevel, f"levels are 0..{layout.levels - 1}")
+        raise DriverContractError(
+            "UpdatePageTable.PageTableLevel", p.PageTableLevel, f"levels are 0..{layout.levels - 1}"
+        )
     entries_in_table = layout.entries(p.PageTableLevel)
     if p.NumPageTableEntries < 0 or p.StartIndex < 0 or p.StartIndex + p.NumPageTableEntries > entries_in_table:
         raise DriverContractError(
-            "UpdatePageTable.StartIndex", p.StartIndex, f"{p.NumPageTableEntries} entries from it leave the {entries_in_table}-entry table"
+            "UpdatePageTable.StartIndex",
+            p.StartIndex,
+            f"{p.NumPageTableEntries} entries from it leave the {entries_in_table}-entry table",
         )
     source_count = 1 if p.Flags.Repeat else p.NumPageTableEntries
     if p.pPageTableEntries.shape[0] < source_count:
-        raise DriverContractError("UpdatePageTable.pPageTableEntries", p.pPageTableEntries.shape[0], f"needs {source_count} entries")
+        raise DriverContractError(
+            "UpdatePageTable.pPageTableEntries", p.pPageTableEntries.shape[0], f"needs {source_count} entries"
+        )
     protection = p.DriverProtection if p.PageTableLevel == 0 else 0
     if p.UpdateMode == Mode.DXGK_PAGETABLEUPDATE_CPU_VIRTUAL:
         return _update_by_cpu(state, args, protection)
@@ -73,7 +79,9 @@ def build_update_page_table(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER)
             if writer.room < cmd.write_qwords_length(1):
                 return 0
             n = p.NumPageTableEntries - done
-            writer.pos += cmd.encode_write_qwords_into(writer.buf, writer.pos, base + first + PTE_SIZE * done, n, word, repeat=True)
+            writer.pos += cmd.encode_write_qwords_into(
+                writer.buf, writer.pos, base + first + PTE_SIZE * done, n, word, repeat=True
+            )
             return n
 
         return multipass(args, writer, p.NumPageTableEntries, emit_repeat)
@@ -83,7 +91,9 @@ def build_update_page_table(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER)
         if room < 1:
             return 0
         n = min(p.NumPageTableEntries - done, room)
-        words = translate(p.pPageTableEntries[done : done + n], state.segments, level=p.PageTableLevel, driver_protection=protection)
+        words = translate(
+            p.pPageTableEntries[done : done + n], state.segments, level=p.PageTableLevel, driver_protection=protection
+        )
         writer.pos += cmd.encode_write_qwords_into(writer.buf, writer.pos, base + first + PTE_SIZE * done, n, words)
         return n
 
@@ -94,7 +104,9 @@ def _update_by_cpu(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER, protecti
     p = args.UpdatePageTable
     pointer = p.PageTableAddress.CpuVirtual
     if pointer is None:
-        raise DriverContractError("UpdatePageTable.PageTableAddress.CpuVirtual", None, "CPU_VIRTUAL updates need the table's CPU VA")
+        raise DriverContractError(
+            "UpdatePageTable.PageTableAddress.CpuVirtual", None, "CPU_VIRTUAL updates need the table's CPU VA"
+        )
     source = p.pPageTableEntries[:1] if p.Flags.Repeat else p.pPageTableEntries[: p.NumPageTableEntries]
     words = translate(source, state.segments, level=p.PageTableLevel, driver_protection=protection)
     if p.Flags.Repeat:
@@ -111,7 +123,9 @@ def build_flush_tlb(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER) -> NTST
     if not state.wddm2:
         raise DriverContractError("Operation", int(p.OPERATION), "FlushTlb is a GpuMmu (WDDM 2.x) operation")
     if p.StartVirtualAddress > p.EndVirtualAddress:
-        raise DriverContractError("FlushTlb.StartVirtualAddress", p.StartVirtualAddress, "must not exceed EndVirtualAddress")
+        raise DriverContractError(
+            "FlushTlb.StartVirtualAddress", p.StartVirtualAddress, "must not exceed EndVirtualAddress"
+        )
     root = table_word(state, p.RootPageTableAddress, "FlushTlb.RootPageTableAddress")
     return single_packet(args, cmd.TlbInvalidate(root, p.StartVirtualAddress, p.EndVirtualAddress))
 
@@ -120,11 +134,16 @@ def build_copy_page_table_entries(state: DriverState, args: DXGKARG_BUILDPAGINGB
     """``DxgkDdiBuildPagingBuffer`` for ``DXGK_OPERATION_COPY_PAGE_TABLE_ENTRIES``: one COPY per range."""
     p = args.CopyPageTableEntries
     if not state.wddm2:
-        raise DriverContractError("Operation", int(p.OPERATION), "CopyPageTableEntries is a GpuMmu (WDDM 2.x) operation")
+        raise DriverContractError(
+            "Operation", int(p.OPERATION), "CopyPageTableEntries is a GpuMmu (WDDM 2.x) operation"
+        )
     if p.NumRanges != len(p.pRanges):
         raise DriverContractError("CopyPageTableEntries.NumRanges", p.NumRanges, f"pRanges holds {len(p.pRanges)}")
     for i, r in enumerate(p.pRanges):
-        for name, value in (("SrcPageTableAddress", r.SrcPageTableAddress), ("DstPageTableAddress", r.DstPageTableAddress)):
+        for name, value in (
+            ("SrcPageTableAddress", r.SrcPageTableAddress),
+            ("DstPageTableAddress", r.DstPageTableAddress),
+        ):
             if value % SIZE_64K:
                 raise DriverContractError(f"CopyPageTableEntries.pRanges[{i}].{name}", value, "must be 64 KB aligned")
     writer = DmaWriter(args)

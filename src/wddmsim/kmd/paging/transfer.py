@@ -64,7 +64,13 @@ def plan(allocation: KmdAllocation | None, offset: int, size: int, flags: DXGK_T
         if lo > cursor:
             pieces.append(Piece((cursor - offset) >> PAGE_SHIFT, (lo - offset) >> PAGE_SHIFT))
         pieces.append(
-            Piece((lo - offset) >> PAGE_SHIFT, (hi - offset) >> PAGE_SHIFT, transform, level.pitch, level.tile_row_size >> PAGE_SHIFT)
+            Piece(
+                (lo - offset) >> PAGE_SHIFT,
+                (hi - offset) >> PAGE_SHIFT,
+                transform,
+                level.pitch,
+                level.tile_row_size >> PAGE_SHIFT,
+            )
         )
         cursor = hi
     if cursor < end:
@@ -74,7 +80,9 @@ def plan(allocation: KmdAllocation | None, offset: int, size: int, flags: DXGK_T
 
 def _check(state: DriverState, p: Payload, name: str, mdl_offset: int) -> tuple[KmdAllocation | None, int]:
     if p.TransferOffset % PAGE_SIZE:
-        raise DriverContractError(f"{name}.TransferOffset", p.TransferOffset, "must be a multiple of 4 KiB (the first page)")
+        raise DriverContractError(
+            f"{name}.TransferOffset", p.TransferOffset, "must be a multiple of 4 KiB (the first page)"
+        )
     if p.TransferSize < 0:
         raise DriverContractError(f"{name}.TransferSize", p.TransferSize, "must not be negative")
     if p.Flags.Swizzle and p.Flags.Unswizzle:
@@ -89,15 +97,21 @@ def _check(state: DriverState, p: Payload, name: str, mdl_offset: int) -> tuple[
             if mdl is None:
                 raise DriverContractError(f"{name}.{side}.pMdl", None, "SegmentId 0 means an MDL describes this side")
             if mdl.ByteOffset:
-                raise DriverContractError(f"{name}.{side}.pMdl.ByteOffset", mdl.ByteOffset, "paging MDLs start on a page")
+                raise DriverContractError(
+                    f"{name}.{side}.pMdl.ByteOffset", mdl.ByteOffset, "paging MDLs start on a page"
+                )
             if mdl_offset < 0 or mdl_offset + pages > mdl.page_count:
                 raise DriverContractError(
                     f"{name}.MdlOffset", mdl_offset, f"{pages} page(s) from it leave the MDL's {mdl.page_count}"
                 )
         else:
-            state.segments.address(location.SegmentId, location.SegmentAddress + p.TransferOffset, p.TransferSize, f"{name}.{side}")
+            state.segments.address(
+                location.SegmentId, location.SegmentAddress + p.TransferOffset, p.TransferSize, f"{name}.{side}"
+            )
     if p.Source.SegmentId == 0 and p.Destination.SegmentId == 0:
-        raise DriverContractError(f"{name}.Destination.SegmentId", 0, "system memory to system memory is not a paging transfer")
+        raise DriverContractError(
+            f"{name}.Destination.SegmentId", 0, "system memory to system memory is not a paging transfer"
+        )
     return allocation, pages
 
 
@@ -112,7 +126,9 @@ def _transfer_state(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER, p: Payl
             )
         state.pending_transfer = p.hAllocation
     elif state.pending_transfer is None:
-        raise DriverContractError(f"{name}.Flags", p.Flags.Value, "a sub-transfer without TransferStart needs a pending transfer")
+        raise DriverContractError(
+            f"{name}.Flags", p.Flags.Value, "a sub-transfer without TransferStart needs a pending transfer"
+        )
 
 
 def build_transfer(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
@@ -124,11 +140,15 @@ def build_special_lock_transfer(state: DriverState, args: DXGKARG_BUILDPAGINGBUF
     """``DxgkDdiBuildPagingBuffer`` for ``DXGK_OPERATION_SPECIAL_LOCK_TRANSFER``: through the alternate VA's range."""
     p = args.SpecialLockTransfer
     if state.wddm2 or not state.config.use_alternate_va:
-        raise DriverContractError("Operation", int(p.OPERATION), "SpecialLockTransfer needs a WDDM 1.x driver with UseAlternateVA")
+        raise DriverContractError(
+            "Operation", int(p.OPERATION), "SpecialLockTransfer needs a WDDM 1.x driver with UseAlternateVA"
+        )
     allocation = state.allocations.get(p.hAllocation, "SpecialLockTransfer.hAllocation")
     key = (p.SwizzlingRangeId, p.SwizzlingRangeData)
     if allocation.holds_detile_window and key not in allocation.swizzling_ranges:
-        raise DriverContractError("SpecialLockTransfer.SwizzlingRangeId", p.SwizzlingRangeId, "is not this allocation's range")
+        raise DriverContractError(
+            "SpecialLockTransfer.SwizzlingRangeId", p.SwizzlingRangeId, "is not this allocation's range"
+        )
     return _build(state, args, p, "SpecialLockTransfer", 0)
 
 

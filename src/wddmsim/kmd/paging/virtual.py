@@ -20,7 +20,9 @@ from wddmsim.kmd.state import DriverState
 
 def _require_wddm2(state: DriverState, name: str) -> None:
     if not state.wddm2:
-        raise DriverContractError("Operation", name, "is a GpuMmu (WDDM 2.x) operation; this driver runs the segment model")
+        raise DriverContractError(
+            "Operation", name, "is a GpuMmu (WDDM 2.x) operation; this driver runs the segment model"
+        )
 
 
 def build_transfer_virtual(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
@@ -52,7 +54,9 @@ def build_fill_virtual(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER) -> N
     if p.hAllocation:
         state.allocations.get(p.hAllocation, "FillVirtual.hAllocation")
     if p.FillSizeInBytes < 0 or not 0 <= p.FillPattern <= 0xFFFFFFFF:
-        raise DriverContractError("FillVirtual.FillPattern", p.FillPattern, "is a 32-bit UINT; the size must not be negative")
+        raise DriverContractError(
+            "FillVirtual.FillPattern", p.FillPattern, "is a 32-bit UINT; the size must not be negative"
+        )
     writer = DmaWriter(args)
     total = pages_spanned(p.FillSizeInBytes)
     max_pages = state.config.max_copy_bytes >> PAGE_SHIFT

@@ -1,0 +1,202 @@
+"""The benchmarks of the foundation (issue "The foundation"), named as ``wddmsim bench`` prints them."""
+
+from __future__ import annotations
+
+import gc
+from typing import Any
+
+import numpy as np
+
+from wddmsim.bench.harness import Registry, best_of, result, rss_bytes
+from wddmsim.core.units import GiB, KiB, MiB, PAGE_SHIFT, PAGE_SIZE
+from wddmsim.ddi.flags import DXGK_TRANSFERFLAGS
+from wddmsim.ddi.memory import MDL
+from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_FILL, DXGK_BUILDPAGINGBUFFER_TRANSFER, DXGK_FILL_DESTINATION
+from wddmsim.ddi.paging import DXGK_TRANSFER_LOCATION as Loc
+from wddmsim.hw.gpu import GpuConfig
+from wddmsim.hw.memory import LocalMemory
+from wddmsim.scenarios.rig import PagingRig
+from wddmsim.system import SystemConfig
+
+REGISTRY = Registry()
+BOTH = DXGK_TRANSFERFLAGS(TransferStart=True, TransferEnd=True)
+LOCAL = 2
+
+
+def _rig(local: int, system: int) -> PagingRig:
+    rig = PagingRig(SystemConfig(gpu=GpuConfig(local_size=local, system_size=system)))
+    rig.adapter.events.enabled = False
+    return rig
+
+
+def _transfer(rig: PagingRig, size: int, src: Loc, dst: Loc) -> None:
+    rig.execute(DXGK_BUILDPAGINGBUFFER_TRANSFER(TransferSize=size, Source=src, Destination=dst, Flags=BOTH))
+
+
+@REGISTRY.add("transfer_1gib", "1 GiB Transfer local->system pages->local, built, executed, fenced", "ratio >= 0.80")
+def transfer_1gib() -> dict[str, Any]:
+    size = 1 * GiB
+    rig = _rig(2 * GiB, 4 * GiB)
+    h = rig.buffer(size).hAllocation
+    backing = rig.backing(size)
+    local = Loc.segment(LOCAL, rig.segment_address(LOCAL, 0))
+    system = Loc.mdl(backing)
+    rig.gpu.local.data[rig.segment_address(LOCAL, 0) : rig.segment_address(LOCAL, 0) + size] = 7
+
+    def round_trip() -> None:
+        rig.execute(
+            DXGK_BUILDPAGINGBUFFER_TRANSFER(
+                hAllocation=h, TransferSize=size, Source=local, Destination=system, Flags=BOTH
+            )
+        )
+        rig.execute(
+            DXGK_BUILDPAGINGBUFFER_TRANSFER(
+                hAllocation=h, TransferSize=size, Source=system, Destination=local, Flags=BOTH
+            )
+        )
+
+    ours = best_of(3, round_trip)
+    start = int(backing.pfns[0]) << PAGE_SHIFT
+    base = rig.segment_address(LOCAL, 0)
+    sys_view, loc_view = rig.gpu.system.data[start : start + size], rig.gpu.local.data[base : base + size]
+
+    def baseline() -> None:
+        np.copyto(sys_view, loc_view)
+        np.copyto(loc_view, sys_view)
+
+    theirs = best_of(3, baseline)
+    return result(
+        "transfer_1gib", 2 * size / ours / 1e9, "GB/s", baseline=2 * size / theirs / 1e9, extents=_extent_count(backing)
+    )
+
+
+def _extent_count(mdl: MDL) -> int:
+    return int(np.count_nonzero(np.diff(mdl.pfns.astype(np.int64)) != 1)) + 1
+
+
+def _fill_case(name: str, pattern: int) -> dict[str, Any]:
+    size = 1 * GiB
+    rig = _rig(2 * GiB, 1 * GiB)
+    base = rig.segment_address(LOCAL, 0)
+    payload = DXGK_BUILDPAGINGBUFFER_FILL(
+        FillSize=size, FillPattern=pattern, Destination=DXGK_FILL_DESTINATION(SegmentId=LOCAL, SegmentAddress=base)
+    )
+    rig.execute(payload)
+    ours = best_of(3, lambda: rig.execute(payload))
+    words = rig.gpu.local.u32[base // 4 : (base + size) // 4]
+    theirs = best_of(3, lambda: words.fill(0xDEADBEEF))
+    return result(name, size / ours / 1e9, "GB/s", baseline=size / theirs / 1e9)
+
+
+@REGISTRY.add("fill_1gib", "1 GiB Fill, pattern 0xDEADBEEF", "ratio >= 0.80 of uint32 ndarray.fill")
+def fill_1gib() -> dict[str, Any]:
+    return _fill_case("fill_1gib", 0xDEADBEEF)
+
+
+@REGISTRY.add("fill_zero_1gib", "1 GiB Fill, pattern 0", "ratio >= 1.0 of the same uint32 fill")
+def fill_zero_1gib() -> dict[str, Any]:
+    return _fill_case("fill_zero_1gib", 0)
+
+
+def _gather_case(name: str, run_pages: int, baseline_kind: str) -> dict[str, Any]:
+    pages = 65536
+    size = pages * PAGE_SIZE
+    rig = _rig(1 * GiB, 4 * GiB)
+    pool = rig.mm.allocate_pages_for_mdl(4 * size)
+    runs = pool.pfns.reshape(-1, run_pages)
+    order = np.random.default_rng(11).permutation(runs.shape[0])[: pages // run_pages]
+    pfns = runs[order].reshape(-1).astype(np.uint64)
+    mdl = MDL(pfns, size)
+    rig.gpu.system.data[int(pool.pfns[0]) << PAGE_SHIFT : (int(pool.pfns[-1]) + 1) << PAGE_SHIFT] = 3
+    dst = Loc.segment(LOCAL, rig.segment_address(LOCAL, 0))
+    payload = DXGK_BUILDPAGINGBUFFER_TRANSFER(TransferSize=size, Source=Loc.mdl(mdl), Destination=dst, Flags=BOTH)
+    rig.execute(payload)
+    ours = best_of(3, lambda: rig.execute(payload))
+    sysview, locview = rig.gpu.system.view, rig.gpu.local.view
+    base = rig.segment_address(LOCAL, 0)
+    if baseline_kind == "memoryview":
+        starts = (pfns.astype(np.int64) << PAGE_SHIFT).tolist()
+
+        def baseline() -> None:
+            out = base
+            for s in starts:
+                locview[out : out + PAGE_SIZE] = sysview[s : s + PAGE_SIZE]
+                out += PAGE_SIZE
+
+    else:
+        src = rig.gpu.system.data[int(pool.pfns[0]) << PAGE_SHIFT : (int(pool.pfns[0]) << PAGE_SHIFT) + size]
+        dst_view = rig.gpu.local.data[base : base + size]
+
+        def baseline() -> None:
+            np.copyto(dst_view, src)
+
+    theirs = best_of(3, baseline)
+    return result(name, size / ours / 1e9, "GB/s", baseline=size / theirs / 1e9, passes=rig.vidmm.paging.passes)
+
+
+@REGISTRY.add(
+    "gather_4k_pages", "Transfer from 65 536 scattered 4 KiB system pages", "ratio >= 0.65 of a memoryview loop"
+)
+def gather_4k_pages() -> dict[str, Any]:
+    return _gather_case("gather_4k_pages", 1, "memoryview")
+
+
+@REGISTRY.add(
+    "gather_64k_runs", "Transfer from 4 096 scattered 64 KiB runs of system pages", "ratio >= 0.75 of np.copyto"
+)
+def gather_64k_runs() -> dict[str, Any]:
+    return _gather_case("gather_64k_runs", 16, "copyto")
+
+
+@REGISTRY.add("small_roundtrip", "one 4 KiB Transfer built, executed, fenced, repeated", "value >= 100 000 per second")
+def small_roundtrip() -> dict[str, Any]:
+    rig = _rig(256 * MiB, 1 * GiB)
+    mdl = rig.backing(PAGE_SIZE)
+    payload = DXGK_BUILDPAGINGBUFFER_TRANSFER(
+        TransferSize=PAGE_SIZE,
+        Source=Loc.segment(LOCAL, rig.segment_address(LOCAL, 0)),
+        Destination=Loc.mdl(mdl),
+        Flags=BOTH,
+    )
+    execute = rig.vidmm.paging.execute
+    count = 20000
+    for _ in range(200):
+        execute(payload)
+
+    def loop() -> None:
+        for _ in range(count):
+            execute(payload)
+
+    elapsed = best_of(3, loop)
+    return result("small_roundtrip", count / elapsed, "per second", microseconds=round(elapsed / count * 1e6, 2))
+
+
+@REGISTRY.add(
+    "sparse_80gib", "create 80 GiB local memory, write 1 GiB scattered", "create_ms <= 1, rss_over_written_mib <= 64"
+)
+def sparse_80gib() -> dict[str, Any]:
+    gc.collect()
+    before = rss_bytes()
+    import time
+
+    start = time.perf_counter()
+    memory = LocalMemory("local memory", 80 * GiB)
+    create_ms = (time.perf_counter() - start) * 1e3
+    chunk = 64 * KiB
+    chunks = (1 * GiB) // chunk
+    slots = np.random.default_rng(5).choice((80 * GiB) // chunk, size=chunks, replace=False)
+    block = np.full(chunk, 0x5A, dtype=np.uint8)
+    for slot in slots.tolist():
+        memory.data[slot * chunk : slot * chunk + chunk] = block
+    written = rss_bytes() - before
+    for slot in slots.tolist():
+        memory.decommit(slot * chunk, chunk)
+    after_free = rss_bytes() - before
+    return result(
+        "sparse_80gib",
+        create_ms,
+        "ms",
+        create_ms=round(create_ms, 4),
+        rss_over_written_mib=round(written / MiB - 1024, 1),
+        rss_after_free_mib=round(after_free / MiB, 1),
+    )

@@ -1,0 +1,189 @@
+"""``PagingRig``: an adapter and the helpers a paging story needs (allocations, backing pages, byte access).
+
+It drives VidMm's paging stream directly with DDI payloads -- the placement decisions a residency manager would
+make are the scenario's own -- and reads memory through the hardware model only to *verify*.
+"""
+
+from __future__ import annotations
+
+from typing import final
+
+import numpy as np
+import numpy.typing as npt
+
+from wddmsim.core.pointer import ByteArray, CpuMapping
+from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE
+from wddmsim.ddi.allocation import DXGK_ALLOCATIONINFO
+from wddmsim.ddi.base import HANDLE, D3DGPU_PHYSICAL_ADDRESS
+from wddmsim.ddi.driver import DXGKARG_SETROOTPAGETABLE
+from wddmsim.ddi.flags import DXGK_PAGETABLEUPDATEMODE, DXGK_UPDATEPAGETABLEFLAGS
+from wddmsim.ddi.memory import MDL
+from wddmsim.ddi.paging import (
+    DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE,
+    DXGK_PAGETABLEUPDATEADDRESS,
+    DXGKARG_BUILDPAGINGBUFFER,
+    PagingPayload,
+)
+from wddmsim.ddi.pte import PteArray, pte_array, pte_flags
+from wddmsim.ddi.status import NTSTATUS
+from wddmsim.kmd.allocations import AllocationDesc, ResourceKind
+from wddmsim.system import Adapter, SystemConfig, build_adapter
+
+
+@final
+class PagingRig:
+    def __init__(self, config: SystemConfig | None = None) -> None:
+        self.adapter: Adapter = build_adapter(config)
+        self.vidmm = self.adapter.vidmm
+        self.gpu = self.adapter.gpu
+        self.mm = self.adapter.mm
+        self.driver = self.adapter.driver
+
+    # --- allocations and backing store ---------------------------------------------------------------------
+
+    def buffer(self, size: int, *, usage: int = 0) -> DXGK_ALLOCATIONINFO:
+        return self.vidmm.create_allocation(AllocationDesc(ResourceKind.BUFFER, size=size, usage=usage).encode())
+
+    def surface(self, width_bytes: int, height: int, *, mips: int = 1, usage: int = 0) -> DXGK_ALLOCATIONINFO:
+        desc = AllocationDesc(
+            ResourceKind.SURFACE, usage=usage, width_bytes=width_bytes, height=height, mip_levels=mips
+        )
+        return self.vidmm.create_allocation(desc.encode())
+
+    def context(self, size: int) -> DXGK_ALLOCATIONINFO:
+        return self.vidmm.create_allocation(AllocationDesc(ResourceKind.CONTEXT, size=size).encode())
+
+    def backing(self, size: int, *, scatter_seed: int | None = None) -> MDL:
+        """System pages for ``size`` bytes; with ``scatter_seed`` the page order is shuffled (no two adjacent)."""
+        mdl = self.mm.allocate_pages_for_mdl(size)
+        if scatter_seed is None:
+            return mdl
+        pfns = np.random.default_rng(scatter_seed).permutation(mdl.pfns)
+        return MDL(pfns.astype(np.uint64), mdl.ByteCount)
+
+    # --- bytes ---------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def pattern(size: int, seed: int) -> ByteArray:
+        data: ByteArray = np.random.default_rng(seed).integers(0, 256, size, dtype=np.uint8)
+        return data
+
+    def segment_address(self, segment_id: int, offset: int) -> int:
+        """``SegmentAddress`` = ``BaseAddress`` + offset."""
+        return int(self.vidmm.segment(segment_id).BaseAddress) + offset
+
+    def read_segment(self, segment_id: int, offset: int, size: int) -> ByteArray:
+        """Bytes at a memory segment offset, read from local memory (verification only)."""
+        start = self.segment_address(segment_id, offset)
+        out: ByteArray = self.gpu.local.data[start : start + size].copy()
+        return out
+
+    def write_segment(self, segment_id: int, offset: int, data: ByteArray) -> None:
+        start = self.segment_address(segment_id, offset)
+        self.gpu.local.data[start : start + data.shape[0]] = data
+
+    def read_mdl(self, mdl: MDL, offset: int = 0, size: int | None = None) -> ByteArray:
+        n = mdl.ByteCount - offset if size is None else size
+        return np.frombuffer(self.mm.read(mdl, offset, n), dtype=np.uint8)
+
+    def write_mdl(self, mdl: MDL, data: ByteArray, offset: int = 0) -> None:
+        self.mm.write(mdl, offset, data.tobytes())
+
+    def read_system(self, bus_address: int, size: int) -> ByteArray:
+        out: ByteArray = self.gpu.system.data[bus_address : bus_address + size].copy()
+        return out
+
+    def dummy_page(self, fill: int = 0xD0) -> int:
+        """A system page for ``UnmapApertureSegment.DummyPage``, filled with a recognisable byte."""
+        mdl = self.mm.allocate_pages_for_mdl(PAGE_SIZE)
+        self.mm.write(mdl, 0, bytes([fill]) * PAGE_SIZE)
+        return int(mdl.pfns[0]) << PAGE_SHIFT
+
+    # --- paging --------------------------------------------------------------------------------------------
+
+    def execute(self, payload: PagingPayload) -> int:
+        """Build, submit and wait: the operation has executed on the GPU when this returns."""
+        return self.vidmm.paging.execute(payload)
+
+    def handle(self, info: DXGK_ALLOCATIONINFO) -> HANDLE:
+        return info.hAllocation
+
+
+@final
+class ScratchAddressSpace:
+    """A minimal paging-process address space, its tables in system memory, written by the forced CPU path.
+
+    Every table is initialised by ``DXGK_OPERATION_UPDATE_PAGE_TABLE`` with ``UpdateMode = CPU_VIRTUAL`` and
+    ``pDmaBuffer = NULL``, as VidMm initialises the system paging process; the paging context's root is then
+    set with ``DxgkDdiSetRootPageTable``.  (The full paging process, with its scratch area managed by VidMm,
+    comes with the residency manager.)
+    """
+
+    def __init__(self, rig: PagingRig) -> None:
+        self.rig = rig
+        self.layout = rig.gpu.mmu.layout
+        self.tables: dict[tuple[int, int], tuple[MDL, CpuMapping]] = {}
+        top = self.layout.levels - 1
+        self.root_address = D3DGPU_PHYSICAL_ADDRESS(SegmentId=0, SegmentOffset=self._table(top, 0))
+        rig.driver.set_root_page_table(
+            DXGKARG_SETROOTPAGETABLE(
+                hContext=HANDLE(rig.vidmm.config.paging_context),
+                Address=self.root_address,
+                NumEntries=self.layout.entries(top),
+            )
+        )
+
+    def table_mapping(self, level: int, va: int) -> CpuMapping:
+        return self.tables[(level, self._key(level, va))][1]
+
+    def table_address(self, level: int, va: int) -> int:
+        return int(self.tables[(level, self._key(level, va))][0].pfns[0]) << PAGE_SHIFT
+
+    def _key(self, level: int, va: int) -> int:
+        return 0 if level == self.layout.levels - 1 else va >> self.layout.shift(level + 1)
+
+    def _table(self, level: int, key: int) -> int:
+        """Bus address of the table at ``level`` with key ``key``, created (all entries invalid) on first use."""
+        if (level, key) not in self.tables:
+            mdl, mapping = self.rig.mm.allocate_contiguous(self.layout.table_size(level))
+            self.tables[(level, key)] = (mdl, mapping)
+            self._update(level, mapping, 0, pte_array(self.layout.entries(level)), initial=True)
+        return int(self.tables[(level, key)][0].pfns[0]) << PAGE_SHIFT
+
+    def _update(self, level: int, mapping: CpuMapping, start: int, entries: PteArray, *, initial: bool = False) -> None:
+        payload = DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE(
+            PageTableLevel=level,
+            PageTableAddress=DXGK_PAGETABLEUPDATEADDRESS(CpuVirtual=mapping.pointer(0)),
+            pPageTableEntries=entries,
+            StartIndex=start,
+            NumPageTableEntries=int(entries.shape[0]),
+            Flags=DXGK_UPDATEPAGETABLEFLAGS(InitialUpdate=initial),
+            UpdateMode=DXGK_PAGETABLEUPDATEMODE.DXGK_PAGETABLEUPDATE_CPU_VIRTUAL,
+        )
+        status = self.rig.driver.build_paging_buffer(DXGKARG_BUILDPAGINGBUFFER(payload, pDmaBuffer=None, DmaSize=0))
+        if status != NTSTATUS.STATUS_SUCCESS:
+            raise RuntimeError(f"forced CPU_VIRTUAL UpdatePageTable returned {status!r}")
+
+    def _ensure_path(self, va: int) -> None:
+        """Make every level above the leaf point down towards ``va``."""
+        for level in range(self.layout.levels - 1, 0, -1):
+            child = self._table(level - 1, self._key(level - 1, va))
+            entry = pte_array(1)
+            entry["Flags"] = pte_flags(Valid=1)
+            entry["PageAddress"] = child >> PAGE_SHIFT
+            self._update(level, self.table_mapping(level, va), self.layout.index(va, level), entry)
+
+    def map(self, va: int, *, segment_id: int, page_numbers: npt.NDArray[np.uint64], read_only: bool = False) -> None:
+        """Map consecutive 4 KiB pages from ``va`` onto pages of segment ``segment_id`` (0: system PFNs)."""
+        leaf_span = 1 << self.layout.shift(1)
+        done = 0
+        total = int(page_numbers.shape[0])
+        while done < total:
+            address = va + done * PAGE_SIZE
+            self._ensure_path(address)
+            count = min(total - done, (leaf_span - address % leaf_span) // PAGE_SIZE)
+            leaf = pte_array(count)
+            leaf["Flags"] = pte_flags(Valid=1, Segment=segment_id, ReadOnly=int(read_only))
+            leaf["PageAddress"] = page_numbers[done : done + count]
+            self._update(0, self.table_mapping(0, address), self.layout.index(address, 0), leaf)
+            done += count

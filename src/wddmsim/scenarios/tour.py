@@ -1,0 +1,448 @@
+"""The paging tour: every ``DxgkDdiBuildPagingBuffer`` operation, end to end, each result checked.
+
+It is what ``wddmsim run`` does by default until the full workload scenarios land: allocations are created
+through ``DxgkDdiCreateAllocation``, their content is filled, evicted to system pages, paged back, moved,
+(un)swizzled, mapped through the aperture and onto the dummy page, and -- in the WDDM 2.x model -- reached
+through the paging process's GPU VA.  Every step compares the bytes the GPU produced with an expectation
+computed independently (numpy on the original data), never with the simulator's own output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from wddmsim.core.pointer import ByteArray
+from wddmsim.core.units import KiB, MiB, PAGE_SHIFT, PAGE_SIZE
+from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS
+from wddmsim.ddi.flags import DXGK_MAPAPERTUREFLAGS, DXGK_MEMORY_TRANSFER_DIRECTION, DXGK_TRANSFERFLAGS
+from wddmsim.ddi.paging import (
+    DXGK_BUILDPAGINGBUFFER_DISCARDCONTENT,
+    DXGK_BUILDPAGINGBUFFER_FILL,
+    DXGK_BUILDPAGINGBUFFER_FILLVIRTUAL,
+    DXGK_BUILDPAGINGBUFFER_FLUSHTLB,
+    DXGK_BUILDPAGINGBUFFER_INITCONTEXTRESOURCE,
+    DXGK_BUILDPAGINGBUFFER_MAPAPERTURESEGMENT,
+    DXGK_BUILDPAGINGBUFFER_NOTIFYRESIDENCY,
+    DXGK_BUILDPAGINGBUFFER_READPHYSICAL,
+    DXGK_BUILDPAGINGBUFFER_SIGNALMONITOREDFENCE,
+    DXGK_BUILDPAGINGBUFFER_SPECIALLOCKTRANSFER,
+    DXGK_BUILDPAGINGBUFFER_TRANSFER,
+    DXGK_BUILDPAGINGBUFFER_TRANSFERVIRTUAL,
+    DXGK_BUILDPAGINGBUFFER_UNMAPAPERTURESEGMENT,
+    DXGK_BUILDPAGINGBUFFER_UPDATECONTEXTALLOCATION,
+    DXGK_BUILDPAGINGBUFFER_WRITEPHYSICAL,
+    DXGK_FILL_DESTINATION,
+    DXGK_INITCONTEXTRESOURCE_DESTINATION,
+    DXGK_TRANSFER_LOCATION,
+)
+from wddmsim.hw import swizzle
+from wddmsim.hw.faults import AccessKind
+from wddmsim.hw.pte import TablePointer, Target
+from wddmsim.kmd.allocations import AllocationUsage
+from wddmsim.kmd.config import DriverModel
+from wddmsim.kmd.paging.context import CONTEXT_HEADER_SIZE, CONTEXT_MAGIC
+from wddmsim.scenarios.rig import PagingRig, ScratchAddressSpace
+from wddmsim.system import SystemConfig
+
+CPU_SEGMENT, LOCAL_SEGMENT, APERTURE_SEGMENT = 1, 2, 3
+BOTH_ENDS = DXGK_TRANSFERFLAGS(TransferStart=True, TransferEnd=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    step: str
+    operation: str
+    ok: bool
+    detail: str
+
+
+@dataclass(slots=True)
+class TourResult:
+    checks: list[Check] = field(default_factory=list)
+
+    @property
+    def verified(self) -> bool:
+        return all(c.ok for c in self.checks) and bool(self.checks)
+
+    def check(self, step: str, operation: str, ok: bool, detail: str) -> None:
+        self.checks.append(Check(step, operation, bool(ok), detail))
+
+
+def _same(actual: ByteArray, expected: ByteArray) -> tuple[bool, str]:
+    if actual.shape != expected.shape:
+        return False, f"{actual.shape[0]} bytes, expected {expected.shape[0]}"
+    diff = np.flatnonzero(actual != expected)
+    if diff.shape[0]:
+        return False, f"{diff.shape[0]} byte(s) differ, first at +{int(diff[0]):#x}"
+    return True, f"{actual.shape[0]:,} bytes identical"
+
+
+Step = Callable[[PagingRig, TourResult], None]
+
+
+def _fill_and_transfers(rig: PagingRig, out: TourResult) -> None:
+    size = 4 * MiB
+    info = rig.buffer(size)
+    h = info.hAllocation
+    local_offset = 8 * MiB
+    rig.execute(
+        DXGK_BUILDPAGINGBUFFER_FILL(
+            hAllocation=h,
+            FillSize=size,
+            FillPattern=0,
+            Destination=DXGK_FILL_DESTINATION(
+                SegmentId=LOCAL_SEGMENT, SegmentAddress=rig.segment_address(LOCAL_SEGMENT, local_offset)
+            ),
+        )
+    )
+    ok, detail = _same(rig.read_segment(LOCAL_SEGMENT, local_offset, size), np.zeros(size, np.uint8))
+    out.check("first page-in, no content", "Fill(0)", ok, detail)
+
+    rig.execute(
+        DXGK_BUILDPAGINGBUFFER_FILL(
+            hAllocation=h,
+            FillSize=size,
+            FillPattern=0xDEADBEEF,
+            Destination=DXGK_FILL_DESTINATION(
+                SegmentId=LOCAL_SEGMENT, SegmentAddress=rig.segment_address(LOCAL_SEGMENT, local_offset)
+            ),
+        )
+    )
+    expected = np.resize(np.frombuffer((0xDEADBEEF).to_bytes(4, "little"), np.uint8), size)
+    ok, detail = _same(rig.read_segment(LOCAL_SEGMENT, local_offset, size), expected)
+    out.check("fill with a pattern", "Fill(0xDEADBEEF)", ok, detail)
+
+    data = rig.pattern(size, seed=1)
+    upload = rig.backing(size, scatter_seed=2)
+    rig.write_mdl(upload, data)
+    rig.execute(
+        DXGK_BUILDPAGINGBUFFER_TRANSFER(
+            hAllocation=h,
+            TransferSize=size,
+            Source=DXGK_TRANSFER_LOCATION.mdl(upload),
+            Destination=DXGK_TRANSFER_LOCATION.segment(LOCAL_SEGMENT, rig.segment_address(LOCAL_SEGMENT, local_offset)),
+            Flags=BOTH_ENDS,
+        )
+    )
+    ok, detail = _same(rig.read_segment(LOCAL_SEGMENT, local_offset, size), data)
+    out.check("upload from scattered system pages", "Transfer(MDL->segment)", ok, detail)
+
+    backing = rig.backing(size)
+    half = size // 2
+    source = DXGK_TRANSFER_LOCATION.segment(LOCAL_SEGMENT, rig.segment_address(LOCAL_SEGMENT, local_offset))
+    for index, flags in enumerate((DXGK_TRANSFERFLAGS(TransferStart=True), DXGK_TRANSFERFLAGS(TransferEnd=True))):
+        rig.vidmm.paging.build(
+            DXGK_BUILDPAGINGBUFFER_TRANSFER(
+                hAllocation=h,
+                TransferOffset=index * half,
+                TransferSize=half,
+                Source=source,
+                Destination=DXGK_TRANSFER_LOCATION.mdl(backing),
+                Flags=flags,
+                MdlOffset=(index * half) >> PAGE_SHIFT,
+            )
+        )
+    rig.vidmm.paging.wait(rig.vidmm.paging.flush())
+    ok, detail = _same(rig.read_mdl(backing), data)
+    out.check("evict in two sub-transfers (TransferOffset, MdlOffset)", "Transfer(segment->MDL)", ok, detail)
+
+    rig.execute(
+        DXGK_BUILDPAGINGBUFFER_TRANSFER(
+            hAllocation=h,
+            TransferSize=size,
+            Source=DXGK_TRANSFER_LOCATION.mdl(backing),
+            Destination=DXGK_TRANSFER_LOCATION.segment(CPU_SEGMENT, rig.segment_address(CPU_SEGMENT, 4 * MiB)),
+            Flags=BOTH_ENDS,
+        )
+    )
+    ok, detail = _same(rig.read_segment(CPU_SEGMENT, 4 * MiB, size), data)
+    out.check("page back in, another segment", "Transfer(MDL->segment)", ok, detail)
+
+    rig.execute(
+        DXGK_BUILDPAGINGBUFFER_TRANSFER(
+            hAllocation=h,
+            TransferSize=size,
+            Source=DXGK_TRANSFER_LOCATION.segment(CPU_SEGMENT, rig.segment_address(CPU_SEGMENT, 4 * MiB)),
+            Destination=DXGK_TRANSFER_LOCATION.segment(LOCAL_SEGMENT, rig.segment_address(LOCAL_SEGMENT, 32 * MiB)),
+            Flags=BOTH_ENDS,
+        )
+    )
+    ok, detail = _same(rig.read_segment(LOCAL_SEGMENT, 32 * MiB, size), data)
+    out.check("move between memory segments", "Transfer(segment->segment)", ok, detail)
+
+    dummy = rig.dummy_page(0xD0)
+    first_page = 100
+    pages = size >> PAGE_SHIFT
+    rig.execute(
+        DXGK_BUILDPAGINGBUFFER_MAPAPERTURESEGMENT(
+            hAllocation=h,
+            SegmentId=APERTURE_SEGMENT,
+            OffsetInPages=first_page,
+            NumberOfPages=pages,
+            pMdl=backing,
+            Flags=DXGK_MAPAPERTUREFLAGS(CacheCoherent=True),
+        )
+    )
+    aperture_address = rig.segment_address(APERTURE_SEGMENT, first_page * PAGE_SIZE)
+    rig.execute(
+        DXGK_BUILDPAGINGBUFFER_TRANSFER(
+            TransferSize=size,
+            Source=DXGK_TRANSFER_LOCATION.segment(APERTURE_SEGMENT, aperture_address),
+            Destination=DXGK_TRANSFER_LOCATION.segment(LOCAL_SEGMENT, rig.segment_address(LOCAL_SEGMENT, 48 * MiB)),
+            Flags=BOTH_ENDS,
+        )
+    )
+    ok, detail = _same(rig.read_segment(LOCAL_SEGMENT, 48 * MiB, size), data)
+    out.check("GPU reads the backing pages through the aperture", "MapApertureSegment", ok, detail)
+
+    rig.execute(
+        DXGK_BUILDPAGINGBUFFER_UNMAPAPERTURESEGMENT(
+            hAllocation=h, SegmentId=APERTURE_SEGMENT, OffsetInPages=first_page, NumberOfPages=pages, DummyPage=dummy
+        )
+    )
+    rig.execute(
+        DXGK_BUILDPAGINGBUFFER_TRANSFER(
+            TransferSize=2 * PAGE_SIZE,
+            Source=DXGK_TRANSFER_LOCATION.segment(APERTURE_SEGMENT, aperture_address),
+            Destination=DXGK_TRANSFER_LOCATION.segment(LOCAL_SEGMENT, rig.segment_address(LOCAL_SEGMENT, 48 * MiB)),
+            Flags=BOTH_ENDS,
+        )
+    )
+    ok, detail = _same(rig.read_segment(LOCAL_SEGMENT, 48 * MiB, 2 * PAGE_SIZE), np.full(2 * PAGE_SIZE, 0xD0, np.uint8))
+    out.check("unmapped aperture pages read the dummy page", "UnmapApertureSegment", ok, detail)
+
+    rig.execute(
+        DXGK_BUILDPAGINGBUFFER_DISCARDCONTENT(
+            hAllocation=h, SegmentId=LOCAL_SEGMENT, SegmentAddress=rig.segment_address(LOCAL_SEGMENT, 32 * MiB)
+        )
+    )
+    notes = [e for e in rig.adapter.events if type(e).__name__ == "EngineNote"]
+    out.check("discard reaches the GPU as a note, no copy", "DiscardContent", bool(notes), f"{len(notes)} note(s)")
+
+
+def _swizzle(rig: PagingRig, out: TourResult) -> None:
+    info = rig.surface(1024, 256, mips=3, usage=AllocationUsage.SWIZZLED | AllocationUsage.CPU_VISIBLE)
+    allocation = rig.driver.state.allocations.get(info.hAllocation, "hAllocation")
+    size = allocation.size
+    linear = rig.pattern(size, seed=3)
+    upload = rig.backing(size, scatter_seed=4)
+    rig.write_mdl(upload, linear)
+    where = rig.segment_address(CPU_SEGMENT, 16 * MiB)
+    rig.execute(
+        DXGK_BUILDPAGINGBUFFER_TRANSFER(
+            hAllocation=info.hAllocation,
+            TransferSize=size,
+            Source=DXGK_TRANSFER_LOCATION.mdl(upload),
+            Destination=DXGK_TRANSFER_LOCATION.segment(CPU_SEGMENT, where),
+            Flags=DXGK_TRANSFERFLAGS(Swizzle=True, TransferStart=True, TransferEnd=True),
+        )
+    )
+    expected = linear.copy()
+    for level in allocation.levels:
+        region = slice(level.offset, level.offset + level.size)
+        expected[region] = swizzle.tile(linear[region], level.pitch)
+    ok, detail = _same(rig.read_segment(CPU_SEGMENT, 16 * MiB, size), expected)
+    out.check("page in with Swizzle: every MIP level tiled", "Transfer(Swizzle)", ok, detail)
+
+    evicted = rig.backing(size)
+    rig.execute(
+        DXGK_BUILDPAGINGBUFFER_TRANSFER(
+            hAllocation=info.hAllocation,
+            TransferSize=size,
+            Source=DXGK_TRANSFER_LOCATION.segment(CPU_SEGMENT, where),
+            Destination=DXGK_TRANSFER_LOCATION.mdl(evicted),
+            Flags=DXGK_TRANSFERFLAGS(Unswizzle=True, TransferStart=True, TransferEnd=True),
+        )
+    )
+    ok, detail = _same(rig.read_mdl(evicted), linear)
+    out.check("evict with Unswizzle: system pages linear again", "Transfer(Unswizzle)", ok, detail)
+
+    if rig.adapter.config.driver.model == DriverModel.WDDM1:
+        relocked = rig.backing(size)
+        rig.execute(
+            DXGK_BUILDPAGINGBUFFER_SPECIALLOCKTRANSFER(
+                hAllocation=info.hAllocation,
+                TransferSize=size,
+                Source=DXGK_TRANSFER_LOCATION.segment(CPU_SEGMENT, where),
+                Destination=DXGK_TRANSFER_LOCATION.mdl(relocked),
+                Flags=DXGK_TRANSFERFLAGS(Unswizzle=True, TransferStart=True, TransferEnd=True),
+            )
+        )
+        ok, detail = _same(rig.read_mdl(relocked), linear)
+        out.check("evict an alternate-VA lock", "SpecialLockTransfer", ok, detail)
+
+
+def _physical(rig: PagingRig, out: TourResult) -> None:
+    offset = 40 * MiB + 8
+    data = rig.pattern(16, seed=5)
+    rig.write_segment(LOCAL_SEGMENT, offset, data)
+    address = rig.segment_address(LOCAL_SEGMENT, offset)
+    rig.execute(DXGK_BUILDPAGINGBUFFER_READPHYSICAL(SegmentId=LOCAL_SEGMENT, PhysicalAddress=address))
+    value = rig.gpu.engines[0].last_read
+    ok = value == int.from_bytes(data[:8].tobytes(), "little")
+    out.check("the GPU reads 8 bytes at a segment address", "ReadPhysical", ok, f"read {value:#018x}")
+    rig.execute(DXGK_BUILDPAGINGBUFFER_WRITEPHYSICAL(SegmentId=LOCAL_SEGMENT, PhysicalAddress=address + 1))
+    ok, detail = _same(rig.read_segment(LOCAL_SEGMENT, offset, 16), data)
+    out.check("the GPU writes at a segment address; content unchanged", "WritePhysical", ok, detail)
+
+
+def _context(rig: PagingRig, out: TourResult) -> None:
+    info = rig.context(16 * KiB)
+    where = rig.segment_address(LOCAL_SEGMENT, 60 * MiB)
+    rig.write_segment(LOCAL_SEGMENT, 60 * MiB, rig.pattern(16 * KiB, seed=6))
+    rig.execute(
+        DXGK_BUILDPAGINGBUFFER_INITCONTEXTRESOURCE(
+            hAllocation=info.hAllocation,
+            Destination=DXGK_INITCONTEXTRESOURCE_DESTINATION(
+                SegmentId=LOCAL_SEGMENT, SegmentAddress=where, GpuVirtualAddress=0x20_0000
+            ),
+        )
+    )
+    image = rig.read_segment(LOCAL_SEGMENT, 60 * MiB, 16 * KiB)
+    header = np.frombuffer(image[:32].tobytes(), "<u8").tolist()
+    ok = header == [CONTEXT_MAGIC, 0x20_0000, 16 * KiB, info.hAllocation] and not image[CONTEXT_HEADER_SIZE:].any()
+    out.check("a context image: header, then zeroes", "InitContextResource", ok, f"header {[hex(v) for v in header]}")
+
+
+def _virtual(rig: PagingRig, out: TourResult) -> None:
+    space = ScratchAddressSpace(rig)
+    size = 1 * MiB
+    pages = size >> PAGE_SHIFT
+    src_offset, dst_offset = 80 * MiB, 96 * MiB
+    base_src = rig.segment_address(LOCAL_SEGMENT, src_offset) >> PAGE_SHIFT
+    seg_base = rig.segment_address(LOCAL_SEGMENT, 0) >> PAGE_SHIFT
+    src_va, dst_va = 0x100_0000, 0x200_0000
+    space.map(src_va, segment_id=LOCAL_SEGMENT, page_numbers=np.arange(pages, dtype=np.uint64) + (base_src - seg_base))
+    backing = rig.backing(size, scatter_seed=7)
+    space.map(dst_va, segment_id=0, page_numbers=backing.pfns)
+    root = TablePointer(Target.SYSTEM, space.root_address.SegmentOffset)
+    runs = rig.gpu.mmu.translate(root, src_va + PAGE_SIZE, 8, AccessKind.READ)
+    want = rig.segment_address(LOCAL_SEGMENT, src_offset + PAGE_SIZE)
+    ok = len(runs) == 1 and runs[0][0] is rig.gpu.local and runs[0][1] == want
+    rig.gpu.mmu.invalidate_all()
+    out.check(
+        "paging-process tables written by the forced CPU path walk to the page",
+        "UpdatePageTable(CPU_VIRTUAL)",
+        ok,
+        f"{len(space.tables)} tables; VA {src_va + PAGE_SIZE:#x} -> local {want:#x}",
+    )
+
+    rig.execute(
+        DXGK_BUILDPAGINGBUFFER_FILLVIRTUAL(
+            FillSizeInBytes=size, FillPattern=0x0BADF00D, DestinationVirtualAddress=src_va
+        )
+    )
+    expected = np.resize(np.frombuffer((0x0BADF00D).to_bytes(4, "little"), np.uint8), size)
+    ok, detail = _same(rig.read_segment(LOCAL_SEGMENT, src_offset, size), expected)
+    out.check("fill through the paging process's VA", "FillVirtual", ok, detail)
+
+    data = rig.pattern(size, seed=8)
+    rig.write_segment(LOCAL_SEGMENT, src_offset, data)
+    rig.execute(
+        DXGK_BUILDPAGINGBUFFER_TRANSFERVIRTUAL(
+            TransferSizeInBytes=size,
+            SourceVirtualAddress=src_va,
+            DestinationVirtualAddress=dst_va,
+            TransferDirection=DXGK_MEMORY_TRANSFER_DIRECTION.LOCAL_TO_SYSTEM,
+        )
+    )
+    ok, detail = _same(rig.read_mdl(backing), data)
+    out.check("evict through scratch VAs to scattered pages", "TransferVirtual", ok, detail)
+
+    # Re-point the source VA at other pages without a flush: the GPU keeps the stale translation until FlushTlb.
+    space.map(
+        src_va,
+        segment_id=LOCAL_SEGMENT,
+        page_numbers=np.arange(pages, dtype=np.uint64)
+        + ((rig.segment_address(LOCAL_SEGMENT, dst_offset) >> PAGE_SHIFT) - seg_base),
+    )
+    rig.execute(
+        DXGK_BUILDPAGINGBUFFER_FILLVIRTUAL(
+            FillSizeInBytes=PAGE_SIZE, FillPattern=0x11111111, DestinationVirtualAddress=src_va
+        )
+    )
+    stale = rig.read_segment(LOCAL_SEGMENT, src_offset, 4)
+    rig.execute(
+        DXGK_BUILDPAGINGBUFFER_FLUSHTLB(
+            RootPageTableAddress=space.root_address, StartVirtualAddress=src_va, EndVirtualAddress=src_va + size - 1
+        )
+    )
+    rig.execute(
+        DXGK_BUILDPAGINGBUFFER_FILLVIRTUAL(
+            FillSizeInBytes=PAGE_SIZE, FillPattern=0x22222222, DestinationVirtualAddress=src_va
+        )
+    )
+    fresh = rig.read_segment(LOCAL_SEGMENT, dst_offset, 4)
+    ok = stale.tolist() == [0x11] * 4 and fresh.tolist() == [0x22] * 4
+    out.check(
+        "stale translation until FlushTlb, new one after",
+        "FlushTlb",
+        ok,
+        f"before {stale.tolist()}, after {fresh.tolist()}",
+    )
+
+    fence_page = rig.backing(PAGE_SIZE)
+    fence_va = 0x300_0000
+    space.map(fence_va, segment_id=0, page_numbers=fence_page.pfns)
+    rig.execute(
+        DXGK_BUILDPAGINGBUFFER_SIGNALMONITOREDFENCE(MonitoredFenceGpuVa=fence_va + 8, MonitoredFenceValue=0x1_0000_0007)
+    )
+    value = int(np.frombuffer(rig.read_mdl(fence_page, 8, 8).tobytes(), "<u8")[0])
+    out.check(
+        "the paging fence's 64-bit value, written by the GPU",
+        "SignalMonitoredFence",
+        value == 0x1_0000_0007,
+        f"{value:#x}",
+    )
+
+    context = rig.context(8 * KiB)
+    ctx_offset = 62 * MiB
+    ctx_va = 0x400_0000
+    space.map(
+        ctx_va,
+        segment_id=LOCAL_SEGMENT,
+        page_numbers=np.arange(2, dtype=np.uint64)
+        + ((rig.segment_address(LOCAL_SEGMENT, ctx_offset) >> PAGE_SHIFT) - seg_base),
+    )
+    state = rig.pattern(64, seed=9)
+    rig.execute(
+        DXGK_BUILDPAGINGBUFFER_UPDATECONTEXTALLOCATION(
+            ContextAllocation=ctx_va,
+            ContextAllocationSize=8 * KiB,
+            pDriverPrivateData=state.tobytes(),
+            DriverPrivateDataSize=64,
+        )
+    )
+    ok, detail = _same(rig.read_segment(LOCAL_SEGMENT, ctx_offset + CONTEXT_HEADER_SIZE, 64), state)
+    out.check("context state rewritten through its VA", "UpdateContextAllocation", ok, detail)
+
+    resident = rig.buffer(64 * KiB, usage=AllocationUsage.ACCESSED_PHYSICALLY | AllocationUsage.EXPLICIT_RESIDENCY)
+    rig.execute(
+        DXGK_BUILDPAGINGBUFFER_NOTIFYRESIDENCY(
+            hAllocation=resident.hAllocation,
+            Resident=True,
+            PhysicalAddress=D3DGPU_PHYSICAL_ADDRESS(SegmentId=LOCAL_SEGMENT, SegmentOffset=70 * MiB),
+        )
+    )
+    record = rig.driver.state.allocations.get(resident.hAllocation, "hAllocation").resident_at
+    out.check(
+        "residency notification reaches the driver", "NotifyResidency", record == (LOCAL_SEGMENT, 70 * MiB), f"{record}"
+    )
+
+
+STEPS: tuple[Step, ...] = (_fill_and_transfers, _swizzle, _physical, _context)
+
+
+def run_tour(config: SystemConfig | None = None) -> tuple[PagingRig, TourResult]:
+    """Run every step on a fresh adapter; the result holds one check per verified behaviour."""
+    rig = PagingRig(config)
+    result = TourResult()
+    steps = list(STEPS)
+    if rig.adapter.config.driver.model == DriverModel.WDDM2:
+        steps.append(_virtual)
+    for step in steps:
+        step(rig, result)
+    return rig, result
