@@ -8,17 +8,22 @@ from typing import Any
 import numpy as np
 
 from wddmsim.bench.harness import Registry, best_of, result, rss_bytes
-from wddmsim.core.units import GiB, KiB, MiB, PAGE_SHIFT, PAGE_SIZE
+from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE, GiB, KiB, MiB
 from wddmsim.ddi.flags import DXGK_TRANSFERFLAGS
 from wddmsim.ddi.memory import MDL
-from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_FILL, DXGK_BUILDPAGINGBUFFER_TRANSFER, DXGK_FILL_DESTINATION
-from wddmsim.ddi.paging import DXGK_TRANSFER_LOCATION as Loc
+from wddmsim.ddi.paging import (
+    DXGK_BUILDPAGINGBUFFER_FILL,
+    DXGK_BUILDPAGINGBUFFER_TRANSFER,
+    DXGK_FILL_DESTINATION,
+    DXGK_TRANSFER_LOCATION,
+)
 from wddmsim.hw.gpu import GpuConfig
 from wddmsim.hw.memory import LocalMemory
 from wddmsim.scenarios.rig import PagingRig
 from wddmsim.system import SystemConfig
 
 REGISTRY = Registry()
+Loc = DXGK_TRANSFER_LOCATION
 BOTH = DXGK_TRANSFERFLAGS(TransferStart=True, TransferEnd=True)
 LOCAL = 2
 

@@ -111,7 +111,13 @@ class Copy:
         if not isinstance(other, Copy):
             return NotImplemented
         return (self.src, self.dst, self.size, self.src_pages, self.dst_pages, self.transform, self.pitch) == (
-            other.src, other.dst, other.size, other.src_pages, other.dst_pages, other.transform, other.pitch
+            other.src,
+            other.dst,
+            other.size,
+            other.src_pages,
+            other.dst_pages,
+            other.transform,
+            other.pitch,
         ) and np.array_equal(self.extents, other.extents)
 
     __hash__ = None  # type: ignore[assignment]
@@ -331,7 +337,14 @@ def encode_into(buf: memoryview, offset: int, packet: Packet) -> int:
                 {"SrcPages": packet.src_pages, "DstPages": packet.dst_pages, "Transform": packet.transform}
             )
             return encode_copy_into(
-                buf, offset, packet.src, packet.dst, packet.size, flags=flags, pitch=packet.pitch, extents=packet.extents
+                buf,
+                offset,
+                packet.src,
+                packet.dst,
+                packet.size,
+                flags=flags,
+                pitch=packet.pitch,
+                extents=packet.extents,
             )
         case Fill():
             _FILL.pack_into(buf, offset, Opcode.FILL, 0, 32, packet.dst, packet.size, packet.pattern, 0)

@@ -291,7 +291,11 @@ class Engine:
                 pass
 
     def _execute_copy(self, packet: cmd.Copy) -> None:
-        if packet.transform == cmd.Transform.NONE and (packet.src_pages or packet.dst_pages) and self._paged_fast(packet):
+        if (
+            packet.transform == cmd.Transform.NONE
+            and (packet.src_pages or packet.dst_pages)
+            and self._paged_fast(packet)
+        ):
             return
         if packet.src_pages:
             src = self.memsys.page_list_runs(packet.src, packet.extents, packet.size)

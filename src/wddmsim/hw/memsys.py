@@ -23,7 +23,6 @@ from wddmsim.hw.memory import LocalMemory, PhysicalMemory, SystemMemory
 from wddmsim.hw.mmu import Mmu, Run
 from wddmsim.hw.pte import TablePointer
 
-
 _PFN_MASK = np.uint64(PAGE_EXTENT["Pfn"].mask)
 _COUNT_SHIFT = np.uint64(PAGE_EXTENT["CountMinus1"].lsb)
 

@@ -14,7 +14,7 @@ import numpy.typing as npt
 from wddmsim.core.pointer import ByteArray, CpuMapping
 from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE
 from wddmsim.ddi.allocation import DXGK_ALLOCATIONINFO
-from wddmsim.ddi.base import HANDLE, D3DGPU_PHYSICAL_ADDRESS
+from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS, HANDLE
 from wddmsim.ddi.driver import DXGKARG_SETROOTPAGETABLE
 from wddmsim.ddi.flags import DXGK_PAGETABLEUPDATEMODE, DXGK_UPDATEPAGETABLEFLAGS
 from wddmsim.ddi.memory import MDL
@@ -27,13 +27,13 @@ from wddmsim.ddi.paging import (
 from wddmsim.ddi.pte import PteArray, pte_array, pte_flags
 from wddmsim.ddi.status import NTSTATUS
 from wddmsim.kmd.allocations import AllocationDesc, ResourceKind
-from wddmsim.system import Adapter, SystemConfig, build_adapter
+from wddmsim.system import Adapter, DriverWrapper, SystemConfig, build_adapter
 
 
 @final
 class PagingRig:
-    def __init__(self, config: SystemConfig | None = None) -> None:
-        self.adapter: Adapter = build_adapter(config)
+    def __init__(self, config: SystemConfig | None = None, *, wrap_driver: DriverWrapper | None = None) -> None:
+        self.adapter: Adapter = build_adapter(config, wrap_driver=wrap_driver)
         self.vidmm = self.adapter.vidmm
         self.gpu = self.adapter.gpu
         self.mm = self.adapter.mm

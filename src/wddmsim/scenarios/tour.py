@@ -15,9 +15,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from wddmsim.core.pointer import ByteArray
-from wddmsim.core.units import KiB, MiB, PAGE_SHIFT, PAGE_SIZE
+from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE, KiB, MiB
 from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS
-from wddmsim.ddi.flags import DXGK_MAPAPERTUREFLAGS, DXGK_MEMORY_TRANSFER_DIRECTION, DXGK_TRANSFERFLAGS
+from wddmsim.ddi.flags import (
+    DXGK_MAPAPERTUREFLAGS,
+    DXGK_MEMORY_TRANSFER_DIRECTION,
+    DXGK_PAGETABLEUPDATEMODE,
+    DXGK_TRANSFERFLAGS,
+)
 from wddmsim.ddi.paging import (
     DXGK_BUILDPAGINGBUFFER_DISCARDCONTENT,
     DXGK_BUILDPAGINGBUFFER_FILL,
@@ -33,11 +38,14 @@ from wddmsim.ddi.paging import (
     DXGK_BUILDPAGINGBUFFER_TRANSFERVIRTUAL,
     DXGK_BUILDPAGINGBUFFER_UNMAPAPERTURESEGMENT,
     DXGK_BUILDPAGINGBUFFER_UPDATECONTEXTALLOCATION,
+    DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE,
     DXGK_BUILDPAGINGBUFFER_WRITEPHYSICAL,
     DXGK_FILL_DESTINATION,
     DXGK_INITCONTEXTRESOURCE_DESTINATION,
+    DXGK_PAGETABLEUPDATEADDRESS,
     DXGK_TRANSFER_LOCATION,
 )
+from wddmsim.ddi.pte import pte_array, pte_flags
 from wddmsim.hw import swizzle
 from wddmsim.hw.faults import AccessKind
 from wddmsim.hw.pte import TablePointer, Target
@@ -352,12 +360,25 @@ def _virtual(rig: PagingRig, out: TourResult) -> None:
     ok, detail = _same(rig.read_mdl(backing), data)
     out.check("evict through scratch VAs to scattered pages", "TransferVirtual", ok, detail)
 
-    # Re-point the source VA at other pages without a flush: the GPU keeps the stale translation until FlushTlb.
-    space.map(
-        src_va,
-        segment_id=LOCAL_SEGMENT,
-        page_numbers=np.arange(pages, dtype=np.uint64)
-        + ((rig.segment_address(LOCAL_SEGMENT, dst_offset) >> PAGE_SHIFT) - seg_base),
+    # Re-point the source VA at other pages with a GPU update of the leaf table (GPU_PHYSICAL mode, in the
+    # paging stream) and no flush: the GPU keeps the stale translation until FlushTlb.
+    entries = pte_array(pages)
+    entries["Flags"] = pte_flags(Valid=1, Segment=LOCAL_SEGMENT)
+    entries["PageAddress"] = np.arange(pages, dtype=np.uint64) + (
+        (rig.segment_address(LOCAL_SEGMENT, dst_offset) >> PAGE_SHIFT) - seg_base
+    )
+    rig.execute(
+        DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE(
+            PageTableLevel=0,
+            PageTableAddress=DXGK_PAGETABLEUPDATEADDRESS(
+                GpuPhysical=D3DGPU_PHYSICAL_ADDRESS(SegmentId=0, SegmentOffset=space.table_address(0, src_va))
+            ),
+            pPageTableEntries=entries,
+            StartIndex=rig.gpu.mmu.layout.index(src_va, 0),
+            NumPageTableEntries=pages,
+            UpdateMode=DXGK_PAGETABLEUPDATEMODE.DXGK_PAGETABLEUPDATE_GPU_PHYSICAL,
+            FirstPteVirtualAddress=src_va,
+        )
     )
     rig.execute(
         DXGK_BUILDPAGINGBUFFER_FILLVIRTUAL(
@@ -378,8 +399,8 @@ def _virtual(rig: PagingRig, out: TourResult) -> None:
     fresh = rig.read_segment(LOCAL_SEGMENT, dst_offset, 4)
     ok = stale.tolist() == [0x11] * 4 and fresh.tolist() == [0x22] * 4
     out.check(
-        "stale translation until FlushTlb, new one after",
-        "FlushTlb",
+        "GPU page-table update; stale translation until FlushTlb, new one after",
+        "UpdatePageTable + FlushTlb",
         ok,
         f"before {stale.tolist()}, after {fresh.tolist()}",
     )
@@ -398,7 +419,6 @@ def _virtual(rig: PagingRig, out: TourResult) -> None:
         f"{value:#x}",
     )
 
-    context = rig.context(8 * KiB)
     ctx_offset = 62 * MiB
     ctx_va = 0x400_0000
     space.map(
@@ -433,12 +453,45 @@ def _virtual(rig: PagingRig, out: TourResult) -> None:
     )
 
 
-STEPS: tuple[Step, ...] = (_fill_and_transfers, _swizzle, _physical, _context)
+def _multipass(rig: PagingRig, out: TourResult) -> None:
+    size = 32 * MiB
+    info = rig.buffer(size)
+    data = rig.pattern(size, seed=10)
+    rig.write_segment(LOCAL_SEGMENT, 100 * MiB, data)
+    scattered = rig.backing(size, scatter_seed=11)
+    before = rig.vidmm.paging.submissions
+    rig.execute(
+        DXGK_BUILDPAGINGBUFFER_TRANSFER(
+            hAllocation=info.hAllocation,
+            TransferSize=size,
+            Flags=BOTH_ENDS,
+            Source=DXGK_TRANSFER_LOCATION.segment(LOCAL_SEGMENT, rig.segment_address(LOCAL_SEGMENT, 100 * MiB)),
+            Destination=DXGK_TRANSFER_LOCATION.mdl(scattered),
+        )
+    )
+    buffers = rig.vidmm.paging.submissions - before
+    ok, detail = _same(rig.read_mdl(scattered), data)
+    out.check(
+        "8 192 scattered pages: the page list outgrows one paging buffer",
+        "Transfer(multipass)",
+        ok and buffers > 1,
+        f"{buffers} paging buffers; {detail}",
+    )
 
 
-def run_tour(config: SystemConfig | None = None) -> tuple[PagingRig, TourResult]:
-    """Run every step on a fresh adapter; the result holds one check per verified behaviour."""
+STEPS: tuple[Step, ...] = (_fill_and_transfers, _multipass, _swizzle, _physical, _context)
+
+
+def run_tour(
+    config: SystemConfig | None = None, *, on_rig: Callable[[PagingRig], None] | None = None
+) -> tuple[PagingRig, TourResult]:
+    """Run every step on a fresh adapter; the result holds one check per verified behaviour.
+
+    ``on_rig`` sees the rig before the first step (to attach observers such as a paging-buffer capture).
+    """
     rig = PagingRig(config)
+    if on_rig is not None:
+        on_rig(rig)
     result = TourResult()
     steps = list(STEPS)
     if rig.adapter.config.driver.model == DriverModel.WDDM2:

@@ -69,6 +69,21 @@ class VideoMemoryManager:
             node=self.caps.PagingNode,
         )
 
+    def resize_paging_buffers(self, size: int) -> None:
+        """Replace the paging-buffer pool with buffers of ``size`` bytes (after the GPU went idle).
+
+        For sweeps over ``DmaSize``; the driver's ``PagingBufferSize`` is what a normal run uses.
+        """
+        self.paging.flush()
+        self.scheduler.wait_idle()
+        for mdl in self.pool.mdls():
+            self.mm.free_pages(mdl)
+        self.pool = PagingBufferPool(
+            self.mm, size=size, private_size=self.private_data_size, count=self.config.paging_buffers
+        )
+        self.paging.pool = self.pool
+        self.paging_buffer_size = size
+
     def _query_caps(self) -> DXGK_DRIVERCAPS:
         args = DXGKARG_QUERYADAPTERINFO(Type=DXGK_QUERYADAPTERINFOTYPE.DXGKQAITYPE_DRIVERCAPS)
         self.driver.query_adapter_info(args)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Final, final
 
 from wddmsim.core.pointer import CpuMapping, CpuPointer
-from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE, align_up
+from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE
 from wddmsim.ddi.driver import SystemMemoryServices
 from wddmsim.ddi.memory import MDL
 
@@ -60,11 +60,15 @@ class PagingBuffer:
 
 @final
 class PagingBufferPool:
-    """A fixed set of buffers reused round-robin once their fences pass."""
+    """A fixed set of buffers reused round-robin once their fences pass.
+
+    Each buffer starts on a page, so a fresh buffer is 4 KiB aligned; its usable size may be any byte count
+    (sweeps go down to a single packet).
+    """
 
     def __init__(self, mm: SystemMemoryServices, *, size: int, private_size: int, count: int) -> None:
-        if size % PAGE_SIZE:
-            size = align_up(size, PAGE_SIZE)
+        if size <= 0:
+            raise ValueError(f"paging buffer size={size}: must be positive")
         self.size = size
         self.private_size = private_size
         self.buffers = [PagingBuffer(mm, size, private_size) for _ in range(count)]

@@ -19,7 +19,6 @@ from wddmsim.ddi.flags import DXGK_SUBMITCOMMANDFLAGS
 from wddmsim.ddi.submit import DXGK_INTERRUPT_TYPE, DXGKARG_SUBMITCOMMAND, DXGKARGCB_NOTIFY_INTERRUPT_DATA
 from wddmsim.vidmm.events import GpuFaultReported
 
-
 _PAGING = DXGK_SUBMITCOMMANDFLAGS(Paging=True)
 
 

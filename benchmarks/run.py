@@ -1,0 +1,47 @@
+"""Run every benchmark and compare with the goals of design.md section 5.
+
+    python benchmarks/run.py            # a table: value, baseline, ratio, goal, met?
+    python benchmarks/run.py --json     # one JSON object per line (same as `wddmsim bench --json`)
+
+Ratios are measured against a baseline timed in the same process (shared machines drift +-20 % between
+runs); nothing here is a test, and CI only prints it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from wddmsim.bench.cases import REGISTRY
+
+GOALS: dict[str, Callable[[dict[str, Any]], bool]] = {
+    "transfer_1gib": lambda r: r["ratio"] >= 0.80,
+    "fill_1gib": lambda r: r["ratio"] >= 0.80,
+    "fill_zero_1gib": lambda r: r["ratio"] >= 1.0,
+    "gather_4k_pages": lambda r: r["ratio"] >= 0.65,
+    "gather_64k_runs": lambda r: r["ratio"] >= 0.75,
+    "small_roundtrip": lambda r: r["value"] >= 100_000,
+    "sparse_80gib": lambda r: r["create_ms"] <= 1 and r["rss_over_written_mib"] <= 64,
+}
+
+
+def main(argv: list[str]) -> int:
+    as_json = "--json" in argv
+    names = [a for a in argv if not a.startswith("--")] or list(REGISTRY.benchmarks)
+    for name in names:
+        record = REGISTRY.benchmarks[name].run()
+        record["goal"] = REGISTRY.benchmarks[name].goal
+        record["met"] = GOALS[name](record) if name in GOALS else None
+        if as_json:
+            print(json.dumps(record))
+        else:
+            extra = {k: v for k, v in record.items() if k not in ("name", "value", "unit", "goal", "met")}
+            head = f"{name:18} {record['value']:>12} {record['unit']:10} met={record['met']!s:5}"
+            print(f"{head} goal: {record['goal']}  {extra}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,3 @@
+from wddmsim.cli import main
+
+main()

@@ -1,0 +1,158 @@
+"""Drivers that break the ``DxgkDdiBuildPagingBuffer`` contract in one precise way each, and a recorder.
+
+Each wraps a real driver (normally the reference driver) and delegates everything else to it, so the rest of
+the adapter keeps working and only the breach under test differs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from wddmsim.ddi.allocation import (
+    DXGKARG_ACQUIRESWIZZLINGRANGE,
+    DXGKARG_CREATEALLOCATION,
+    DXGKARG_DESTROYALLOCATION,
+    DXGKARG_RELEASESWIZZLINGRANGE,
+)
+from wddmsim.ddi.driver import (
+    DXGKARG_QUERYADAPTERINFO,
+    DXGKARG_SETROOTPAGETABLE,
+    DxgkrnlInterface,
+    KernelModeDriver,
+)
+from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER, Op
+from wddmsim.ddi.status import NTSTATUS
+from wddmsim.ddi.submit import DXGKARG_SUBMITCOMMAND
+
+
+class DelegatingDriver:
+    """Forwards every entry point to ``inner``; subclasses override the one they break."""
+
+    def __init__(self, inner: KernelModeDriver) -> None:
+        self.inner = inner
+
+    def start_device(self, dxgkrnl: DxgkrnlInterface) -> NTSTATUS:
+        return self.inner.start_device(dxgkrnl)
+
+    def query_adapter_info(self, args: DXGKARG_QUERYADAPTERINFO) -> NTSTATUS:
+        return self.inner.query_adapter_info(args)
+
+    def create_allocation(self, args: DXGKARG_CREATEALLOCATION) -> NTSTATUS:
+        return self.inner.create_allocation(args)
+
+    def destroy_allocation(self, args: DXGKARG_DESTROYALLOCATION) -> NTSTATUS:
+        return self.inner.destroy_allocation(args)
+
+    def build_paging_buffer(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
+        return self.inner.build_paging_buffer(args)
+
+    def submit_command(self, args: DXGKARG_SUBMITCOMMAND) -> NTSTATUS:
+        return self.inner.submit_command(args)
+
+    def acquire_swizzling_range(self, args: DXGKARG_ACQUIRESWIZZLINGRANGE) -> NTSTATUS:
+        return self.inner.acquire_swizzling_range(args)
+
+    def release_swizzling_range(self, args: DXGKARG_RELEASESWIZZLINGRANGE) -> NTSTATUS:
+        return self.inner.release_swizzling_range(args)
+
+    def set_root_page_table(self, args: DXGKARG_SETROOTPAGETABLE) -> None:
+        self.inner.set_root_page_table(args)
+
+    def reset_from_timeout(self) -> NTSTATUS:
+        return self.inner.reset_from_timeout()
+
+    def restart_from_timeout(self) -> NTSTATUS:
+        return self.inner.restart_from_timeout()
+
+
+class IllegalStatusDriver(DelegatingDriver):
+    """Returns ``status`` (not one of the three legal ones) from every BuildPagingBuffer call."""
+
+    def __init__(self, inner: KernelModeDriver, status: int = NTSTATUS.STATUS_INVALID_PARAMETER) -> None:
+        super().__init__(inner)
+        self.status = status
+
+    def build_paging_buffer(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
+        return self.status  # type: ignore[return-value]
+
+
+class OverrunDriver(DelegatingDriver):
+    """Builds correctly, then writes ``extra`` bytes past the end of the paging buffer (past ``DmaSize``)."""
+
+    def __init__(self, inner: KernelModeDriver, extra: int = 8) -> None:
+        super().__init__(inner)
+        self.extra = extra
+
+    def build_paging_buffer(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
+        assert args.pDmaBuffer is not None
+        end = args.pDmaBuffer + args.DmaSize
+        status = self.inner.build_paging_buffer(args)
+        end.bytes(self.extra)[:] = b"\xee" * self.extra
+        return status
+
+
+class RaisingDriver(DelegatingDriver):
+    """Raises a Python exception from BuildPagingBuffer (a driver crash)."""
+
+    def build_paging_buffer(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
+        raise ZeroDivisionError("driver bug")
+
+
+class DmaSizeUnchangedDriver(DelegatingDriver):
+    """Advances ``pDmaBuffer`` but leaves ``DmaSize`` as it was."""
+
+    def build_paging_buffer(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
+        size = args.DmaSize
+        status = self.inner.build_paging_buffer(args)
+        args.DmaSize = size
+        return status
+
+
+class BusyForeverDriver(DelegatingDriver):
+    """Answers ALLOCATION_BUSY to ``operation`` every time, even with AllocationIsIdle set."""
+
+    def __init__(self, inner: KernelModeDriver, operation: Op = Op.DXGK_OPERATION_TRANSFER) -> None:
+        super().__init__(inner)
+        self.operation = operation
+        self.calls = 0
+
+    def build_paging_buffer(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
+        if args.Operation == self.operation:
+            self.calls += 1
+            return NTSTATUS.STATUS_GRAPHICS_ALLOCATION_BUSY
+        return self.inner.build_paging_buffer(args)
+
+
+@dataclass(frozen=True, slots=True)
+class CallRecord:
+    operation: Op
+    multipass_in: int
+    multipass_out: int
+    status: int
+    buffer_address: int
+    buffer_offset: int
+    dma_size_in: int
+
+
+@dataclass(slots=True)
+class Recording:
+    calls: list[CallRecord] = field(default_factory=list)
+
+
+class RecordingDriver(DelegatingDriver):
+    """Delegates, and records what VidMm passed in and what the driver left in every call."""
+
+    def __init__(self, inner: KernelModeDriver) -> None:
+        super().__init__(inner)
+        self.recording = Recording()
+
+    def build_paging_buffer(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
+        assert args.pDmaBuffer is not None
+        before = args.MultipassOffset
+        pointer = args.pDmaBuffer
+        size = args.DmaSize
+        status = self.inner.build_paging_buffer(args)
+        self.recording.calls.append(
+            CallRecord(args.Operation, before, args.MultipassOffset, status, pointer.address, pointer.offset, size)
+        )
+        return status

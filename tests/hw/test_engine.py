@@ -1,0 +1,132 @@
+"""The command processor: packets take effect in order, faults halt it, no input crashes it."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from wddmsim.core.units import PAGE_SIZE, MiB
+from wddmsim.hw import commands as cmd
+from wddmsim.hw.addressing import Space, hw_address
+from wddmsim.hw.engine import EngineState, InterruptKind, Submission
+from wddmsim.hw.faults import FaultKind
+from wddmsim.hw.gpu import Gpu, GpuConfig
+
+BUFFER = 0x100000  # where tests place their command buffers in system memory
+
+
+def small_gpu() -> Gpu:
+    return Gpu(GpuConfig(local_size=64 * MiB, bar_size=16 * MiB, system_size=64 * MiB, aperture_size=16 * MiB))
+
+
+def run(gpu: Gpu, packets: list[cmd.Packet], fence: int = 1) -> None:
+    data = b"".join(cmd.encode(p) for p in packets)
+    gpu.system.write(BUFFER, data)
+    gpu.engines[0].submit(Submission(hw_address(Space.SYSTEM, BUFFER), len(data), fence))
+    gpu.clock.run_all()
+
+
+def local(address: int) -> int:
+    return hw_address(Space.GPU_PHYS, address)
+
+
+def test_copy_fill_write_and_signal_take_effect_and_the_fence_completes() -> None:
+    gpu = small_gpu()
+    gpu.local.write(0x1000, b"abcdefgh")
+    run(
+        gpu,
+        [
+            cmd.Copy(local(0x1000), local(0x2000), 8),
+            cmd.Fill(local(0x3000), 12, 0xA1B2C3D4),
+            cmd.WriteQwords(local(0x4000), 2, (1, 2)),
+            cmd.WriteQwords(local(0x5000), 3, (7,), repeat=True),
+            cmd.WriteMem(local(0x6001), 2, 0xBEEF),
+            cmd.Signal(hw_address(Space.SYSTEM, 0x8000), 0x1122334455667788, interrupt=True),
+        ],
+        fence=9,
+    )
+    assert gpu.local.read(0x2000, 8) == b"abcdefgh"
+    assert gpu.local.read(0x3000, 12) == bytes.fromhex("d4c3b2a1") * 3
+    assert gpu.local.u64[0x4000 // 8 : 0x4000 // 8 + 2].tolist() == [1, 2]
+    assert gpu.local.u64[0x5000 // 8 : 0x5000 // 8 + 3].tolist() == [7, 7, 7]
+    assert gpu.local.read(0x6000, 4) == b"\x00\xef\xbe\x00"
+    assert int(gpu.system.u64[0x8000 // 8]) == 0x1122334455667788
+    assert [i.kind for i in gpu.interrupts] == [InterruptKind.SIGNAL, InterruptKind.COMPLETION]
+    assert gpu.engines[0].completed_fence == 9
+
+
+def test_packets_complete_in_order_on_the_simulated_clock() -> None:
+    gpu = small_gpu()
+    run(gpu, [cmd.Fill(local(0), 1 * MiB, 1), cmd.Sync(), cmd.Note(5)])
+    executed = [e for e in gpu.events if type(e).__name__ == "PacketExecuted"]
+    assert [e.opcode for e in executed] == ["FILL", "SYNC", "NOTE"]  # type: ignore[attr-defined]
+    times = [e.time for e in executed]
+    cost = gpu.config.cost
+    assert times[0] == cost.transfer_ns(1 * MiB, crosses_pcie=False)
+    assert times == sorted(times)
+
+
+def test_overlapping_copies_behave_like_memmove() -> None:
+    gpu = small_gpu()
+    data = np.random.default_rng(0).integers(0, 256, 3 * PAGE_SIZE, dtype=np.uint8)
+    gpu.local.data[0x10000 : 0x10000 + data.shape[0]] = data
+    run(gpu, [cmd.Copy(local(0x10000), local(0x10000 + 100), 3 * PAGE_SIZE)])
+    assert np.array_equal(gpu.local.data[0x10000 + 100 : 0x10000 + 100 + data.shape[0]], data)
+    run(gpu, [cmd.Copy(local(0x10000 + 100), local(0x10000), 3 * PAGE_SIZE)], fence=2)
+    assert np.array_equal(gpu.local.data[0x10000 : 0x10000 + data.shape[0]], data)
+
+
+def test_a_page_list_copy_gathers_scattered_pages_from_the_first_page_offset() -> None:
+    gpu = small_gpu()
+    for pfn, fill in ((0x300, 1), (0x301, 2), (0x900, 3)):
+        gpu.system.data[pfn * PAGE_SIZE : (pfn + 1) * PAGE_SIZE] = fill
+    extents = np.array([cmd.extent(0x300, 2), cmd.extent(0x900, 1)], dtype=np.uint64)
+    run(gpu, [cmd.Copy(100, local(0), 3 * PAGE_SIZE - 200, src_pages=True, extents=extents)])
+    out = gpu.local.data[: 3 * PAGE_SIZE - 200]
+    assert (out[: PAGE_SIZE - 100] == 1).all()
+    assert (out[PAGE_SIZE - 100 : 2 * PAGE_SIZE - 100] == 2).all()
+    assert (out[2 * PAGE_SIZE - 100 :] == 3).all()
+
+
+def test_a_bus_error_halts_the_engine_with_a_fault_record_until_reset() -> None:
+    gpu = small_gpu()
+    run(gpu, [cmd.Fill(local(0), 16, 1), cmd.Fill(local(64 * MiB), 16, 2), cmd.Fill(local(32), 16, 3)], fence=4)
+    engine = gpu.engines[0]
+    assert engine.state == EngineState.HALTED
+    assert engine.fault is not None
+    assert (engine.fault.kind, engine.fault.fence, engine.fault.packet_offset) == (FaultKind.BUS_ERROR, 4, 32)
+    assert gpu.local.read(0, 1) == b"\x01"
+    assert gpu.local.read(32, 1) == b"\x00", "nothing after the fault executes"
+    assert gpu.interrupts[-1].kind == InterruptKind.FAULT
+    gpu.reset()
+    assert gpu.engines[0].state == EngineState.IDLE
+    assert gpu.engines[0].fault is None
+    run(gpu, [cmd.Fill(local(32), 16, 3)], fence=5)
+    assert gpu.local.read(32, 1) == b"\x03"
+
+
+def test_an_undecodable_packet_is_an_invalid_instruction_fault() -> None:
+    gpu = small_gpu()
+    gpu.system.write(BUFFER, cmd.HEADER.pack(0x55, 0, 16) + bytes(8))
+    gpu.engines[0].submit(Submission(hw_address(Space.SYSTEM, BUFFER), 16, 1))
+    gpu.clock.run_all()
+    fault = gpu.engines[0].fault
+    assert fault is not None
+    assert fault.kind == FaultKind.INVALID_INSTRUCTION
+    assert "unknown opcode" in fault.reason
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@given(st.binary(min_size=1, max_size=400), st.integers(0, 2**32 - 1))
+def test_random_and_bit_flipped_buffers_never_crash_the_simulator(noise: bytes, flip: int) -> None:
+    gpu = small_gpu()
+    valid = cmd.encode(cmd.Copy(local(0), local(PAGE_SIZE), 64)) + cmd.encode(cmd.Signal(local(0x40), 1))
+    mutated = bytearray(valid + noise)
+    mutated[flip % len(mutated)] ^= 1 << (flip % 8)
+    gpu.system.write(BUFFER, bytes(mutated))
+    gpu.engines[0].submit(Submission(hw_address(Space.SYSTEM, BUFFER), len(mutated) - len(mutated) % 16 or 16, 1))
+    gpu.clock.run_all()
+    engine = gpu.engines[0]
+    assert engine.state in (EngineState.IDLE, EngineState.HALTED)
+    assert (engine.fault is None) == (engine.state == EngineState.IDLE)

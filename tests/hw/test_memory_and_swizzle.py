@@ -1,0 +1,81 @@
+"""Sparse memories, fills, the tiled layout, the aperture table and the BAR's detiling windows."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from wddmsim.core.units import PAGE_SIZE, GiB, MiB
+from wddmsim.hw import swizzle
+from wddmsim.hw.aperture import Aperture, gart_entry
+from wddmsim.hw.bar import BarAccessError, DetileWindow, PciBar
+from wddmsim.hw.faults import AccessKind, GpuFault
+from wddmsim.hw.memory import LocalMemory
+
+
+def test_an_80_gib_memory_is_sparse_reads_zero_and_keeps_what_is_written() -> None:
+    memory = LocalMemory("vram", 80 * GiB)
+    assert memory.read(79 * GiB, 8) == bytes(8)
+    memory.write(79 * GiB + 3, b"wddm")
+    assert memory.read(79 * GiB, 8) == b"\x00\x00\x00wddm\x00"
+    memory.decommit(79 * GiB, PAGE_SIZE)
+    assert memory.read(79 * GiB + 3, 4) == bytes(4)
+
+
+@pytest.mark.parametrize("offset", [0, 1, 2, 3, 4096])
+@pytest.mark.parametrize("length", [1, 3, 4, 7, 4096, 4099])
+def test_fill_repeats_the_little_endian_pattern_from_the_first_byte(offset: int, length: int) -> None:
+    memory = LocalMemory("m", MiB)
+    memory.fill(offset, length, 0x11223344)
+    expected = (bytes([0x44, 0x33, 0x22, 0x11]) * (length // 4 + 1))[:length]
+    assert memory.read(offset, length) == expected
+    assert memory.read(offset + length, 4) == bytes(4)
+
+
+@given(pitch_tiles=st.integers(1, 8), tile_rows=st.integers(1, 4), seed=st.integers(0, 2**32 - 1))
+def test_untile_inverts_tile_and_tiled_offset_agrees(pitch_tiles: int, tile_rows: int, seed: int) -> None:
+    pitch = pitch_tiles * swizzle.TILE_WIDTH
+    size = pitch * swizzle.TILE_HEIGHT * tile_rows
+    linear = np.random.default_rng(seed).integers(0, 256, size, dtype=np.uint8)
+    tiled = swizzle.tile(linear, pitch)
+    assert np.array_equal(swizzle.untile(tiled, pitch), linear)
+    for offset in np.random.default_rng(seed).integers(0, size, 20).tolist():
+        assert tiled[swizzle.tiled_offset(offset, pitch)] == linear[offset]
+
+
+def test_a_tile_holds_128_byte_rows_of_32_rows() -> None:
+    pitch = 256
+    linear = np.arange(pitch * 32, dtype=np.uint32).astype(np.uint8)
+    tiled = swizzle.tile(linear, pitch)
+    assert np.array_equal(tiled[:128], linear[:128])  # row 0 of tile 0
+    assert np.array_equal(tiled[128:256], linear[256:384])  # row 1 of tile 0
+    assert swizzle.check_surface(100, 4096) is not None
+    assert swizzle.check_surface(128, 4096) is None
+
+
+def test_the_aperture_translates_through_its_table_and_invalid_entries_fault() -> None:
+    local = LocalMemory("m", 4 * MiB)
+    aperture = Aperture(1 << 40, 1 * MiB, local, 3 * MiB)
+    aperture.entries[2] = gart_entry(0x1234)
+    assert aperture.pfns(2 * PAGE_SIZE + 5, 10, AccessKind.READ).tolist() == [0x1234]
+    with pytest.raises(GpuFault, match="aperture page 3 is not mapped"):
+        aperture.pfns(2 * PAGE_SIZE, 2 * PAGE_SIZE, AccessKind.READ)
+
+
+def test_a_detiling_window_shows_tiled_bytes_as_linear_through_the_bar() -> None:
+    local = LocalMemory("m", 4 * MiB)
+    bar = PciBar(1 << 40, 2 * MiB, local, 0, 2)
+    pitch, rows = 256, 64
+    linear = np.random.default_rng(1).integers(0, 256, pitch * rows, dtype=np.uint8)
+    local.data[8192 : 8192 + linear.shape[0]] = swizzle.tile(linear, pitch)
+    assert bar.read((1 << 40) + 8192, 256) != linear[:256].tobytes()
+    bar.program_window(0, DetileWindow(8192, pitch * rows, pitch))
+    assert bar.read((1 << 40) + 8192, linear.shape[0]) == linear.tobytes()
+    bar.write((1 << 40) + 8192 + 300, b"\xff\xfe")
+    assert local.data[8192 + swizzle.tiled_offset(300, pitch)] == 0xFF
+    with pytest.raises(BarAccessError):
+        bar.read((1 << 40) + 2 * MiB, 1)
+    with pytest.raises(ValueError, match="pitch 100"):
+        bar.program_window(1, DetileWindow(0, 4096, 100))

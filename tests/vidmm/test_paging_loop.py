@@ -1,0 +1,150 @@
+"""VidMm's side of DxgkDdiBuildPagingBuffer: the normative loop, and the reset path for every contract breach."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from wddmsim.core.units import PAGE_SIZE, KiB
+from wddmsim.ddi.driver import KernelModeDriver
+from wddmsim.ddi.flags import DXGK_TRANSFERFLAGS
+from wddmsim.ddi.paging import (
+    DXGK_BUILDPAGINGBUFFER_FILL,
+    DXGK_BUILDPAGINGBUFFER_TRANSFER,
+    DXGK_FILL_DESTINATION,
+    Op,
+)
+from wddmsim.ddi.paging import DXGK_TRANSFER_LOCATION as Loc
+from wddmsim.ddi.status import NTSTATUS
+from wddmsim.scenarios.rig import PagingRig
+from wddmsim.system import DriverWrapper
+from wddmsim.testing import fakes
+from wddmsim.vidmm.errors import DeviceRemoved
+from wddmsim.vidmm.events import AdapterReset, PagingBufferSubmitted
+
+LOCAL = 2
+BOTH = DXGK_TRANSFERFLAGS(TransferStart=True, TransferEnd=True)
+
+
+def scattered_transfer(rig: PagingRig, pages: int) -> DXGK_BUILDPAGINGBUFFER_TRANSFER:
+    pool = rig.mm.allocate_pages_for_mdl(2 * pages * PAGE_SIZE)
+    from wddmsim.ddi.memory import MDL
+
+    mdl = MDL(pool.pfns[::2].copy(), pages * PAGE_SIZE)
+    return DXGK_BUILDPAGINGBUFFER_TRANSFER(
+        TransferSize=pages * PAGE_SIZE,
+        Source=Loc.segment(LOCAL, rig.segment_address(LOCAL, 0)),
+        Destination=Loc.mdl(mdl),
+        Flags=BOTH,
+    )
+
+
+def test_multipass_offset_starts_at_zero_and_is_never_touched_between_calls() -> None:
+    recorder: list[fakes.RecordingDriver] = []
+
+    def wrap(driver: KernelModeDriver) -> KernelModeDriver:
+        recorder.append(fakes.RecordingDriver(driver))
+        return recorder[0]
+
+    rig = PagingRig(wrap_driver=wrap)
+    rig.vidmm.resize_paging_buffers(1 * KiB)
+    rig.execute(scattered_transfer(rig, 600))
+    calls = recorder[0].recording.calls
+    assert len(calls) > 4
+    assert calls[0].multipass_in == 0
+    for before, after in itertools.pairwise(calls):
+        assert before.status == NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER
+        assert after.multipass_in == before.multipass_out, "VidMm hands back exactly what the driver left"
+        assert after.buffer_address % 4096 == 0 and after.buffer_offset == 0, (
+            "each new paging buffer is fresh and 4 KiB aligned"
+        )
+        assert after.dma_size_in == 1 * KiB
+    assert calls[-1].status == NTSTATUS.STATUS_SUCCESS
+
+
+def test_each_partial_buffer_is_submitted_on_its_own_in_order() -> None:
+    rig = PagingRig()
+    rig.vidmm.resize_paging_buffers(512)
+    rig.execute(scattered_transfer(rig, 200))
+    submitted = rig.adapter.events.of_type(PagingBufferSubmitted)
+    assert [s.fence for s in submitted] == list(range(1, len(submitted) + 1))
+    assert all(s.start == 0 for s in submitted), "a fresh buffer per pass"
+    assert [s.operations for s in submitted][-1] == 1 and {s.operations for s in submitted[:-1]} == {0}
+
+
+def test_operations_are_packed_tightly_into_one_buffer_until_flush() -> None:
+    rig = PagingRig()
+    fill = DXGK_BUILDPAGINGBUFFER_FILL(
+        FillSize=PAGE_SIZE,
+        FillPattern=5,
+        Destination=DXGK_FILL_DESTINATION(SegmentId=LOCAL, SegmentAddress=rig.segment_address(LOCAL, 0)),
+    )
+    for _ in range(3):
+        rig.vidmm.paging.build(fill)
+    rig.vidmm.paging.wait(rig.vidmm.paging.flush())
+    (submitted,) = rig.adapter.events.of_type(PagingBufferSubmitted)
+    assert (submitted.start, submitted.end, submitted.operations) == (0, 96, 3)
+
+
+BREACHES: list[tuple[DriverWrapper, str]] = [
+    (lambda d: fakes.IllegalStatusDriver(d), "returned STATUS_INVALID_PARAMETER; only STATUS_SUCCESS, "
+     "STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER and STATUS_GRAPHICS_ALLOCATION_BUSY are legal"),
+    (lambda d: fakes.IllegalStatusDriver(d, 0x12345), "returned 0x00012345"),
+    (lambda d: fakes.OverrunDriver(d), "wrote past DmaSize"),
+    (lambda d: fakes.RaisingDriver(d), "the driver raised ZeroDivisionError: driver bug"),
+    (lambda d: fakes.DmaSizeUnchangedDriver(d), "DmaSize=0x10000 after advancing pDmaBuffer by 0x40"),
+    (lambda d: fakes.BusyForeverDriver(d), "ALLOCATION_BUSY again with Flags.AllocationIsIdle set"),
+    (lambda d: fakes.BusyForeverDriver(d, Op.DXGK_OPERATION_FILL), "legal only for Transfer, DiscardContent"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("wrap", "message"), BREACHES)
+def test_a_driver_that_breaks_the_contract_ends_in_the_reset_path_with_a_clear_message(
+    wrap: DriverWrapper, message: str
+) -> None:
+    rig = PagingRig(wrap_driver=wrap)
+    data = rig.pattern(PAGE_SIZE, seed=1)
+    mdl = rig.backing(PAGE_SIZE)
+    rig.write_mdl(mdl, data)
+    payload: object = DXGK_BUILDPAGINGBUFFER_TRANSFER(
+        TransferSize=PAGE_SIZE,
+        Source=Loc.segment(LOCAL, rig.segment_address(LOCAL, 0)),
+        Destination=Loc.mdl(mdl),
+        Flags=BOTH,
+    )
+    if "legal only for" in message:
+        payload = DXGK_BUILDPAGINGBUFFER_FILL(
+            FillSize=PAGE_SIZE,
+            FillPattern=1,
+            Destination=DXGK_FILL_DESTINATION(SegmentId=LOCAL, SegmentAddress=rig.segment_address(LOCAL, 0)),
+        )
+    with pytest.raises(DeviceRemoved, match=message) as error:
+        rig.execute(payload)  # type: ignore[arg-type]
+    assert error.value.status == NTSTATUS.STATUS_DEVICE_REMOVED
+    assert rig.vidmm.reset.count == 1
+    (reset,) = rig.adapter.events.of_type(AdapterReset)
+    assert message.split(";")[0] in reset.reason
+    assert np.array_equal(rig.read_mdl(mdl), data), "system-memory backing survives the reset byte for byte"
+
+
+def test_a_gpu_fault_during_paging_resets_the_adapter_and_the_gpu_runs_again_after() -> None:
+    from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_FILLVIRTUAL
+
+    rig = PagingRig()
+    with pytest.raises(DeviceRemoved, match="GPU reported a fault"):
+        rig.execute(
+            DXGK_BUILDPAGINGBUFFER_FILLVIRTUAL(
+                FillSizeInBytes=PAGE_SIZE, FillPattern=1, DestinationVirtualAddress=0x1000
+            )
+        )
+    assert rig.gpu.engines[0].fault is None, "DxgkDdiResetFromTimeout reset the engine"
+    rig.execute(
+        DXGK_BUILDPAGINGBUFFER_FILL(
+            FillSize=PAGE_SIZE,
+            FillPattern=7,
+            Destination=DXGK_FILL_DESTINATION(SegmentId=LOCAL, SegmentAddress=rig.segment_address(LOCAL, 0)),
+        )
+    )
+    assert rig.read_segment(LOCAL, 0, 4).tolist() == [7, 0, 0, 0]
