@@ -285,3 +285,44 @@ def test_special_lock_transfer_is_wddm1_only_and_checks_its_range(rig: PagingRig
         )
     )
     assert np.array_equal(rig_wddm1.read_mdl(mdl1), data)
+
+
+def test_without_an_allocation_a_swizzle_flag_means_a_plain_copy(rig: PagingRig) -> None:
+    """hAllocation NULL (DMA buffers, aperture pages): no swizzling or tiling, whatever the flags say."""
+    mdl = rig.backing(8 * PAGE_SIZE)
+    data = rig.pattern(8 * PAGE_SIZE, seed=11)
+    rig.write_mdl(mdl, data)
+    rig.execute(
+        transfer(
+            TransferSize=8 * PAGE_SIZE,
+            Source=Loc.mdl(mdl),
+            Destination=Loc.segment(LOCAL, rig.segment_address(LOCAL, 0)),
+            Flags=DXGK_TRANSFERFLAGS(Swizzle=True, TransferStart=True, TransferEnd=True),
+        )
+    )
+    assert np.array_equal(rig.read_segment(LOCAL, 0, 8 * PAGE_SIZE), data)
+
+
+def test_discard_of_an_allocation_holding_a_swizzling_range_needs_it_idle(rig_wddm1: PagingRig) -> None:
+    from wddmsim.ddi.flags import DXGK_DISCARDCONTENTFLAGS
+    from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_DISCARDCONTENT
+
+    rig = rig_wddm1
+    info = rig.surface(256, 32, usage=AllocationUsage.SWIZZLED | AllocationUsage.CPU_VISIBLE)
+    where = rig.segment_address(CPU, 0)
+    rig.driver.acquire_swizzling_range(
+        DXGKARG_ACQUIRESWIZZLINGRANGE(
+            hAllocation=info.hAllocation,
+            SegmentId=CPU,
+            RangeSize=info.Size,
+            CPUTranslatedAddress=rig.gpu.bar.bus_base + where,
+        )
+    )
+    payload = DXGK_BUILDPAGINGBUFFER_DISCARDCONTENT(hAllocation=info.hAllocation, SegmentId=CPU, SegmentAddress=where)
+    busy = DXGKARG_BUILDPAGINGBUFFER(payload, pDmaBuffer=rig.vidmm.pool.buffers[2].cursor, DmaSize=4096)
+    assert rig.driver.build_paging_buffer(busy) == NTSTATUS.STATUS_GRAPHICS_ALLOCATION_BUSY
+    rig.execute(payload)
+    assert rig.adapter.events.of_type(BuildPagingBuffer)[-1].status == "STATUS_SUCCESS"
+    assert all(w is None for w in rig.gpu.bar.windows)
+    idle = DXGK_DISCARDCONTENTFLAGS(AllocationIsIdle=True)
+    assert idle.Value == 1

@@ -148,3 +148,50 @@ def test_a_gpu_fault_during_paging_resets_the_adapter_and_the_gpu_runs_again_aft
         )
     )
     assert rig.read_segment(LOCAL, 0, 4).tolist() == [7, 0, 0, 0]
+
+
+def test_the_private_data_area_is_sized_by_the_driver_zeroed_once_and_never_touched_by_vidmm() -> None:
+    seen: list[bytes] = []
+
+    class Scribbler(fakes.DelegatingDriver):
+        def build_paging_buffer(self, args):  # type: ignore[no-untyped-def]
+            assert args.pDmaBufferPrivateData is not None
+            view = args.pDmaBufferPrivateData.bytes(args.DmaBufferPrivateDataSize)
+            seen.append(bytes(view))
+            view[:4] = b"drv!"
+            return self.inner.build_paging_buffer(args)
+
+    rig = PagingRig(wrap_driver=Scribbler)
+    assert rig.vidmm.private_data_size == rig.driver.config.paging_buffer_private_data_size == 64
+    fill = DXGK_BUILDPAGINGBUFFER_FILL(
+        FillSize=PAGE_SIZE,
+        FillPattern=1,
+        Destination=DXGK_FILL_DESTINATION(SegmentId=LOCAL, SegmentAddress=rig.segment_address(LOCAL, 0)),
+    )
+    for _ in range(len(rig.vidmm.pool.buffers) + 1):
+        rig.execute(fill)
+    assert seen[0] == bytes(64), "zero-initialised when the paging buffer is created"
+    assert seen[-1][:4] == b"drv!", "a reused buffer keeps what the driver left: VidMm never touches it"
+
+
+def test_adapter_discovery_uses_the_two_call_segment_query() -> None:
+    recorded: list[int] = []
+
+    class Watcher(fakes.DelegatingDriver):
+        def query_adapter_info(self, args):  # type: ignore[no-untyped-def]
+            out = args.pOutputData
+            recorded.append(getattr(out, "NbSegment", -1))
+            return self.inner.query_adapter_info(args)
+
+    rig = PagingRig(wrap_driver=Watcher)
+    assert recorded == [-1, 0, 3], "DRIVERCAPS, then QUERYSEGMENT4 with NbSegment 0, then with the count"
+    segments = rig.vidmm.segments
+    assert [s.Flags.CpuVisible for s in segments] == [True, False, False]
+    assert segments[2].Flags.Aperture
+    assert segments[0].CpuTranslatedAddress == rig.gpu.bar.bus_base
+    assert segments[1].BaseAddress == segments[0].BaseAddress + segments[0].Size
+    assert rig.vidmm.paging_buffer_size == 64 * KiB
+    from wddmsim.ddi.status import InvalidArgument
+
+    with pytest.raises(InvalidArgument, match=r"SegmentId=0x4: segments are 1\.\.3"):
+        rig.vidmm.segment(4)
