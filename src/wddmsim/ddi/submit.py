@@ -1,4 +1,8 @@
-"""Submission and interrupts: ``DxgkDdiSubmitCommand`` and ``DxgkCbNotifyInterrupt``."""
+"""Submission and interrupts: ``DxgkDdiSubmitCommand`` and ``DxgkCbNotifyInterrupt``.
+
+These structures are built once per submission and per interrupt, on the hottest path of the simulator, so they
+are plain (mutable) slotted records like their C counterparts rather than frozen ones.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ from wddmsim.ddi.base import HANDLE, NULL
 from wddmsim.ddi.flags import DXGK_SUBMITCOMMANDFLAGS
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DXGKARG_SUBMITCOMMAND:
     """``DXGKARG_SUBMITCOMMAND``: bytes ``[DmaBufferSubmissionStartOffset, ...EndOffset)`` of a DMA buffer."""
 
@@ -52,14 +56,14 @@ class DXGK_GENERAL_ERROR_CODE(IntEnum):
     DXGK_GENERAL_ERROR_INVALID_INSTRUCTION = 1
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DXGK_DMA_COMPLETED:
     SubmissionFenceId: int
     NodeOrdinal: int = 0
     EngineOrdinal: int = 0
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DXGK_DMA_FAULTED:
     FaultedFenceId: int
     Status: int
@@ -67,7 +71,7 @@ class DXGK_DMA_FAULTED:
     EngineOrdinal: int = 0
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DXGK_DMA_PAGE_FAULTED:
     FaultedFenceId: int
     FaultedPrimitiveAPISequenceNumber: int = 0
@@ -82,7 +86,7 @@ class DXGK_DMA_PAGE_FAULTED:
     FaultedProcessHandle: HANDLE = NULL
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DXGKARGCB_NOTIFY_INTERRUPT_DATA:
     """``DXGKARGCB_NOTIFY_INTERRUPT_DATA``: the member named by ``InterruptType`` is set."""
 

@@ -5,6 +5,8 @@ starts with an 8-byte header ``<u16 opcode, u16 flags, u32 length>``; ``length``
 header included, and is a multiple of :data:`PACKET_ALIGNMENT`.  Padding bytes are zero.  All fields are
 little-endian.  Addresses are tagged words (:mod:`wddmsim.hw.addressing`).
 
+Packets are plain slotted records (decoding builds one per packet, on the hottest path); treat them as values.
+
 The decoder trusts nothing: a bad opcode, length, reserved bit or size raises :class:`DecodeError`, which the
 command processor reports as an invalid-instruction fault.
 """
@@ -79,14 +81,14 @@ def padded(size: int) -> int:
     return align_up(size, PACKET_ALIGNMENT)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Nop:
     """Padding; ``length`` bytes (a multiple of 16) that do nothing."""
 
     length: int = PACKET_ALIGNMENT
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(slots=True, eq=False)
 class Copy:
     """Copy ``size`` bytes from ``src`` to ``dst``, optionally (un)tiling rows of ``pitch`` bytes.
 
@@ -123,7 +125,7 @@ class Copy:
     __hash__ = None  # type: ignore[assignment]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Fill:
     """Fill ``size`` bytes at ``dst`` with the little-endian 32-bit ``pattern``."""
 
@@ -133,7 +135,7 @@ class Fill:
     length: int = 32
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class WriteQwords:
     """Write ``count`` 64-bit words at ``dst``: the inline ``data``, or ``data[0]`` repeated if ``repeat``."""
 
@@ -147,7 +149,7 @@ class WriteQwords:
         return write_qwords_length(1 if self.repeat else self.count)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ReadMem:
     """Read ``size`` (1-8) bytes at ``address``; the value lands in the engine's ``last_read`` register."""
 
@@ -156,7 +158,7 @@ class ReadMem:
     length: int = 16
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class WriteMem:
     """Write ``size`` (1-8) bytes of ``data`` at ``address``; ``preserve`` writes back what is already there."""
 
@@ -167,7 +169,7 @@ class WriteMem:
     length: int = 32
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Signal:
     """Write the 64-bit ``value`` at ``address`` (8-byte aligned); raise an interrupt if ``interrupt``."""
 
@@ -177,7 +179,7 @@ class Signal:
     length: int = 32
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TlbInvalidate:
     """Drop cached translations of the address space rooted at ``root`` for VAs in [start, end]; 0/0 = all."""
 
@@ -187,7 +189,7 @@ class TlbInvalidate:
     length: int = 32
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Note:
     """A driver annotation: no memory effect; the engine records ``(kind, a, b)`` in its log."""
 
@@ -197,7 +199,7 @@ class Note:
     length: int = 32
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Sync:
     """Wait until every earlier packet's writes are visible (a full barrier and cache flush)."""
 
@@ -445,9 +447,14 @@ def _decode_copy(buf: memoryview | bytes, offset: int, flags: int, length: int) 
     _expect(offset, transform < 3, f"COPY transform {transform} is undefined")
     _expect(offset, (src_pages or dst_pages) == (count > 0), "COPY extent count does not match its page-list flags")
     start = offset + COPY_FIXED_SIZE
-    extents = np.frombuffer(buf, dtype="<u8", count=count, offset=start).astype(np.uint64)
-    if count:
+    if count <= 8:  # the common small case without numpy's per-call overhead
+        words = struct.unpack_from(f"<{count}Q", buf, start)
+        extents = np.array(words, dtype=np.uint64)
+        pages = count + sum(word >> _COUNT_LSB for word in words)
+    else:
+        extents = np.frombuffer(buf, dtype="<u8", count=count, offset=start).astype(np.uint64)
         pages = count + int((extents >> np.uint64(_COUNT_LSB)).sum())
+    if count:
         first = src if src_pages else dst
         _expect(offset, first < PAGE_SIZE, "COPY page-list address word must hold only the first-page offset")
         _expect(offset, first + size <= pages * PAGE_SIZE, "COPY size runs past its page list")

@@ -39,7 +39,7 @@ from wddmsim.hw.pte import TablePointer, Target
 from wddmsim.hw.swizzle import check_surface
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Submission:
     """A buffer handed to an engine: ``size`` bytes of packets at ``address`` (a packet address word)."""
 
@@ -55,7 +55,7 @@ class InterruptKind(IntEnum):
     SIGNAL = 2
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Interrupt:
     engine: int
     kind: InterruptKind
@@ -155,35 +155,46 @@ class Engine:
         return read_runs(runs).tobytes()
 
     def _schedule_next_packet(self, generation: int) -> None:
-        sub = self._current
-        assert sub is not None
-        if self._offset >= sub.size:
-            self._finish_submission(sub)
-            self._begin_next(generation)
-            return
-        offset = self._offset
-        try:
-            packet = cmd.decode(self._buffer, offset, sub.size)
-        except cmd.DecodeError as error:
-            self._halt(GpuFault(FaultKind.INVALID_INSTRUCTION, offset, error.reason), sub, offset)
-            return
-        self._offset += packet.length
-        done = self.clock.now + self._duration(packet)
-        self.clock.schedule(done, lambda: self._complete(generation, packet, offset))
+        """Decode the next packet and run it when it completes -- inline when nothing else is due before."""
+        while True:
+            sub = self._current
+            assert sub is not None
+            if self._offset >= sub.size:
+                self._finish_submission(sub)
+                self._begin_next(generation)
+                return
+            offset = self._offset
+            try:
+                packet = cmd.decode(self._buffer, offset, sub.size)
+            except cmd.DecodeError as error:
+                self._halt(GpuFault(FaultKind.INVALID_INSTRUCTION, offset, error.reason), sub, offset)
+                return
+            self._offset += packet.length
+            done = self.clock.now + self._duration(packet)
+            if not self.clock.try_advance(done):
+                self.clock.schedule(done, lambda: self._complete(generation, packet, offset))
+                return
+            if not self._run_packet(sub, packet, offset):
+                return
 
     def _complete(self, generation: int, packet: cmd.Packet, offset: int) -> None:
         if generation != self._generation:
             return
         sub = self._current
         assert sub is not None
+        if self._run_packet(sub, packet, offset):
+            self._schedule_next_packet(generation)
+
+    def _run_packet(self, sub: Submission, packet: cmd.Packet, offset: int) -> bool:
+        """Apply ``packet``'s effects now; ``False`` if it faulted (the engine is halted)."""
         try:
             self._execute(packet)
         except GpuFault as fault:
             self._halt(fault, sub, offset)
-            return
+            return False
         except (ValueError, IndexError, OverflowError, MemoryError) as error:
             self._halt(GpuFault(FaultKind.INVALID_INSTRUCTION, offset, f"cannot execute: {error}"), sub, offset)
-            return
+            return False
         self.packets_executed += 1
         if self.events.enabled:
             self.events.emit(
@@ -191,7 +202,7 @@ class Engine:
                     time=self.clock.now, engine=self.index, fence=sub.fence, offset=offset, opcode=_opcode(packet)
                 )
             )
-        self._schedule_next_packet(generation)
+        return True
 
     def _finish_submission(self, sub: Submission) -> None:
         self._current = None

@@ -24,6 +24,8 @@ from wddmsim.hw.mmu import Mmu, Run
 from wddmsim.hw.pte import TablePointer
 
 _PFN_MASK = np.uint64(PAGE_EXTENT["Pfn"].mask)
+_PFN_BITS = PAGE_EXTENT["Pfn"].mask
+_COUNT_BITS_SHIFT = PAGE_EXTENT["CountMinus1"].lsb
 _COUNT_SHIFT = np.uint64(PAGE_EXTENT["CountMinus1"].lsb)
 
 
@@ -85,12 +87,17 @@ class MemorySystem:
         system = self.system
         return [(system, s, n) for s, n in zip(starts, lengths, strict=True)]
 
+    def _few_spans(self, first_offset: int, words: list[int], size: int) -> tuple[list[int], list[int]]:
+        return _few_spans_impl(self.system, first_offset, words, size)
+
     def page_list_spans(
         self, first_offset: int, extents: npt.NDArray[np.uint64], size: int
     ) -> tuple[list[int], list[int]]:
         """System-RAM ``(starts, lengths)`` of a COPY page list, adjacent extents merged."""
         if size <= 0:
             return [], []
+        if extents.shape[0] <= 8:  # a handful of extents: plain Python beats numpy's per-call overhead
+            return self._few_spans(first_offset, extents.tolist(), size)
         pfns = (extents & _PFN_MASK).astype(np.int64)
         lengths = ((extents >> _COUNT_SHIFT).astype(np.int64) + 1) << PAGE_SHIFT
         starts = pfns << PAGE_SHIFT
@@ -109,6 +116,33 @@ class MemorySystem:
                 lengths = np.add.reduceat(lengths, bounds)
                 starts = starts[bounds]
         return starts.tolist(), lengths.tolist()
+
+
+def _few_spans_impl(
+    system: SystemMemory, first_offset: int, words: list[int], size: int
+) -> tuple[list[int], list[int]]:
+    starts: list[int] = []
+    lengths: list[int] = []
+    skip, remaining = first_offset, size
+    for word in words:
+        pfn, pages = word & _PFN_BITS, (word >> _COUNT_BITS_SHIFT) + 1
+        start = (pfn << PAGE_SHIFT) + skip
+        length = min((pages << PAGE_SHIFT) - skip, remaining)
+        skip = 0
+        if starts and starts[-1] + lengths[-1] == start:
+            lengths[-1] += length
+        else:
+            starts.append(start)
+            lengths.append(length)
+        remaining -= length
+        if remaining <= 0:
+            break
+    if starts[-1] + lengths[-1] > system.size:
+        raise GpuFault(FaultKind.BUS_ERROR, starts[-1], "page-list page is outside RAM")
+    for start, length in zip(starts, lengths, strict=True):
+        if start + length > system.size:
+            raise GpuFault(FaultKind.BUS_ERROR, start, "page-list page is outside RAM")
+    return starts, lengths
 
 
 def scatter_gather(linear: Run, system: SystemMemory, starts: list[int], lengths: list[int], *, to_pages: bool) -> bool:

@@ -29,6 +29,7 @@ from wddmsim.kmd.errors import DriverContractError
 from wddmsim.kmd.state import DriverState
 
 Payload = DXGK_BUILDPAGINGBUFFER_TRANSFER | DXGK_BUILDPAGINGBUFFER_SPECIALLOCKTRANSFER
+_TRANSFORM_LSB = cmd.COPY_FLAGS["Transform"].lsb
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,7 +193,7 @@ class _Emitter:
         p, writer = self.p, self.writer
         piece = self._piece(done)
         limit = min(piece.stop - done, max(self.max_pages // piece.granule, 1) * piece.granule)
-        flags = cmd.COPY_FLAGS.pack({"Transform": piece.transform})
+        flags = piece.transform << _TRANSFORM_LSB
         src, dst = p.Source, p.Destination
         if src.SegmentId and dst.SegmentId:
             if writer.room < cmd.copy_length(0):
