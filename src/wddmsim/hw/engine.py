@@ -14,6 +14,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
+from functools import partial
 from typing import final
 
 import numpy as np
@@ -172,7 +173,7 @@ class Engine:
             self._offset += packet.length
             done = self.clock.now + self._duration(packet)
             if not self.clock.try_advance(done):
-                self.clock.schedule(done, lambda: self._complete(generation, packet, offset))
+                self.clock.schedule(done, partial(self._complete, generation, packet, offset))
                 return
             if not self._run_packet(sub, packet, offset):
                 return
