@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from wddmsim.core.pointer import ByteArray
 from wddmsim.core.units import PAGE_SIZE, MiB
 from wddmsim.ddi.allocation import DXGKARG_ACQUIRESWIZZLINGRANGE
 from wddmsim.ddi.flags import DXGK_TRANSFERFLAGS
@@ -17,7 +16,6 @@ from wddmsim.ddi.paging import (
 )
 from wddmsim.ddi.paging import DXGK_TRANSFER_LOCATION as Loc
 from wddmsim.ddi.status import NTSTATUS
-from wddmsim.hw import swizzle
 from wddmsim.kmd.allocations import AllocationUsage
 from wddmsim.kmd.errors import DriverContractError
 from wddmsim.scenarios.rig import PagingRig
@@ -160,15 +158,6 @@ def test_a_zero_size_transfer_writes_nothing_and_succeeds(rig: PagingRig) -> Non
     assert args.pDmaBuffer == buffer.cursor
 
 
-def surface_expectation(rig: PagingRig, handle: int, linear: ByteArray) -> ByteArray:
-    allocation = rig.driver.state.allocations.get(handle, "hAllocation")
-    expected = linear.copy()
-    for level in allocation.levels:
-        region = slice(level.offset, level.offset + level.size)
-        expected[region] = swizzle.tile(linear[region], level.pitch)
-    return expected
-
-
 @pytest.mark.parametrize(("width", "height", "mips"), [(128, 32, 1), (1000, 300, 1), (2048, 512, 5), (384, 96, 3)])
 def test_swizzle_then_unswizzle_returns_the_original_bytes_for_every_mip_level(
     rig: PagingRig, width: int, height: int, mips: int
@@ -188,7 +177,7 @@ def test_swizzle_then_unswizzle_returns_the_original_bytes_for_every_mip_level(
             Flags=DXGK_TRANSFERFLAGS(Swizzle=True, TransferStart=True, TransferEnd=True),
         )
     )
-    assert np.array_equal(rig.read_segment(LOCAL, 4 * MiB, size), surface_expectation(rig, info.hAllocation, linear))
+    assert np.array_equal(rig.read_segment(LOCAL, 4 * MiB, size), rig.tiled_image(info.hAllocation, linear))
     back = rig.backing(size)
     rig.execute(
         transfer(
@@ -227,7 +216,7 @@ def test_a_held_swizzling_range_makes_transfer_busy_until_vidmm_retries_with_all
     info = rig.surface(512, 64, usage=AllocationUsage.SWIZZLED | AllocationUsage.CPU_VISIBLE)
     where = rig.segment_address(CPU, 1 * MiB)
     linear = rig.pattern(info.Size, seed=8)
-    tiled = surface_expectation(rig, info.hAllocation, linear)
+    tiled = rig.tiled_image(info.hAllocation, linear)
     rig.write_segment(CPU, 1 * MiB, tiled)
     acquire = DXGKARG_ACQUIRESWIZZLINGRANGE(
         hAllocation=info.hAllocation,

@@ -14,18 +14,21 @@ import numpy.typing as npt
 from wddmsim.core.pointer import ByteArray, CpuMapping
 from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE
 from wddmsim.ddi.allocation import DXGK_ALLOCATIONINFO
-from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS, HANDLE
+from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS, HANDLE, NULL
 from wddmsim.ddi.driver import DXGKARG_SETROOTPAGETABLE
-from wddmsim.ddi.flags import DXGK_PAGETABLEUPDATEMODE, DXGK_UPDATEPAGETABLEFLAGS
+from wddmsim.ddi.flags import DXGK_PAGETABLEUPDATEMODE, DXGK_TRANSFERFLAGS, DXGK_UPDATEPAGETABLEFLAGS
 from wddmsim.ddi.memory import MDL
 from wddmsim.ddi.paging import (
+    DXGK_BUILDPAGINGBUFFER_TRANSFER,
     DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE,
     DXGK_PAGETABLEUPDATEADDRESS,
+    DXGK_TRANSFER_LOCATION,
     DXGKARG_BUILDPAGINGBUFFER,
     PagingPayload,
 )
 from wddmsim.ddi.pte import PteArray, pte_array, pte_flags
 from wddmsim.ddi.status import NTSTATUS
+from wddmsim.hw import swizzle
 from wddmsim.kmd.allocations import AllocationDesc, ResourceKind
 from wddmsim.system import Adapter, DriverWrapper, SystemConfig, build_adapter
 
@@ -105,8 +108,32 @@ class PagingRig:
         """Build, submit and wait: the operation has executed on the GPU when this returns."""
         return self.vidmm.paging.execute(payload)
 
-    def handle(self, info: DXGK_ALLOCATIONINFO) -> HANDLE:
-        return info.hAllocation
+    def transfer(
+        self,
+        source: DXGK_TRANSFER_LOCATION,
+        destination: DXGK_TRANSFER_LOCATION,
+        size: int,
+        *,
+        allocation: HANDLE = NULL,
+        swizzle: bool = False,
+        unswizzle: bool = False,
+    ) -> int:
+        """A single-shot ``DXGK_OPERATION_TRANSFER`` (``TransferStart`` and ``TransferEnd``), executed."""
+        flags = DXGK_TRANSFERFLAGS(Swizzle=swizzle, Unswizzle=unswizzle, TransferStart=True, TransferEnd=True)
+        return self.execute(
+            DXGK_BUILDPAGINGBUFFER_TRANSFER(
+                hAllocation=allocation, TransferSize=size, Source=source, Destination=destination, Flags=flags
+            )
+        )
+
+    def tiled_image(self, allocation: HANDLE, linear: ByteArray) -> ByteArray:
+        """What a swizzled allocation holds when its linear image is tiled level by level (an expectation)."""
+        record = self.driver.state.allocations.get(allocation, "hAllocation")
+        out = linear.copy()
+        for level in record.levels:
+            region = slice(level.offset, level.offset + level.size)
+            out[region] = swizzle.tile(linear[region], level.pitch)
+        return out
 
 
 @final

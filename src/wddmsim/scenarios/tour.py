@@ -46,7 +46,6 @@ from wddmsim.ddi.paging import (
     DXGK_TRANSFER_LOCATION,
 )
 from wddmsim.ddi.pte import pte_array, pte_flags
-from wddmsim.hw import swizzle
 from wddmsim.hw.faults import AccessKind
 from wddmsim.hw.pte import TablePointer, Target
 from wddmsim.kmd.allocations import AllocationUsage
@@ -233,38 +232,18 @@ def _fill_and_transfers(rig: PagingRig, out: TourResult) -> None:
 
 def _swizzle(rig: PagingRig, out: TourResult) -> None:
     info = rig.surface(1024, 256, mips=3, usage=AllocationUsage.SWIZZLED | AllocationUsage.CPU_VISIBLE)
-    allocation = rig.driver.state.allocations.get(info.hAllocation, "hAllocation")
-    size = allocation.size
+    size = info.Size
     linear = rig.pattern(size, seed=3)
     upload = rig.backing(size, scatter_seed=4)
     rig.write_mdl(upload, linear)
     where = rig.segment_address(CPU_SEGMENT, 16 * MiB)
-    rig.execute(
-        DXGK_BUILDPAGINGBUFFER_TRANSFER(
-            hAllocation=info.hAllocation,
-            TransferSize=size,
-            Source=DXGK_TRANSFER_LOCATION.mdl(upload),
-            Destination=DXGK_TRANSFER_LOCATION.segment(CPU_SEGMENT, where),
-            Flags=DXGK_TRANSFERFLAGS(Swizzle=True, TransferStart=True, TransferEnd=True),
-        )
-    )
-    expected = linear.copy()
-    for level in allocation.levels:
-        region = slice(level.offset, level.offset + level.size)
-        expected[region] = swizzle.tile(linear[region], level.pitch)
-    ok, detail = _same(rig.read_segment(CPU_SEGMENT, 16 * MiB, size), expected)
+    in_memory = DXGK_TRANSFER_LOCATION.segment(CPU_SEGMENT, where)
+    rig.transfer(DXGK_TRANSFER_LOCATION.mdl(upload), in_memory, size, allocation=info.hAllocation, swizzle=True)
+    ok, detail = _same(rig.read_segment(CPU_SEGMENT, 16 * MiB, size), rig.tiled_image(info.hAllocation, linear))
     out.check("page in with Swizzle: every MIP level tiled", "Transfer(Swizzle)", ok, detail)
 
     evicted = rig.backing(size)
-    rig.execute(
-        DXGK_BUILDPAGINGBUFFER_TRANSFER(
-            hAllocation=info.hAllocation,
-            TransferSize=size,
-            Source=DXGK_TRANSFER_LOCATION.segment(CPU_SEGMENT, where),
-            Destination=DXGK_TRANSFER_LOCATION.mdl(evicted),
-            Flags=DXGK_TRANSFERFLAGS(Unswizzle=True, TransferStart=True, TransferEnd=True),
-        )
-    )
+    rig.transfer(in_memory, DXGK_TRANSFER_LOCATION.mdl(evicted), size, allocation=info.hAllocation, unswizzle=True)
     ok, detail = _same(rig.read_mdl(evicted), linear)
     out.check("evict with Unswizzle: system pages linear again", "Transfer(Unswizzle)", ok, detail)
 
