@@ -74,6 +74,7 @@ _TLB_INVALIDATE: Final = struct.Struct("<HHIQQQ")  # header, root, start, end
 _NOTE: Final = struct.Struct("<HHIQQ")  # header, a, b
 
 COPY_FIXED_SIZE: Final = _COPY.size
+COPY_MIN_LENGTH: Final = -(-COPY_FIXED_SIZE // PACKET_ALIGNMENT) * PACKET_ALIGNMENT
 WRITE_QWORDS_FIXED_SIZE: Final = _WRITE_QWORDS.size
 
 
@@ -385,6 +386,10 @@ def encode_into(buf: memoryview, offset: int, packet: Packet) -> int:
             return packet.length
 
 
+SYNC_BYTES: Final = HEADER.pack(Opcode.SYNC, 0, 16) + bytes(8)
+"""A SYNC packet, encoded once (the most frequent packet a driver appends)."""
+
+
 def encode(packet: Packet) -> bytes:
     buf = bytearray(packet.length)
     encode_into(memoryview(buf), 0, packet)
@@ -437,18 +442,24 @@ _DST_PAGES: Final = COPY_FLAGS["DstPages"].shifted_mask
 _TRANSFORM_LSB: Final = COPY_FLAGS["Transform"].lsb
 
 
+_TRANSFORMS: Final = tuple(Transform)
+
+
 def _decode_copy(buf: memoryview | bytes, offset: int, flags: int, length: int) -> Packet:
-    _expect(offset, length >= copy_length(0), f"COPY length {length:#x} is shorter than its fixed part")
+    _expect(offset, length >= COPY_MIN_LENGTH, f"COPY length {length:#x} is shorter than its fixed part")
     _, _, _, src, dst, size, pitch, count = _COPY.unpack_from(buf, offset)
-    _expect(offset, length == copy_length(count), f"COPY length {length:#x} does not match its {count} extent(s)")
-    _expect(offset, flags >> 4 == 0, f"COPY reserved flag bits {flags:#x}")
     src_pages, dst_pages, transform = bool(flags & _SRC_PAGES), bool(flags & _DST_PAGES), flags >> _TRANSFORM_LSB
-    _expect(offset, not (src_pages and dst_pages), "COPY with page lists on both sides")
-    _expect(offset, transform < 3, f"COPY transform {transform} is undefined")
-    _expect(offset, (src_pages or dst_pages) == (count > 0), "COPY extent count does not match its page-list flags")
+    if (
+        length != copy_length(count)
+        or flags >> 4
+        or (src_pages and dst_pages)
+        or transform >= 3
+        or (src_pages or dst_pages) != (count > 0)
+    ):
+        _copy_header_error(offset, flags, length, count)
     start = offset + COPY_FIXED_SIZE
     if count <= 8:  # the common small case without numpy's per-call overhead
-        words = struct.unpack_from(f"<{count}Q", buf, start)
+        words = struct.unpack_from(_SMALL_EXTENTS[count], buf, start)
         extents = np.array(words, dtype=np.uint64)
         pages = count + sum(word >> _COUNT_LSB for word in words)
     else:
@@ -460,7 +471,19 @@ def _decode_copy(buf: memoryview | bytes, offset: int, flags: int, length: int) 
         _expect(offset, first + size <= pages * PAGE_SIZE, "COPY size runs past its page list")
     pad = start + 8 * count
     _expect(offset, pad == offset + length or _zero(buf, pad, offset + length), "COPY padding not zero")
-    return Copy(src, dst, size, src_pages, dst_pages, Transform(transform), pitch, extents)
+    return Copy(src, dst, size, src_pages, dst_pages, _TRANSFORMS[transform], pitch, extents)
+
+
+_SMALL_EXTENTS: Final = tuple(f"<{n}Q" for n in range(9))
+
+
+def _copy_header_error(offset: int, flags: int, length: int, count: int) -> None:
+    transform = flags >> _TRANSFORM_LSB
+    _expect(offset, length == copy_length(count), f"COPY length {length:#x} does not match its {count} extent(s)")
+    _expect(offset, flags >> 4 == 0, f"COPY reserved flag bits {flags:#x}")
+    _expect(offset, (flags & 3) != 3, "COPY with page lists on both sides")
+    _expect(offset, transform < 3, f"COPY transform {transform} is undefined")
+    raise DecodeError(offset, "COPY extent count does not match its page-list flags")
 
 
 def _decode_fill(buf: memoryview | bytes, offset: int, flags: int, length: int) -> Packet:

@@ -54,6 +54,14 @@ class DmaWriter:
         self.pos += cmd.encode_into(self.buf, self.pos, packet)
         return True
 
+    def put_bytes(self, packet: bytes) -> bool:
+        """Copy an already-encoded packet if it fits."""
+        if len(packet) > self.end - self.pos:
+            return False
+        self.buf[self.pos : self.pos + len(packet)] = packet
+        self.pos += len(packet)
+        return True
+
     def commit(self) -> None:
         """Advance ``pDmaBuffer`` past the bytes written and reduce ``DmaSize`` to match."""
         args = self.args
@@ -69,9 +77,9 @@ Emit = Callable[[int], int]
 
 
 def multipass(
-    args: DXGKARG_BUILDPAGINGBUFFER, writer: DmaWriter, total: int, emit: Emit, *, tail: cmd.Packet | None = None
+    args: DXGKARG_BUILDPAGINGBUFFER, writer: DmaWriter, total: int, emit: Emit, *, tail: bytes | None = None
 ) -> NTSTATUS:
-    """Drive ``emit`` from ``MultipassOffset`` to ``total`` units, then write ``tail`` (e.g. a barrier).
+    """Drive ``emit`` from ``MultipassOffset`` to ``total`` units, then write ``tail`` (an encoded packet).
 
     Progress is stored only in ``MultipassOffset``; ``done == total`` on entry means the units were all
     emitted in an earlier buffer and only ``tail`` remains.
@@ -86,7 +94,7 @@ def multipass(
             args.MultipassOffset = done
             return NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER
         done += covered
-    if tail is not None and not writer.put(tail):
+    if tail is not None and not writer.put_bytes(tail):
         writer.commit()
         args.MultipassOffset = done
         return NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER

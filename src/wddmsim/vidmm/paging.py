@@ -111,17 +111,18 @@ class PagingStream:
             start=buffer.submitted,
             end=buffer.used,
         )
-        event = PagingBufferSubmitted(
-            time=self.scheduler.clock.now,
-            node=self.node,
-            fence=fence,
-            start=buffer.submitted,
-            end=buffer.used,
-            operations=self._ops_in_current,
-        )
-        self.events.emit(event)
-        if self.capture is not None:
-            self.capture(event, bytes(buffer.mapping.view[buffer.submitted : buffer.used]))
+        if self.events.enabled or self.capture is not None:
+            event = PagingBufferSubmitted(
+                time=self.scheduler.clock.now,
+                node=self.node,
+                fence=fence,
+                start=buffer.submitted,
+                end=buffer.used,
+                operations=self._ops_in_current,
+            )
+            self.events.emit(event)
+            if self.capture is not None:
+                self.capture(event, bytes(buffer.mapping.view[buffer.submitted : buffer.used]))
         buffer.submitted = buffer.used
         buffer.fence = fence
         self.submissions += 1

@@ -23,7 +23,7 @@ CANARY: Final = bytes([0xA5, 0x5A, 0xC3, 0x3C]) * (GUARD_SIZE // 4)
 class PagingBuffer:
     """One paging buffer: ``size`` usable bytes, the bytes ``used`` so far, and the fence of its last use."""
 
-    __slots__ = ("fence", "mapping", "mdl", "private", "private_mdl", "size", "submitted", "used")
+    __slots__ = ("fence", "mapping", "mdl", "physical_address", "private", "private_mdl", "size", "submitted", "used")
 
     def __init__(self, mm: SystemMemoryServices, size: int, private_size: int) -> None:
         self.size = size
@@ -35,10 +35,7 @@ class PagingBuffer:
         self.submitted = 0
         """Bytes already submitted (partial submissions of one buffer are contiguous, in order)."""
         self.fence = 0
-
-    @property
-    def physical_address(self) -> int:
-        return int(self.mdl.pfns[0]) << PAGE_SHIFT
+        self.physical_address = int(self.mdl.pfns[0]) << PAGE_SHIFT
 
     @property
     def cursor(self) -> CpuPointer:

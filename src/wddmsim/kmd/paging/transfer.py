@@ -165,7 +165,7 @@ def _build(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER, p: Payload, name
     writer = DmaWriter(args)
     pieces = plan(allocation, p.TransferOffset, p.TransferSize, p.Flags)
     emit = _Emitter(state, p, writer, pieces, mdl_offset)
-    status = multipass(args, writer, pages, emit, tail=cmd.Sync() if p.Flags.TransferEnd else None)
+    status = multipass(args, writer, pages, emit, tail=cmd.SYNC_BYTES if p.Flags.TransferEnd else None)
     if status == NTSTATUS.STATUS_SUCCESS and p.Flags.TransferEnd:
         state.pending_transfer = None
     return status
