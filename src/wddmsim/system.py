@@ -35,7 +35,7 @@ class Adapter:
         self.clock = Clock()
         self.events = EventLog(self.clock)
         self.gpu = Gpu(self.config.gpu, clock=self.clock, events=self.events)
-        self.mm = MemoryManager(self.gpu.system)
+        self.mm = MemoryManager(self.gpu.system, self.gpu.bar)
         self.driver = ReferenceDriver(self.gpu, self.config.driver)
         self.ddi: KernelModeDriver = self.driver if wrap_driver is None else wrap_driver(self.driver)
         """The driver as VidMm sees it: the reference driver, or a wrapper around it (test doubles)."""

@@ -35,7 +35,7 @@ class Tables:
             key = (level, va >> self.layout.shift(level))
             if key not in self.by_key:
                 self.by_key[key] = self._new()
-                slot = table + 8 * self.layout.index(va, level)
+                slot = table + self.layout.entry_size(level) * self.layout.index(va, level)
                 self.gpu.local.u64[slot // 8] = encode_pte(target=Target.LOCAL, address=self.by_key[key])
             table = self.by_key[key]
         self.gpu.local.u64[(table + 8 * self.layout.index(va, 0)) // 8] = entry

@@ -41,7 +41,7 @@ from wddmsim.ddi.pte import pte_array, pte_flags
 from wddmsim.ddi.status import NTSTATUS
 from wddmsim.hw.aperture import gart_entry
 from wddmsim.hw.faults import AccessKind
-from wddmsim.hw.pte import HW_PTE, TablePointer, Target
+from wddmsim.hw.pte import HW_PTE
 from wddmsim.kmd.config import DriverConfig
 from wddmsim.kmd.errors import DriverContractError
 from wddmsim.kmd.paging.context import CONTEXT_HEADER_SIZE, CONTEXT_MAGIC
@@ -210,9 +210,9 @@ def test_operations_through_the_paging_process_va(rig: PagingRig) -> None:
     backing = rig.backing(4 * PAGE_SIZE, scatter_seed=5)
     space.map(source_va, segment_id=0, page_numbers=backing.pfns)
     space.map(target_va, segment_id=0, page_numbers=rig.backing(PAGE_SIZE).pfns)
-    source_table, target_table = space.table_address(0, source_va), space.table_address(0, target_va)
-    space.map(0x100_0000, segment_id=0, page_numbers=np.array([source_table >> PAGE_SHIFT], dtype=np.uint64))
-    space.map(0x101_0000, segment_id=0, page_numbers=np.array([target_table >> PAGE_SHIFT], dtype=np.uint64))
+    tables = np.array([space.table_page(0, source_va), space.table_page(0, target_va)], dtype=np.uint64)
+    space.map(0x100_0000, segment_id=space.segment_id, page_numbers=tables[:1])
+    space.map(0x101_0000, segment_id=space.segment_id, page_numbers=tables[1:])
     rig.execute(
         DXGK_BUILDPAGINGBUFFER_COPYPAGETABLEENTRIES(
             NumRanges=1,
@@ -228,7 +228,7 @@ def test_operations_through_the_paging_process_va(rig: PagingRig) -> None:
         )
     )
     rig.execute(DXGK_BUILDPAGINGBUFFER_FLUSHTLB(RootPageTableAddress=space.root_address))
-    root = TablePointer(Target.SYSTEM, space.root_address.SegmentOffset)
+    root = space.hw_root
     runs = rig.gpu.mmu.translate(root, target_va + 8 * PAGE_SIZE, 4 * PAGE_SIZE, AccessKind.READ)
     pages = [p for _, start, length in runs for p in range(start >> PAGE_SHIFT, (start + length) >> PAGE_SHIFT)]
     assert pages == backing.pfns.tolist()

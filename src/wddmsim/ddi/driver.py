@@ -47,6 +47,14 @@ class DXGKARG_SETROOTPAGETABLE:
     NumEntries: int
 
 
+@dataclass(slots=True, kw_only=True)
+class DXGKARG_GETROOTPAGETABLESIZE:
+    """``DxgkDdiGetRootPageTableSize``: ``NumberOfPte`` in (required), out (what the returned size holds)."""
+
+    NumberOfPte: int
+    PhysicalAdapterIndex: int = 0
+
+
 class DxgkrnlInterface(Protocol):
     """The callbacks of ``DXGKRNL_INTERFACE`` the reference driver uses."""
 
@@ -94,6 +102,10 @@ class KernelModeDriver(Protocol):
         """``DxgkDdiSetRootPageTable``."""
         ...
 
+    def get_root_page_table_size(self, args: DXGKARG_GETROOTPAGETABLESIZE) -> int:
+        """``DxgkDdiGetRootPageTableSize``: ``SIZE_T`` bytes of a 2-level root for ``NumberOfPte`` entries."""
+        ...
+
     def reset_from_timeout(self) -> NTSTATUS:
         """``DxgkDdiResetFromTimeout``: on return the GPU reads and writes no memory."""
         ...
@@ -116,6 +128,10 @@ class SystemMemoryServices(Protocol):
 
     def free_pages(self, mdl: MDL) -> None:
         """``MmFreePagesFromMdl`` (or ``MmFreeContiguousMemory``)."""
+        ...
+
+    def map_io_space(self, bus_address: int, byte_count: int) -> CpuMapping:
+        """``MmMapIoSpace``: a kernel mapping of bus addresses (a BAR window onto local memory)."""
         ...
 
     def read(self, mdl: MDL, offset: int, size: int) -> bytes:

@@ -93,6 +93,8 @@ class Engine:
         self._interrupt = interrupt
         self.root: TablePointer | None = None
         """MMIO: the page-table root of the address space ``GPU_VA`` addresses are translated in."""
+        self.root_entries: int | None = None
+        """MMIO: how many root entries are valid (a VA indexing past them faults); ``None``: all."""
         self.completed_fence = 0
         """MMIO: the fence of the last completed submission."""
         self.last_read = 0
@@ -149,7 +151,7 @@ class Engine:
         self._schedule_next_packet(generation)
 
     def _fetch(self, sub: Submission) -> memoryview | bytes:
-        runs = self.memsys.runs(sub.address, sub.size, AccessKind.READ, self.root)
+        runs = self.memsys.runs(sub.address, sub.size, AccessKind.READ, self.root, self.root_entries)
         mem, offset, size = runs[0]
         if len(runs) == 1 and mem is not None:
             return mem.view[offset : offset + size]
@@ -265,7 +267,7 @@ class Engine:
         return space == Space.GPU_PHYS and self.memsys.aperture.contains(address)
 
     def _runs(self, word: int, size: int, access: AccessKind) -> list[Run]:
-        return self.memsys.runs(word, size, access, self.root)
+        return self.memsys.runs(word, size, access, self.root, self.root_entries)
 
     def _execute(self, packet: cmd.Packet) -> None:
         match packet:

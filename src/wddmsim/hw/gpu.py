@@ -40,6 +40,11 @@ class GpuConfig:
     aperture_base: int = 16 * TiB
     aperture_size: int = 512 * MiB
     mmu_index_bits: tuple[int, ...] = (9, 9, 9, 9)
+    """Index bits per page-table level, leaf first (4 levels x 9 bits: a 48-bit VA)."""
+    dual_pte: bool = True
+    """Level-1 entries point at a 4 KB-page and a 64 KB-page leaf table at once."""
+    gpu_page_shift: int = 12
+    """The hardware page of 4 KB-kind leaf tables: 12 (4 KiB), 14 (16 KiB) ..."""
     caches_invalid_translations: bool = True
     detile_windows: int = 4
     engines: tuple[str, ...] = ("paging", "compute")
@@ -65,8 +70,10 @@ class GpuConfig:
             raise ConfigurationError("aperture_base", self.aperture_base, "must lie above local memory")
         if self.bar_bus_base < self.system_size:
             raise ConfigurationError("bar_bus_base", self.bar_bus_base, "must lie above system RAM")
-        if not 2 <= len(self.mmu_index_bits) <= 6:
-            raise ConfigurationError("mmu_index_bits", self.mmu_index_bits, "2 to 6 levels")
+        try:
+            MmuLayout(self.mmu_index_bits, dual_pte=self.dual_pte, gpu_page_shift=self.gpu_page_shift)
+        except ValueError as error:
+            raise ConfigurationError("mmu_index_bits", self.mmu_index_bits, str(error)) from None
         if not self.engines:
             raise ConfigurationError("engines", self.engines, "at least the paging engine")
 
@@ -86,9 +93,8 @@ class Gpu:
         self.system = SystemMemory("system memory", cfg.system_size)
         self.bar = PciBar(cfg.bar_bus_base, cfg.bar_size, self.local, 0, cfg.detile_windows)
         self.aperture = Aperture(cfg.aperture_base, cfg.aperture_size, self.local, cfg.aperture_table_offset)
-        self.mmu = Mmu(
-            MmuLayout(cfg.mmu_index_bits), self.local, self.system, caches_invalid=cfg.caches_invalid_translations
-        )
+        layout = MmuLayout(cfg.mmu_index_bits, dual_pte=cfg.dual_pte, gpu_page_shift=cfg.gpu_page_shift)
+        self.mmu = Mmu(layout, self.local, self.system, caches_invalid=cfg.caches_invalid_translations)
         self.memsys = MemorySystem(self.local, self.system, self.aperture, self.mmu)
         self._handler: Callable[[Interrupt], None] | None = None
         self.interrupts: list[Interrupt] = []

@@ -59,7 +59,9 @@ class MemorySystem:
         self.aperture = aperture
         self.mmu = mmu
 
-    def runs(self, word: int, size: int, access: AccessKind, root: TablePointer | None) -> list[Run]:
+    def runs(
+        self, word: int, size: int, access: AccessKind, root: TablePointer | None, root_entries: int | None = None
+    ) -> list[Run]:
         space, address = split_address(word)
         if size == 0:
             return []
@@ -78,7 +80,7 @@ class MemorySystem:
         if space == Space.GPU_VA:
             if root is None:
                 raise GpuFault(FaultKind.PAGE_FAULT, address, "the engine has no address space", access=access, level=0)
-            return self.mmu.translate(root, address, size, access)
+            return self.mmu.translate(root, address, size, access, root_entries=root_entries)
         raise GpuFault(FaultKind.INVALID_INSTRUCTION, word, f"address space {space} is undefined", access=access)
 
     def page_list_runs(self, first_offset: int, extents: npt.NDArray[np.uint64], size: int) -> list[Run]:

@@ -1,18 +1,25 @@
 """The GPU MMU: page-table walks in simulated memory, and a TLB that keeps what it read until told to forget.
 
-The layout is a list of index widths, leaf first: 12 offset bits, then ``index_bits[0]`` bits index the leaf
-table, ``index_bits[1]`` the table above, and so on up to the root.  Entries are 8 bytes (:mod:`.pte`).
+Layout.  ``index_bits`` gives the index width of each level, leaf first, as the OS sees it: a leaf entry maps
+4 KiB, so the VA is 12 offset bits, then ``index_bits[0]`` bits of leaf index, then each higher level's bits.
+Entries are 8 bytes (:mod:`.pte`), except level-1 entries of a dual-PTE MMU, which are 16: a pointer to a
+4 KB-page leaf table and a pointer to a 64 KB-page leaf table covering the same range.  Without dual PTEs a
+level-1 entry points to one leaf table, whose kind its ``Leaf64K`` bit gives.  A 64 KB leaf table has one entry
+per 64 KiB (``entries(0) / 16``).  ``gpu_page_shift`` is the hardware page of the 4 KB-kind leaf table: with
+16 KiB GPU pages (shift 14) that table has ``entries(0) / 4`` entries, each mapping 16 KiB.
 
-The TLB caches, per (root, leaf-table region), the translation of the whole region: a snapshot of the leaf
-table's entries, or the large page that covers it.  A page-table change is therefore invisible to the GPU until
-a ``TLB_INVALIDATE`` covering it executes -- a missing flush shows as a stale translation, as on hardware.
-When ``caches_invalid`` is off, an access that hits an invalid entry in a cached snapshot re-walks before it
-faults (the hardware behind ``DXGK_GPUMMUCAPS.InvalidTlbEntriesNotCached``).
+TLB.  Translations are cached per (root, level-1 region): a snapshot of the region's leaf tables, or the large
+page covering it.  A page-table change is invisible to the GPU until a TLB_INVALIDATE covering it executes -- a
+missing flush shows as a stale translation, as on hardware.  With ``caches_invalid`` off, an access that hits
+an invalid entry in a cached snapshot re-walks before it faults (``DXGK_GPUMMUCAPS.InvalidTlbEntriesNotCached``).
+
+Faults carry the VA, the access and the level where the walk failed.  Where a 4 KB and a 64 KB leaf entry of
+the same 64 KiB are both valid -- which the documents forbid -- the access faults rather than pick one.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final, final
 
 import numpy as np
@@ -23,6 +30,9 @@ from wddmsim.hw.faults import AccessKind, FaultKind, GpuFault
 from wddmsim.hw.memory import LocalMemory, PhysicalMemory, SystemMemory
 from wddmsim.hw.pte import HW_PTE, PTE_SIZE, TablePointer, Target
 
+U64 = npt.NDArray[np.uint64]
+I64 = npt.NDArray[np.int64]
+
 _VALID: Final = np.uint64(HW_PTE["Valid"].shifted_mask)
 _ZERO: Final = np.uint64(HW_PTE["Zero"].shifted_mask)
 _READ_ONLY: Final = np.uint64(HW_PTE["ReadOnly"].shifted_mask)
@@ -30,6 +40,7 @@ _NO_EXECUTE: Final = np.uint64(HW_PTE["NoExecute"].shifted_mask)
 _TARGET_SHIFT: Final = np.uint64(HW_PTE["Target"].lsb)
 _ADDRESS_SHIFT: Final = np.uint64(HW_PTE["Address"].lsb)
 _ADDRESS_MASK: Final = np.uint64(HW_PTE["Address"].mask)
+PAGES_PER_64K: Final = 16
 
 Run = tuple[PhysicalMemory | None, int, int]
 """``(memory, offset, length)``; memory ``None`` is a Zero page: reads return zero, writes are dropped."""
@@ -37,13 +48,19 @@ Run = tuple[PhysicalMemory | None, int, int]
 
 @dataclass(frozen=True, slots=True)
 class MmuLayout:
-    """Index bits per level, leaf (level 0) first."""
+    """Index bits per level (leaf first, as the OS sees them) and the hardware's page-table options."""
 
     index_bits: tuple[int, ...]
+    dual_pte: bool = False
+    gpu_page_shift: int = PAGE_SHIFT
 
     def __post_init__(self) -> None:
         if not 2 <= len(self.index_bits) <= 6 or any(b <= 0 for b in self.index_bits):
             raise ValueError(f"index_bits={self.index_bits}: need 2 to 6 levels of at least one bit each")
+        if self.index_bits[0] < 4:
+            raise ValueError(f"index_bits={self.index_bits}: a leaf table must cover at least 64 KiB")
+        if not PAGE_SHIFT <= self.gpu_page_shift <= PAGE_SHIFT + 4:
+            raise ValueError(f"gpu_page_shift={self.gpu_page_shift}: GPU pages are 4 KiB to 64 KiB")
 
     @property
     def levels(self) -> int:
@@ -60,8 +77,31 @@ class MmuLayout:
     def entries(self, level: int) -> int:
         return 1 << self.index_bits[level]
 
+    def entry_size(self, level: int) -> int:
+        return 2 * PTE_SIZE if self.dual_pte and level == 1 else PTE_SIZE
+
     def table_size(self, level: int) -> int:
-        return self.entries(level) * PTE_SIZE
+        """Bytes of a table at ``level`` (the 4 KB-kind leaf table for level 0)."""
+        if level == 0:
+            return self.hw_leaf_entries * PTE_SIZE
+        return self.entries(level) * self.entry_size(level)
+
+    @property
+    def gpu_page_ratio(self) -> int:
+        """4 KiB OS pages per GPU page."""
+        return 1 << (self.gpu_page_shift - PAGE_SHIFT)
+
+    @property
+    def hw_leaf_entries(self) -> int:
+        return self.entries(0) // self.gpu_page_ratio
+
+    @property
+    def leaf64_entries(self) -> int:
+        return self.entries(0) // PAGES_PER_64K
+
+    @property
+    def leaf64_table_size(self) -> int:
+        return self.leaf64_entries * PTE_SIZE
 
     def index(self, va: int, level: int) -> int:
         return (va >> self.shift(level)) & (self.entries(level) - 1)
@@ -69,11 +109,35 @@ class MmuLayout:
 
 @dataclass(frozen=True, slots=True)
 class _Region:
-    """A cached translation of one leaf-table region: a leaf snapshot, or a large page (``base`` >= 0)."""
+    """A cached translation of one level-1 region: its leaf tables (4 KB kind, 64 KB kind), or a large page."""
 
-    entries: npt.NDArray[np.uint64] | None
-    large: int  # entry of the large page, or -1
+    small: U64 | None = None
+    big: U64 | None = None
+    large: int = -1
     large_level: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class WalkStep:
+    """One level of a walk, for introspection (``wddmsim vm-decode``)."""
+
+    level: int
+    table: TablePointer
+    index: int
+    words: tuple[int, ...]
+    kind: str
+    """``"table"`` (points down), ``"leaf"``, ``"leaf64k"``, ``"large"`` or ``"invalid"``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Walk:
+    va: int
+    steps: tuple[WalkStep, ...]
+    target: Target | None = None
+    address: int | None = None
+    zero: bool = False
+    fault: str = ""
+    extra: dict[str, int] = field(default_factory=dict)
 
 
 @final
@@ -95,35 +159,53 @@ class Mmu:
     def memory(self, target: Target) -> PhysicalMemory:
         return self.local if target == Target.LOCAL else self.system
 
-    def read_entry(self, table: TablePointer, index: int) -> int:
+    def _words(self, table: TablePointer, first: int, count: int, access: AccessKind) -> U64:
         mem = self.memory(table.target)
-        offset = table.address + index * PTE_SIZE
-        if not mem.contains(offset, PTE_SIZE):
-            raise GpuFault(FaultKind.BUS_ERROR, offset, f"page table at {table} leaves {mem.name}")
-        return int(mem.u64[offset // PTE_SIZE])
+        if table.address % PTE_SIZE or not mem.contains(table.address + first * PTE_SIZE, count * PTE_SIZE):
+            raise GpuFault(
+                FaultKind.BUS_ERROR, table.address, f"page table at {table} leaves {mem.name}", access=access
+            )
+        start = table.address // PTE_SIZE + first
+        words: U64 = mem.u64[start : start + count]
+        return words
+
+    def read_entry(self, table: TablePointer, index: int, level: int) -> tuple[int, ...]:
+        """The word(s) of entry ``index`` of a table at ``level`` (two for dual level-1 entries)."""
+        width = self.layout.entry_size(level) // PTE_SIZE
+        return tuple(int(w) for w in self._words(table, index * width, width, AccessKind.READ))
 
     # --- walking ------------------------------------------------------------------------------------------
 
     def _walk_region(self, root: TablePointer, va: int, access: AccessKind) -> _Region:
-        """Walk from the root down to the leaf table covering ``va``."""
+        """Walk from the root down to the leaf tables covering ``va``'s level-1 region."""
         self.walks += 1
         layout = self.layout
         table = root
-        for level in range(layout.levels - 1, 0, -1):
-            entry = self.read_entry(table, layout.index(va, level))
+        for level in range(layout.levels - 1, 1, -1):
+            (entry,) = self.read_entry(table, layout.index(va, level), level)
             if not entry & 1:
                 raise GpuFault(FaultKind.PAGE_FAULT, va, f"level {level} entry is invalid", access=access, level=level)
-            if HW_PTE["LargePage"].get(entry):
-                return _Region(None, entry, level)
-            table = TablePointer(Target(HW_PTE["Target"].get(entry) & 1), HW_PTE["Address"].get(entry) << PAGE_SHIFT)
-        mem = self.memory(table.target)
-        count = layout.entries(0)
-        if table.address % PTE_SIZE or not mem.contains(table.address, count * PTE_SIZE):
-            raise GpuFault(
-                FaultKind.BUS_ERROR, table.address, f"leaf table at {table} leaves {mem.name}", access=access
-            )
-        start = table.address // PTE_SIZE
-        return _Region(mem.u64[start : start + count].copy(), -1)
+            if HW_PTE["LargePage"].get(entry) or entry & int(_ZERO):
+                return _Region(large=entry, large_level=level)  # a large page, or a Zero range
+            table = _pointer(entry)
+        words = self.read_entry(table, layout.index(va, 1), 1)
+        first = words[0]
+        if first & 1 and (HW_PTE["LargePage"].get(first) or first & int(_ZERO)):
+            return _Region(large=first, large_level=1)
+        small = big = None
+        if layout.dual_pte:
+            if first & 1:
+                small = self._words(_pointer(first), 0, layout.hw_leaf_entries, access).copy()
+            if words[1] & 1:
+                big = self._words(_pointer(words[1]), 0, layout.leaf64_entries, access).copy()
+        elif first & 1:
+            if HW_PTE["Leaf64K"].get(first):
+                big = self._words(_pointer(first), 0, layout.leaf64_entries, access).copy()
+            else:
+                small = self._words(_pointer(first), 0, layout.hw_leaf_entries, access).copy()
+        if small is None and big is None:
+            raise GpuFault(FaultKind.PAGE_FAULT, va, "level 1 entry is invalid", access=access, level=1)
+        return _Region(small=small, big=big)
 
     def _region(self, root: TablePointer, va: int, access: AccessKind, *, refresh: bool = False) -> _Region:
         key = (root, va >> self.layout.shift(1))
@@ -150,16 +232,25 @@ class Mmu:
 
     # --- translation ----------------------------------------------------------------------------------------
 
-    def translate(self, root: TablePointer, va: int, size: int, access: AccessKind) -> list[Run]:
-        """Physical runs behind VA bytes ``[va, va + size)``, checking every page's rights."""
+    def translate(
+        self, root: TablePointer, va: int, size: int, access: AccessKind, *, root_entries: int | None = None
+    ) -> list[Run]:
+        """Physical runs behind VA bytes ``[va, va + size)``, checking every page's rights.
+
+        ``root_entries`` is the root's ``NumEntries`` (``DxgkDdiSetRootPageTable``): a VA whose top-level index
+        is at or beyond it faults.
+        """
         if size <= 0:
             return []
-        if va < 0 or va + size > 1 << self.layout.va_bits:
-            raise GpuFault(
-                FaultKind.PAGE_FAULT, va, "address beyond the VA width", access=access, level=self.layout.levels - 1
-            )
+        layout = self.layout
+        top = layout.levels - 1
+        if va < 0 or va + size > 1 << layout.va_bits:
+            raise GpuFault(FaultKind.PAGE_FAULT, va, "address beyond the VA width", access=access, level=top)
+        if root_entries is not None and (va + size - 1) >> layout.shift(top) >= root_entries:
+            fault_va = max(va, root_entries << layout.shift(top))
+            raise GpuFault(FaultKind.PAGE_FAULT, fault_va, "beyond the root's NumEntries", access=access, level=top)
         runs: list[Run] = []
-        region_size = 1 << self.layout.shift(1)
+        region_size = 1 << layout.shift(1)
         cursor, end = va, va + size
         while cursor < end:
             region_end = min(end, (cursor // region_size + 1) * region_size)
@@ -172,18 +263,45 @@ class Mmu:
         if region.large >= 0:
             self._large_page_run(region.large, region.large_level, va, size, access, runs)
             return
-        assert region.entries is not None
         first = (va >> PAGE_SHIFT) & (self.layout.entries(0) - 1)
         last = ((va + size - 1) >> PAGE_SHIFT) & (self.layout.entries(0) - 1)
-        entries = region.entries[first : last + 1]
-        if not self.caches_invalid and ((entries & _VALID) == 0).any():
+        words, addresses = self._effective(region, first, last, va, access)
+        if not self.caches_invalid and ((words & _VALID) == 0).any():
             region = self._region(root, va, access, refresh=True)
-            assert region.entries is not None
-            entries = region.entries[first : last + 1]
-        self._check_rights(entries, va, access)
-        self._leaf_runs(entries, va, size, runs)
+            words, addresses = self._effective(region, first, last, va, access)
+        self._check_rights(words, va, access)
+        self._runs(words, addresses, va, size, runs)
 
-    def _check_rights(self, entries: npt.NDArray[np.uint64], va: int, access: AccessKind) -> None:
+    def _effective(self, region: _Region, first: int, last: int, va: int, access: AccessKind) -> tuple[U64, I64]:
+        """Per 4 KiB page in [first, last]: the entry that maps it and the page's byte address."""
+        pages = np.arange(first, last + 1, dtype=np.int64)
+        words = np.zeros(pages.shape[0], dtype=np.uint64)
+        addresses = np.zeros(pages.shape[0], dtype=np.int64)
+        small_valid = big_valid = np.zeros(pages.shape[0], dtype=bool)
+        if region.small is not None:
+            ratio = self.layout.gpu_page_ratio
+            small = region.small[pages // ratio]
+            small_valid = (small & _VALID) != 0
+            words = small
+            addresses = _addresses(small) + ((pages % ratio) << PAGE_SHIFT)
+        if region.big is not None:
+            big = region.big[pages // PAGES_PER_64K]
+            big_valid = (big & _VALID) != 0
+            both = np.flatnonzero(small_valid & big_valid)
+            if both.shape[0]:
+                page_va = (va & ~(PAGE_SIZE - 1)) + int(both[0]) * PAGE_SIZE
+                raise GpuFault(
+                    FaultKind.PAGE_FAULT,
+                    page_va,
+                    "the 4 KB and 64 KB entries of one 64 KiB range are both valid",
+                    access=access,
+                    level=0,
+                )
+            words = np.where(big_valid, big, words)
+            addresses = np.where(big_valid, _addresses(big) + ((pages % PAGES_PER_64K) << PAGE_SHIFT), addresses)
+        return words, addresses
+
+    def _check_rights(self, entries: U64, va: int, access: AccessKind) -> None:
         page_va = va & ~(PAGE_SIZE - 1)
         bad = (entries & _VALID) == 0
         if access == AccessKind.WRITE:
@@ -198,16 +316,15 @@ class Mmu:
             what = "invalid" if not entry & 1 else ("read-only" if access == AccessKind.WRITE else "no-execute")
             raise GpuFault(FaultKind.PAGE_FAULT, fault_va, f"leaf entry is {what}", access=access, level=0)
 
-    def _leaf_runs(self, entries: npt.NDArray[np.uint64], va: int, size: int, runs: list[Run]) -> None:
+    def _runs(self, words: U64, addresses: I64, va: int, size: int, runs: list[Run]) -> None:
         offset_in_page = va & (PAGE_SIZE - 1)
-        addresses = ((entries >> _ADDRESS_SHIFT) & _ADDRESS_MASK).astype(np.int64) << PAGE_SHIFT
-        targets = ((entries >> _TARGET_SHIFT) & np.uint64(1)).astype(np.int64)
-        zero = ((entries & _ZERO) != 0).astype(np.int64)
+        targets = ((words >> _TARGET_SHIFT) & np.uint64(1)).astype(np.int64)
+        zero = ((words & _ZERO) != 0).astype(np.int64)
         # A run continues while the next page is the physically next page of the same memory.
         key = targets * 2 + zero
         breaks = np.flatnonzero((np.diff(addresses) != PAGE_SIZE) | (np.diff(key) != 0) | (zero[1:] != 0)) + 1
         starts = np.concatenate(([0], breaks)).tolist()
-        stops = [*starts[1:], int(entries.shape[0])]
+        stops = [*starts[1:], int(words.shape[0])]
         remaining = size
         for start, stop in zip(starts, stops, strict=True):
             skip = offset_in_page if start == 0 else 0
@@ -234,3 +351,80 @@ class Mmu:
         if not mem.contains(base, size):
             raise GpuFault(FaultKind.BUS_ERROR, base, f"large page at {base:#x} is outside {mem.name}")
         runs.append((mem, base, size))
+
+    # --- introspection ---------------------------------------------------------------------------------------
+
+    def walk(self, root: TablePointer, va: int, *, root_entries: int | None = None) -> Walk:
+        """Walk ``va`` level by level, reading memory now (no TLB); never raises for a fault, reports it."""
+        layout = self.layout
+        steps: list[WalkStep] = []
+        table = root
+        top = layout.levels - 1
+        if root_entries is not None and layout.index(va, top) >= root_entries:
+            return Walk(va, (), fault=f"index {layout.index(va, top)} is beyond the root's {root_entries} entries")
+        try:
+            for level in range(top, 0, -1):
+                index = layout.index(va, level)
+                words = self.read_entry(table, index, level)
+                first = words[0]
+                if first & 1 and HW_PTE["LargePage"].get(first):
+                    steps.append(WalkStep(level, table, index, words, "large"))
+                    coverage = 1 << layout.shift(level)
+                    address = (HW_PTE["Address"].get(first) << PAGE_SHIFT) + (va & (coverage - 1))
+                    return Walk(va, tuple(steps), _target(first), address, bool(first & int(_ZERO)))
+                if level == 1:
+                    steps.append(
+                        WalkStep(level, table, index, words, "table" if any(w & 1 for w in words) else "invalid")
+                    )
+                    return self._walk_leaf(va, steps, words)
+                if not first & 1:
+                    steps.append(WalkStep(level, table, index, words, "invalid"))
+                    return Walk(va, tuple(steps), fault=f"level {level} entry is invalid")
+                steps.append(WalkStep(level, table, index, words, "table"))
+                table = _pointer(first)
+        except GpuFault as fault:
+            return Walk(va, tuple(steps), fault=fault.reason)
+        raise AssertionError("unreachable: level 1 ends every walk")
+
+    def _walk_leaf(self, va: int, steps: list[WalkStep], level1: tuple[int, ...]) -> Walk:
+        layout = self.layout
+        pointers: list[tuple[str, int]] = []
+        if layout.dual_pte:
+            pointers = [("leaf", level1[0]), ("leaf64k", level1[1])]
+        else:
+            pointers = [("leaf64k" if HW_PTE["Leaf64K"].get(level1[0]) else "leaf", level1[0])]
+        found: list[Walk] = []
+        for kind, pointer in pointers:
+            if not pointer & 1:
+                continue
+            table = _pointer(pointer)
+            if kind == "leaf":
+                index = ((va >> PAGE_SHIFT) & (layout.entries(0) - 1)) // layout.gpu_page_ratio
+                page = 1 << layout.gpu_page_shift
+            else:
+                index = (va >> 16) & (layout.leaf64_entries - 1)
+                page = 1 << 16
+            (word,) = (int(w) for w in self._words(table, index, 1, AccessKind.READ))
+            steps.append(WalkStep(0, table, index, (word,), kind))
+            if word & 1:
+                address = (HW_PTE["Address"].get(word) << PAGE_SHIFT) + (va & (page - 1))
+                found.append(Walk(va, (), _target(word), address, bool(word & int(_ZERO))))
+        if len(found) > 1:
+            return Walk(va, tuple(steps), fault="the 4 KB and 64 KB entries of one 64 KiB range are both valid")
+        if not found:
+            return Walk(va, tuple(steps), fault="no valid leaf entry")
+        hit = found[0]
+        return Walk(va, tuple(steps), hit.target, hit.address, hit.zero)
+
+
+def _pointer(entry: int) -> TablePointer:
+    return TablePointer(_target(entry), HW_PTE["Address"].get(entry) << PAGE_SHIFT)
+
+
+def _target(entry: int) -> Target:
+    return Target(HW_PTE["Target"].get(entry) & 1)
+
+
+def _addresses(words: U64) -> I64:
+    out: I64 = ((words >> _ADDRESS_SHIFT) & _ADDRESS_MASK).astype(np.int64) << PAGE_SHIFT
+    return out

@@ -7,6 +7,7 @@ from enum import Enum
 
 from wddmsim.core.errors import ConfigurationError
 from wddmsim.core.units import PAGE_SIZE, KiB, MiB
+from wddmsim.ddi.flags import DXGK_PAGETABLEUPDATEMODE
 from wddmsim.hw.commands import PACKET_ALIGNMENT, copy_length
 
 
@@ -33,6 +34,13 @@ class DriverConfig:
     """Support ``UseAlternateVA`` locks (and so receive SpecialLockTransfer) in WDDM 1.x."""
     cpu_visible_64k_pages: bool = False
     """Report ``Use64KBPages`` on memory segments."""
+    page_table_update_mode: DXGK_PAGETABLEUPDATEMODE = DXGK_PAGETABLEUPDATEMODE.DXGK_PAGETABLEUPDATE_GPU_VIRTUAL
+    """``DXGK_GPUMMUCAPS.PageTableUpdateMode`` (design section 9: GPU_VIRTUAL)."""
+    page_table_segment: int = 2
+    """``PageTableSegmentId`` of every level: process page tables live in local memory the CPU cannot see."""
+    paging_process_page_table_segment: int = 1
+    """``PagingProcessPageTableSegmentId``: the paging process's tables are written by the CPU (forced
+    CPU_VIRTUAL), so they live in the CPU-visible segment."""
 
     def validate(self) -> None:
         if self.paging_buffer_size < min_paging_buffer_size() or self.paging_buffer_size % PAGE_SIZE:
@@ -40,6 +48,15 @@ class DriverConfig:
                 "paging_buffer_size",
                 self.paging_buffer_size,
                 f"must be a multiple of {PAGE_SIZE} of at least {min_paging_buffer_size()} bytes",
+            )
+        if (
+            self.page_table_update_mode == DXGK_PAGETABLEUPDATEMODE.DXGK_PAGETABLEUPDATE_CPU_VIRTUAL
+            and self.page_table_segment not in (0, 1)
+        ):
+            raise ConfigurationError(
+                "page_table_update_mode",
+                self.page_table_update_mode.name,
+                "CPU_VIRTUAL needs page tables the CPU can reach (segment 0 or the CPU-visible segment 1)",
             )
         if self.max_copy_bytes < PAGE_SIZE or self.max_copy_bytes % PAGE_SIZE:
             raise ConfigurationError("max_copy_bytes", self.max_copy_bytes, "must be a positive multiple of 4 KiB")

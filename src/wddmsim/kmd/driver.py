@@ -28,8 +28,12 @@ from wddmsim.ddi.caps import (
     DXGK_QUERYPAGETABLELEVELDESCIN,
     DXGK_VIDMMCAPS,
 )
-from wddmsim.ddi.driver import DXGKARG_QUERYADAPTERINFO, DXGKARG_SETROOTPAGETABLE, DxgkrnlInterface
-from wddmsim.ddi.flags import DXGK_PAGETABLEUPDATEMODE
+from wddmsim.ddi.driver import (
+    DXGKARG_GETROOTPAGETABLESIZE,
+    DXGKARG_QUERYADAPTERINFO,
+    DXGKARG_SETROOTPAGETABLE,
+    DxgkrnlInterface,
+)
 from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER, Op
 from wddmsim.ddi.segments import DXGK_QUERYSEGMENTOUT3, DXGK_QUERYSEGMENTOUT4, DXGK_SEGMENTDESCRIPTOR3
 from wddmsim.ddi.status import NTSTATUS, DdiError
@@ -53,6 +57,7 @@ from wddmsim.kmd.allocations import AllocationDesc, ResourceKind, describe
 from wddmsim.kmd.config import DriverConfig
 from wddmsim.kmd.errors import DriverContractError
 from wddmsim.kmd.paging import aperture, context, fence, fill, notify, page_table, physical, transfer, virtual
+from wddmsim.kmd.pte_format import SegmentTables
 from wddmsim.kmd.segments import SegmentMap
 from wddmsim.kmd.state import DriverState
 
@@ -91,9 +96,8 @@ class ReferenceDriver:
         self.config = config or DriverConfig()
         self.config.validate()
         self.gpu = gpu
-        self.state = DriverState(
-            gpu, self.config, SegmentMap(gpu.config, use_64k_pages=self.config.cpu_visible_64k_pages)
-        )
+        segments = SegmentMap(gpu.config, use_64k_pages=self.config.cpu_visible_64k_pages)
+        self.state = DriverState(gpu, self.config, segments, SegmentTables(segments))
         self.contexts: dict[int, int] = {PAGING_CONTEXT: PAGING_ENGINE}
         self._dxgkrnl: DxgkrnlInterface | None = None
         self.unreported: list[DXGKARGCB_NOTIFY_INTERRUPT_DATA] = []
@@ -124,6 +128,7 @@ class ReferenceDriver:
         )
 
     def gpummu_caps(self) -> DXGK_GPUMMUCAPS:
+        """``DXGK_GPUMMUCAPS``: what the reference GPU's MMU honours."""
         layout = self.gpu.mmu.layout
         return DXGK_GPUMMUCAPS(
             Flags=DXGK_GPUMMUCAPS_FLAGS(
@@ -132,11 +137,23 @@ class ReferenceDriver:
                 ZeroInPteSupported=True,
                 CacheCoherentMemorySupported=True,
                 LargePageSupported=True,
+                DualPteSupported=layout.dual_pte,
                 InvalidTlbEntriesNotCached=not self.gpu.config.caches_invalid_translations,
             ),
-            PageTableUpdateMode=DXGK_PAGETABLEUPDATEMODE.DXGK_PAGETABLEUPDATE_GPU_VIRTUAL,
+            PageTableUpdateMode=self.config.page_table_update_mode,
             VirtualAddressBitCount=layout.va_bits,
+            LeafPageTableSizeFor64KPagesInBytes=max(layout.leaf64_table_size, PAGE_SIZE),
             PageTableLevelCount=layout.levels,
+        )
+
+    def level_desc(self, level: int) -> DXGK_PAGE_TABLE_LEVEL_DESC:
+        """``DXGK_PAGE_TABLE_LEVEL_DESC`` of ``level`` (0 = leaf).  A 2-level root's size is its initial one."""
+        layout = self.gpu.mmu.layout
+        return DXGK_PAGE_TABLE_LEVEL_DESC(
+            PageTableIndexBitCount=layout.index_bits[level],
+            PageTableSegmentId=self.config.page_table_segment,
+            PagingProcessPageTableSegmentId=self.config.paging_process_page_table_segment,
+            PageTableSizeInBytes=max(layout.table_size(level), PAGE_SIZE),
         )
 
     def query_adapter_info(self, args: DXGKARG_QUERYADAPTERINFO) -> NTSTATUS:
@@ -209,12 +226,28 @@ class ReferenceDriver:
         layout = self.gpu.mmu.layout
         if not 0 <= request.LevelIndex < layout.levels:
             raise DriverContractError("LevelIndex", request.LevelIndex, f"levels are 0..{layout.levels - 1}")
-        return DXGK_PAGE_TABLE_LEVEL_DESC(
-            PageTableIndexBitCount=layout.index_bits[request.LevelIndex],
-            PageTableSegmentId=2,
-            PagingProcessPageTableSegmentId=1,
-            PageTableSizeInBytes=max(layout.table_size(request.LevelIndex), PAGE_SIZE),
-        )
+        if request.PhysicalAdapterIndex:
+            raise DriverContractError("PhysicalAdapterIndex", request.PhysicalAdapterIndex, "one physical adapter: 0")
+        return self.level_desc(request.LevelIndex)
+
+    def get_root_page_table_size(self, args: DXGKARG_GETROOTPAGETABLESIZE) -> int:
+        """``DxgkDdiGetRootPageTableSize``: bytes for ``NumberOfPte`` root entries (2-level layouts only).
+
+        The size is a multiple of 4 KiB; ``NumberOfPte`` comes back as the entries that size holds.
+        """
+        layout = self.gpu.mmu.layout
+        if layout.levels != 2:
+            raise DriverContractError(
+                "PageTableLevelCount", layout.levels, "GetRootPageTableSize is for 2-level layouts only"
+            )
+        top = layout.levels - 1
+        if not 0 < args.NumberOfPte <= layout.entries(top):
+            raise DriverContractError(
+                "NumberOfPte", args.NumberOfPte, f"the root indexes at most {layout.entries(top)} entries"
+            )
+        size = int(-(-args.NumberOfPte * layout.entry_size(top) // PAGE_SIZE) * PAGE_SIZE)
+        args.NumberOfPte = min(size // layout.entry_size(top), layout.entries(top))
+        return size
 
     # --- allocations ----------------------------------------------------------------------------------------
 
@@ -304,7 +337,14 @@ class ReferenceDriver:
         else:
             segment = self.segments.memory_segment(address.SegmentId, "Address.SegmentId")
             root = TablePointer(Target.LOCAL, segment.base + address.SegmentOffset)
-        self.gpu.engines[engine].root = root
+        top = self.gpu.mmu.layout.levels - 1
+        if not 0 < args.NumEntries <= self.gpu.mmu.layout.entries(top):
+            raise DriverContractError(
+                "NumEntries", args.NumEntries, f"the root holds 1..{self.gpu.mmu.layout.entries(top)} entries"
+            )
+        target = self.gpu.engines[engine]
+        target.root = root
+        target.root_entries = args.NumEntries
 
     # --- swizzling ranges (WDDM 1.x) --------------------------------------------------------------------------
 

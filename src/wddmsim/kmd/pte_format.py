@@ -1,10 +1,18 @@
 """``DXGK_PTE`` -> the reference GPU's entry format: the one place the two meet.
 
-Vectorised over arrays of ``DXGK_PTE_DTYPE``.  ``Segment`` 0 is system memory (decision D4) and
-``PageAddress`` a page number (decision D3): the entry's target is system RAM at ``PageAddress << 12``;
-a memory segment ``s`` puts the page at local offset ``base(s) + (PageAddress << 12)``.  ``Zero`` makes a
-valid zero page whether or not ``Valid`` is set (an invalid entry faults *unless* Zero is set).
-``DriverProtection``'s low 8 bits become the leaf entry's ``Key``; other levels get none.
+Vectorised over arrays of ``DXGK_PTE_DTYPE``, through small lookup tables:
+
+* ``Valid``/``Zero``/``ReadOnly``/``NoExecute``/``CacheCoherent`` (the low five bits) -> the hardware's low bits.
+  ``Zero`` makes a valid zero page whether or not ``Valid`` is set (an invalid entry faults *unless* Zero).
+* ``Segment`` -> ``Target`` and the base of the page: segment 0 is system memory at ``PageAddress << 12``
+  (decision D4); memory segment ``s`` puts the page at local offset ``BaseAddress(s) + (PageAddress << 12)``
+  (decision D3: ``PageAddress`` is a page number).  An aperture segment id is refused: the GPU reaches system
+  pages directly, with segment 0.
+* ``LargePage`` -> ``LargePage`` (never at level 0); ``PageTablePageSize`` -> ``Leaf64K`` (level 1 only, and
+  ignored with dual PTEs, as documented).
+* ``DriverProtection``'s low 8 bits -> the leaf entry's ``Key``; other levels get none.
+
+``PhysicalAdapterIndex`` must be 0 (one physical adapter) and the reserved bits must be clear.
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from wddmsim.core.units import PAGE_SHIFT
 from wddmsim.ddi.pte import DXGK_PTE, PteArray
 from wddmsim.hw.pte import HW_PTE, Target
 from wddmsim.kmd.errors import DriverContractError
@@ -25,49 +34,90 @@ _D: Final = DXGK_PTE.layout()
 _H: Final = HW_PTE
 
 
-def _bit(word: U64, layout_field: str) -> U64:
-    f = _D[layout_field]
-    return (word >> np.uint64(f.lsb)) & np.uint64(f.mask)
+def _low_bits_table() -> U64:
+    """hw bits for each combination of DXGK Valid, Zero, CacheCoherent, ReadOnly, NoExecute."""
+    table = np.zeros(32, dtype=np.uint64)
+    for low in range(32):
+        valid, zero, coherent, read_only, no_execute = ((low >> b) & 1 for b in range(5))
+        live = valid | zero
+        table[low] = (
+            _H.pack({"Valid": live, "Zero": zero, "ReadOnly": read_only, "NoExecute": no_execute, "Snoop": coherent})
+            if live
+            else 0
+        )
+    return table
 
 
-def _put(value: U64, field: str) -> U64:
-    f = _H[field]
-    return (value & np.uint64(f.mask)) << np.uint64(f.lsb)
+_LOW_BITS: Final = _low_bits_table()
+_SEGMENT_SHIFT: Final = np.uint64(_D["Segment"].lsb)
+_SEGMENT_MASK: Final = np.uint64(_D["Segment"].mask)
+_LARGE: Final = np.uint64(_D["LargePage"].shifted_mask)
+_PT_PAGE_SIZE_SHIFT: Final = np.uint64(_D["PageTablePageSize"].lsb)
+_FORBIDDEN: Final = np.uint64(
+    _D["PhysicalAdapterIndex"].shifted_mask | _D["SystemReserved0"].shifted_mask | _D["Reserved"].shifted_mask
+)
+_HW_LARGE: Final = np.uint64(_H["LargePage"].shifted_mask)
+_HW_LEAF64K: Final = np.uint64(_H["Leaf64K"].shifted_mask)
+_HW_TARGET_SHIFT: Final = np.uint64(_H["Target"].lsb)
+_HW_ADDRESS_SHIFT: Final = np.uint64(_H["Address"].lsb)
+_HW_KEY_SHIFT: Final = np.uint64(_H["Key"].lsb)
 
 
-def translate(entries: PteArray, segments: SegmentMap, *, level: int, driver_protection: int = 0) -> U64:
-    """Hardware words for ``entries`` at page-table ``level``."""
+class SegmentTables:
+    """Per-segment-id lookup tables (target, base page), built once per segment map."""
+
+    def __init__(self, segments: SegmentMap) -> None:
+        self.base_pages = np.full(32, -1, dtype=np.int64)
+        self.targets = np.zeros(32, dtype=np.uint64)
+        self.base_pages[0] = 0
+        self.targets[0] = np.uint64(Target.SYSTEM) << _HW_TARGET_SHIFT
+        for s in segments.segments:
+            if s.kind == SegmentKind.MEMORY:
+                self.base_pages[s.segment_id] = s.base >> PAGE_SHIFT
+                self.targets[s.segment_id] = np.uint64(Target.LOCAL) << _HW_TARGET_SHIFT
+
+
+def translate(
+    entries: PteArray,
+    tables: SegmentTables,
+    *,
+    level: int,
+    dual: bool,
+    driver_protection: int = 0,
+    argument: str = "pPageTableEntries",
+) -> U64:
+    """Hardware words for ``entries`` of a table at ``level``."""
     flags = entries["Flags"].astype(np.uint64)
     pages = entries["PageAddress"].astype(np.uint64)
-    valid, zero = _bit(flags, "Valid"), _bit(flags, "Zero")
-    segment = _bit(flags, "Segment").astype(np.int64)
-    bases = np.full(32, -1, dtype=np.int64)
-    bases[0] = 0
-    for s in segments.segments:
-        if s.kind == SegmentKind.MEMORY:
-            bases[s.segment_id] = s.base
-    live = (valid | zero) != 0
-    bad = live & (bases[segment] < 0)
+    low = _LOW_BITS[(flags & np.uint64(0x1F)).astype(np.intp)]
+    live = low != 0
+    segment = ((flags >> _SEGMENT_SHIFT) & _SEGMENT_MASK).astype(np.intp)
+    base = tables.base_pages[segment]
+    bad = live & ((base < 0) | ((flags & _FORBIDDEN) != 0))
+    if level == 0:
+        bad |= live & ((flags & _LARGE) != 0)
     if bad.any():
-        index = int(np.flatnonzero(bad)[0])
-        raise DriverContractError(
-            f"pPageTableEntries[{index}].Segment", int(segment[index]), "must be 0 (system memory) or a memory segment"
-        )
-    target = np.where(segment == 0, np.uint64(Target.SYSTEM), np.uint64(Target.LOCAL)).astype(np.uint64)
-    address_pages = pages + (bases[segment].astype(np.uint64) >> np.uint64(12))
-    words = (
-        _put(np.uint64(1) * (live.astype(np.uint64)), "Valid")
-        | _put(zero, "Zero")
-        | _put(_bit(flags, "ReadOnly"), "ReadOnly")
-        | _put(_bit(flags, "NoExecute"), "NoExecute")
-        | _put(_bit(flags, "CacheCoherent"), "Snoop")
-        | _put(target, "Target")
-        | _put(_bit(flags, "LargePage"), "LargePage")
-        | _put(_bit(flags, "PageTablePageSize"), "Leaf64K")
-        | _put(address_pages, "Address")
-    )
+        _explain(entries, tables, level, int(np.flatnonzero(bad)[0]), argument)
+    words = low | tables.targets[segment] | ((pages + base.astype(np.uint64)) << _HW_ADDRESS_SHIFT)
+    if level > 0:
+        words |= ((flags & _LARGE) != 0).astype(np.uint64) * _HW_LARGE
+    if level == 1 and not dual:
+        words |= ((flags >> _PT_PAGE_SIZE_SHIFT) & np.uint64(1)) * _HW_LEAF64K
     if level == 0 and driver_protection:
-        words |= _put(np.full_like(words, driver_protection & 0xFF), "Key")
-    words[~live] = 0
-    out: U64 = words.astype(np.uint64)
+        words |= np.uint64(driver_protection & 0xFF) << _HW_KEY_SHIFT
+    out: U64 = np.where(live, words, np.uint64(0))
     return out
+
+
+def _explain(entries: PteArray, tables: SegmentTables, level: int, index: int, argument: str) -> None:
+    entry = DXGK_PTE.decode(int(entries["Flags"][index]), int(entries["PageAddress"][index]))
+    name = f"{argument}[{index}]"
+    if tables.base_pages[entry.Segment] < 0:
+        raise DriverContractError(f"{name}.Segment", entry.Segment, "must be 0 (system memory) or a memory segment")
+    if entry.PhysicalAdapterIndex:
+        raise DriverContractError(
+            f"{name}.PhysicalAdapterIndex", entry.PhysicalAdapterIndex, "one physical adapter: must be 0"
+        )
+    if entry.LargePage and level == 0:
+        raise DriverContractError(f"{name}.LargePage", 1, "LargePage is never set in a leaf (level 0) entry")
+    raise DriverContractError(f"{name}.Flags", entry.Flags, "reserved bits (SystemReserved0, Reserved) must be zero")

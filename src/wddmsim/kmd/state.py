@@ -8,6 +8,7 @@ from wddmsim.hw.bar import DetileWindow
 from wddmsim.hw.gpu import Gpu
 from wddmsim.kmd.allocations import AllocationTable, KmdAllocation
 from wddmsim.kmd.config import DriverConfig, DriverModel
+from wddmsim.kmd.pte_format import SegmentTables
 from wddmsim.kmd.segments import SegmentMap
 
 
@@ -16,6 +17,7 @@ class DriverState:
     gpu: Gpu
     config: DriverConfig
     segments: SegmentMap
+    pte_tables: SegmentTables
     allocations: AllocationTable = field(default_factory=AllocationTable)
     pending_transfer: int | None = None
     """The allocation whose sub-transfers began with TransferStart and have not yet seen TransferEnd."""

@@ -14,6 +14,7 @@ from wddmsim.core.addresses import CpuVa
 from wddmsim.core.pointer import CpuMapping
 from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE, pages_spanned
 from wddmsim.ddi.memory import MDL
+from wddmsim.hw.bar import PciBar
 from wddmsim.hw.memory import SystemMemory
 from wddmsim.ntos.frames import FrameAllocator, OutOfFrames
 
@@ -26,8 +27,9 @@ RESERVED_FRAMES: Final = 1
 class MemoryManager:
     """``Mm`` for one machine."""
 
-    def __init__(self, ram: SystemMemory) -> None:
+    def __init__(self, ram: SystemMemory, bar: PciBar | None = None) -> None:
         self.ram = ram
+        self.bar = bar
         self.frames = FrameAllocator(RESERVED_FRAMES, ram.page_count - RESERVED_FRAMES)
         self._next_va = KERNEL_VA_BASE
 
@@ -59,6 +61,14 @@ class MemoryManager:
         va = self._next_va
         self._next_va += (pages + 1) * PAGE_SIZE  # one unmapped page between mappings
         return CpuVa(va)
+
+    def map_io_space(self, bus_address: int, byte_count: int) -> CpuMapping:
+        """``MmMapIoSpace``: a kernel mapping of a range of the device's BAR (linear; detiling windows not applied)."""
+        bar = self.bar
+        if bar is None or not bar.bus_base <= bus_address <= bus_address + byte_count <= bar.bus_base + bar.size:
+            raise ValueError(f"bus address {bus_address:#x}+{byte_count:#x} is not in the device's BAR")
+        start = bar.local_offset + bus_address - bar.bus_base
+        return CpuMapping(self._map_va(pages_spanned(byte_count)), bar.local.data[start : start + byte_count])
 
     def free_pages(self, mdl: MDL) -> None:
         self.frames.free(mdl.pfns)

@@ -29,6 +29,7 @@ from wddmsim.ddi.paging import (
 from wddmsim.ddi.pte import PteArray, pte_array, pte_flags
 from wddmsim.ddi.status import NTSTATUS
 from wddmsim.hw import swizzle
+from wddmsim.hw.pte import TablePointer, Target
 from wddmsim.kmd.allocations import AllocationDesc, ResourceKind
 from wddmsim.system import Adapter, DriverWrapper, SystemConfig, build_adapter
 
@@ -138,20 +139,31 @@ class PagingRig:
 
 @final
 class ScratchAddressSpace:
-    """A minimal paging-process address space, its tables in system memory, written by the forced CPU path.
+    """A minimal paging-process address space whose tables the CPU writes through the forced CPU path.
 
-    Every table is initialised by ``DXGK_OPERATION_UPDATE_PAGE_TABLE`` with ``UpdateMode = CPU_VIRTUAL`` and
-    ``pDmaBuffer = NULL``, as VidMm initialises the system paging process; the paging context's root is then
-    set with ``DxgkDdiSetRootPageTable``.  (The full paging process, with its scratch area managed by VidMm,
-    comes with the residency manager.)
+    The tables live in the CPU-visible segment (``PagingProcessPageTableSegmentId``), in a region the rig keeps
+    for them at the top of that segment, and the CPU reaches them through the BAR.  Every table is initialised
+    by ``DXGK_OPERATION_UPDATE_PAGE_TABLE`` with ``UpdateMode = CPU_VIRTUAL`` and ``pDmaBuffer = NULL``, as
+    VidMm initialises the system paging process; the paging context's root is then set with
+    ``DxgkDdiSetRootPageTable``.  (The full paging process, with its scratch area managed by VidMm, comes with
+    the residency manager.)
     """
+
+    REGION = 8 * 1024 * 1024
+    """Bytes kept for tables at the top of the CPU-visible segment."""
 
     def __init__(self, rig: PagingRig) -> None:
         self.rig = rig
         self.layout = rig.gpu.mmu.layout
-        self.tables: dict[tuple[int, int], tuple[MDL, CpuMapping]] = {}
+        self.segment_id = rig.driver.config.paging_process_page_table_segment
+        segment = rig.vidmm.segment(self.segment_id)
+        self.base = int(segment.BaseAddress)
+        self.next = int(segment.Size) - self.REGION
+        self.end = int(segment.Size)
+        self.cpu_base = int(segment.CpuTranslatedAddress)
+        self.tables: dict[tuple[int, int], tuple[int, CpuMapping]] = {}
         top = self.layout.levels - 1
-        self.root_address = D3DGPU_PHYSICAL_ADDRESS(SegmentId=0, SegmentOffset=self._table(top, 0))
+        self.root_address = self.physical(top, 0)
         rig.driver.set_root_page_table(
             DXGKARG_SETROOTPAGETABLE(
                 hContext=HANDLE(rig.vidmm.config.paging_context),
@@ -160,24 +172,52 @@ class ScratchAddressSpace:
             )
         )
 
-    def table_mapping(self, level: int, va: int) -> CpuMapping:
-        return self.tables[(level, self._key(level, va))][1]
-
-    def table_address(self, level: int, va: int) -> int:
-        return int(self.tables[(level, self._key(level, va))][0].pfns[0]) << PAGE_SHIFT
-
     def _key(self, level: int, va: int) -> int:
         return 0 if level == self.layout.levels - 1 else va >> self.layout.shift(level + 1)
 
-    def _table(self, level: int, key: int) -> int:
-        """Bus address of the table at ``level`` with key ``key``, created (all entries invalid) on first use."""
+    def _table(self, level: int, key: int) -> tuple[int, CpuMapping]:
+        """Segment offset and CPU mapping of the table at ``level`` with ``key``, created all-invalid."""
         if (level, key) not in self.tables:
-            mdl, mapping = self.rig.mm.allocate_contiguous(self.layout.table_size(level))
-            self.tables[(level, key)] = (mdl, mapping)
-            self._update(level, mapping, 0, pte_array(self.layout.entries(level)), initial=True)
-        return int(self.tables[(level, key)][0].pfns[0]) << PAGE_SHIFT
+            size = max(self.layout.table_size(level), PAGE_SIZE)
+            offset = self.next
+            if offset + size > self.end:
+                raise RuntimeError("the rig's paging-process table region is full")
+            self.next += size
+            mapping = self.rig.mm.map_io_space(self.cpu_base + offset, size)
+            self.tables[(level, key)] = (offset, mapping)
+            count = self.layout.entries(level)
+            self._update(
+                level, mapping, 0, pte_array(count), initial=True, big=pte_array(count) if self._dual(level) else None
+            )
+        return self.tables[(level, key)]
 
-    def _update(self, level: int, mapping: CpuMapping, start: int, entries: PteArray, *, initial: bool = False) -> None:
+    def _dual(self, level: int) -> bool:
+        return self.layout.dual_pte and level == 1
+
+    def physical(self, level: int, va: int) -> D3DGPU_PHYSICAL_ADDRESS:
+        """The table covering ``va`` at ``level`` as (SegmentId, SegmentOffset)."""
+        offset, _ = self._table(level, self._key(level, va))
+        return D3DGPU_PHYSICAL_ADDRESS(SegmentId=self.segment_id, SegmentOffset=offset)
+
+    @property
+    def hw_root(self) -> TablePointer:
+        """The root as the GPU's MMU names it (for verification walks)."""
+        return TablePointer(Target.LOCAL, self.base + self.root_address.SegmentOffset)
+
+    def table_page(self, level: int, va: int) -> int:
+        """``DXGK_PTE.PageAddress`` (a page of the table's segment) of the table covering ``va``."""
+        return self._table(level, self._key(level, va))[0] >> PAGE_SHIFT
+
+    def _update(
+        self,
+        level: int,
+        mapping: CpuMapping,
+        start: int,
+        entries: PteArray,
+        *,
+        initial: bool = False,
+        big: PteArray | None = None,
+    ) -> None:
         payload = DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE(
             PageTableLevel=level,
             PageTableAddress=DXGK_PAGETABLEUPDATEADDRESS(CpuVirtual=mapping.pointer(0)),
@@ -186,6 +226,7 @@ class ScratchAddressSpace:
             NumPageTableEntries=int(entries.shape[0]),
             Flags=DXGK_UPDATEPAGETABLEFLAGS(InitialUpdate=initial),
             UpdateMode=DXGK_PAGETABLEUPDATEMODE.DXGK_PAGETABLEUPDATE_CPU_VIRTUAL,
+            pPageTableEntries64KB=big,
         )
         status = self.rig.driver.build_paging_buffer(DXGKARG_BUILDPAGINGBUFFER(payload, pDmaBuffer=None, DmaSize=0))
         if status != NTSTATUS.STATUS_SUCCESS:
@@ -194,11 +235,13 @@ class ScratchAddressSpace:
     def _ensure_path(self, va: int) -> None:
         """Make every level above the leaf point down towards ``va``."""
         for level in range(self.layout.levels - 1, 0, -1):
-            child = self._table(level - 1, self._key(level - 1, va))
+            child, _ = self._table(level - 1, self._key(level - 1, va))
             entry = pte_array(1)
-            entry["Flags"] = pte_flags(Valid=1)
+            entry["Flags"] = pte_flags(Valid=1, Segment=self.segment_id)
             entry["PageAddress"] = child >> PAGE_SHIFT
-            self._update(level, self.table_mapping(level, va), self.layout.index(va, level), entry)
+            _, mapping = self._table(level, self._key(level, va))
+            big = pte_array(1) if self._dual(level) else None
+            self._update(level, mapping, self.layout.index(va, level), entry, big=big)
 
     def map(self, va: int, *, segment_id: int, page_numbers: npt.NDArray[np.uint64], read_only: bool = False) -> None:
         """Map consecutive 4 KiB pages from ``va`` onto pages of segment ``segment_id`` (0: system PFNs)."""
@@ -212,5 +255,6 @@ class ScratchAddressSpace:
             leaf = pte_array(count)
             leaf["Flags"] = pte_flags(Valid=1, Segment=segment_id, ReadOnly=int(read_only))
             leaf["PageAddress"] = page_numbers[done : done + count]
-            self._update(0, self.table_mapping(0, address), self.layout.index(address, 0), leaf)
+            _, mapping = self._table(0, self._key(0, address))
+            self._update(0, mapping, self.layout.index(address, 0), leaf)
             done += count

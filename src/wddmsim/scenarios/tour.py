@@ -47,7 +47,6 @@ from wddmsim.ddi.paging import (
 )
 from wddmsim.ddi.pte import pte_array, pte_flags
 from wddmsim.hw.faults import AccessKind
-from wddmsim.hw.pte import TablePointer, Target
 from wddmsim.kmd.allocations import AllocationUsage
 from wddmsim.kmd.config import DriverModel
 from wddmsim.kmd.paging.context import CONTEXT_HEADER_SIZE, CONTEXT_MAGIC
@@ -305,7 +304,7 @@ def _virtual(rig: PagingRig, out: TourResult) -> None:
     space.map(src_va, segment_id=LOCAL_SEGMENT, page_numbers=np.arange(pages, dtype=np.uint64) + (base_src - seg_base))
     backing = rig.backing(size, scatter_seed=7)
     space.map(dst_va, segment_id=0, page_numbers=backing.pfns)
-    root = TablePointer(Target.SYSTEM, space.root_address.SegmentOffset)
+    root = space.hw_root
     runs = rig.gpu.mmu.translate(root, src_va + PAGE_SIZE, 8, AccessKind.READ)
     want = rig.segment_address(LOCAL_SEGMENT, src_offset + PAGE_SIZE)
     ok = len(runs) == 1 and runs[0][0] is rig.gpu.local and runs[0][1] == want
@@ -349,9 +348,7 @@ def _virtual(rig: PagingRig, out: TourResult) -> None:
     rig.execute(
         DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE(
             PageTableLevel=0,
-            PageTableAddress=DXGK_PAGETABLEUPDATEADDRESS(
-                GpuPhysical=D3DGPU_PHYSICAL_ADDRESS(SegmentId=0, SegmentOffset=space.table_address(0, src_va))
-            ),
+            PageTableAddress=DXGK_PAGETABLEUPDATEADDRESS(GpuPhysical=space.physical(0, src_va)),
             pPageTableEntries=entries,
             StartIndex=rig.gpu.mmu.layout.index(src_va, 0),
             NumPageTableEntries=pages,

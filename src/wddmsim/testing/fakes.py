@@ -15,6 +15,7 @@ from wddmsim.ddi.allocation import (
     DXGKARG_RELEASESWIZZLINGRANGE,
 )
 from wddmsim.ddi.driver import (
+    DXGKARG_GETROOTPAGETABLESIZE,
     DXGKARG_QUERYADAPTERINFO,
     DXGKARG_SETROOTPAGETABLE,
     DxgkrnlInterface,
@@ -57,6 +58,9 @@ class DelegatingDriver:
 
     def set_root_page_table(self, args: DXGKARG_SETROOTPAGETABLE) -> None:
         self.inner.set_root_page_table(args)
+
+    def get_root_page_table_size(self, args: DXGKARG_GETROOTPAGETABLESIZE) -> int:
+        return self.inner.get_root_page_table_size(args)
 
     def reset_from_timeout(self) -> NTSTATUS:
         return self.inner.reset_from_timeout()

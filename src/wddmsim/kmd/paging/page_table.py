@@ -1,30 +1,50 @@
 """GpuMmu page-table operations: ``UPDATE_PAGE_TABLE`` (11), ``FLUSH_TLB`` (12), ``COPY_PAGE_TABLE_ENTRIES`` (14).
 
-UpdatePageTable translates ``DXGK_PTE`` entries into hardware words and writes them by the mode VidMm gives:
-``CPU_VIRTUAL`` -- immediately, with the CPU, through ``PageTableAddress.CpuVirtual`` (the only mode allowed with
-``pDmaBuffer`` NULL, when the paging process's own tables are initialised); ``GPU_VIRTUAL`` / ``GPU_PHYSICAL`` --
-WRITE_QWORDS packets at the table's paging-process VA / segment address.  ``MultipassOffset`` counts entries
-written; each pass re-reads its source entries from ``pPageTableEntries[MultipassOffset:]``, never from 0.
+UpdatePageTable translates ``DXGK_PTE`` entries into hardware words (:mod:`..pte_format`) and writes them the way
+``UpdateMode`` says: ``CPU_VIRTUAL`` -- at once, with the CPU, through ``PageTableAddress.CpuVirtual`` (the only
+mode allowed with ``pDmaBuffer`` NULL, when the paging process's own tables are initialised); ``GPU_VIRTUAL`` /
+``GPU_PHYSICAL`` -- as WRITE_QWORDS packets at the table's paging-process VA / segment address.
+``MultipassOffset`` counts the entries done; each pass reads its source entries from
+``pPageTableEntries[MultipassOffset:]``, never from 0.
+
+Where the entries land (decision 0011):
+
+* a dual-PTE level-1 entry is 16 bytes: ``pPageTableEntries[i]`` fills its 4 KB-table pointer and
+  ``pPageTableEntries64KB[i]`` its 64 KB-table pointer;
+* a level-0 update with ``Flags.Use64KBPages`` writes a 64 KB-page leaf table (one entry per 64 KiB, each
+  64 KiB aligned); at level 1 without dual PTEs the flag marks the entries as pointing at such tables;
+* with GPU pages larger than 4 KiB, VidMm still supplies one entry per 4 KiB; only the entries that start a
+  GPU page are written, at index ``i / (GPU page / 4 KiB)``, and their pages must be GPU-page aligned.
 """
 
 from __future__ import annotations
 
-import numpy as np
+from dataclasses import dataclass
 
-from wddmsim.core.units import SIZE_64K
+import numpy as np
+import numpy.typing as npt
+
+from wddmsim.core.units import PAGE_SHIFT, SIZE_64K
 from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS
 from wddmsim.ddi.flags import DXGK_PAGETABLEUPDATEMODE
-from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER
+from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE, DXGKARG_BUILDPAGINGBUFFER
+from wddmsim.ddi.pte import PteArray
 from wddmsim.ddi.status import NTSTATUS
 from wddmsim.hw import commands as cmd
 from wddmsim.hw.addressing import Space, hw_address
-from wddmsim.hw.pte import PTE_SIZE
+from wddmsim.hw.mmu import PAGES_PER_64K
+from wddmsim.hw.pte import HW_PTE, PTE_SIZE
 from wddmsim.kmd.dma import DmaWriter, multipass, single_packet
 from wddmsim.kmd.errors import DriverContractError
 from wddmsim.kmd.pte_format import translate
 from wddmsim.kmd.state import DriverState
 
 Mode = DXGK_PAGETABLEUPDATEMODE
+U64 = npt.NDArray[np.uint64]
+_VALID_OR_ZERO = np.uint64(HW_PTE["Valid"].shifted_mask)
+_ZERO = np.uint64(HW_PTE["Zero"].shifted_mask)
+_ADDRESS_SHIFT = np.uint64(HW_PTE["Address"].lsb)
+_ADDRESS_MASK = np.uint64(HW_PTE["Address"].mask)
 
 
 def table_word(state: DriverState, address: D3DGPU_PHYSICAL_ADDRESS, argument: str) -> int:
@@ -37,33 +57,73 @@ def table_word(state: DriverState, address: D3DGPU_PHYSICAL_ADDRESS, argument: s
     return state.segments.address(address.SegmentId, segment.base + address.SegmentOffset, PTE_SIZE, argument)
 
 
-def build_update_page_table(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
-    """``DxgkDdiBuildPagingBuffer`` for ``DXGK_OPERATION_UPDATE_PAGE_TABLE``."""
-    p = args.UpdatePageTable
+@dataclass(frozen=True, slots=True)
+class Geometry:
+    """How the update's entries map onto hardware words of the table."""
+
+    entries_in_table: int
+    words_per_entry: int
+    """2 for dual level-1 entries, else 1."""
+    ratio: int
+    """4 KiB entries per hardware entry (> 1 only for leaf tables of pages larger than 4 KiB)."""
+    alignment_pages: int
+    """The page alignment a valid leaf entry's address must have."""
+
+
+def geometry(state: DriverState, p: DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE) -> Geometry:
     layout = state.gpu.mmu.layout
-    if not state.wddm2:
-        raise DriverContractError("Operation", int(p.OPERATION), "UpdatePageTable is a GpuMmu (WDDM 2.x) operation")
+    level = p.PageTableLevel
+    if level == 0 and p.Flags.Use64KBPages:
+        return Geometry(layout.leaf64_entries, 1, 1, PAGES_PER_64K)
+    if level == 0:
+        return Geometry(layout.entries(0), 1, layout.gpu_page_ratio, layout.gpu_page_ratio)
+    return Geometry(layout.entries(level), 2 if layout.dual_pte and level == 1 else 1, 1, 1)
+
+
+def _check(state: DriverState, p: DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE, shape: Geometry) -> None:
+    layout = state.gpu.mmu.layout
     if p.Reserved0:
         raise DriverContractError("UpdatePageTable.Reserved0", p.Reserved0, "must be zero")
+    if p.Flags.Reserved:
+        raise DriverContractError("UpdatePageTable.Flags.Reserved", p.Flags.Reserved, "must be zero")
     if not 0 <= p.PageTableLevel < layout.levels:
         raise DriverContractError(
             "UpdatePageTable.PageTableLevel", p.PageTableLevel, f"levels are 0..{layout.levels - 1}"
         )
-    entries_in_table = layout.entries(p.PageTableLevel)
-    if p.NumPageTableEntries < 0 or p.StartIndex < 0 or p.StartIndex + p.NumPageTableEntries > entries_in_table:
+    count = shape.entries_in_table
+    if p.NumPageTableEntries < 0 or p.StartIndex < 0 or p.StartIndex + p.NumPageTableEntries > count:
         raise DriverContractError(
             "UpdatePageTable.StartIndex",
             p.StartIndex,
-            f"{p.NumPageTableEntries} entries from it leave the {entries_in_table}-entry table",
+            f"{p.NumPageTableEntries} entries from it leave the {count}-entry table",
         )
-    source_count = 1 if p.Flags.Repeat else p.NumPageTableEntries
-    if p.pPageTableEntries.shape[0] < source_count:
+    needed = 1 if p.Flags.Repeat else p.NumPageTableEntries
+    if p.pPageTableEntries.shape[0] < needed:
         raise DriverContractError(
-            "UpdatePageTable.pPageTableEntries", p.pPageTableEntries.shape[0], f"needs {source_count} entries"
+            "UpdatePageTable.pPageTableEntries", p.pPageTableEntries.shape[0], f"needs {needed} entries"
         )
-    protection = p.DriverProtection if p.PageTableLevel == 0 else 0
+    big = p.pPageTableEntries64KB
+    if big is not None:
+        if shape.words_per_entry != 2:
+            raise DriverContractError(
+                "UpdatePageTable.pPageTableEntries64KB",
+                big.shape[0],
+                "is used only for level-1 entries with DualPteSupported",
+            )
+        if big.shape[0] < needed:
+            raise DriverContractError("UpdatePageTable.pPageTableEntries64KB", big.shape[0], f"needs {needed} entries")
+
+
+def build_update_page_table(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
+    """``DxgkDdiBuildPagingBuffer`` for ``DXGK_OPERATION_UPDATE_PAGE_TABLE``."""
+    p = args.UpdatePageTable
+    if not state.wddm2:
+        raise DriverContractError("Operation", int(p.OPERATION), "UpdatePageTable is a GpuMmu (WDDM 2.x) operation")
+    shape = geometry(state, p)
+    _check(state, p, shape)
+    chunk = _Chunker(state, p, shape)
     if p.UpdateMode == Mode.DXGK_PAGETABLEUPDATE_CPU_VIRTUAL:
-        return _update_by_cpu(state, args, protection)
+        return _update_by_cpu(args, chunk)
     if args.pDmaBuffer is None:
         raise DriverContractError("pDmaBuffer", None, "NULL only with the forced CPU_VIRTUAL update mode")
     if p.UpdateMode == Mode.DXGK_PAGETABLEUPDATE_GPU_VIRTUAL:
@@ -71,50 +131,116 @@ def build_update_page_table(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER)
     else:
         base = table_word(state, p.PageTableAddress.GpuPhysical, "UpdatePageTable.PageTableAddress.GpuPhysical")
     writer = DmaWriter(args)
-    first = p.StartIndex * PTE_SIZE
-    if p.Flags.Repeat:
-        word = translate(p.pPageTableEntries[:1], state.segments, level=p.PageTableLevel, driver_protection=protection)
-
-        def emit_repeat(done: int) -> int:
-            if writer.room < cmd.write_qwords_length(1):
-                return 0
-            n = p.NumPageTableEntries - done
-            writer.pos += cmd.encode_write_qwords_into(
-                writer.buf, writer.pos, base + first + PTE_SIZE * done, n, word, repeat=True
-            )
-            return n
-
-        return multipass(args, writer, p.NumPageTableEntries, emit_repeat)
 
     def emit(done: int) -> int:
         room = cmd.max_qwords_in(writer.room)
-        if room < 1:
+        if room < shape.words_per_entry:
             return 0
-        n = min(p.NumPageTableEntries - done, room)
-        words = translate(
-            p.pPageTableEntries[done : done + n], state.segments, level=p.PageTableLevel, driver_protection=protection
-        )
-        writer.pos += cmd.encode_write_qwords_into(writer.buf, writer.pos, base + first + PTE_SIZE * done, n, words)
-        return n
+        covered, first_word, words, repeat = chunk.next(done, room)
+        if words.shape[0]:
+            count = repeat if repeat else words.shape[0]
+            data = words[:1] if repeat else words
+            writer.pos += cmd.encode_write_qwords_into(
+                writer.buf, writer.pos, base + PTE_SIZE * first_word, count, data, repeat=bool(repeat)
+            )
+        return covered
 
     return multipass(args, writer, p.NumPageTableEntries, emit)
 
 
-def _update_by_cpu(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER, protection: int) -> NTSTATUS:
+def _update_by_cpu(args: DXGKARG_BUILDPAGINGBUFFER, chunk: _Chunker) -> NTSTATUS:
     p = args.UpdatePageTable
     pointer = p.PageTableAddress.CpuVirtual
     if pointer is None:
         raise DriverContractError(
             "UpdatePageTable.PageTableAddress.CpuVirtual", None, "CPU_VIRTUAL updates need the table's CPU VA"
         )
-    source = p.pPageTableEntries[:1] if p.Flags.Repeat else p.pPageTableEntries[: p.NumPageTableEntries]
-    words = translate(source, state.segments, level=p.PageTableLevel, driver_protection=protection)
-    if p.Flags.Repeat:
-        words = np.repeat(words, p.NumPageTableEntries)
-    target = (pointer + p.StartIndex * PTE_SIZE).bytes(PTE_SIZE * p.NumPageTableEntries)
-    target[:] = words.astype("<u8").tobytes()
-    args.MultipassOffset = p.NumPageTableEntries
+    done = 0
+    while done < p.NumPageTableEntries:
+        covered, first_word, words, repeat = chunk.next(done, p.NumPageTableEntries * 2 + 2)
+        if repeat:
+            words = np.repeat(words[:1], repeat)
+        if words.shape[0]:
+            (pointer + PTE_SIZE * first_word).bytes(PTE_SIZE * words.shape[0])[:] = words.astype("<u8").tobytes()
+        done += covered
+    args.MultipassOffset = done
     return NTSTATUS.STATUS_SUCCESS
+
+
+class _Chunker:
+    """Turns entries ``[done, done + n)`` of the update into hardware words at a word offset in the table."""
+
+    __slots__ = ("dual", "level", "p", "protection", "shape", "tables")
+
+    def __init__(self, state: DriverState, p: DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE, shape: Geometry) -> None:
+        self.p = p
+        self.shape = shape
+        self.level = p.PageTableLevel
+        self.dual = state.gpu.mmu.layout.dual_pte
+        self.tables = state.pte_tables
+        self.protection = p.DriverProtection if self.level == 0 else 0
+
+    def _words(self, source: PteArray, argument: str) -> U64:
+        words = translate(
+            source, self.tables, level=self.level, dual=self.dual, driver_protection=self.protection, argument=argument
+        )
+        if self.level == 1 and not self.dual and self.p.Flags.Use64KBPages:
+            words |= np.where(words != 0, np.uint64(HW_PTE["Leaf64K"].shifted_mask), np.uint64(0))
+        if self.shape.alignment_pages > 1:
+            _check_alignment(words, self.shape.alignment_pages, argument)
+        return words
+
+    def next(self, done: int, room_words: int) -> tuple[int, int, U64, int]:
+        """``(entries covered, first hardware word, words, repeat count or 0)`` for the chunk at ``done``."""
+        p, shape = self.p, self.shape
+        left = p.NumPageTableEntries - done
+        start = p.StartIndex + done
+        repeat = p.Flags.Repeat
+        if shape.words_per_entry == 2:
+            n = min(left, room_words // 2)
+            small = self._source(p.pPageTableEntries, done, n, "pPageTableEntries")
+            big_source = p.pPageTableEntries64KB
+            big = (
+                self._source(big_source, done, n, "pPageTableEntries64KB")
+                if big_source is not None
+                else np.zeros(n, dtype=np.uint64)
+            )
+            words = np.empty(2 * n, dtype=np.uint64)
+            words[0::2], words[1::2] = small, big
+            return n, 2 * start, words, 0
+        if shape.ratio == 1:
+            if repeat:
+                return left, start, self._words(p.pPageTableEntries[:1], "pPageTableEntries"), left
+            n = min(left, room_words)
+            return n, start, self._source(p.pPageTableEntries, done, n, "pPageTableEntries"), 0
+        # GPU pages larger than 4 KiB: only entries that start a GPU page are written.
+        ratio = shape.ratio
+        first_start = -(-start // ratio) * ratio
+        n = min(left, max(first_start - start, 0) + room_words * ratio)
+        picked = np.arange(first_start - start, n, ratio) + done
+        if picked.shape[0] == 0:
+            return n, 0, np.zeros(0, dtype=np.uint64), 0
+        source = p.pPageTableEntries[:1].repeat(picked.shape[0]) if repeat else p.pPageTableEntries[picked]
+        return n, first_start // ratio, self._words(source, "pPageTableEntries"), 0
+
+    def _source(self, array: PteArray, done: int, n: int, argument: str) -> U64:
+        if self.p.Flags.Repeat:
+            return np.repeat(self._words(array[:1], argument), n)
+        return self._words(array[done : done + n], argument)
+
+
+def _check_alignment(words: U64, pages: int, argument: str) -> None:
+    live = (words & _VALID_OR_ZERO) != 0
+    zero = (words & _ZERO) != 0
+    address_pages = (words >> _ADDRESS_SHIFT) & _ADDRESS_MASK
+    bad = np.flatnonzero(live & ~zero & (address_pages % np.uint64(pages) != 0))
+    if bad.shape[0]:
+        index = int(bad[0])
+        raise DriverContractError(
+            f"{argument}[{index}].PageAddress",
+            int(address_pages[index]) << PAGE_SHIFT,
+            f"a page of this table must be {pages << PAGE_SHIFT:#x}-byte aligned",
+        )
 
 
 def build_flush_tlb(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
