@@ -152,6 +152,38 @@ def disasm(file: Path | None, driver_model: str, vram: int | None, paging_buffer
         click.echo(render(disassemble(data, start)))
 
 
+def _address(_ctx: click.Context, _param: click.Parameter, value: str) -> int:
+    try:
+        return int(value, 0)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a number (e.g. 0x1001000)") from None
+
+
+@main.command("vm-decode")
+@click.argument("va", callback=_address)
+@_with_common
+def vm_decode(va: int, driver_model: str, vram: int | None, paging_buffer: int | None) -> None:
+    """Walk a GPU virtual address level by level, as the GPU's MMU does.
+
+    Runs the built-in scenario (WDDM 2.x), then decodes VA in the paging process's address space: every
+    table, index and raw entry on the way, each entry's fields, and the physical address reached -- or the
+    fault the GPU would raise.  Try 0x1001000, 0x2000000 or 0x3000000.
+    """
+    from wddmsim.scenarios.tour import run_tour
+    from wddmsim.viz.vm_decode import render
+
+    if driver_model != "wddm2":
+        raise click.BadParameter("GPU virtual addresses exist in the WDDM 2.x model only", param_hint="--driver-model")
+    rig, _ = run_tour(_config(driver_model, vram, paging_buffer))
+    engine = rig.gpu.engines[0]
+    if engine.root is None:
+        raise click.ClickException("the paging engine has no address space")
+    walk = rig.gpu.mmu.walk(engine.root, va, root_entries=engine.root_entries)
+    click.echo(
+        render(walk, root=engine.root, root_entries=engine.root_entries, space="the paging process's address space")
+    )
+
+
 @main.command()
 @click.argument("names", nargs=-1)
 @click.option(

@@ -18,6 +18,7 @@ from wddmsim.ddi.caps import DXGK_DRIVERCAPS, DXGK_QUERYADAPTERINFOTYPE
 from wddmsim.ddi.driver import DXGKARG_QUERYADAPTERINFO, KernelModeDriver, SystemMemoryServices
 from wddmsim.ddi.segments import DXGK_QUERYSEGMENTIN4, DXGK_QUERYSEGMENTOUT4, DXGK_SEGMENTDESCRIPTOR4
 from wddmsim.ddi.status import InvalidArgument
+from wddmsim.vidmm.gpummu import GpuMmuDescription, query_gpummu
 from wddmsim.vidmm.paging import PagingStream
 from wddmsim.vidmm.paging_buffer import PagingBufferPool
 from wddmsim.vidmm.reset import ResetPath
@@ -53,6 +54,9 @@ class VideoMemoryManager:
         self.segments, self.paging_buffer_size, self.private_data_size = self._query_segments()
         if self.config.paging_buffer_size is not None:
             self.paging_buffer_size = self.config.paging_buffer_size
+        self.gpummu: GpuMmuDescription | None = None
+        if self.caps.MemoryManagementCaps.GpuMmuSupported:
+            self.gpummu = query_gpummu(driver, self.segments)
         self.scheduler = GpuScheduler(driver, clock, events, nodes=2)
         driver.start_device(self.scheduler)
         self.reset = ResetPath(driver, self.scheduler, events)
