@@ -184,7 +184,8 @@ def test_adapter_discovery_uses_the_two_call_segment_query() -> None:
             return self.inner.query_adapter_info(args)
 
     rig = PagingRig(wrap_driver=Watcher)
-    assert recorded == [-1, 0, 3], "DRIVERCAPS, then QUERYSEGMENT4 with NbSegment 0, then with the count"
+    assert recorded[:3] == [-1, 0, 3], "DRIVERCAPS, then QUERYSEGMENT4 with NbSegment 0, then with the count"
+    assert len(recorded) == 3 + 1 + 4, "then GPUMMUCAPS and one PAGETABLELEVELDESC per level"
     segments = rig.vidmm.segments
     assert [s.Flags.CpuVisible for s in segments] == [True, False, False]
     assert segments[2].Flags.Aperture

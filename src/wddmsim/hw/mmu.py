@@ -126,7 +126,7 @@ class WalkStep:
     index: int
     words: tuple[int, ...]
     kind: str
-    """``"table"`` (points down), ``"leaf"``, ``"leaf64k"``, ``"large"`` or ``"invalid"``."""
+    """``"table"`` (points down), ``"leaf"``, ``"leaf64k"``, ``"large"``, ``"zero"`` or ``"invalid"``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -367,8 +367,8 @@ class Mmu:
                 index = layout.index(va, level)
                 words = self.read_entry(table, index, level)
                 first = words[0]
-                if first & 1 and HW_PTE["LargePage"].get(first):
-                    steps.append(WalkStep(level, table, index, words, "large"))
+                if first & 1 and (HW_PTE["LargePage"].get(first) or first & int(_ZERO)):
+                    steps.append(WalkStep(level, table, index, words, "zero" if first & int(_ZERO) else "large"))
                     coverage = 1 << layout.shift(level)
                     address = (HW_PTE["Address"].get(first) << PAGE_SHIFT) + (va & (coverage - 1))
                     return Walk(va, tuple(steps), _target(first), address, bool(first & int(_ZERO)))

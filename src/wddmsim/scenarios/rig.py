@@ -208,6 +208,35 @@ class ScratchAddressSpace:
         """``DXGK_PTE.PageAddress`` (a page of the table's segment) of the table covering ``va``."""
         return self._table(level, self._key(level, va))[0] >> PAGE_SHIFT
 
+    def table_mapping(self, level: int, va: int) -> CpuMapping:
+        """The CPU mapping of the table covering ``va`` at ``level`` (created on first use)."""
+        return self._table(level, self._key(level, va))[1]
+
+    def table_offset(self, level: int, va: int) -> int:
+        """The segment offset of the table covering ``va`` at ``level``."""
+        return self._table(level, self._key(level, va))[0]
+
+    def new_table(self, size: int = PAGE_SIZE) -> tuple[int, CpuMapping]:
+        """A zeroed table of ``size`` bytes outside the tree (for 64 KB leaf tables): its offset and mapping."""
+        offset = self.next
+        self.next += max(size, PAGE_SIZE)
+        mapping = self.rig.mm.map_io_space(self.cpu_base + offset, size)
+        mapping.data[:] = 0
+        return offset, mapping
+
+    def write_entries(
+        self,
+        level: int,
+        mapping: CpuMapping,
+        start: int,
+        entries: PteArray,
+        *,
+        big: PteArray | None = None,
+        use_64k: bool = False,
+    ) -> None:
+        """``UpdatePageTable`` through the forced CPU path on any table of this space."""
+        self._update(level, mapping, start, entries, big=big, use_64k=use_64k)
+
     def _update(
         self,
         level: int,
@@ -217,6 +246,7 @@ class ScratchAddressSpace:
         *,
         initial: bool = False,
         big: PteArray | None = None,
+        use_64k: bool = False,
     ) -> None:
         payload = DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE(
             PageTableLevel=level,
@@ -224,7 +254,7 @@ class ScratchAddressSpace:
             pPageTableEntries=entries,
             StartIndex=start,
             NumPageTableEntries=int(entries.shape[0]),
-            Flags=DXGK_UPDATEPAGETABLEFLAGS(InitialUpdate=initial),
+            Flags=DXGK_UPDATEPAGETABLEFLAGS(InitialUpdate=initial, Use64KBPages=use_64k),
             UpdateMode=DXGK_PAGETABLEUPDATEMODE.DXGK_PAGETABLEUPDATE_CPU_VIRTUAL,
             pPageTableEntries64KB=big,
         )
