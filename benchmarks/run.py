@@ -24,6 +24,8 @@ GOALS: dict[str, Callable[[dict[str, Any]], bool]] = {
     "gather_64k_runs": lambda r: r["ratio"] >= 0.75,
     "small_roundtrip": lambda r: r["value"] >= 100_000,
     "sparse_80gib": lambda r: r["create_ms"] <= 1 and r["rss_over_written_mib"] <= 64,
+    "pte_map_1gib_4k": lambda r: r["value"] >= 50_000_000,
+    "pte_map_1gib_64k": lambda r: r["time_ratio_vs_4k"] <= 0.125,
 }
 
 

@@ -111,7 +111,22 @@ def test_bench_lists_and_runs_with_json() -> None:
     assert bad.exit_code == 2 and "unknown benchmark" in bad.output
 
 
-@pytest.mark.parametrize("command", ["run", "disasm", "bench"])
+def test_vm_decode_walks_level_by_level_to_the_page_or_the_fault() -> None:
+    runner = CliRunner()
+    result = runner.invoke(main, ["vm-decode", "0x1001000"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].startswith("VA 0x1001000 in the paging process's address space")
+    assert [line.split()[1] for line in lines if line.startswith("  level")] == ["3", "2", "1", "0"]
+    assert "4 KB table: Valid" in result.output and "64 KB table: invalid" in result.output
+    assert lines[-1].startswith("  => LOCAL 0x")
+    missing = runner.invoke(main, ["vm-decode", "0x7000000000"])
+    assert missing.output.splitlines()[-1] == "  => fault: level 2 entry is invalid"
+    assert runner.invoke(main, ["vm-decode", "nope"]).exit_code == 2
+    assert runner.invoke(main, ["vm-decode", "0x1000", "--driver-model", "wddm1"]).exit_code == 2
+
+
+@pytest.mark.parametrize("command", ["run", "disasm", "bench", "vm-decode"])
 def test_every_command_has_help(command: str) -> None:
     result = CliRunner().invoke(main, [command, "--help"])
     assert result.exit_code == 0

@@ -38,9 +38,11 @@ def copies(draw: st.DrawFn) -> cmd.Copy:
 @st.composite
 def write_qwords(draw: st.DrawFn) -> cmd.WriteQwords:
     if draw(st.booleans()):
-        return cmd.WriteQwords(draw(addresses), draw(st.integers(1, (1 << 32) - 1)), (draw(u64),), repeat=True)
-    data = tuple(draw(st.lists(u64, min_size=1, max_size=50)))
-    return cmd.WriteQwords(draw(addresses), len(data), data)
+        return cmd.WriteQwords(
+            draw(addresses), draw(st.integers(1, (1 << 32) - 1)), np.array([draw(u64)], dtype=np.uint64), repeat=True
+        )
+    data = np.array(draw(st.lists(u64, min_size=1, max_size=50)), dtype=np.uint64)
+    return cmd.WriteQwords(draw(addresses), int(data.shape[0]), data)
 
 
 packets = st.one_of(

@@ -39,8 +39,8 @@ def test_copy_fill_write_and_signal_take_effect_and_the_fence_completes() -> Non
         [
             cmd.Copy(local(0x1000), local(0x2000), 8),
             cmd.Fill(local(0x3000), 12, 0xA1B2C3D4),
-            cmd.WriteQwords(local(0x4000), 2, (1, 2)),
-            cmd.WriteQwords(local(0x5000), 3, (7,), repeat=True),
+            cmd.WriteQwords(local(0x4000), 2, np.array([1, 2], dtype=np.uint64)),
+            cmd.WriteQwords(local(0x5000), 3, np.array([7], dtype=np.uint64), repeat=True),
             cmd.WriteMem(local(0x6001), 2, 0xBEEF),
             cmd.Signal(hw_address(Space.SYSTEM, 0x8000), 0x1122334455667788, interrupt=True),
         ],

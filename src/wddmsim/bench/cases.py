@@ -9,17 +9,22 @@ import numpy as np
 
 from wddmsim.bench.harness import Registry, best_of, result, rss_bytes
 from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE, GiB, KiB, MiB
-from wddmsim.ddi.flags import DXGK_TRANSFERFLAGS
+from wddmsim.ddi.flags import DXGK_PAGETABLEUPDATEMODE, DXGK_TRANSFERFLAGS, DXGK_UPDATEPAGETABLEFLAGS
 from wddmsim.ddi.memory import MDL
 from wddmsim.ddi.paging import (
     DXGK_BUILDPAGINGBUFFER_FILL,
     DXGK_BUILDPAGINGBUFFER_TRANSFER,
+    DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE,
     DXGK_FILL_DESTINATION,
+    DXGK_PAGETABLEUPDATEADDRESS,
     DXGK_TRANSFER_LOCATION,
 )
+from wddmsim.ddi.pte import PteArray, pte_array, pte_flags
 from wddmsim.hw.gpu import GpuConfig
 from wddmsim.hw.memory import LocalMemory
-from wddmsim.scenarios.rig import PagingRig
+from wddmsim.hw.mmu import PAGES_PER_64K
+from wddmsim.hw.pte import TablePointer, Target
+from wddmsim.scenarios.rig import PagingRig, ScratchAddressSpace
 from wddmsim.system import SystemConfig
 
 REGISTRY = Registry()
@@ -204,4 +209,84 @@ def sparse_80gib() -> dict[str, Any]:
         create_ms=round(create_ms, 4),
         rss_over_written_mib=round(written / MiB - 1024, 1),
         rss_after_free_mib=round(after_free / MiB, 1),
+    )
+
+
+def _pte_map(use_64k: bool) -> tuple[float, int]:
+    """Seconds to map 1 GiB of local memory through ``UpdatePageTable`` (GPU_VIRTUAL: the GPU writes the
+    tables, reached through the paging process's VA), and how many entries that wrote."""
+    rig = _rig(2 * GiB, 1 * GiB)
+    layout = rig.gpu.mmu.layout
+    space = ScratchAddressSpace(rig)
+    tables = 512  # leaf tables for 1 GiB: each covers 2 MiB
+    tables_offset = 1 * GiB + 64 * MiB  # in the local segment, after the 1 GiB being mapped
+    level1_offset = tables_offset + tables * PAGE_SIZE
+    window = 0x4000_0000  # where the paging process sees the tables
+    pages = np.arange(tables + 2, dtype=np.uint64) + (tables_offset >> PAGE_SHIFT)
+    space.map(window, segment_id=LOCAL, page_numbers=pages)
+    per_table = layout.leaf64_entries if use_64k else layout.entries(0)
+    step = PAGES_PER_64K if use_64k else 1
+    mode = DXGK_PAGETABLEUPDATEMODE.DXGK_PAGETABLEUPDATE_GPU_VIRTUAL
+
+    def update(
+        level: int, table_va: int, entries: PteArray, flags: DXGK_UPDATEPAGETABLEFLAGS, big: PteArray | None = None
+    ) -> None:
+        rig.vidmm.paging.build(
+            DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE(
+                PageTableLevel=level,
+                PageTableAddress=DXGK_PAGETABLEUPDATEADDRESS(GpuVirtual=table_va),
+                pPageTableEntries=entries,
+                StartIndex=0,
+                NumPageTableEntries=int(entries.shape[0]),
+                Flags=flags,
+                UpdateMode=mode,
+                pPageTableEntries64KB=big,
+            )
+        )
+
+    def run() -> int:
+        leaves = pte_array(tables * per_table)
+        leaves["Flags"] = pte_flags(Valid=1, Segment=LOCAL)
+        leaves["PageAddress"] = np.arange(tables * per_table, dtype=np.uint64) * step
+        flags = DXGK_UPDATEPAGETABLEFLAGS(Use64KBPages=use_64k)
+        for t in range(tables):
+            update(0, window + t * PAGE_SIZE, leaves[t * per_table : (t + 1) * per_table], flags)
+        pointers = pte_array(tables)
+        pointers["Flags"] = pte_flags(Valid=1, Segment=LOCAL)
+        pointers["PageAddress"] = np.arange(tables, dtype=np.uint64) + (tables_offset >> PAGE_SHIFT)
+        invalid = pte_array(tables)
+        small, big = (invalid, pointers) if use_64k else (pointers, invalid)
+        update(1, window + tables * PAGE_SIZE, small, DXGK_UPDATEPAGETABLEFLAGS(), big)
+        rig.vidmm.paging.wait(rig.vidmm.paging.flush())
+        return tables * per_table + tables
+
+    count = run()
+    elapsed = best_of(3, run)
+    # What the GPU wrote, read back by its own MMU from the level-1 table it filled.
+    level1 = TablePointer(Target.LOCAL, rig.segment_address(LOCAL, level1_offset))
+    if not rig.gpu.mmu.read_entry(level1, 7, 1)[1 if use_64k else 0] & 1:
+        raise AssertionError("the level-1 entry the GPU wrote is not valid")
+    return elapsed, count
+
+
+@REGISTRY.add(
+    "pte_map_1gib_4k",
+    "map 1 GiB with 4 KiB PTEs through UpdatePageTable, built and executed by the GPU",
+    "value >= 50 000 000 PTE/s",
+)
+def pte_map_1gib_4k() -> dict[str, Any]:
+    elapsed, count = _pte_map(use_64k=False)
+    return result("pte_map_1gib_4k", count / elapsed, "PTE/s", milliseconds=round(elapsed * 1e3, 2), ptes=count)
+
+
+@REGISTRY.add("pte_map_1gib_64k", "the same with 64 KB PTEs", "time_ratio_vs_4k <= 0.125")
+def pte_map_1gib_64k() -> dict[str, Any]:
+    small, _ = _pte_map(use_64k=False)
+    big, count = _pte_map(use_64k=True)
+    return result(
+        "pte_map_1gib_64k",
+        count / big,
+        "PTE/s",
+        milliseconds=round(big * 1e3, 2),
+        time_ratio_vs_4k=round(big / small, 3),
     )

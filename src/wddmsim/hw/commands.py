@@ -136,18 +136,31 @@ class Fill:
     length: int = 32
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class WriteQwords:
     """Write ``count`` 64-bit words at ``dst``: the inline ``data``, or ``data[0]`` repeated if ``repeat``."""
 
     dst: int
     count: int
-    data: tuple[int, ...]
+    data: npt.NDArray[np.uint64]
     repeat: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.data, np.ndarray) or self.data.dtype != np.uint64:
+            self.data = np.asarray(self.data, dtype=np.uint64)
 
     @property
     def length(self) -> int:
         return write_qwords_length(1 if self.repeat else self.count)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, WriteQwords):
+            return NotImplemented
+        return (self.dst, self.count, self.repeat) == (other.dst, other.count, other.repeat) and np.array_equal(
+            self.data, other.data
+        )
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 @dataclass(slots=True)
@@ -353,8 +366,7 @@ def encode_into(buf: memoryview, offset: int, packet: Packet) -> int:
             _FILL.pack_into(buf, offset, Opcode.FILL, 0, 32, packet.dst, packet.size, packet.pattern, 0)
             return 32
         case WriteQwords():
-            data = np.array(packet.data, dtype=np.uint64)
-            return encode_write_qwords_into(buf, offset, packet.dst, packet.count, data, repeat=packet.repeat)
+            return encode_write_qwords_into(buf, offset, packet.dst, packet.count, packet.data, repeat=packet.repeat)
         case ReadMem():
             _READ_MEM.pack_into(
                 buf, offset, Opcode.READ_MEM, READ_MEM_FLAGS.pack({"Size": packet.size}), 16, packet.address
@@ -501,7 +513,7 @@ def _decode_write_qwords(buf: memoryview | bytes, offset: int, flags: int, lengt
     _expect(offset, reserved == 0 and count > 0, "WRITE_QWORDS count must be positive, reserved zero")
     _expect(offset, length == write_qwords_length(inline), f"WRITE_QWORDS length {length:#x} does not match count")
     start = offset + WRITE_QWORDS_FIXED_SIZE
-    data = tuple(np.frombuffer(buf, dtype="<u8", count=inline, offset=start).tolist())
+    data = np.frombuffer(buf, dtype="<u8", count=inline, offset=start).astype(np.uint64)
     _expect(offset, _zero(buf, start + 8 * inline, offset + length), "WRITE_QWORDS padding not zero")
     return WriteQwords(dst, count, data, repeat)
 

@@ -276,7 +276,7 @@ class Engine:
             case cmd.Fill():
                 fill_runs(self._runs(packet.dst, packet.size, AccessKind.WRITE), packet.pattern)
             case cmd.WriteQwords():
-                data = np.array(packet.data * packet.count if packet.repeat else packet.data, dtype="<u8")
+                data = np.full(packet.count, packet.data[0], dtype="<u8") if packet.repeat else packet.data
                 self._check_aligned(packet.dst, 8)
                 write_runs(self._runs(packet.dst, 8 * packet.count, AccessKind.WRITE), data.view(np.uint8))
             case cmd.ReadMem():

@@ -263,6 +263,8 @@ class Mmu:
         if region.large >= 0:
             self._large_page_run(region.large, region.large_level, va, size, access, runs)
             return
+        if (va & (PAGE_SIZE - 1)) + size <= PAGE_SIZE and self._one_page(region, va, size, access, runs):
+            return
         first = (va >> PAGE_SHIFT) & (self.layout.entries(0) - 1)
         last = ((va + size - 1) >> PAGE_SHIFT) & (self.layout.entries(0) - 1)
         words, addresses = self._effective(region, first, last, va, access)
@@ -271,6 +273,36 @@ class Mmu:
             words, addresses = self._effective(region, first, last, va, access)
         self._check_rights(words, va, access)
         self._runs(words, addresses, va, size, runs)
+
+    def _one_page(self, region: _Region, va: int, size: int, access: AccessKind, runs: list[Run]) -> bool:
+        """The common case of an access inside one 4 KiB page, without vector work; ``False``: take the long way."""
+        page = (va >> PAGE_SHIFT) & (self.layout.entries(0) - 1)
+        word = 0
+        address = 0
+        if region.small is not None:
+            ratio = self.layout.gpu_page_ratio
+            word = int(region.small[page // ratio])
+            address = (((word >> 12) & int(_ADDRESS_MASK)) << PAGE_SHIFT) + ((page % ratio) << PAGE_SHIFT)
+        if region.big is not None:
+            big = int(region.big[page // PAGES_PER_64K])
+            if big & 1:
+                if word & 1:
+                    return False  # both kinds valid: the long way raises the documented fault
+                word = big
+                address = (((big >> 12) & int(_ADDRESS_MASK)) << PAGE_SHIFT) + ((page % PAGES_PER_64K) << PAGE_SHIFT)
+        if not word & 1 or (access == AccessKind.WRITE and word & int(_READ_ONLY) and not word & int(_ZERO)):
+            return False
+        if access == AccessKind.EXECUTE and word & int(_NO_EXECUTE):
+            return False
+        if word & int(_ZERO):
+            runs.append((None, 0, size))
+            return True
+        mem = self.memory(Target((word >> int(_TARGET_SHIFT)) & 1))
+        start = address + (va & (PAGE_SIZE - 1))
+        if not mem.contains(start, size):
+            return False
+        runs.append((mem, start, size))
+        return True
 
     def _effective(self, region: _Region, first: int, last: int, va: int, access: AccessKind) -> tuple[U64, I64]:
         """Per 4 KiB page in [first, last]: the entry that maps it and the page's byte address."""

@@ -87,8 +87,15 @@ def translate(
     argument: str = "pPageTableEntries",
 ) -> U64:
     """Hardware words for ``entries`` of a table at ``level``."""
-    flags = entries["Flags"].astype(np.uint64)
-    pages = entries["PageAddress"].astype(np.uint64)
+    flags = entries["Flags"]
+    pages = entries["PageAddress"]
+    key = np.uint64(driver_protection & 0xFF) << _HW_KEY_SHIFT if level == 0 and driver_protection else np.uint64(0)
+    if flags.shape[0] and (flags == flags[0]).all():
+        # VidMm maps a range of one allocation with one protection: every entry shares its flags.
+        return _translate_uniform(
+            entries, int(flags[0]), pages, tables, level=level, dual=dual, key=key, argument=argument
+        )
+    flags = flags.astype(np.uint64)
     low = _LOW_BITS[(flags & np.uint64(0x1F)).astype(np.intp)]
     live = low != 0
     segment = ((flags >> _SEGMENT_SHIFT) & _SEGMENT_MASK).astype(np.intp)
@@ -98,14 +105,43 @@ def translate(
         bad |= live & ((flags & _LARGE) != 0)
     if bad.any():
         _explain(entries, tables, level, int(np.flatnonzero(bad)[0]), argument)
-    words = low | tables.targets[segment] | ((pages + base.astype(np.uint64)) << _HW_ADDRESS_SHIFT)
-    if level > 0:
-        words |= ((flags & _LARGE) != 0).astype(np.uint64) * _HW_LARGE
-    if level == 1 and not dual:
-        words |= ((flags >> _PT_PAGE_SIZE_SHIFT) & np.uint64(1)) * _HW_LEAF64K
-    if level == 0 and driver_protection:
-        words |= np.uint64(driver_protection & 0xFF) << _HW_KEY_SHIFT
+    words = low | tables.targets[segment] | ((pages.astype(np.uint64) + base.astype(np.uint64)) << _HW_ADDRESS_SHIFT)
+    words |= _upper_bits(flags, level, dual) | key
     out: U64 = np.where(live, words, np.uint64(0))
+    return out
+
+
+def _upper_bits(flags: U64 | np.uint64, level: int, dual: bool) -> U64 | np.uint64:
+    """``LargePage`` above the leaf, ``PageTablePageSize`` -> ``Leaf64K`` at level 1 without dual PTEs."""
+    bits = np.uint64(0) * flags
+    if level > 0:
+        bits = bits | (((flags & _LARGE) != 0) * _HW_LARGE)
+    if level == 1 and not dual:
+        bits = bits | (((flags >> _PT_PAGE_SIZE_SHIFT) & np.uint64(1)) * _HW_LEAF64K)
+    return bits
+
+
+def _translate_uniform(
+    entries: PteArray,
+    flag_word: int,
+    pages: npt.NDArray[np.uint64],
+    tables: SegmentTables,
+    *,
+    level: int,
+    dual: bool,
+    key: np.uint64,
+    argument: str,
+) -> U64:
+    flags = np.uint64(flag_word)
+    low = _LOW_BITS[flag_word & 0x1F]
+    if not low:
+        return np.zeros(entries.shape[0], dtype=np.uint64)
+    segment = int((flags >> _SEGMENT_SHIFT) & _SEGMENT_MASK)
+    base = int(tables.base_pages[segment])
+    if base < 0 or flag_word & int(_FORBIDDEN) or (level == 0 and flag_word & int(_LARGE)):
+        _explain(entries, tables, level, 0, argument)
+    template = low | tables.targets[segment] | _upper_bits(flags, level, dual) | key
+    out: U64 = ((pages + np.uint64(base)) << _HW_ADDRESS_SHIFT) | template
     return out
 
 

@@ -38,7 +38,7 @@ def format_packet(packet: cmd.Packet) -> str:
                 f"FILL          dst={format_address(packet.dst)}  size={packet.size:#x}  pattern={packet.pattern:#010x}"
             )
         case cmd.WriteQwords():
-            head = ", ".join(f"{v:#x}" for v in packet.data[:3])
+            head = ", ".join(f"{v:#x}" for v in packet.data[:3].tolist())
             more = ", ..." if len(packet.data) > 3 else ""
             mode = "REPEAT " if packet.repeat else ""
             return f"WRITE_QWORDS  dst={format_address(packet.dst)}  count={packet.count}  {mode}[{head}{more}]"

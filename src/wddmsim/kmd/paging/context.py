@@ -65,7 +65,7 @@ def build_init_context_resource(state: DriverState, args: DXGKARG_BUILDPAGINGBUF
         fill_size = min(pages << PAGE_SHIFT, size - (done << PAGE_SHIFT))
         return pages if writer.put(cmd.Fill(word, fill_size, 0)) else 0
 
-    tail = cmd.encode(cmd.WriteQwords(base_word, 4, tuple(int(v) for v in header)))
+    tail = cmd.encode(cmd.WriteQwords(base_word, 4, header))
     return multipass(args, writer, total, emit, tail=tail)
 
 

@@ -41,7 +41,6 @@ from wddmsim.kmd.state import DriverState
 
 Mode = DXGK_PAGETABLEUPDATEMODE
 U64 = npt.NDArray[np.uint64]
-_VALID_OR_ZERO = np.uint64(HW_PTE["Valid"].shifted_mask)
 _ZERO = np.uint64(HW_PTE["Zero"].shifted_mask)
 _ADDRESS_SHIFT = np.uint64(HW_PTE["Address"].lsb)
 _ADDRESS_MASK = np.uint64(HW_PTE["Address"].mask)
@@ -230,15 +229,17 @@ class _Chunker:
 
 
 def _check_alignment(words: U64, pages: int, argument: str) -> None:
-    live = (words & _VALID_OR_ZERO) != 0
-    zero = (words & _ZERO) != 0
-    address_pages = (words >> _ADDRESS_SHIFT) & _ADDRESS_MASK
-    bad = np.flatnonzero(live & ~zero & (address_pages % np.uint64(pages) != 0))
+    """Valid, non-Zero entries must map pages aligned to ``pages`` 4 KiB pages (invalid entries are all zero)."""
+    misaligned = (words & np.uint64((pages - 1) << int(_ADDRESS_SHIFT))) != 0
+    if not misaligned.any():
+        return
+    bad = np.flatnonzero(misaligned & ((words & _ZERO) == 0))
     if bad.shape[0]:
         index = int(bad[0])
+        address = int((words[index] >> _ADDRESS_SHIFT) & _ADDRESS_MASK) << PAGE_SHIFT
         raise DriverContractError(
             f"{argument}[{index}].PageAddress",
-            int(address_pages[index]) << PAGE_SHIFT,
+            address,
             f"a page of this table must be {pages << PAGE_SHIFT:#x}-byte aligned",
         )
 
