@@ -14,11 +14,12 @@ from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE, KiB, MiB
 from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS
 from wddmsim.ddi.caps import DXGK_QUERYADAPTERINFOTYPE, DXGK_QUERYPAGETABLELEVELDESCIN
 from wddmsim.ddi.driver import DXGKARG_GETROOTPAGETABLESIZE, DXGKARG_QUERYADAPTERINFO, DXGKARG_SETROOTPAGETABLE
+from wddmsim.ddi.flags import DXGK_MEMORY_TRANSFER_DIRECTION, DXGK_TRANSFERVIRTUALFLAGS, DXGK_UPDATEPAGETABLEFLAGS
 from wddmsim.ddi.flags import DXGK_PAGETABLEUPDATEMODE as Mode
-from wddmsim.ddi.flags import DXGK_UPDATEPAGETABLEFLAGS
 from wddmsim.ddi.paging import (
     DXGK_BUILDPAGINGBUFFER_FILLVIRTUAL,
     DXGK_BUILDPAGINGBUFFER_FLUSHTLB,
+    DXGK_BUILDPAGINGBUFFER_TRANSFERVIRTUAL,
     DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE,
     DXGK_PAGETABLEUPDATEADDRESS,
     DXGKARG_BUILDPAGINGBUFFER,
@@ -29,6 +30,7 @@ from wddmsim.ddi.submit import DXGK_GENERAL_ERROR_CODE, DXGK_INTERRUPT_TYPE, DXG
 from wddmsim.hw.gpu import GpuConfig
 from wddmsim.hw.mmu import PAGES_PER_64K
 from wddmsim.hw.pte import TablePointer, Target
+from wddmsim.kmd.config import DriverConfig
 from wddmsim.kmd.errors import DriverContractError
 from wddmsim.kmd.paging.page_table import geometry
 from wddmsim.scenarios.rig import PagingRig, ScratchAddressSpace
@@ -40,6 +42,8 @@ CPU, LOCAL = 1, 2
 
 CONFIGS = {
     "4 levels, dual PTEs": GpuConfig(),
+    "3 levels": GpuConfig(mmu_index_bits=(9, 9, 9)),
+    "5 levels": GpuConfig(mmu_index_bits=(9, 9, 9, 9, 4)),
     "4 levels, single PTE": GpuConfig(dual_pte=False),
     "2 levels, resizable root": GpuConfig(mmu_index_bits=(9, 11), dual_pte=False),
     "6 levels": GpuConfig(mmu_index_bits=(9, 9, 9, 9, 4, 4)),
@@ -70,6 +74,28 @@ def test_caps_and_level_descriptors_follow_the_gpu(name: str) -> None:
         assert desc.PageTableSizeInBytes % 4096 == 0
         assert desc.PageTableSizeInBytes >= layout.table_size(level)
     assert description.resizable_root == (layout.levels == 2)
+
+
+@pytest.mark.parametrize(
+    ("mode", "segment"),
+    [
+        (Mode.DXGK_PAGETABLEUPDATE_CPU_VIRTUAL, CPU),
+        (Mode.DXGK_PAGETABLEUPDATE_GPU_PHYSICAL, LOCAL),
+        (Mode.DXGK_PAGETABLEUPDATE_GPU_VIRTUAL, LOCAL),
+    ],
+)
+def test_every_update_mode_can_be_reported(mode: Mode, segment: int) -> None:
+    rig = PagingRig(SystemConfig(driver=DriverConfig(page_table_update_mode=mode, page_table_segment=segment)))
+    assert rig.vidmm.gpummu is not None
+    assert rig.vidmm.gpummu.caps.PageTableUpdateMode == mode
+    assert rig.vidmm.gpummu.levels[0].PageTableSegmentId == segment
+
+
+def test_cpu_virtual_updates_of_tables_the_cpu_cannot_reach_are_refused() -> None:
+    from wddmsim.core.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match="CPU_VIRTUAL needs page tables the CPU can reach"):
+        PagingRig(SystemConfig(driver=DriverConfig(page_table_update_mode=Mode.DXGK_PAGETABLEUPDATE_CPU_VIRTUAL)))
 
 
 def test_a_level_descriptor_is_asked_per_level_and_checked() -> None:
@@ -277,9 +303,11 @@ def fill_va(rig: PagingRig, va: int, size: int, pattern: int) -> None:
 def test_16_kib_gpu_pages_take_only_the_entries_that_start_a_gpu_page() -> None:
     rig, space, ranges = paging_space(CONFIGS["16 KiB GPU pages"])
     va = 0x80_0000
-    pages = local_pages(rig, 4 * MiB, 64)
-    space.map(va, segment_id=LOCAL, page_numbers=pages)
-    assert_tables_sound(rig, space, ranges)
+    for chunk in range(4):  # four updates, the invariant checked after each
+        space.map(
+            va + chunk * 16 * PAGE_SIZE, segment_id=LOCAL, page_numbers=local_pages(rig, 4 * MiB + chunk * 64 * KiB, 16)
+        )
+        assert_tables_sound(rig, space, ranges)
     words = rig.read_segment(CPU, space.table_offset(0, va), 1024).view(np.uint64)
     assert int((words != 0).sum()) == 16, "64 entries of 4 KiB, 16 GPU pages of 16 KiB"
     fill_va(rig, va, 64 * PAGE_SIZE, 0x01020304)
@@ -305,6 +333,21 @@ def test_dual_ptes_map_64_kb_pages_and_never_both_kinds_for_one_range() -> None:
     big_pointer["Flags"] = pte_flags(Valid=1, Segment=CPU)
     big_pointer["PageAddress"] = big_table_offset >> PAGE_SHIFT
     space.write_entries(1, space.table_mapping(1, va), layout.index(va, 1), level1, big=big_pointer)
+    assert_tables_sound(rig, space, ranges)
+    data = rig.pattern(128 * KiB, seed=3)
+    source = rig.backing(128 * KiB, scatter_seed=4)
+    rig.write_mdl(source, data)
+    space.map(0x2000_0000, segment_id=0, page_numbers=source.pfns)
+    rig.execute(
+        DXGK_BUILDPAGINGBUFFER_TRANSFERVIRTUAL(
+            TransferSizeInBytes=128 * KiB,
+            SourceVirtualAddress=0x2000_0000,
+            DestinationVirtualAddress=va + 2 * 64 * KiB,
+            TransferDirection=DXGK_MEMORY_TRANSFER_DIRECTION.SYSTEM_TO_LOCAL,
+            Flags=DXGK_TRANSFERVIRTUALFLAGS(Dst64KBPages=True),
+        )
+    )
+    assert np.array_equal(rig.read_segment(LOCAL, 32 * MiB, 128 * KiB), data), "TransferVirtual into 64 KB pages"
     assert_tables_sound(rig, space, ranges)
     fill_va(rig, va + 2 * 64 * KiB, 128 * KiB, 0xCAFEF00D)
     assert (rig.read_segment(LOCAL, 32 * MiB, 128 * KiB).view(np.uint32) == 0xCAFEF00D).all()
@@ -483,3 +526,59 @@ def test_the_invariant_checker_names_an_entry_outside_every_memory() -> None:
     assert len(problems) == 1
     assert "VA 0x1000: page at LOCAL 0x10800000 leaves every reported memory" in problems[0]
     assert TablePointer(Target.LOCAL, 0) != space.hw_root
+
+
+@pytest.mark.parametrize(
+    ("kind", "access", "interrupt", "code"),
+    [
+        (
+            "PAGE_FAULT",
+            "READ",
+            DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_PAGE_FAULTED,
+            DXGK_GENERAL_ERROR_CODE.DXGK_GENERAL_ERROR_PAGE_FAULT,
+        ),
+        (
+            "PAGE_FAULT",
+            "WRITE",
+            DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_PAGE_FAULTED,
+            DXGK_GENERAL_ERROR_CODE.DXGK_GENERAL_ERROR_PAGE_FAULT,
+        ),
+        (
+            "PAGE_FAULT",
+            "EXECUTE",
+            DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_PAGE_FAULTED,
+            DXGK_GENERAL_ERROR_CODE.DXGK_GENERAL_ERROR_PAGE_FAULT,
+        ),
+        (
+            "INVALID_INSTRUCTION",
+            "READ",
+            DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_PAGE_FAULTED,
+            DXGK_GENERAL_ERROR_CODE.DXGK_GENERAL_ERROR_INVALID_INSTRUCTION,
+        ),
+        ("BUS_ERROR", "READ", DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_FAULTED, None),
+    ],
+)
+def test_the_interrupt_routine_reports_each_fault_kind(
+    kind: str, access: str, interrupt: DXGK_INTERRUPT_TYPE, code: object
+) -> None:
+    from wddmsim.hw.engine import Interrupt, InterruptKind
+    from wddmsim.hw.faults import AccessKind, FaultKind, FaultRecord
+    from wddmsim.kmd.driver import ReferenceDriver
+
+    record = FaultRecord(
+        kind=FaultKind[kind], engine=0, address=0x1234_5000, access=AccessKind[access], level=2, fence=41
+    )
+    data = ReferenceDriver._interrupt_data(Interrupt(0, InterruptKind.FAULT, 41, record))
+    assert data is not None
+    assert data.InterruptType == interrupt
+    if interrupt == DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_FAULTED:
+        assert data.DmaFaulted is not None
+        assert data.DmaFaulted.FaultedFenceId == 41
+        return
+    page = data.DmaPageFaulted
+    assert page is not None
+    assert page.FaultErrorCode == code
+    assert page.FaultedFenceId == 41
+    assert page.PageTableLevel == 2
+    assert page.FaultedVirtualAddress == (0x1234_5000 if kind == "PAGE_FAULT" else 0)
+    assert bool(page.PageFaultFlags & DXGK_PAGE_FAULT_FLAGS.DXGK_PAGE_FAULT_WRITE) == (access == "WRITE")
