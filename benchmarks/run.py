@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from wddmsim.bench.cases import REGISTRY
+from wddmsim.bench.catalog import REGISTRY
 
 GOALS: dict[str, Callable[[dict[str, Any]], bool]] = {
     "transfer_1gib": lambda r: r["ratio"] >= 0.80,
@@ -26,6 +26,7 @@ GOALS: dict[str, Callable[[dict[str, Any]], bool]] = {
     "sparse_80gib": lambda r: r["create_ms"] <= 1 and r["rss_over_written_mib"] <= 64,
     "pte_map_1gib_4k": lambda r: r["value"] >= 50_000_000,
     "pte_map_1gib_64k": lambda r: r["time_ratio_vs_4k"] <= 0.125,
+    "seg_alloc_100k": lambda r: r["value"] >= 500_000 and r["slowdown_10k_to_100k"] <= 2.0,
 }
 
 

@@ -192,7 +192,7 @@ def vm_decode(va: int, driver_model: str, vram: int | None, paging_buffer: int |
 @click.option("--list", "list_only", is_flag=True, help="List the benchmarks and their goals.")
 def bench(names: tuple[str, ...], as_json: bool, list_only: bool) -> None:
     """Run benchmarks (all, or NAMES); ratios compare with a baseline timed in the same run."""
-    from wddmsim.bench.cases import REGISTRY
+    from wddmsim.bench.catalog import REGISTRY
 
     unknown = [n for n in names if n not in REGISTRY.benchmarks]
     if unknown:

@@ -1,0 +1,8 @@
+"""Every benchmark, registered: import ``REGISTRY`` from here, not from the modules that fill it."""
+
+from __future__ import annotations
+
+from wddmsim.bench import vidmm_cases as _vidmm_cases  # noqa: F401 - registers its benchmarks
+from wddmsim.bench.cases import REGISTRY
+
+__all__ = ["REGISTRY"]
