@@ -154,7 +154,7 @@ def test_the_private_data_area_is_sized_by_the_driver_zeroed_once_and_never_touc
     seen: list[bytes] = []
 
     class Scribbler(fakes.DelegatingDriver):
-        def build_paging_buffer(self, args):  # type: ignore[no-untyped-def]
+        def build_into_buffer(self, args):  # type: ignore[no-untyped-def]
             assert args.pDmaBufferPrivateData is not None
             view = args.pDmaBufferPrivateData.bytes(args.DmaBufferPrivateDataSize)
             seen.append(bytes(view))

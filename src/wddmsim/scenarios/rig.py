@@ -139,65 +139,31 @@ class PagingRig:
 
 @final
 class ScratchAddressSpace:
-    """A minimal paging-process address space whose tables the CPU writes through the forced CPU path.
+    """The system paging process's address space, for paging stories driven by hand.
 
-    The tables live in the CPU-visible segment (``PagingProcessPageTableSegmentId``), in a region the rig keeps
-    for them at the top of that segment, and the CPU reaches them through the BAR.  Every table is initialised
-    by ``DXGK_OPERATION_UPDATE_PAGE_TABLE`` with ``UpdateMode = CPU_VIRTUAL`` and ``pDmaBuffer = NULL``, as
-    VidMm initialises the system paging process; the paging context's root is then set with
-    ``DxgkDdiSetRootPageTable``.  (The full paging process, with its scratch area managed by VidMm, comes with
-    the residency manager.)
+    VidMm creates the paging process at start (:mod:`wddmsim.vidmm.paging_process`): its tables live in the
+    CPU-visible segment, placed by VidMm, and are written through the forced CPU path.  This view adds what
+    only a verifier may use: the hardware's name for the root, and the MMU layout.  VidMm keeps the top of the
+    space for itself; stories map below ``process.region_base``.
     """
 
-    REGION = 8 * 1024 * 1024
-    """Bytes kept for tables at the top of the CPU-visible segment."""
-
     def __init__(self, rig: PagingRig) -> None:
+        process = rig.vidmm.paging_process
+        if process is None:
+            raise RuntimeError("the driver is not a GpuMmu driver: there is no paging process")
         self.rig = rig
+        self.process = process
         self.layout = rig.gpu.mmu.layout
-        self.segment_id = rig.driver.config.paging_process_page_table_segment
-        segment = rig.vidmm.segment(self.segment_id)
-        self.base = int(segment.BaseAddress)
-        self.next = int(segment.Size) - self.REGION
-        self.end = int(segment.Size)
-        self.cpu_base = int(segment.CpuTranslatedAddress)
-        self.tables: dict[tuple[int, int], tuple[int, CpuMapping]] = {}
-        top = self.layout.levels - 1
-        self.root_address = self.physical(top, 0)
-        rig.driver.set_root_page_table(
-            DXGKARG_SETROOTPAGETABLE(
-                hContext=HANDLE(rig.vidmm.config.paging_context),
-                Address=self.root_address,
-                NumEntries=self.layout.entries(top),
-            )
-        )
-
-    def _key(self, level: int, va: int) -> int:
-        return 0 if level == self.layout.levels - 1 else va >> self.layout.shift(level + 1)
-
-    def _table(self, level: int, key: int) -> tuple[int, CpuMapping]:
-        """Segment offset and CPU mapping of the table at ``level`` with ``key``, created all-invalid."""
-        if (level, key) not in self.tables:
-            size = max(self.layout.table_size(level), PAGE_SIZE)
-            offset = self.next
-            if offset + size > self.end:
-                raise RuntimeError("the rig's paging-process table region is full")
-            self.next += size
-            mapping = self.rig.mm.map_io_space(self.cpu_base + offset, size)
-            self.tables[(level, key)] = (offset, mapping)
-            count = self.layout.entries(level)
-            self._update(
-                level, mapping, 0, pte_array(count), initial=True, big=pte_array(count) if self._dual(level) else None
-            )
-        return self.tables[(level, key)]
-
-    def _dual(self, level: int) -> bool:
-        return self.layout.dual_pte and level == 1
-
-    def physical(self, level: int, va: int) -> D3DGPU_PHYSICAL_ADDRESS:
-        """The table covering ``va`` at ``level`` as (SegmentId, SegmentOffset)."""
-        offset, _ = self._table(level, self._key(level, va))
-        return D3DGPU_PHYSICAL_ADDRESS(SegmentId=self.segment_id, SegmentOffset=offset)
+        self.segment_id = process.segment_id
+        self.base = int(rig.vidmm.segment(self.segment_id).BaseAddress)
+        self.root_address = process.root_address
+        self.physical = process.physical
+        self.table_offset = process.table_offset
+        self.table_mapping = process.table_mapping
+        self.new_table = process.new_table
+        self.write_entries = process.write_entries
+        self.map = process.map
+        self.tables = process.tables
 
     @property
     def hw_root(self) -> TablePointer:
@@ -206,85 +172,4 @@ class ScratchAddressSpace:
 
     def table_page(self, level: int, va: int) -> int:
         """``DXGK_PTE.PageAddress`` (a page of the table's segment) of the table covering ``va``."""
-        return self._table(level, self._key(level, va))[0] >> PAGE_SHIFT
-
-    def table_mapping(self, level: int, va: int) -> CpuMapping:
-        """The CPU mapping of the table covering ``va`` at ``level`` (created on first use)."""
-        return self._table(level, self._key(level, va))[1]
-
-    def table_offset(self, level: int, va: int) -> int:
-        """The segment offset of the table covering ``va`` at ``level``."""
-        return self._table(level, self._key(level, va))[0]
-
-    def new_table(self, size: int = PAGE_SIZE) -> tuple[int, CpuMapping]:
-        """A zeroed table of ``size`` bytes outside the tree (for 64 KB leaf tables): its offset and mapping."""
-        offset = self.next
-        self.next += max(size, PAGE_SIZE)
-        mapping = self.rig.mm.map_io_space(self.cpu_base + offset, size)
-        mapping.data[:] = 0
-        return offset, mapping
-
-    def write_entries(
-        self,
-        level: int,
-        mapping: CpuMapping,
-        start: int,
-        entries: PteArray,
-        *,
-        big: PteArray | None = None,
-        use_64k: bool = False,
-    ) -> None:
-        """``UpdatePageTable`` through the forced CPU path on any table of this space."""
-        self._update(level, mapping, start, entries, big=big, use_64k=use_64k)
-
-    def _update(
-        self,
-        level: int,
-        mapping: CpuMapping,
-        start: int,
-        entries: PteArray,
-        *,
-        initial: bool = False,
-        big: PteArray | None = None,
-        use_64k: bool = False,
-    ) -> None:
-        payload = DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE(
-            PageTableLevel=level,
-            PageTableAddress=DXGK_PAGETABLEUPDATEADDRESS(CpuVirtual=mapping.pointer(0)),
-            pPageTableEntries=entries,
-            StartIndex=start,
-            NumPageTableEntries=int(entries.shape[0]),
-            Flags=DXGK_UPDATEPAGETABLEFLAGS(InitialUpdate=initial, Use64KBPages=use_64k),
-            UpdateMode=DXGK_PAGETABLEUPDATEMODE.DXGK_PAGETABLEUPDATE_CPU_VIRTUAL,
-            pPageTableEntries64KB=big,
-        )
-        status = self.rig.driver.build_paging_buffer(DXGKARG_BUILDPAGINGBUFFER(payload, pDmaBuffer=None, DmaSize=0))
-        if status != NTSTATUS.STATUS_SUCCESS:
-            raise RuntimeError(f"forced CPU_VIRTUAL UpdatePageTable returned {status!r}")
-
-    def _ensure_path(self, va: int) -> None:
-        """Make every level above the leaf point down towards ``va``."""
-        for level in range(self.layout.levels - 1, 0, -1):
-            child, _ = self._table(level - 1, self._key(level - 1, va))
-            entry = pte_array(1)
-            entry["Flags"] = pte_flags(Valid=1, Segment=self.segment_id)
-            entry["PageAddress"] = child >> PAGE_SHIFT
-            _, mapping = self._table(level, self._key(level, va))
-            big = pte_array(1) if self._dual(level) else None
-            self._update(level, mapping, self.layout.index(va, level), entry, big=big)
-
-    def map(self, va: int, *, segment_id: int, page_numbers: npt.NDArray[np.uint64], read_only: bool = False) -> None:
-        """Map consecutive 4 KiB pages from ``va`` onto pages of segment ``segment_id`` (0: system PFNs)."""
-        leaf_span = 1 << self.layout.shift(1)
-        done = 0
-        total = int(page_numbers.shape[0])
-        while done < total:
-            address = va + done * PAGE_SIZE
-            self._ensure_path(address)
-            count = min(total - done, (leaf_span - address % leaf_span) // PAGE_SIZE)
-            leaf = pte_array(count)
-            leaf["Flags"] = pte_flags(Valid=1, Segment=segment_id, ReadOnly=int(read_only))
-            leaf["PageAddress"] = page_numbers[done : done + count]
-            _, mapping = self._table(0, self._key(0, address))
-            self._update(0, mapping, self.layout.index(address, 0), leaf)
-            done += count
+        return self.process.table_offset(level, va) >> PAGE_SHIFT

@@ -45,6 +45,14 @@ class DelegatingDriver:
         return self.inner.destroy_allocation(args)
 
     def build_paging_buffer(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
+        """The forced ``CPU_VIRTUAL`` path (no paging buffer) always reaches the real driver, so the paging
+        process can be set up; calls with a paging buffer go to :meth:`build_into_buffer`."""
+        if args.pDmaBuffer is None:
+            return self.inner.build_paging_buffer(args)
+        return self.build_into_buffer(args)
+
+    def build_into_buffer(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
+        """The override point of the breach drivers: one call with a paging buffer."""
         return self.inner.build_paging_buffer(args)
 
     def submit_command(self, args: DXGKARG_SUBMITCOMMAND) -> NTSTATUS:
@@ -76,7 +84,7 @@ class IllegalStatusDriver(DelegatingDriver):
         super().__init__(inner)
         self.status = status
 
-    def build_paging_buffer(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
+    def build_into_buffer(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
         return self.status  # type: ignore[return-value]
 
 
@@ -87,7 +95,7 @@ class OverrunDriver(DelegatingDriver):
         super().__init__(inner)
         self.extra = extra
 
-    def build_paging_buffer(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
+    def build_into_buffer(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
         assert args.pDmaBuffer is not None
         end = args.pDmaBuffer + args.DmaSize
         status = self.inner.build_paging_buffer(args)
@@ -98,14 +106,14 @@ class OverrunDriver(DelegatingDriver):
 class RaisingDriver(DelegatingDriver):
     """Raises a Python exception from BuildPagingBuffer (a driver crash)."""
 
-    def build_paging_buffer(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
+    def build_into_buffer(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
         raise ZeroDivisionError("driver bug")
 
 
 class DmaSizeUnchangedDriver(DelegatingDriver):
     """Advances ``pDmaBuffer`` but leaves ``DmaSize`` as it was."""
 
-    def build_paging_buffer(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
+    def build_into_buffer(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
         size = args.DmaSize
         status = self.inner.build_paging_buffer(args)
         args.DmaSize = size
@@ -120,7 +128,7 @@ class BusyForeverDriver(DelegatingDriver):
         self.operation = operation
         self.calls = 0
 
-    def build_paging_buffer(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
+    def build_into_buffer(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
         if args.Operation == self.operation:
             self.calls += 1
             return NTSTATUS.STATUS_GRAPHICS_ALLOCATION_BUSY
@@ -150,7 +158,7 @@ class RecordingDriver(DelegatingDriver):
         super().__init__(inner)
         self.recording = Recording()
 
-    def build_paging_buffer(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
+    def build_into_buffer(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
         assert args.pDmaBuffer is not None
         before = args.MultipassOffset
         pointer = args.pDmaBuffer

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from wddmsim.core.errors import WddmsimError
 from wddmsim.ddi.status import NTSTATUS, DdiError
 
 
@@ -11,3 +12,7 @@ class DeviceRemoved(DdiError):
     def __init__(self, reason: str) -> None:
         super().__init__(NTSTATUS.STATUS_DEVICE_REMOVED, f"adapter reset: {reason}")
         self.reason = reason
+
+
+class VidMmError(WddmsimError):
+    """VidMm cannot go on with what the driver gave it (a segment, a capability) -- a configuration problem."""

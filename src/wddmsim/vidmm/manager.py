@@ -21,8 +21,10 @@ from wddmsim.ddi.status import InvalidArgument
 from wddmsim.vidmm.gpummu import GpuMmuDescription, query_gpummu
 from wddmsim.vidmm.paging import PagingStream
 from wddmsim.vidmm.paging_buffer import PagingBufferPool
+from wddmsim.vidmm.paging_process import SystemPagingProcess
 from wddmsim.vidmm.reset import ResetPath
 from wddmsim.vidmm.scheduler import GpuScheduler
+from wddmsim.vidmm.segments import Segments
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -54,11 +56,17 @@ class VideoMemoryManager:
         self.segments, self.paging_buffer_size, self.private_data_size = self._query_segments()
         if self.config.paging_buffer_size is not None:
             self.paging_buffer_size = self.config.paging_buffer_size
+        self.spaces = Segments(self.segments)
         self.gpummu: GpuMmuDescription | None = None
+        self.paging_process: SystemPagingProcess | None = None
         if self.caps.MemoryManagementCaps.GpuMmuSupported:
             self.gpummu = query_gpummu(driver, self.segments)
         self.scheduler = GpuScheduler(driver, clock, events, nodes=2)
         driver.start_device(self.scheduler)
+        if self.gpummu is not None:
+            self.paging_process = SystemPagingProcess(
+                driver, mm, self.gpummu, self.spaces, HANDLE(self.config.paging_context)
+            )
         self.reset = ResetPath(driver, self.scheduler, events)
         self.pool = PagingBufferPool(
             mm, size=self.paging_buffer_size, private_size=self.private_data_size, count=self.config.paging_buffers

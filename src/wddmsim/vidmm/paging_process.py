@@ -1,0 +1,219 @@
+"""The system paging process: the GPU address space every paging buffer runs in (GpuMmu, WDDM 2.x).
+
+VidMm creates it at start (DOC:system-paging-process.md): its page tables live in
+``PagingProcessPageTableSegmentId`` (a CPU-visible segment), are placed like any other range of that segment,
+and are written by the CPU alone -- ``DXGK_OPERATION_UPDATE_PAGE_TABLE`` in the forced ``CPU_VIRTUAL`` mode
+with ``pDmaBuffer`` NULL -- so that the space works before any paging buffer can run.  The paging context's
+root is set with ``DxgkDdiSetRootPageTable``.
+
+VidMm keeps the top :data:`VIDMM_REGION` of the space for itself: the paging fences of the paging queues
+(``DXGK_OPERATION_SIGNAL_MONITORED_FENCE`` writes them by GPU VA) and the scratch area through which content
+is moved by ``TransferVirtual``.  The rest of the space is free for whoever drives paging operations by hand
+(tests, the paging tour).
+"""
+
+from __future__ import annotations
+
+from typing import Final, final
+
+import numpy as np
+import numpy.typing as npt
+
+from wddmsim.core.pointer import CpuMapping
+from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE, MiB
+from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS, HANDLE
+from wddmsim.ddi.driver import DXGKARG_SETROOTPAGETABLE, KernelModeDriver, SystemMemoryServices
+from wddmsim.ddi.flags import DXGK_PAGETABLEUPDATEMODE, DXGK_UPDATEPAGETABLEFLAGS
+from wddmsim.ddi.paging import (
+    DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE,
+    DXGK_PAGETABLEUPDATEADDRESS,
+    DXGKARG_BUILDPAGINGBUFFER,
+)
+from wddmsim.ddi.pte import PteArray, pte_array, pte_flags
+from wddmsim.ddi.status import NTSTATUS
+from wddmsim.vidmm.errors import VidMmError
+from wddmsim.vidmm.gpummu import GpuMmuDescription
+from wddmsim.vidmm.segments import Segments
+
+VIDMM_REGION: Final = 64 * MiB
+"""The top of the paging process's VA space that VidMm keeps: fence pages, then the scratch area."""
+FENCE_PAGES: Final = 16
+"""Pages of paging-queue fences (one 8-byte fence each, 512 to a page)."""
+
+
+class PageTableTag:
+    """The owner recorded for a range that holds one of the paging process's tables."""
+
+    __slots__ = ("key", "level")
+
+    def __init__(self, level: int, key: int) -> None:
+        self.level = level
+        self.key = key
+
+    def __repr__(self) -> str:
+        return f"paging-process level-{self.level} table #{self.key}"
+
+
+@final
+class SystemPagingProcess:
+    """The paging process's page tables, kept by the CPU, and VidMm's region at the top of its space."""
+
+    def __init__(
+        self,
+        driver: KernelModeDriver,
+        mm: SystemMemoryServices,
+        mmu: GpuMmuDescription,
+        segments: Segments,
+        context: HANDLE,
+    ) -> None:
+        self.driver = driver
+        self.mm = mm
+        self.mmu = mmu
+        self.segment_id = mmu.levels[0].PagingProcessPageTableSegmentId
+        self.space = segments.get(self.segment_id, "PagingProcessPageTableSegmentId")
+        if not self.space.cpu_visible:
+            raise VidMmError(
+                f"PagingProcessPageTableSegmentId={self.segment_id}: the segment must be CPU-visible "
+                "(the paging process's tables are written by the CPU)"
+            )
+        self.dual = bool(mmu.caps.Flags.DualPteSupported)
+        self.tables: dict[tuple[int, int], tuple[int, CpuMapping]] = {}
+        top = mmu.level_count - 1
+        self.root_address = self.physical(top, 0)
+        driver.set_root_page_table(
+            DXGKARG_SETROOTPAGETABLE(hContext=context, Address=self.root_address, NumEntries=self.entries(top))
+        )
+        self.va_size = 1 << mmu.caps.VirtualAddressBitCount
+        self.region_base = self.va_size - VIDMM_REGION
+        self.fence_base = self.region_base
+        self.scratch_base = self.region_base + FENCE_PAGES * PAGE_SIZE
+        self.scratch_size = VIDMM_REGION - FENCE_PAGES * PAGE_SIZE
+
+    # --- geometry ----------------------------------------------------------------------------------------------
+
+    def entries(self, level: int) -> int:
+        return 1 << self.mmu.levels[level].PageTableIndexBitCount
+
+    def index(self, va: int, level: int) -> int:
+        return self.mmu.index(va, level)
+
+    def _key(self, level: int, va: int) -> int:
+        return 0 if level == self.mmu.level_count - 1 else va >> self.mmu.shift(level + 1)
+
+    def _dual(self, level: int) -> bool:
+        return self.dual and level == 1
+
+    # --- tables ------------------------------------------------------------------------------------------------
+
+    def _place(self, size: int, owner: object) -> tuple[int, CpuMapping]:
+        size = max(-(-size // PAGE_SIZE) * PAGE_SIZE, PAGE_SIZE)
+        offset = self.space.allocate(size, owner, from_end=True)
+        if offset is None:
+            raise VidMmError(f"segment {self.segment_id} has no room for a {size:#x}-byte table of the paging process")
+        return offset, self.mm.map_io_space(int(self.space.descriptor.CpuTranslatedAddress) + offset, size)
+
+    def _table(self, level: int, key: int) -> tuple[int, CpuMapping]:
+        """Segment offset and CPU mapping of the table at ``level`` with ``key``, created all-invalid."""
+        found = self.tables.get((level, key))
+        if found is not None:
+            return found
+        placed = self._place(self.mmu.levels[level].PageTableSizeInBytes, PageTableTag(level, key))
+        self.tables[(level, key)] = placed
+        count = self.entries(level)
+        self._update(
+            level, placed[1], 0, pte_array(count), initial=True, big=pte_array(count) if self._dual(level) else None
+        )
+        return placed
+
+    def physical(self, level: int, va: int) -> D3DGPU_PHYSICAL_ADDRESS:
+        """The table covering ``va`` at ``level`` as (SegmentId, SegmentOffset)."""
+        offset, _ = self._table(level, self._key(level, va))
+        return D3DGPU_PHYSICAL_ADDRESS(SegmentId=self.segment_id, SegmentOffset=offset)
+
+    def table_offset(self, level: int, va: int) -> int:
+        return self._table(level, self._key(level, va))[0]
+
+    def table_mapping(self, level: int, va: int) -> CpuMapping:
+        return self._table(level, self._key(level, va))[1]
+
+    def new_table(self, size: int = PAGE_SIZE) -> tuple[int, CpuMapping]:
+        """A zeroed table of ``size`` bytes outside the tree (a 64 KB-page leaf table): offset and mapping."""
+        offset, mapping = self._place(size, PageTableTag(0, -1))
+        mapping.data[:] = 0
+        return offset, mapping
+
+    def write_entries(
+        self,
+        level: int,
+        mapping: CpuMapping,
+        start: int,
+        entries: PteArray,
+        *,
+        big: PteArray | None = None,
+        use_64k: bool = False,
+    ) -> None:
+        """``UpdatePageTable`` through the forced CPU path on any table of this space."""
+        self._update(level, mapping, start, entries, big=big, use_64k=use_64k)
+
+    def _update(
+        self,
+        level: int,
+        mapping: CpuMapping,
+        start: int,
+        entries: PteArray,
+        *,
+        initial: bool = False,
+        big: PteArray | None = None,
+        use_64k: bool = False,
+    ) -> None:
+        payload = DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE(
+            PageTableLevel=level,
+            PageTableAddress=DXGK_PAGETABLEUPDATEADDRESS(CpuVirtual=mapping.pointer(0)),
+            pPageTableEntries=entries,
+            StartIndex=start,
+            NumPageTableEntries=int(entries.shape[0]),
+            Flags=DXGK_UPDATEPAGETABLEFLAGS(InitialUpdate=initial, Use64KBPages=use_64k),
+            UpdateMode=DXGK_PAGETABLEUPDATEMODE.DXGK_PAGETABLEUPDATE_CPU_VIRTUAL,
+            pPageTableEntries64KB=big,
+        )
+        status = self.driver.build_paging_buffer(DXGKARG_BUILDPAGINGBUFFER(payload, pDmaBuffer=None, DmaSize=0))
+        if status != NTSTATUS.STATUS_SUCCESS:
+            raise VidMmError(f"forced CPU_VIRTUAL UpdatePageTable returned {status!r}")
+
+    def _ensure_path(self, va: int) -> None:
+        """Make every level above the leaf point down towards ``va``."""
+        for level in range(self.mmu.level_count - 1, 0, -1):
+            child, _ = self._table(level - 1, self._key(level - 1, va))
+            entry = pte_array(1)
+            entry["Flags"] = pte_flags(Valid=1, Segment=self.segment_id)
+            entry["PageAddress"] = child >> PAGE_SHIFT
+            _, mapping = self._table(level, self._key(level, va))
+            big = pte_array(1) if self._dual(level) else None
+            self._update(level, mapping, self.index(va, level), entry, big=big)
+
+    def map(self, va: int, *, segment_id: int, page_numbers: npt.NDArray[np.uint64], read_only: bool = False) -> None:
+        """Map consecutive 4 KiB pages from ``va`` onto pages of segment ``segment_id`` (0: system PFNs)."""
+        self._write_leaves(va, int(page_numbers.shape[0]), segment_id, page_numbers, read_only)
+
+    def unmap(self, va: int, pages: int) -> None:
+        """Make ``pages`` leaf entries from ``va`` invalid (the caller flushes the TLB before reusing the pages)."""
+        self._write_leaves(va, pages, 0, None, False)
+
+    def _write_leaves(
+        self, va: int, total: int, segment_id: int, page_numbers: npt.NDArray[np.uint64] | None, read_only: bool
+    ) -> None:
+        if va % PAGE_SIZE or va < 0 or va + total * PAGE_SIZE > 1 << self.mmu.caps.VirtualAddressBitCount:
+            raise VidMmError(f"va={va:#x}: {total} page(s) from it leave the paging process's VA space")
+        leaf_span = 1 << self.mmu.shift(1)
+        done = 0
+        while done < total:
+            address = va + done * PAGE_SIZE
+            self._ensure_path(address)
+            count = min(total - done, (leaf_span - address % leaf_span) // PAGE_SIZE)
+            leaf = pte_array(count)
+            if page_numbers is not None:
+                leaf["Flags"] = pte_flags(Valid=1, Segment=segment_id, ReadOnly=int(read_only))
+                leaf["PageAddress"] = page_numbers[done : done + count]
+            _, mapping = self._table(0, self._key(0, address))
+            self._update(0, mapping, self.index(address, 0), leaf)
+            done += count

@@ -1,0 +1,122 @@
+"""The segments as VidMm manages them: each driver segment's descriptor and the allocator of its ranges.
+
+Segment ids are the driver's (1-based; decision D4: 0 is the implicit system-memory segment).  A memory
+segment's ranges are memory; an aperture segment's ranges are addresses that the backing pages are mapped
+behind (``DXGK_OPERATION_MAP_APERTURE_SEGMENT``).  Besides allocations, VidMm places its own objects -- the
+system paging process's page tables -- and they are named owners of their ranges, so the invariant checker
+and the inspector can say what each range holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import final
+
+from wddmsim.core.units import PAGE_SIZE
+from wddmsim.ddi.segments import DXGK_SEGMENTDESCRIPTOR4
+from wddmsim.ddi.status import InvalidArgument, NTSTATUS
+from wddmsim.vidmm.ranges import RangeAllocator
+
+SYSTEM_SEGMENT = 0
+"""Decision D4: the implicit system-memory segment."""
+
+
+class D3DKMT_MEMORY_SEGMENT_GROUP(IntEnum):
+    """``D3DKMT_MEMORY_SEGMENT_GROUP``: the budget groups of ``QueryVideoMemoryInfo``."""
+
+    D3DKMT_MEMORY_SEGMENT_GROUP_LOCAL = 0
+    D3DKMT_MEMORY_SEGMENT_GROUP_NON_LOCAL = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Where an allocation's content is: a range of a driver segment."""
+
+    segment_id: int
+    offset: int
+    """Offset into the segment; ``SegmentAddress`` = ``BaseAddress`` + offset."""
+
+
+@final
+class SegmentSpace:
+    """One driver segment: its descriptor and its range allocator."""
+
+    def __init__(self, segment_id: int, descriptor: DXGK_SEGMENTDESCRIPTOR4) -> None:
+        self.id = segment_id
+        self.descriptor = descriptor
+        self.ranges = RangeAllocator(descriptor.Size - descriptor.Size % PAGE_SIZE)
+        self.owners: dict[int, object] = {}
+        """Offset -> what holds the range there (an allocation, or VidMm's own object)."""
+
+    @property
+    def aperture(self) -> bool:
+        return bool(self.descriptor.Flags.Aperture)
+
+    @property
+    def cpu_visible(self) -> bool:
+        return bool(self.descriptor.Flags.CpuVisible)
+
+    @property
+    def base(self) -> int:
+        return int(self.descriptor.BaseAddress)
+
+    @property
+    def size(self) -> int:
+        return self.ranges.size
+
+    @property
+    def group(self) -> D3DKMT_MEMORY_SEGMENT_GROUP:
+        """The budget group: ``NonLocalBudgetGroup`` (or an aperture) is non-local, everything else local."""
+        flags = self.descriptor.Flags
+        if flags.NonLocalBudgetGroup or (flags.Aperture and not flags.LocalBudgetGroup):
+            return D3DKMT_MEMORY_SEGMENT_GROUP.D3DKMT_MEMORY_SEGMENT_GROUP_NON_LOCAL
+        return D3DKMT_MEMORY_SEGMENT_GROUP.D3DKMT_MEMORY_SEGMENT_GROUP_LOCAL
+
+    def allocate(self, size: int, owner: object, *, alignment: int = 0, from_end: bool = False) -> int | None:
+        offset = self.ranges.allocate(size, alignment=alignment, from_end=from_end)
+        if offset is not None:
+            self.owners[offset] = owner
+        return offset
+
+    def free(self, offset: int) -> None:
+        self.ranges.free(offset)
+        del self.owners[offset]
+
+    def held(self) -> Iterator[tuple[int, int, object]]:
+        """``(offset, size, owner)`` of every range, in address order."""
+        for extent in self.ranges.allocated():
+            yield extent.start, extent.size, self.owners[extent.start]
+
+
+@final
+class Segments:
+    """Every driver segment, by id."""
+
+    def __init__(self, descriptors: list[DXGK_SEGMENTDESCRIPTOR4]) -> None:
+        self.spaces = [SegmentSpace(i + 1, d) for i, d in enumerate(descriptors)]
+
+    def __iter__(self) -> Iterator[SegmentSpace]:
+        return iter(self.spaces)
+
+    def __len__(self) -> int:
+        return len(self.spaces)
+
+    def get(self, segment_id: int, argument: str = "SegmentId") -> SegmentSpace:
+        if not 1 <= segment_id <= len(self.spaces):
+            raise InvalidArgument(
+                argument,
+                segment_id,
+                f"segments are 1..{len(self.spaces)} (0 is system memory)",
+                NTSTATUS.STATUS_INVALID_PARAMETER,
+            )
+        return self.spaces[segment_id - 1]
+
+    def ids_in(self, segment_set: int) -> list[int]:
+        """The ids of a segment-set bit mask (bit ``id - 1``), in id order."""
+        return [s.id for s in self.spaces if segment_set >> (s.id - 1) & 1]
+
+    @property
+    def aperture(self) -> SegmentSpace | None:
+        return next((s for s in self.spaces if s.aperture), None)
