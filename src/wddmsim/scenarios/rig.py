@@ -9,25 +9,18 @@ from __future__ import annotations
 from typing import final
 
 import numpy as np
-import numpy.typing as npt
 
-from wddmsim.core.pointer import ByteArray, CpuMapping
+from wddmsim.core.pointer import ByteArray
 from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE
 from wddmsim.ddi.allocation import DXGK_ALLOCATIONINFO
-from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS, HANDLE, NULL
-from wddmsim.ddi.driver import DXGKARG_SETROOTPAGETABLE
-from wddmsim.ddi.flags import DXGK_PAGETABLEUPDATEMODE, DXGK_TRANSFERFLAGS, DXGK_UPDATEPAGETABLEFLAGS
+from wddmsim.ddi.base import HANDLE, NULL
+from wddmsim.ddi.flags import DXGK_TRANSFERFLAGS
 from wddmsim.ddi.memory import MDL
 from wddmsim.ddi.paging import (
     DXGK_BUILDPAGINGBUFFER_TRANSFER,
-    DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE,
-    DXGK_PAGETABLEUPDATEADDRESS,
     DXGK_TRANSFER_LOCATION,
-    DXGKARG_BUILDPAGINGBUFFER,
     PagingPayload,
 )
-from wddmsim.ddi.pte import PteArray, pte_array, pte_flags
-from wddmsim.ddi.status import NTSTATUS
 from wddmsim.hw import swizzle
 from wddmsim.hw.pte import TablePointer, Target
 from wddmsim.kmd.allocations import AllocationDesc, ResourceKind

@@ -87,3 +87,61 @@ class AdapterReset(Event):
 
     NAME: ClassVar[str] = "AdapterReset"
     reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AdapterAllocation(Event):
+    """An allocation created or destroyed (ETW ``AdapterAllocation``)."""
+
+    NAME: ClassVar[str] = "AdapterAllocation"
+    allocation: int
+    size: int
+    action: str
+    """``create`` or ``destroy``."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VidMmMakeResident(Event):
+    """One ``MakeResident`` (ETW ``VidMmMakeResident``) and its outcome."""
+
+    NAME: ClassVar[str] = "VidMmMakeResident"
+    device: int
+    allocations: int
+    result: str
+    paging_fence: int
+    bytes_to_trim: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VidMmEvict(Event):
+    """An allocation leaving a segment (ETW ``VidMmEvict``): ``cause`` is ``evict``, ``pressure``, ``trim``,
+    ``offer``, ``destroy`` or ``reset``."""
+
+    NAME: ClassVar[str] = "VidMmEvict"
+    allocation: int
+    segment: int
+    size: int
+    cause: str
+    destination: str
+    """``system``, ``aperture`` or ``discarded``."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VidMmPageIn(Event):
+    """An allocation placed in a segment: ``how`` is ``fill``, ``transfer`` or ``map``."""
+
+    NAME: ClassVar[str] = "VidMmPageIn"
+    allocation: int
+    segment: int
+    offset: int
+    size: int
+    how: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TotalBytesResidentInSegment(Event):
+    """Bytes placed in a segment after a change (ETW ``TotalBytesResidentInSegment``)."""
+
+    NAME: ClassVar[str] = "TotalBytesResidentInSegment"
+    segment: int
+    bytes: int

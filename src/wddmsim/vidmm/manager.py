@@ -12,17 +12,22 @@ from typing import final
 
 from wddmsim.core.clock import Clock
 from wddmsim.core.events import EventLog
+from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE
 from wddmsim.ddi.allocation import DXGK_ALLOCATIONINFO, DXGKARG_CREATEALLOCATION, DXGKARG_DESTROYALLOCATION
 from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.caps import DXGK_DRIVERCAPS, DXGK_QUERYADAPTERINFOTYPE
 from wddmsim.ddi.driver import DXGKARG_QUERYADAPTERINFO, KernelModeDriver, SystemMemoryServices
 from wddmsim.ddi.segments import DXGK_QUERYSEGMENTIN4, DXGK_QUERYSEGMENTOUT4, DXGK_SEGMENTDESCRIPTOR4
 from wddmsim.ddi.status import InvalidArgument
+from wddmsim.vidmm.device import FenceArea
 from wddmsim.vidmm.gpummu import GpuMmuDescription, query_gpummu
+from wddmsim.vidmm.mover import Mover
 from wddmsim.vidmm.paging import PagingStream
 from wddmsim.vidmm.paging_buffer import PagingBufferPool
 from wddmsim.vidmm.paging_process import SystemPagingProcess
+from wddmsim.vidmm.policy import policy_named
 from wddmsim.vidmm.reset import ResetPath
+from wddmsim.vidmm.residency import ResidencyManager
 from wddmsim.vidmm.scheduler import GpuScheduler
 from wddmsim.vidmm.segments import Segments
 
@@ -35,6 +40,8 @@ class VidMmConfig:
     """``hSystemContext``: the driver's system context for paging."""
     paging_buffer_size: int | None = None
     """Override the driver's ``PagingBufferSize`` (tests sweep it)."""
+    eviction_policy: str = "priority-lru"
+    """The victim policy by name (:data:`wddmsim.vidmm.policy.POLICIES`)."""
 
 
 @final
@@ -79,6 +86,27 @@ class VideoMemoryManager:
             events,
             context=HANDLE(self.config.paging_context),
             node=self.caps.PagingNode,
+        )
+        dummy = mm.allocate_pages_for_mdl(PAGE_SIZE)
+        self.dummy_page = int(dummy.pfns[0]) << PAGE_SHIFT
+        """The zeroed system page unmapped aperture pages point at (``UnmapApertureSegment.DummyPage``)."""
+        self.fences = FenceArea(mm, self.paging_process)
+        self.mover = Mover(
+            self.paging,
+            self.spaces,
+            dummy_page=self.dummy_page,
+            map_aperture2=bool(self.caps.MemoryManagementCaps.MapAperture2Supported),
+        )
+        self.residency = ResidencyManager(
+            driver,
+            mm,
+            self.paging,
+            self.spaces,
+            self.mover,
+            self.fences,
+            policy_named(self.config.eviction_policy),
+            events,
+            gpu_fences=self.gpummu is not None,
         )
 
     def resize_paging_buffers(self, size: int) -> None:

@@ -11,23 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from enum import IntEnum
 from typing import final
 
 from wddmsim.core.units import PAGE_SIZE
+from wddmsim.ddi.residency import D3DKMT_MEMORY_SEGMENT_GROUP
 from wddmsim.ddi.segments import DXGK_SEGMENTDESCRIPTOR4
-from wddmsim.ddi.status import InvalidArgument, NTSTATUS
+from wddmsim.ddi.status import NTSTATUS, InvalidArgument
 from wddmsim.vidmm.ranges import RangeAllocator
 
 SYSTEM_SEGMENT = 0
 """Decision D4: the implicit system-memory segment."""
-
-
-class D3DKMT_MEMORY_SEGMENT_GROUP(IntEnum):
-    """``D3DKMT_MEMORY_SEGMENT_GROUP``: the budget groups of ``QueryVideoMemoryInfo``."""
-
-    D3DKMT_MEMORY_SEGMENT_GROUP_LOCAL = 0
-    D3DKMT_MEMORY_SEGMENT_GROUP_NON_LOCAL = 1
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,108 @@
+"""VidMm's record of one allocation: what the driver said of it, where its content is, who needs it resident.
+
+Content is in exactly one authoritative place: while the allocation is placed in a *memory* segment, there;
+otherwise in its backing store (system pages, an MDL), which an *aperture* placement only maps.  The backing
+store is committed when the allocation is created (so eviction can never fail for want of memory) and is
+zeroed by the OS, so an allocation that was never written reads zero wherever it first lands.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING
+
+from wddmsim.ddi.allocation import DXGK_ALLOCATIONINFO, DXGK_ALLOCATIONINFOFLAGS
+from wddmsim.ddi.base import HANDLE
+from wddmsim.ddi.memory import MDL
+from wddmsim.ddi.residency import D3DDDI_OFFER_PRIORITY, D3DKMT_MEMORY_SEGMENT_GROUP
+from wddmsim.vidmm.segments import Placement
+
+if TYPE_CHECKING:
+    from wddmsim.vidmm.device import Device
+
+
+class Content(Enum):
+    """What the allocation's bytes are."""
+
+    ZERO = "zero"
+    """Never written: the first placement in a memory segment is a ``Fill`` with 0, not a copy."""
+    DATA = "data"
+    """Written at some time: moves copy it."""
+    DISCARDED = "discarded"
+    """Offered and dropped by VidMm: undefined until the application writes it again (reclaim says so)."""
+
+
+@dataclass(slots=True, eq=False)
+class VidMmAllocation:
+    """One allocation, as VidMm tracks it (``DXGK_ALLOCATIONINFO`` plus the manager's state)."""
+
+    handle: HANDLE
+    device: Device
+    size: int
+    alignment: int
+    preferred: tuple[int, ...]
+    """``PreferredSegment``, most preferred first."""
+    read_set: int
+    write_set: int
+    eviction_set: int
+    flags: DXGK_ALLOCATIONINFOFLAGS
+    priority: int
+    group: D3DKMT_MEMORY_SEGMENT_GROUP
+    """The budget group it is charged to: that of its most preferred segment (decision 0013)."""
+    backing: MDL | None
+    """The system pages holding the content while the allocation is not in a memory segment."""
+    placement: Placement | None = None
+    content: Content = Content.ZERO
+    backing_current: bool = True
+    """The backing store holds the same bytes as the placement (true right after a page-in, or after
+    ``Evict`` with ``NotWrittenTo``): evicting may then discard instead of copy."""
+    residency_count: int = 0
+    """``MakeResident`` calls not yet matched by ``Evict`` (the device's residency list holds it while > 0)."""
+    last_use: int = 0
+    """A stamp from VidMm's use counter: the eviction policies' recency."""
+    ready_fence: int = 0
+    """The paging-queue fence value after which the current placement is valid (0: it already is)."""
+    offered: D3DDDI_OFFER_PRIORITY | None = None
+    allow_decommit: bool = False
+    pin_count: int = 0
+    """Pins (a lock in progress, a paging operation under way): a pinned allocation is never a victim."""
+    notify: bool = False
+    """``ExplicitResidencyNotification`` on an ``AccessedPhysically`` allocation: ``NotifyResidency`` is sent."""
+    moves: int = field(default=0)
+    """How many times it was paged in (for statistics)."""
+    placed_at: int = 0
+    """The use-counter stamp of its last page-in (first in, first out)."""
+
+    @staticmethod
+    def from_info(
+        info: DXGK_ALLOCATIONINFO, device: Device, group: D3DKMT_MEMORY_SEGMENT_GROUP, backing: MDL
+    ) -> VidMmAllocation:
+        return VidMmAllocation(
+            handle=info.hAllocation,
+            device=device,
+            size=info.Size,
+            alignment=info.Alignment,
+            preferred=tuple(info.PreferredSegment.segment_ids()),
+            read_set=info.SupportedReadSegmentSet,
+            write_set=info.SupportedWriteSegmentSet,
+            eviction_set=info.EvictionSegmentSet,
+            flags=info.Flags,
+            priority=info.AllocationPriority,
+            group=group,
+            backing=backing,
+            notify=bool(info.Flags.ExplicitResidencyNotification and info.Flags.AccessedPhysically),
+        )
+
+    @property
+    def usable_set(self) -> int:
+        """Segments the allocation may be placed in: readable and writable by the GPU there."""
+        return self.read_set & self.write_set
+
+    @property
+    def resident(self) -> bool:
+        return self.placement is not None
+
+    def __repr__(self) -> str:
+        where = "system" if self.placement is None else f"seg{self.placement.segment_id}+{self.placement.offset:#x}"
+        return f"<allocation {int(self.handle):#x} {self.size:#x} bytes at {where}, refs={self.residency_count}>"

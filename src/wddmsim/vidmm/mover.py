@@ -1,0 +1,170 @@
+"""The paging operations that move one allocation, in the documented order (the mechanism; no decisions).
+
+Each method builds operations into VidMm's paging stream; they execute in order on the paging engine, so a
+range freed by one move can be the destination of the next without a wait.  The residency manager decides
+*what* moves; this module only knows *how* (wddm-spec.md section 1.4 and checklist item 29):
+
+- into a memory segment: ``Fill`` with 0 for content never written, otherwise ``Transfer`` from the backing
+  store (an MDL), then ``NotifyResidency`` (``Resident = 1``) for allocations that ask for it;
+- into an aperture segment: ``MapApertureSegment`` of the backing pages (``MapApertureSegment2`` with an ADL
+  when the driver opts in with ``MapAperture2Supported``), then ``NotifyResidency``;
+- out of a memory segment: ``NotifyResidency`` (``Resident = 0``, address (0, 0)) *before* the copy, then
+  ``Transfer`` to the backing store -- or ``DiscardContent`` when the backing already holds the same bytes;
+- out of an aperture segment: ``NotifyResidency``, then ``UnmapApertureSegment`` to the dummy page.
+"""
+
+from __future__ import annotations
+
+from typing import final
+
+from wddmsim.core.units import PAGE_SHIFT
+from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS
+from wddmsim.ddi.flags import DXGK_TRANSFERFLAGS
+from wddmsim.ddi.memory import DXGK_ADL, DXGK_ADL_FLAGS, MDL
+from wddmsim.ddi.paging import (
+    DXGK_BUILDPAGINGBUFFER_DISCARDCONTENT,
+    DXGK_BUILDPAGINGBUFFER_FILL,
+    DXGK_BUILDPAGINGBUFFER_MAPAPERTURESEGMENT,
+    DXGK_BUILDPAGINGBUFFER_MAPAPERTURESEGMENT2,
+    DXGK_BUILDPAGINGBUFFER_NOTIFYRESIDENCY,
+    DXGK_BUILDPAGINGBUFFER_TRANSFER,
+    DXGK_BUILDPAGINGBUFFER_UNMAPAPERTURESEGMENT,
+    DXGK_FILL_DESTINATION,
+    DXGK_TRANSFER_LOCATION,
+)
+from wddmsim.vidmm.allocation import Content, VidMmAllocation
+from wddmsim.vidmm.paging import PagingStream
+from wddmsim.vidmm.segments import Placement, Segments
+
+_SINGLE_SHOT = DXGK_TRANSFERFLAGS(TransferStart=True, TransferEnd=True)
+
+
+@final
+class Mover:
+    """Builds the paging operations of one allocation's move into the paging stream."""
+
+    def __init__(self, paging: PagingStream, segments: Segments, *, dummy_page: int, map_aperture2: bool) -> None:
+        self.paging = paging
+        self.segments = segments
+        self.dummy_page = dummy_page
+        self.map_aperture2 = map_aperture2
+
+    def _address(self, placement: Placement) -> int:
+        return self.segments.get(placement.segment_id).base + placement.offset
+
+    def _backing(self, a: VidMmAllocation) -> MDL:
+        if a.backing is None:
+            raise AssertionError(f"{a!r} has no backing store")
+        return a.backing
+
+    # --- in ------------------------------------------------------------------------------------------------
+
+    def page_in(self, a: VidMmAllocation, placement: Placement) -> str:
+        """Bring ``a``'s content to ``placement``; returns how (``fill``, ``transfer`` or ``map``)."""
+        space = self.segments.get(placement.segment_id)
+        if space.aperture:
+            how = self._map(a, placement)
+        elif a.content == Content.DATA:
+            self.paging.build(
+                DXGK_BUILDPAGINGBUFFER_TRANSFER(
+                    hAllocation=a.handle,
+                    TransferSize=a.size,
+                    Source=DXGK_TRANSFER_LOCATION.mdl(self._backing(a)),
+                    Destination=DXGK_TRANSFER_LOCATION.segment(placement.segment_id, self._address(placement)),
+                    Flags=_SINGLE_SHOT,
+                )
+            )
+            how = "transfer"
+        else:
+            # Never written (or discarded): zeros, so no byte of another process ever shows through.
+            self.paging.build(
+                DXGK_BUILDPAGINGBUFFER_FILL(
+                    hAllocation=a.handle,
+                    FillSize=a.size,
+                    FillPattern=0,
+                    Destination=DXGK_FILL_DESTINATION(
+                        SegmentId=placement.segment_id, SegmentAddress=self._address(placement)
+                    ),
+                )
+            )
+            how = "fill"
+        if a.notify:
+            self._notify(a, placement)
+        return how
+
+    def _map(self, a: VidMmAllocation, placement: Placement) -> str:
+        backing = self._backing(a)
+        pages = a.size >> PAGE_SHIFT
+        first = placement.offset >> PAGE_SHIFT
+        if self.map_aperture2:
+            self.paging.build(
+                DXGK_BUILDPAGINGBUFFER_MAPAPERTURESEGMENT2(
+                    hAllocation=a.handle,
+                    SegmentId=placement.segment_id,
+                    OffsetInPages=first,
+                    NumberOfPages=pages,
+                    Adl=DXGK_ADL(PageCount=pages, Flags=DXGK_ADL_FLAGS(), Pages=backing.pfns),
+                )
+            )
+        else:
+            self.paging.build(
+                DXGK_BUILDPAGINGBUFFER_MAPAPERTURESEGMENT(
+                    hAllocation=a.handle,
+                    SegmentId=placement.segment_id,
+                    OffsetInPages=first,
+                    NumberOfPages=pages,
+                    pMdl=backing,
+                )
+            )
+        return "map"
+
+    # --- out -----------------------------------------------------------------------------------------------
+
+    def page_out(self, a: VidMmAllocation, placement: Placement, *, keep_content: bool = True) -> str:
+        """Take ``a`` out of ``placement`` into its backing store; returns ``system`` or ``discarded``.
+
+        ``keep_content`` False drops the bytes (destroy, offer): nothing is copied.
+        """
+        if a.notify:
+            self._notify(a, None)
+        space = self.segments.get(placement.segment_id)
+        if space.aperture:
+            self.paging.build(
+                DXGK_BUILDPAGINGBUFFER_UNMAPAPERTURESEGMENT(
+                    hAllocation=a.handle,
+                    SegmentId=placement.segment_id,
+                    OffsetInPages=placement.offset >> PAGE_SHIFT,
+                    NumberOfPages=a.size >> PAGE_SHIFT,
+                    DummyPage=self.dummy_page,
+                )
+            )
+            return "system" if keep_content else "discarded"
+        if keep_content and a.content == Content.DATA and not a.backing_current:
+            self.paging.build(
+                DXGK_BUILDPAGINGBUFFER_TRANSFER(
+                    hAllocation=a.handle,
+                    TransferSize=a.size,
+                    Source=DXGK_TRANSFER_LOCATION.segment(placement.segment_id, self._address(placement)),
+                    Destination=DXGK_TRANSFER_LOCATION.mdl(self._backing(a)),
+                    Flags=_SINGLE_SHOT,
+                )
+            )
+            return "system"
+        self.paging.build(
+            DXGK_BUILDPAGINGBUFFER_DISCARDCONTENT(
+                hAllocation=a.handle, SegmentId=placement.segment_id, SegmentAddress=self._address(placement)
+            )
+        )
+        return "system" if keep_content else "discarded"
+
+    def _notify(self, a: VidMmAllocation, placement: Placement | None) -> None:
+        address = (
+            D3DGPU_PHYSICAL_ADDRESS()
+            if placement is None
+            else D3DGPU_PHYSICAL_ADDRESS(SegmentId=placement.segment_id, SegmentOffset=placement.offset)
+        )
+        self.paging.build(
+            DXGK_BUILDPAGINGBUFFER_NOTIFYRESIDENCY(
+                hAllocation=a.handle, PhysicalAddress=address, Resident=placement is not None
+            )
+        )

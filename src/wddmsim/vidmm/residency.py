@@ -1,0 +1,654 @@
+"""The residency manager: processes, devices, paging queues, allocations, and where each allocation lives.
+
+What it models (wddm-spec.md sections 3.7-3.9, decisions D4 and D7, decision 0013):
+
+- ``MakeResident`` adds allocations to their device's residency list with a reference count and pages them in;
+  it is atomic (on failure no count changes, ``NumBytesToTrim`` says by how much the budget is exceeded),
+  returns ``S_OK`` with fence 0 when nothing had to move, ``E_PENDING`` with the queue's next fence value
+  otherwise; ``CantTrimFurther`` lets it exceed the current budget (never the segments' capacity),
+  ``MustSucceed`` puts the device in error when even that fails.
+- ``Evict`` drops a reference; at zero the allocation leaves the list and is paged out, unless
+  ``EvictOnlyIfNecessary`` defers that to the next memory pressure; ``NotWrittenTo`` lets the page-out discard.
+- Placement tries the allocation's preferred segments, then the others it supports; room is made by evicting
+  victims the :mod:`policy <wddmsim.vidmm.policy>` ranks, never one the same request needs, never a pinned
+  one.  A victim some residency list still needs is demoted to an aperture segment when there is room there
+  (it stays GPU-accessible), otherwise it goes to system memory and comes back before its device runs
+  (:meth:`ResidencyManager.ensure_resident`).
+- Budgets per process and segment group, ``QueryVideoMemoryInfo``, ``TrimResidencySet`` as a reference
+  user-mode driver would answer it, offer and reclaim.
+
+Errors follow the user-mode callbacks: an argument that breaks a rule raises
+:class:`~wddmsim.ddi.status.InvalidArgument` with ``E_INVALIDARG`` and changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import final
+
+from wddmsim.core.events import EventLog
+from wddmsim.core.units import PAGE_SIZE
+from wddmsim.ddi.allocation import DXGK_ALLOCATIONINFO, DXGKARG_CREATEALLOCATION, DXGKARG_DESTROYALLOCATION
+from wddmsim.ddi.base import HANDLE
+from wddmsim.ddi.driver import KernelModeDriver, SystemMemoryServices
+from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_SIGNALMONITOREDFENCE
+from wddmsim.ddi.residency import (
+    D3DDDI_CREATEPAGINGQUEUE,
+    D3DDDI_MAKERESIDENT,
+    D3DDDI_OFFER_PRIORITY,
+    D3DDDI_PAGINGQUEUE_PRIORITY,
+    D3DDDI_RECLAIM_RESULT,
+    D3DDDIARG_TRIMRESIDENCYSET,
+    D3DDDICB_EVICT,
+    D3DKMT_MEMORY_SEGMENT_GROUP,
+    D3DKMT_OFFERALLOCATIONS,
+    D3DKMT_QUERYVIDEOMEMORYINFO,
+    D3DKMT_RECLAIMALLOCATIONS2,
+)
+from wddmsim.ddi.status import HRESULT, NTSTATUS, DdiError, InvalidArgument
+from wddmsim.vidmm.allocation import Content, VidMmAllocation
+from wddmsim.vidmm.device import Device, FenceArea, MonitoredFence, PagingQueue, Process
+from wddmsim.vidmm.events import AdapterAllocation, VidMmEvict, VidMmMakeResident, VidMmPageIn
+from wddmsim.vidmm.mover import Mover
+from wddmsim.vidmm.paging import PagingStream
+from wddmsim.vidmm.policy import EvictionPolicy
+from wddmsim.vidmm.segments import Placement, Segments, SegmentSpace
+
+GROUPS = tuple(D3DKMT_MEMORY_SEGMENT_GROUP)
+Victims = Callable[[VidMmAllocation], bool]
+"""Which placed allocations a placement pass may evict."""
+
+
+def _unreferenced(a: VidMmAllocation) -> bool:
+    return a.residency_count == 0
+
+
+def _anyone(a: VidMmAllocation) -> bool:
+    return True
+
+
+def _bad(argument: str, value: object, rule: str) -> InvalidArgument:
+    return InvalidArgument(argument, value, rule, HRESULT.E_INVALIDARG)
+
+
+@final
+class ResidencyManager:
+    """Where every allocation lives, and the user-mode residency calls that change it."""
+
+    def __init__(
+        self,
+        driver: KernelModeDriver,
+        mm: SystemMemoryServices,
+        paging: PagingStream,
+        segments: Segments,
+        mover: Mover,
+        fences: FenceArea,
+        policy: EvictionPolicy,
+        events: EventLog,
+        *,
+        gpu_fences: bool,
+    ) -> None:
+        self.driver = driver
+        self.mm = mm
+        self.paging = paging
+        self.segments = segments
+        self.mover = mover
+        self.fences = fences
+        self.policy = policy
+        self.events = events
+        self.gpu_fences = gpu_fences
+        """The driver signals paging fences from the paging buffer (``SignalMonitoredFence``, WDDM 2.2+)."""
+        self.processes: dict[int, Process] = {}
+        self.devices: dict[int, Device] = {}
+        self.queues: dict[int, PagingQueue] = {}
+        self.allocations: dict[int, VidMmAllocation] = {}
+        self._next_handle = 0x4000_0000
+        self._clock = 0
+        """The use counter: every reference bumps it (the eviction policies' notion of time)."""
+        self._moved = False
+        """Whether the request in progress built any paging operation."""
+
+    # --- handles and objects ---------------------------------------------------------------------------------
+
+    def _handle(self) -> HANDLE:
+        self._next_handle += 4
+        return HANDLE(self._next_handle)
+
+    def create_process(self) -> Process:
+        process = Process(self._handle())
+        for group in GROUPS:
+            process.budgets[group] = self.capacity(group)
+        self.processes[process.handle] = process
+        return process
+
+    def create_device(self, process: Process) -> Device:
+        if process.handle not in self.processes:
+            raise _bad("hProcess", int(process.handle), "is not a live process")
+        device = Device(self._handle(), process)
+        self.devices[device.handle] = device
+        return device
+
+    def device(self, handle: int, argument: str = "hDevice") -> Device:
+        device = self.devices.get(handle)
+        if device is None:
+            raise _bad(argument, handle, "is not a live device")
+        return device
+
+    def allocation(self, handle: int, argument: str = "hAllocation") -> VidMmAllocation:
+        a = self.allocations.get(handle)
+        if a is None:
+            raise _bad(argument, handle, "is not a live allocation")
+        return a
+
+    def create_paging_queue(self, args: D3DDDI_CREATEPAGINGQUEUE) -> None:
+        """``pfnCreatePagingQueueCb``: a queue and its monitored fence (value 0, CPU-readable)."""
+        device = self.device(args.hDevice)
+        try:
+            priority = D3DDDI_PAGINGQUEUE_PRIORITY(args.Priority)
+        except ValueError:
+            raise _bad("Priority", args.Priority, "must be BELOW_NORMAL (-1), NORMAL (0) or ABOVE_NORMAL (1)") from None
+        if args.PhysicalAdapterIndex != 0:
+            raise _bad("PhysicalAdapterIndex", args.PhysicalAdapterIndex, "the adapter has one physical adapter")
+        queue = PagingQueue(self._handle(), device, priority, MonitoredFence(self.fences), self._handle())
+        device.queues.append(queue)
+        self.queues[queue.handle] = queue
+        args.hPagingQueue = queue.handle
+        args.hSyncObject = queue.sync_object
+        args.FenceValueCPUVirtualAddress = queue.fence.cpu
+
+    def destroy_paging_queue(self, handle: int) -> None:
+        queue = self.queues.get(handle)
+        if queue is None:
+            raise _bad("hPagingQueue", handle, "is not a live paging queue")
+        self.wait(queue, queue.issued)
+        queue.device.queues.remove(queue)
+        del self.queues[handle]
+
+    def queue(self, handle: int) -> PagingQueue:
+        queue = self.queues.get(handle)
+        if queue is None:
+            raise _bad("hPagingQueue", handle, "is not a live paging queue")
+        return queue
+
+    # --- allocations -------------------------------------------------------------------------------------------
+
+    def create_allocation(self, device: Device, private_data: bytes) -> VidMmAllocation:
+        """``DxgkDdiCreateAllocation`` for one allocation, then its backing store (committed now, zeroed)."""
+        if device.handle not in self.devices:
+            raise _bad("hDevice", int(device.handle), "is not a live device")
+        info = DXGK_ALLOCATIONINFO(pPrivateDriverData=private_data, PrivateDriverDataSize=len(private_data))
+        self.driver.create_allocation(DXGKARG_CREATEALLOCATION(NumAllocations=1, pAllocationInfo=[info]))
+        try:
+            a = self._record(device, info)
+        except BaseException:
+            self.driver.destroy_allocation(
+                DXGKARG_DESTROYALLOCATION(NumAllocations=1, pAllocationList=(info.hAllocation,))
+            )
+            raise
+        self.allocations[a.handle] = a
+        self.events.emit(
+            AdapterAllocation(time=self.events.clock.now, allocation=a.handle, size=a.size, action="create")
+        )
+        return a
+
+    def _record(self, device: Device, info: DXGK_ALLOCATIONINFO) -> VidMmAllocation:
+        if info.Size <= 0 or info.Size % PAGE_SIZE:
+            raise DdiError(
+                NTSTATUS.STATUS_INVALID_PARAMETER, f"the driver described Size={info.Size:#x}: not whole pages"
+            )
+        usable = info.SupportedReadSegmentSet & info.SupportedWriteSegmentSet
+        ids = self.segments.ids_in(usable)
+        if not ids:
+            raise DdiError(
+                NTSTATUS.STATUS_INVALID_PARAMETER,
+                f"the driver described segment sets read={info.SupportedReadSegmentSet:#x} "
+                f"write={info.SupportedWriteSegmentSet:#x}: no segment is both",
+            )
+        preferred = [s for s in info.PreferredSegment.segment_ids() if s in ids]
+        group = self.segments.get(preferred[0] if preferred else ids[0]).group
+        try:
+            backing = self.mm.allocate_pages_for_mdl(info.Size)
+        except (MemoryError, ValueError) as error:
+            raise DdiError(
+                NTSTATUS.STATUS_NO_MEMORY, f"no system memory for a {info.Size:#x}-byte backing store: {error}"
+            ) from None
+        return VidMmAllocation.from_info(info, device, group, backing)
+
+    def destroy_allocation(self, handle: int) -> None:
+        """Destroy: the content is dropped (no copy), the range and the backing store are freed."""
+        a = self.allocation(handle)
+        if a.pin_count:
+            raise _bad("hAllocation", handle, "is pinned (a lock or paging operation is under way)")
+        if a.placement is not None:
+            self._leave(a, cause="destroy", keep_content=False)
+        self.paging.wait(self.paging.flush())
+        if a.backing is not None:
+            self.mm.free_pages(a.backing)
+            a.backing = None
+        del self.allocations[handle]
+        self.driver.destroy_allocation(DXGKARG_DESTROYALLOCATION(NumAllocations=1, pAllocationList=(a.handle,)))
+        self.events.emit(
+            AdapterAllocation(time=self.events.clock.now, allocation=a.handle, size=a.size, action="destroy")
+        )
+
+    # --- budgets ---------------------------------------------------------------------------------------------
+
+    def capacity(self, group: D3DKMT_MEMORY_SEGMENT_GROUP) -> int:
+        """Bytes of the segments in ``group``: the maximum budget."""
+        return sum(s.size for s in self.segments if s.group == group)
+
+    def usage(self, process: Process, group: D3DKMT_MEMORY_SEGMENT_GROUP) -> int:
+        """Bytes of the process's allocations that residency lists hold, charged to ``group``."""
+        return sum(
+            a.size
+            for a in self.allocations.values()
+            if a.residency_count and a.group == group and a.device.process is process
+        )
+
+    def set_budget(self, process: Process, group: D3DKMT_MEMORY_SEGMENT_GROUP, budget: int) -> None:
+        """Impose a budget (the OS does so under pressure): at most the group's capacity."""
+        if not 0 <= budget <= self.capacity(group):
+            raise _bad("Budget", budget, f"must lie in [0, {self.capacity(group):#x}] (the group's capacity)")
+        process.budgets[group] = budget
+
+    def query_video_memory_info(self, args: D3DKMT_QUERYVIDEOMEMORYINFO) -> None:
+        """``D3DKMTQueryVideoMemoryInfo``: Budget, CurrentUsage, CurrentReservation, AvailableForReservation."""
+        process = self.processes.get(args.hProcess)
+        if process is None:
+            raise _bad("hProcess", args.hProcess, "is not a live process")
+        try:
+            group = D3DKMT_MEMORY_SEGMENT_GROUP(args.MemorySegmentGroup)
+        except ValueError:
+            raise _bad("MemorySegmentGroup", args.MemorySegmentGroup, "must be LOCAL (0) or NON_LOCAL (1)") from None
+        args.Budget = process.budgets[group]
+        args.CurrentUsage = self.usage(process, group)
+        args.CurrentReservation = process.reservations.get(group, 0)
+        args.AvailableForReservation = args.Budget // 2
+
+    def _over_budget(self, device: Device, wanted: Iterable[VidMmAllocation], hard: bool) -> int:
+        """Bytes by which adding ``wanted`` to the residency lists exceeds the budget (hard: the capacity)."""
+        process = device.process
+        worst = 0
+        for group in GROUPS:
+            new = sum(a.size for a in wanted if a.group == group and a.residency_count == 0)
+            if not new:
+                continue
+            limit = self.capacity(group) if hard else process.budgets[group]
+            worst = max(worst, self.usage(process, group) + new - limit)
+        return worst
+
+    # --- MakeResident and Evict ----------------------------------------------------------------------------
+
+    def make_resident(self, args: D3DDDI_MAKERESIDENT) -> HRESULT:
+        """``pfnMakeResidentCb`` / ``D3DKMTMakeResident``."""
+        queue = self.queue(args.hPagingQueue)
+        device = queue.device
+        wanted = self._listed(args.NumAllocations, args.AllocationList, device)
+        if args.Flags.MustSucceed and not args.Flags.CantTrimFurther:
+            raise _bad("Flags.MustSucceed", 1, "is valid only with Flags.CantTrimFurther")
+        if device.removed is not None:
+            raise DdiError(
+                HRESULT.D3DDDIERR_DEVICEREMOVED, f"hDevice={int(device.handle):#x} was removed: {device.removed}"
+            )
+        over = self._over_budget(device, wanted, hard=False)
+        if over > 0 and args.Flags.CantTrimFurther:
+            over = self._over_budget(device, wanted, hard=True)
+        if over > 0:
+            return self._refuse(args, device, over, "over budget")
+        self._moved = False
+        protected = {a.handle for a in wanted}
+        for a in wanted:
+            self._clock += 1
+            a.last_use = self._clock
+            if a.placement is None and not self._place(a, protected, cause="pressure"):
+                missing = sum(x.size for x in wanted if x.placement is None)
+                return self._refuse(args, device, missing, "segments full")
+        for a in wanted:
+            a.residency_count += 1
+        args.NumAllocations = len(wanted)
+        args.PagingFenceValue = self._signal(queue) if self._moved else 0
+        for a in wanted:
+            if self._moved:
+                a.ready_fence = max(a.ready_fence, args.PagingFenceValue)
+        result = HRESULT.E_PENDING if self._moved else HRESULT.S_OK
+        self._emit_make_resident(device, len(wanted), result, args.PagingFenceValue, 0)
+        return result
+
+    def _refuse(self, args: D3DDDI_MAKERESIDENT, device: Device, over: int, why: str) -> HRESULT:
+        """``E_OUTOFMEMORY``: no count changed; ``MustSucceed`` puts the device in error."""
+        args.NumBytesToTrim = over
+        args.NumAllocations = 0
+        args.PagingFenceValue = 0
+        if args.Flags.MustSucceed:
+            device.removed = f"MakeResident with MustSucceed could not be satisfied ({why}, {over:#x} bytes)"
+        self.paging.flush()
+        self._emit_make_resident(device, 0, HRESULT.E_OUTOFMEMORY, 0, over)
+        return HRESULT.E_OUTOFMEMORY
+
+    def _emit_make_resident(self, device: Device, count: int, result: HRESULT, fence: int, trim: int) -> None:
+        self.events.emit(
+            VidMmMakeResident(
+                time=self.events.clock.now,
+                device=device.handle,
+                allocations=count,
+                result=result.name,
+                paging_fence=fence,
+                bytes_to_trim=trim,
+            )
+        )
+
+    def _listed(self, count: int, handles: tuple[HANDLE, ...], device: Device) -> list[VidMmAllocation]:
+        if count != len(handles) or count <= 0:
+            raise _bad("NumAllocations", count, f"must be positive and match AllocationList ({len(handles)} handles)")
+        out: list[VidMmAllocation] = []
+        seen: set[int] = set()
+        for i, handle in enumerate(handles):
+            a = self.allocation(handle, f"AllocationList[{i}]")
+            if a.device is not device:
+                raise _bad(f"AllocationList[{i}]", handle, "belongs to another device than the paging queue's")
+            if a.offered is not None:
+                raise _bad(f"AllocationList[{i}]", handle, "is offered: reclaim it first")
+            if handle not in seen:
+                seen.add(handle)
+                out.append(a)
+        return out
+
+    def evict(self, args: D3DDDICB_EVICT) -> HRESULT:
+        """``pfnEvictCb`` / ``D3DKMTEvict``: drop one residency reference per listed allocation."""
+        device = self.device(args.hDevice)
+        listed = [self.allocation(h, f"AllocationList[{i}]") for i, h in enumerate(args.AllocationList)]
+        if args.NumAllocations != len(listed):
+            raise _bad("NumAllocations", args.NumAllocations, f"must match AllocationList ({len(listed)} handles)")
+        drops: dict[int, int] = {}
+        for i, a in enumerate(listed):
+            if a.device is not device:
+                raise _bad(f"AllocationList[{i}]", a.handle, "belongs to another device")
+            drops[a.handle] = drops.get(a.handle, 0) + 1
+            if drops[a.handle] > a.residency_count:
+                raise _bad(f"AllocationList[{i}]", a.handle, "is evicted more times than it was made resident")
+        for a in listed:
+            if args.Flags.NotWrittenTo:
+                # The GPU has not written since the page-in, which copied (or zero-filled) from the backing.
+                a.backing_current = True
+            a.residency_count -= 1
+            if a.residency_count == 0 and a.placement is not None and not args.Flags.EvictOnlyIfNecessary:
+                self._leave(a, cause="evict")
+        self.paging.flush()
+        args.NumBytesToTrim = max(0, self._trim_need(device.process))
+        return HRESULT.S_OK
+
+    def _trim_need(self, process: Process) -> int:
+        return max(self.usage(process, g) - process.budgets[g] for g in GROUPS)
+
+    def ensure_resident(self, device: Device) -> int:
+        """Before any context of ``device`` runs: page in whatever its residency list holds that left (a
+        victim of pressure).  Returns the paging fence to wait for (0: nothing moved)."""
+        wanted = [a for a in self.allocations.values() if a.device is device and a.residency_count]
+        protected = {a.handle for a in wanted}
+        self._moved = False
+        for a in wanted:
+            if a.placement is None and not self._place(a, protected, cause="pressure"):
+                raise DdiError(
+                    NTSTATUS.STATUS_GRAPHICS_NO_VIDEO_MEMORY,
+                    f"device {int(device.handle):#x}'s residency list ({sum(x.size for x in wanted):#x} bytes) "
+                    "does not fit the segments it may use",
+                )
+        if not self._moved:
+            return 0
+        fence = self.paging.flush()
+        self.paging.wait(fence)
+        return fence
+
+    def touch(self, allocations: Iterable[VidMmAllocation]) -> None:
+        """Record a use (GPU work referencing them): the recency the eviction policies see."""
+        for a in allocations:
+            self._clock += 1
+            a.last_use = self._clock
+
+    # --- placement -------------------------------------------------------------------------------------------
+
+    def _candidates(self, a: VidMmAllocation) -> list[SegmentSpace]:
+        usable = set(self.segments.ids_in(a.usable_set))
+        order = [s for s in a.preferred if s in usable]
+        order += [s for s in sorted(usable) if s not in order]
+        return [self.segments.get(s) for s in order]
+
+    def _place(self, a: VidMmAllocation, protected: set[HANDLE], *, cause: str) -> bool:
+        """Find ``a`` a range (evicting as the policy ranks) and page it in; False if nothing can hold it."""
+        candidates = self._candidates(a)
+        passes: list[tuple[list[SegmentSpace], Victims | None]] = [
+            (candidates[:1], _unreferenced),  # the preferred segment, making room from what no list needs
+            (candidates[1:], None),  # the other segments' free room
+            (candidates, _unreferenced),
+            (candidates, _anyone),  # victims some list needs: they come back before their device runs
+        ]
+        for spaces, victims in passes:
+            for space in spaces:
+                offset = self._room(space, a, protected, victims, cause)
+                if offset is not None:
+                    self._enter(a, Placement(space.id, offset))
+                    return True
+        return False
+
+    def _room(
+        self, space: SegmentSpace, a: VidMmAllocation, protected: set[HANDLE], victims: Victims | None, cause: str
+    ) -> int | None:
+        """A range of ``space`` for ``a``: free room, else (with ``victims``) room made by evicting them."""
+        alignment = a.alignment if a.alignment > PAGE_SIZE else 0
+        from_end = bool(a.flags.FromEndOfSegment)
+        offset = space.allocate(a.size, a, alignment=alignment, from_end=from_end)
+        if offset is not None or victims is None:
+            return offset
+        candidates = [v for v in self.residents(space) if v.handle not in protected and v.pin_count == 0 and victims(v)]
+        if sum(v.size for v in candidates) + space.ranges.free_bytes < a.size:
+            return None
+        for victim in self.policy.order(candidates):
+            self._leave(victim, cause=cause, protected=protected)
+            offset = space.allocate(a.size, a, alignment=alignment, from_end=from_end)
+            if offset is not None:
+                return offset
+        return None
+
+    def residents(self, space: SegmentSpace) -> Iterator[VidMmAllocation]:
+        for owner in list(space.owners.values()):
+            if isinstance(owner, VidMmAllocation):
+                yield owner
+
+    def _enter(self, a: VidMmAllocation, placement: Placement) -> None:
+        how = self.mover.page_in(a, placement)
+        a.placement = placement
+        a.content = Content.DATA
+        a.backing_current = False
+        a.moves += 1
+        self._clock += 1
+        a.placed_at = self._clock
+        self._moved = True
+        self.events.emit(
+            VidMmPageIn(
+                time=self.events.clock.now,
+                allocation=a.handle,
+                segment=placement.segment_id,
+                offset=placement.offset,
+                size=a.size,
+                how=how,
+            )
+        )
+
+    def _leave(
+        self, a: VidMmAllocation, *, cause: str, keep_content: bool = True, protected: set[HANDLE] | None = None
+    ) -> None:
+        """Take ``a`` out of its segment: to system memory, or -- for a victim a residency list still needs -- to
+        an aperture segment with free room."""
+        placement = a.placement
+        assert placement is not None
+        destination = self.mover.page_out(a, placement, keep_content=keep_content)
+        self.segments.get(placement.segment_id).free(placement.offset)
+        a.placement = None
+        self._moved = True
+        if destination == "discarded":
+            a.content = Content.DISCARDED
+        demoted = False
+        if cause == "pressure" and a.residency_count and not self.segments.get(placement.segment_id).aperture:
+            demoted = self._demote(a)
+        self.events.emit(
+            VidMmEvict(
+                time=self.events.clock.now,
+                allocation=a.handle,
+                segment=placement.segment_id,
+                size=a.size,
+                cause=cause,
+                destination="aperture" if demoted else destination,
+            )
+        )
+
+    def _demote(self, a: VidMmAllocation) -> bool:
+        for space in self._candidates(a):
+            if not space.aperture:
+                continue
+            offset = space.allocate(a.size, a)
+            if offset is not None:
+                self._enter(a, Placement(space.id, offset))
+                return True
+        return False
+
+    # --- paging fences ---------------------------------------------------------------------------------------
+
+    def _signal(self, queue: PagingQueue) -> int:
+        """Give the work just built the queue's next fence value and submit it."""
+        queue.issued += 1
+        value = queue.issued
+        if self.gpu_fences:
+            self.paging.build(
+                DXGK_BUILDPAGINGBUFFER_SIGNALMONITOREDFENCE(
+                    MonitoredFenceGpuVa=queue.fence.gpu_va, MonitoredFenceValue=value
+                )
+            )
+        queue.pending[value] = self.paging.flush()
+        return value
+
+    def fence_value(self, queue: PagingQueue) -> int:
+        """The queue's monitored fence as the CPU reads it now (the GPU runs only when someone waits)."""
+        self._retire(queue)
+        return queue.fence.value
+
+    def _retire(self, queue: PagingQueue) -> None:
+        for value, submission in sorted(queue.pending.items()):
+            if not self.paging.scheduler.is_complete(self.paging.node, submission):
+                break
+            if not self.gpu_fences:
+                queue.fence.cpu_signal(max(value, queue.fence.value))
+            del queue.pending[value]
+
+    def wait(self, queue: PagingQueue, value: int) -> None:
+        """Wait on the CPU until the queue's fence reaches ``value`` (0 returns at once)."""
+        if value > queue.issued:
+            raise _bad("FenceValue", value, f"the queue has issued values up to {queue.issued} only")
+        submission = max((s for v, s in queue.pending.items() if v <= value), default=0)
+        if submission:
+            self.paging.wait(submission)
+        self._retire(queue)
+        if queue.fence.value < value:
+            raise AssertionError(f"paging fence {value} completed but the fence reads {queue.fence.value}")
+
+    # --- offer and reclaim -----------------------------------------------------------------------------------
+
+    def offer(self, args: D3DKMT_OFFERALLOCATIONS) -> None:
+        """``D3DKMTOfferAllocations``: VidMm may drop the content under pressure until reclaimed."""
+        device = self.device(args.hDevice)
+        if args.Priority == D3DDDI_OFFER_PRIORITY.D3DDDI_OFFER_PRIORITY_NONE:
+            raise _bad("Priority", int(args.Priority), "D3DDDI_OFFER_PRIORITY_NONE must not be used when offering")
+        if args.NumAllocations != len(args.HandleList) or not args.HandleList:
+            raise _bad(
+                "NumAllocations", args.NumAllocations, f"must be positive and match HandleList ({len(args.HandleList)})"
+            )
+        listed = [self.allocation(h, f"HandleList[{i}]") for i, h in enumerate(args.HandleList)]
+        for i, a in enumerate(listed):
+            if a.device is not device:
+                raise _bad(f"HandleList[{i}]", a.handle, "belongs to another device")
+            if a.offered is not None:
+                raise _bad(f"HandleList[{i}]", a.handle, "is already offered")
+        for a in listed:
+            a.offered = args.Priority
+            a.allow_decommit = bool(args.Flags.AllowDecommit)
+        if args.Flags.OfferImmediately:
+            for a in listed:
+                self._drop_offered(a)
+            self.paging.flush()
+
+    def _drop_offered(self, a: VidMmAllocation) -> None:
+        """What pressure does to an offered allocation: its content goes, and with AllowDecommit its pages."""
+        if a.placement is not None:
+            self._leave(a, cause="offer", keep_content=False)
+        a.content = Content.DISCARDED
+        if a.allow_decommit and a.backing is not None:
+            self.paging.wait(self.paging.flush())
+            self.mm.free_pages(a.backing)
+            a.backing = None
+
+    def reclaim(self, args: D3DKMT_RECLAIMALLOCATIONS2) -> HRESULT:
+        """``D3DKMTReclaimAllocations2``: OK, DISCARDED or NOT_COMMITTED per allocation; pages in what a
+        residency list holds."""
+        queue = self.queue(args.hPagingQueue)
+        if args.NumAllocations != len(args.HandleList) or not args.HandleList:
+            raise _bad(
+                "NumAllocations", args.NumAllocations, f"must be positive and match HandleList ({len(args.HandleList)})"
+            )
+        listed = [self.allocation(h, f"HandleList[{i}]") for i, h in enumerate(args.HandleList)]
+        for i, a in enumerate(listed):
+            if a.offered is None:
+                raise _bad(f"HandleList[{i}]", a.handle, "is not offered")
+        results: list[D3DDDI_RECLAIM_RESULT] = []
+        self._moved = False
+        for a in listed:
+            if a.backing is None:
+                a.backing = self.mm.allocate_pages_for_mdl(a.size)
+                results.append(D3DDDI_RECLAIM_RESULT.D3DDDI_RECLAIM_RESULT_NOT_COMMITTED)
+            elif a.content == Content.DISCARDED:
+                results.append(D3DDDI_RECLAIM_RESULT.D3DDDI_RECLAIM_RESULT_DISCARDED)
+            else:
+                results.append(D3DDDI_RECLAIM_RESULT.D3DDDI_RECLAIM_RESULT_OK)
+            a.offered = None
+            a.allow_decommit = False
+        protected = {a.handle for a in listed}
+        for a in listed:
+            if a.residency_count and a.placement is None:
+                self._place(a, protected, cause="pressure")
+        args.pResults = results
+        args.PagingFenceValue = self._signal(queue) if self._moved else 0
+        return HRESULT.E_PENDING if self._moved else HRESULT.S_OK
+
+    # --- trimming --------------------------------------------------------------------------------------------
+
+    def trim_residency_set(self, device: Device, args: D3DDDIARG_TRIMRESIDENCYSET) -> int:
+        """What a reference user-mode driver does when VidMm calls ``pfnTrimResidencySet``: evicts (drops from
+        the list and pages out) per the flags; returns the bytes trimmed."""
+        flags = args.TrimFlags
+        if flags.PeriodicTrim and flags.RestartPeriodicTrim:
+            raise _bad("TrimFlags", flags.Value, "RestartPeriodicTrim is not valid with PeriodicTrim")
+        listed = sorted(
+            (a for a in self.allocations.values() if a.device is device and a.residency_count),
+            key=lambda a: a.last_use,
+        )
+        trimmed = 0
+        if flags.RestartPeriodicTrim:
+            device.periodic_trim_fence = self._clock
+            return 0
+        if flags.PeriodicTrim:
+            for a in listed:
+                if a.last_use <= device.periodic_trim_fence:
+                    trimmed += self._trim(a)
+            device.periodic_trim_fence = self._clock
+        if flags.TrimToBudget:
+            for a in listed:
+                if trimmed >= args.NumBytesToTrim:
+                    break
+                if a.residency_count:
+                    trimmed += self._trim(a)
+        self.paging.flush()
+        return trimmed
+
+    def _trim(self, a: VidMmAllocation) -> int:
+        a.residency_count = 0
+        if a.placement is not None:
+            self._leave(a, cause="trim")
+        return a.size
