@@ -1,0 +1,103 @@
+"""What tests need around the residency manager: byte access to an allocation where VidMm says it is (through
+the GPU's physical view), and the invariant checker of reliability-plan I1/I2/I4 for segments and residency.
+
+The checker reads VidMm's records *and* the hardware: a range VidMm hands out must hold exactly its owner; an
+aperture placement must have the aperture table pointing at the allocation's own backing pages; no system page
+is the backing of two allocations; counts and budgets add up.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from wddmsim.core.pointer import ByteArray
+from wddmsim.core.units import PAGE_SHIFT
+from wddmsim.hw.addressing import Space, hw_address
+from wddmsim.hw.aperture import Aperture
+from wddmsim.hw.faults import AccessKind
+from wddmsim.hw.memsys import read_runs, write_runs
+from wddmsim.system import Adapter
+from wddmsim.vidmm.allocation import Content, VidMmAllocation
+from wddmsim.vidmm.residency import GROUPS
+
+
+def gpu_view(
+    adapter: Adapter, a: VidMmAllocation, offset: int, size: int, *, write: ByteArray | None = None
+) -> ByteArray:
+    """Read (or write) bytes of ``a`` at its current placement, as the GPU sees them by physical address.
+
+    An allocation that is not placed is not GPU-accessible: reading it is a test bug, so it raises.
+    """
+    if a.placement is None:
+        raise AssertionError(f"{a!r} is not resident: the GPU cannot reach it")
+    base = adapter.vidmm.spaces.get(a.placement.segment_id).base + a.placement.offset
+    access = AccessKind.WRITE if write is not None else AccessKind.READ
+    runs = adapter.gpu.memsys.runs(hw_address(Space.GPU_PHYS, base + offset), size, access, None)
+    if write is not None:
+        write_runs(runs, write)
+        return write
+    return read_runs(runs)
+
+
+def backing_bytes(adapter: Adapter, a: VidMmAllocation) -> ByteArray:
+    """The backing store's bytes (system memory, through the OS)."""
+    assert a.backing is not None
+    return np.frombuffer(adapter.mm.read(a.backing, 0, a.size), dtype=np.uint8)
+
+
+def check_residency(adapter: Adapter) -> list[str]:
+    """Every broken invariant of segments, placements, backing stores and counts, as prose."""
+    vidmm = adapter.vidmm
+    manager = vidmm.residency
+    problems: list[str] = []
+    placed: dict[int, tuple[int, int]] = {}
+    for space in vidmm.spaces:
+        try:
+            space.ranges.check()
+        except AssertionError as error:
+            problems.append(f"segment {space.id}: {error}")
+        for offset, size, owner in space.held():
+            if isinstance(owner, VidMmAllocation):
+                if owner.placement is None or (owner.placement.segment_id, owner.placement.offset) != (
+                    space.id,
+                    offset,
+                ):
+                    problems.append(f"segment {space.id}+{offset:#x} is held by {owner!r}, which says otherwise")
+                if size != owner.size:
+                    problems.append(f"segment {space.id}+{offset:#x}: range {size:#x} for {owner.size:#x} bytes")
+                if owner.handle in placed:
+                    problems.append(f"{owner!r} holds two ranges")
+                placed[owner.handle] = (space.id, offset)
+                if not owner.usable_set >> (space.id - 1) & 1:
+                    problems.append(f"{owner!r} is in segment {space.id}, outside its supported segment sets")
+                if space.aperture:
+                    problems += _check_aperture(adapter.gpu.aperture, owner, offset)
+    frames: dict[int, int] = {}
+    for a in manager.allocations.values():
+        if a.placement is not None and a.handle not in placed:
+            problems.append(f"{a!r} claims a placement no segment records")
+        if a.residency_count < 0:
+            problems.append(f"{a!r} has a negative residency count")
+        if a.backing is None:
+            if a.content != Content.DISCARDED or a.offered is None:
+                problems.append(f"{a!r} lost its backing store without being offered and discarded")
+            continue
+        for pfn in a.backing.pfns.tolist():
+            other = frames.setdefault(pfn, a.handle)
+            if other != a.handle:
+                problems.append(f"system page {pfn:#x} backs both {other:#x} and {int(a.handle):#x}")
+    for process in manager.processes.values():
+        for group in GROUPS:
+            if manager.usage(process, group) > manager.capacity(group):
+                problems.append(f"process {int(process.handle):#x} uses more of {group.name} than exists")
+    return problems
+
+
+def _check_aperture(aperture: Aperture, a: VidMmAllocation, offset: int) -> list[str]:
+    assert a.backing is not None
+    pages = a.size >> PAGE_SHIFT
+    first = offset >> PAGE_SHIFT
+    mapped = aperture.pfns(offset, a.size, AccessKind.READ) if pages else np.zeros(0, dtype=np.uint64)
+    if not np.array_equal(mapped, a.backing.pfns[:pages]):
+        return [f"aperture pages {first:#x}+{pages} do not map {a!r}'s backing store"]
+    return []

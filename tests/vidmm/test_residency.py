@@ -1,0 +1,393 @@
+"""The residency manager through its user-mode calls: MakeResident, Evict, placement and eviction, budgets,
+paging fences, offer and reclaim."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from wddmsim.core.units import PAGE_SIZE, KiB, MiB
+from wddmsim.ddi.paging import Op
+from wddmsim.ddi.residency import D3DKMT_MEMORY_SEGMENT_GROUP, D3DKMT_QUERYVIDEOMEMORYINFO
+from wddmsim.ddi.status import HRESULT, InvalidArgument
+from wddmsim.vidmm.allocation import Content, VidMmAllocation
+from wddmsim.vidmm.events import PagingOperation, VidMmEvict
+from wddmsim.vidmm.segments import Placement
+
+from .world import World, pattern
+
+LOCAL, CPU, APERTURE = 2, 1, 3
+LOCAL_GROUP = D3DKMT_MEMORY_SEGMENT_GROUP.D3DKMT_MEMORY_SEGMENT_GROUP_LOCAL
+
+
+def ops(world: World) -> list[str]:
+    return [e.operation for e in world.adapter.events.of_type(PagingOperation)]
+
+
+def at(a: VidMmAllocation) -> Placement | None:
+    """Where ``a`` is now (a call, so that each assertion reads the current state)."""
+    return a.placement
+
+
+def segment_of(a: VidMmAllocation) -> int | None:
+    return None if a.placement is None else a.placement.segment_id
+
+
+def test_a_new_allocation_is_filled_with_zeros_in_its_preferred_segment_and_the_fence_says_when() -> None:
+    w = World()
+    a = w.buffer(64 * KiB)
+    assert at(a) is None and a.residency_count == 0
+    result, args = w.make_resident(a)
+    assert result == HRESULT.E_PENDING and args.PagingFenceValue == 1 and args.NumAllocations == 1
+    assert segment_of(a) == LOCAL
+    assert w.rm.fence_value(w.queue) == 1, "the GPU signalled the paging fence from the paging buffer"
+    assert not w.read(a).any()
+    assert "DXGK_OPERATION_FILL" in ops(w) and "DXGK_OPERATION_SIGNAL_MONITORED_FENCE" in ops(w)
+    w.check()
+
+
+def test_making_an_already_resident_allocation_resident_completes_at_once_with_fence_zero() -> None:
+    w = World()
+    a = w.buffer(64 * KiB)
+    w.make_resident(a)
+    result, args = w.make_resident(a)
+    assert (result, args.PagingFenceValue, a.residency_count) == (HRESULT.S_OK, 0, 2)
+
+
+def test_n_make_resident_need_n_evict_and_only_the_last_pages_out_with_the_content() -> None:
+    w = World()
+    a = w.buffer(128 * KiB)
+    w.make_resident(a)
+    w.make_resident(a)
+    data = pattern(a.size, 1)
+    w.write(a, data)
+    w.evict(a)
+    assert at(a) is not None and a.residency_count == 1
+    w.evict(a)
+    assert at(a) is None and a.residency_count == 0
+    assert "DXGK_OPERATION_TRANSFER" in ops(w)
+    w.make_resident(a)
+    assert np.array_equal(w.read(a), data)
+    w.check()
+    with pytest.raises(InvalidArgument, match="evicted more times than it was made resident") as error:
+        w.evict(a, a)
+    assert error.value.status == HRESULT.E_INVALIDARG and a.residency_count == 1
+
+
+def test_evict_only_if_necessary_keeps_the_allocation_until_pressure_takes_it() -> None:
+    w = World()
+    a = w.buffer(1 * MiB)
+    w.make_resident(a)
+    data = pattern(a.size, 2)
+    w.write(a, data)
+    w.evict(a, EvictOnlyIfNecessary=True)
+    assert at(a) is not None and a.residency_count == 0
+    big = [w.buffer(1 * MiB) for _ in range(6)]
+    for b in big:
+        w.make_resident(b)
+    assert segment_of(a) != LOCAL, "pressure took the unreferenced one"
+    w.make_resident(a)
+    assert np.array_equal(w.read(a), data)
+    w.check()
+
+
+def test_not_written_to_discards_instead_of_copying_back() -> None:
+    w = World()
+    a = w.buffer(64 * KiB)
+    w.make_resident(a)
+    data = pattern(a.size, 3)
+    w.write(a, data)
+    w.evict(a)
+    w.make_resident(a)
+    before = len(ops(w))
+    w.evict(a, NotWrittenTo=True)
+    assert ops(w)[before:] == ["DXGK_OPERATION_DISCARD_CONTENT"]
+    w.make_resident(a)
+    assert np.array_equal(w.read(a), data), "the backing store still held the bytes"
+
+
+def test_a_failed_make_resident_changes_no_count_and_reports_bytes_to_trim() -> None:
+    w = World()
+    a, b = w.buffer(1 * MiB), w.buffer(1 * MiB)
+    w.make_resident(a)
+    w.rm.set_budget(w.process, LOCAL_GROUP, 1 * MiB + 512 * KiB)
+    result, args = w.make_resident(a, b)
+    assert result == HRESULT.E_OUTOFMEMORY
+    assert args.NumBytesToTrim == 512 * KiB and args.NumAllocations == 0 and args.PagingFenceValue == 0
+    assert (a.residency_count, b.residency_count) == (1, 0)
+    result, args = w.make_resident(a, b, CantTrimFurther=True)
+    assert result == HRESULT.E_PENDING and (a.residency_count, b.residency_count) == (2, 1)
+
+
+def test_must_succeed_failing_puts_the_device_in_error() -> None:
+    w = World()
+    huge = [w.buffer(2 * MiB) for _ in range(8)]  # 16 MiB: more than local memory and the aperture together
+    result, _ = w.make_resident(*huge, CantTrimFurther=True, MustSucceed=True)
+    assert result == HRESULT.E_OUTOFMEMORY
+    assert w.device.removed is not None and "MustSucceed" in w.device.removed
+    assert all(h.residency_count == 0 for h in huge)
+
+
+def test_must_succeed_needs_cant_trim_further() -> None:
+    w = World()
+    a = w.buffer(64 * KiB)
+    with pytest.raises(InvalidArgument, match=r"Flags.MustSucceed=0x1: is valid only with Flags.CantTrimFurther"):
+        w.make_resident(a, MustSucceed=True)
+    assert a.residency_count == 0 and at(a) is None
+
+
+def test_query_video_memory_info_reports_budget_and_usage_by_group() -> None:
+    w = World()
+    a = w.buffer(256 * KiB)
+    w.make_resident(a)
+    info = D3DKMT_QUERYVIDEOMEMORYINFO(hProcess=w.process.handle, MemorySegmentGroup=LOCAL_GROUP)
+    w.rm.query_video_memory_info(info)
+    assert info.CurrentUsage == 256 * KiB
+    assert info.Budget == w.rm.capacity(LOCAL_GROUP) == sum(s.size for s in w.vidmm.spaces if not s.aperture)
+
+
+def test_pressure_from_another_process_demotes_needed_victims_to_the_aperture_with_their_bytes() -> None:
+    from wddmsim.testing.residency import backing_bytes
+
+    w = World()
+    first = [w.buffer(1 * MiB) for _ in range(7)]
+    data = {a.handle: pattern(a.size, i) for i, a in enumerate(first)}
+    for a in first:
+        w.make_resident(a)
+        w.write(a, data[a.handle])
+    other = w.rm.create_device(w.rm.create_process())
+    queue = w.new_queue(other)
+    extra = w.buffer(3 * MiB + 64 * KiB, device=other)  # more than the aperture has left: room is made locally
+    result, _ = w.make_resident(extra, queue=queue)
+    assert result == HRESULT.E_PENDING and segment_of(extra) == LOCAL
+    evictions = w.adapter.events.of_type(VidMmEvict)
+    assert [e.destination for e in evictions] == ["aperture"] * 3 + ["system"], "the aperture took three"
+    assert all(e.cause == "pressure" for e in evictions)
+    w.check()
+    for a in first:
+        got = w.read(a) if at(a) is not None else backing_bytes(w.adapter, a)
+        assert np.array_equal(got, data[a.handle])
+    assert w.rm.ensure_resident(w.device) > 0, "the device's list is whole again before it runs"
+    for a in first:
+        assert np.array_equal(w.read(a), data[a.handle])
+    w.check()
+
+
+def test_every_policy_by_name_keeps_content_and_an_unknown_name_is_refused() -> None:
+    from wddmsim.core.errors import ConfigurationError
+
+    for policy in ("priority-lru", "lru", "fifo", "random"):
+        w = World(policy=policy)
+        allocations = [w.buffer(512 * KiB) for _ in range(30)]
+        for i, a in enumerate(allocations):
+            w.make_resident(a)
+            w.write(a, pattern(a.size, i))
+            w.evict(a)
+        for i, a in enumerate(allocations):
+            w.make_resident(a)
+            assert np.array_equal(w.read(a), pattern(a.size, i)), policy
+            w.evict(a)
+        w.check()
+    with pytest.raises(ConfigurationError, match="eviction_policy='best': known policies: fifo, lru"):
+        World(policy="best")
+
+
+def test_content_never_written_reads_zero_even_after_another_allocation_used_the_range() -> None:
+    w = World()
+    a = w.buffer(1 * MiB)
+    w.make_resident(a)
+    w.write(a, np.full(a.size, 0xAB, dtype=np.uint8))
+    placement = at(a)
+    w.evict(a)
+    w.rm.destroy_allocation(a.handle)
+    b = w.buffer(1 * MiB)
+    w.make_resident(b)
+    assert at(b) == placement, "the same range is reused"
+    assert not w.read(b).any(), "no byte of the destroyed allocation shows through"
+
+
+def test_aperture_only_allocations_are_mapped_not_copied_and_unmapped_to_the_dummy_page() -> None:
+    from wddmsim.kmd.allocations import AllocationUsage
+
+    w = World()
+    a = w.buffer(64 * KiB, usage=AllocationUsage.APERTURE_ONLY)
+    w.make_resident(a)
+    assert segment_of(a) == APERTURE
+    data = pattern(a.size, 9)
+    w.write(a, data)
+    from wddmsim.testing.residency import backing_bytes
+
+    assert np.array_equal(backing_bytes(w.adapter, a), data), "the GPU wrote straight into the backing pages"
+    placement = at(a)
+    assert placement is not None
+    offset = placement.offset
+    w.evict(a)
+    assert ops(w)[-1] == "DXGK_OPERATION_UNMAP_APERTURE_SEGMENT"
+    from wddmsim.hw.faults import AccessKind
+
+    pfns = w.adapter.gpu.aperture.pfns(offset, a.size, AccessKind.READ)
+    assert set(pfns.tolist()) == {w.vidmm.dummy_page // PAGE_SIZE}
+    w.check()
+
+
+def test_map_aperture_segment2_is_used_when_the_driver_opts_in() -> None:
+    from wddmsim.kmd.allocations import AllocationUsage
+
+    w = World(map_aperture2=True)
+    a = w.buffer(64 * KiB, usage=AllocationUsage.APERTURE_ONLY)
+    w.make_resident(a)
+    assert "DXGK_OPERATION_MAP_APERTURE_SEGMENT2" in ops(w)
+    w.check()
+
+
+def test_explicit_residency_notification_comes_after_the_fill_and_before_the_transfer_out() -> None:
+    from wddmsim.kmd.allocations import AllocationUsage
+
+    w = World()
+    a = w.buffer(64 * KiB, usage=AllocationUsage.EXPLICIT_RESIDENCY | AllocationUsage.ACCESSED_PHYSICALLY)
+    plain = w.buffer(64 * KiB, usage=AllocationUsage.EXPLICIT_RESIDENCY)
+    w.make_resident(a)
+    assert ops(w)[-2:] == ["DXGK_OPERATION_FILL", "DXGK_OPERATION_NOTIFY_RESIDENCY"][-2:] or ops(w)[-3:-1] == [
+        "DXGK_OPERATION_FILL",
+        "DXGK_OPERATION_NOTIFY_RESIDENCY",
+    ]
+    assert w.adapter.driver.state.allocations.get(a.handle, "h").resident_at is not None
+    w.write(a, pattern(a.size, 1))
+    before = len(ops(w))
+    w.evict(a)
+    assert ops(w)[before:] == ["DXGK_OPERATION_NOTIFY_RESIDENCY", "DXGK_OPERATION_TRANSFER"]
+    before = len(ops(w))
+    w.make_resident(plain)
+    assert "DXGK_OPERATION_NOTIFY_RESIDENCY" not in ops(w)[before:], "only with AccessedPhysically too"
+
+
+def test_wddm1_drivers_get_cpu_signalled_paging_fences() -> None:
+    from wddmsim.kmd.config import DriverModel
+
+    w = World(model=DriverModel.WDDM1)
+    a = w.buffer(64 * KiB)
+    result, args = w.make_resident(a)
+    assert result == HRESULT.E_PENDING and w.rm.fence_value(w.queue) == args.PagingFenceValue == 1
+    assert "DXGK_OPERATION_SIGNAL_MONITORED_FENCE" not in ops(w)
+    assert a.content == Content.DATA
+    w.check()
+
+
+def test_allocations_of_another_device_are_refused() -> None:
+    w = World()
+    other = w.new_device()
+    a = w.buffer(64 * KiB, device=other)
+    with pytest.raises(InvalidArgument, match="belongs to another device than the paging queue's"):
+        w.make_resident(a)
+    assert a.residency_count == 0
+
+
+def test_an_op_list_never_leaves_a_pending_fence_value_unsignalled() -> None:
+    w = World()
+    a = w.buffer(64 * KiB)
+    w.make_resident(a)
+    assert w.rm.fence_value(w.queue) == w.queue.issued
+    assert int(Op.DXGK_OPERATION_SIGNAL_MONITORED_FENCE) == 16
+
+
+def test_offer_then_reclaim_reports_ok_discarded_or_not_committed() -> None:
+    from wddmsim.ddi.residency import (
+        D3DDDI_OFFER_PRIORITY,
+        D3DDDI_RECLAIM_RESULT,
+        D3DKMT_OFFER_FLAGS,
+        D3DKMT_OFFERALLOCATIONS,
+        D3DKMT_RECLAIMALLOCATIONS2,
+    )
+
+    w = World()
+    kept, dropped, decommitted = (w.buffer(64 * KiB) for _ in range(3))
+    for a in (kept, dropped, decommitted):
+        w.make_resident(a)
+        w.write(a, pattern(a.size, 5))
+
+    def offer(a: VidMmAllocation, **flags: bool) -> None:
+        w.rm.offer(
+            D3DKMT_OFFERALLOCATIONS(
+                hDevice=w.device.handle,
+                HandleList=(a.handle,),
+                NumAllocations=1,
+                Priority=D3DDDI_OFFER_PRIORITY.D3DDDI_OFFER_PRIORITY_LOW,
+                Flags=D3DKMT_OFFER_FLAGS(**flags),
+            )
+        )
+
+    offer(kept)
+    offer(dropped, OfferImmediately=True)
+    offer(decommitted, OfferImmediately=True, AllowDecommit=True)
+    w.check()
+    assert decommitted.backing is None and at(dropped) is None
+    with pytest.raises(InvalidArgument, match="is offered: reclaim it first"):
+        w.make_resident(kept)
+    args = D3DKMT_RECLAIMALLOCATIONS2(
+        hPagingQueue=w.queue.handle, NumAllocations=3, HandleList=(kept.handle, dropped.handle, decommitted.handle)
+    )
+    w.rm.reclaim(args)
+    assert args.pResults == [
+        D3DDDI_RECLAIM_RESULT.D3DDDI_RECLAIM_RESULT_OK,
+        D3DDDI_RECLAIM_RESULT.D3DDDI_RECLAIM_RESULT_DISCARDED,
+        D3DDDI_RECLAIM_RESULT.D3DDDI_RECLAIM_RESULT_NOT_COMMITTED,
+    ]
+    if args.PagingFenceValue:
+        w.rm.wait(w.queue, args.PagingFenceValue)
+    assert np.array_equal(w.read(kept), pattern(kept.size, 5))
+    assert at(dropped) is not None and not w.read(dropped).any(), "discarded content comes back as zeros"
+    w.check()
+    with pytest.raises(InvalidArgument, match="D3DDDI_OFFER_PRIORITY_NONE must not be used"):
+        w.rm.offer(
+            D3DKMT_OFFERALLOCATIONS(
+                hDevice=w.device.handle,
+                HandleList=(kept.handle,),
+                NumAllocations=1,
+                Priority=D3DDDI_OFFER_PRIORITY.D3DDDI_OFFER_PRIORITY_NONE,
+            )
+        )
+
+
+def test_trim_residency_set_periodic_restart_and_to_budget() -> None:
+    from wddmsim.ddi.residency import D3DDDI_TRIMRESIDENCYSET_FLAGS, D3DDDIARG_TRIMRESIDENCYSET
+
+    w = World()
+    old, recent = w.buffer(64 * KiB), w.buffer(128 * KiB)
+    w.make_resident(old)
+    w.rm.trim_residency_set(
+        w.device, D3DDDIARG_TRIMRESIDENCYSET(TrimFlags=D3DDDI_TRIMRESIDENCYSET_FLAGS(RestartPeriodicTrim=True))
+    )
+    w.make_resident(recent)
+    trimmed = w.rm.trim_residency_set(
+        w.device, D3DDDIARG_TRIMRESIDENCYSET(TrimFlags=D3DDDI_TRIMRESIDENCYSET_FLAGS(PeriodicTrim=True))
+    )
+    assert trimmed == old.size and old.residency_count == 0 and recent.residency_count == 1
+    trimmed = w.rm.trim_residency_set(
+        w.device,
+        D3DDDIARG_TRIMRESIDENCYSET(TrimFlags=D3DDDI_TRIMRESIDENCYSET_FLAGS(TrimToBudget=True), NumBytesToTrim=1),
+    )
+    assert trimmed == recent.size and at(recent) is None
+    with pytest.raises(InvalidArgument, match="RestartPeriodicTrim is not valid with PeriodicTrim"):
+        w.rm.trim_residency_set(
+            w.device,
+            D3DDDIARG_TRIMRESIDENCYSET(
+                TrimFlags=D3DDDI_TRIMRESIDENCYSET_FLAGS(PeriodicTrim=True, RestartPeriodicTrim=True)
+            ),
+        )
+    w.check()
+
+
+def test_paging_queues_have_their_own_fences_read_through_the_cpu_mapping() -> None:
+    w = World()
+    second = w.new_queue(w.device, priority=1)
+    a, b = w.buffer(64 * KiB), w.buffer(64 * KiB)
+    w.make_resident(a)
+    w.make_resident(b, queue=second)
+    w.make_resident(w.buffer(64 * KiB), queue=second)
+    assert (w.rm.fence_value(w.queue), w.rm.fence_value(second)) == (1, 2)
+    assert int.from_bytes(second.fence.cpu.bytes(8), "little") == 2
+    assert second.priority == 1
+    with pytest.raises(InvalidArgument, match="Priority=0x5: must be BELOW_NORMAL"):
+        w.new_queue(w.device, priority=5)
+    with pytest.raises(InvalidArgument, match="FenceValue=0x9: the queue has issued values up to 1 only"):
+        w.rm.wait(w.queue, 9)

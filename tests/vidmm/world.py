@@ -1,0 +1,112 @@
+"""A small adapter with one process, one device and one paging queue, for residency tests."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from wddmsim.core.pointer import ByteArray
+from wddmsim.core.units import KiB, MiB
+from wddmsim.ddi.residency import (
+    D3DDDI_CREATEPAGINGQUEUE,
+    D3DDDI_EVICT_FLAGS,
+    D3DDDI_MAKERESIDENT,
+    D3DDDI_MAKERESIDENT_FLAGS,
+    D3DDDICB_EVICT,
+)
+from wddmsim.ddi.status import HRESULT
+from wddmsim.hw.gpu import GpuConfig
+from wddmsim.kmd.allocations import AllocationDesc, ResourceKind
+from wddmsim.kmd.config import DriverConfig, DriverModel
+from wddmsim.system import Adapter, SystemConfig, build_adapter
+from wddmsim.testing.residency import check_residency, gpu_view
+from wddmsim.vidmm.allocation import VidMmAllocation
+from wddmsim.vidmm.device import Device, PagingQueue
+from wddmsim.vidmm.manager import VidMmConfig
+
+SMALL_GPU = GpuConfig(local_size=8 * MiB, bar_size=2 * MiB, aperture_size=4 * MiB, system_size=256 * MiB)
+"""Local memory: a 2 MiB CPU-visible segment and a ~6 MiB one; a 4 MiB aperture segment."""
+
+
+class World:
+    def __init__(
+        self,
+        *,
+        gpu: GpuConfig = SMALL_GPU,
+        model: DriverModel = DriverModel.WDDM2,
+        policy: str = "priority-lru",
+        map_aperture2: bool = False,
+    ) -> None:
+        self.adapter: Adapter = build_adapter(
+            SystemConfig(
+                gpu=gpu,
+                driver=DriverConfig(model=model, map_aperture2=map_aperture2),
+                vidmm=VidMmConfig(eviction_policy=policy),
+            )
+        )
+        self.vidmm = self.adapter.vidmm
+        self.rm = self.vidmm.residency
+        self.process = self.rm.create_process()
+        self.device = self.new_device()
+        self.queue = self.new_queue(self.device)
+
+    def new_device(self) -> Device:
+        return self.rm.create_device(self.process)
+
+    def new_queue(self, device: Device, priority: int = 0) -> PagingQueue:
+        args = D3DDDI_CREATEPAGINGQUEUE(hDevice=device.handle, Priority=priority)  # type: ignore[arg-type]
+        self.rm.create_paging_queue(args)
+        return self.rm.queue(args.hPagingQueue)
+
+    def buffer(self, size: int, *, usage: int = 0, device: Device | None = None) -> VidMmAllocation:
+        desc = AllocationDesc(ResourceKind.BUFFER, size=size, usage=usage)
+        return self.rm.create_allocation(device or self.device, desc.encode())
+
+    def make_resident(
+        self, *allocations: VidMmAllocation, queue: PagingQueue | None = None, **flags: bool
+    ) -> tuple[HRESULT, D3DDDI_MAKERESIDENT]:
+        q = queue or self.queue
+        args = D3DDDI_MAKERESIDENT(
+            hPagingQueue=q.handle,
+            NumAllocations=len(allocations),
+            AllocationList=tuple(a.handle for a in allocations),
+            Flags=D3DDDI_MAKERESIDENT_FLAGS(**flags),
+        )
+        result = self.rm.make_resident(args)
+        if result == HRESULT.E_PENDING:
+            self.rm.wait(q, args.PagingFenceValue)
+        return result, args
+
+    def evict(self, *allocations: VidMmAllocation, **flags: bool) -> D3DDDICB_EVICT:
+        device = allocations[0].device
+        args = D3DDDICB_EVICT(
+            hDevice=device.handle,
+            NumAllocations=len(allocations),
+            AllocationList=tuple(a.handle for a in allocations),
+            Flags=D3DDDI_EVICT_FLAGS(**flags),
+        )
+        self.rm.evict(args)
+        self.settle()
+        return args
+
+    def settle(self) -> None:
+        """Let the paging engine finish everything built so far."""
+        self.vidmm.paging.wait(self.vidmm.paging.flush())
+
+    def write(self, a: VidMmAllocation, data: ByteArray, offset: int = 0) -> None:
+        gpu_view(self.adapter, a, offset, data.shape[0], write=data)
+
+    def read(self, a: VidMmAllocation, offset: int = 0, size: int | None = None) -> ByteArray:
+        return gpu_view(self.adapter, a, offset, a.size - offset if size is None else size)
+
+    def check(self) -> None:
+        self.settle()
+        problems = check_residency(self.adapter)
+        assert not problems, "\n".join(problems)
+
+
+def pattern(size: int, seed: int) -> ByteArray:
+    out: ByteArray = np.random.default_rng(seed).integers(0, 256, size, dtype=np.uint8)
+    return out
+
+
+__all__ = ["KiB", "MiB", "World", "pattern"]
