@@ -18,7 +18,7 @@ from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE
 from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.driver import SystemMemoryServices
 from wddmsim.ddi.residency import D3DDDI_PAGINGQUEUE_PRIORITY, D3DKMT_MEMORY_SEGMENT_GROUP
-from wddmsim.vidmm.errors import VidMmError
+from wddmsim.ddi.status import NTSTATUS, DdiError
 from wddmsim.vidmm.paging_process import FENCE_PAGES, SystemPagingProcess
 
 FENCE_SIZE: Final = 8
@@ -46,7 +46,9 @@ class FenceArea:
 
     def slot(self) -> int:
         if self.next >= FENCE_PAGES * PAGE_SIZE // FENCE_SIZE:
-            raise VidMmError(f"no more than {FENCE_PAGES * PAGE_SIZE // FENCE_SIZE} monitored fences")
+            raise DdiError(
+                NTSTATUS.STATUS_NO_MEMORY, f"no more than {FENCE_PAGES * PAGE_SIZE // FENCE_SIZE} monitored fences"
+            )
         self.next += 1
         return (self.next - 1) * FENCE_SIZE
 

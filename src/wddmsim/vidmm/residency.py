@@ -31,6 +31,7 @@ from wddmsim.core.units import PAGE_SIZE
 from wddmsim.ddi.allocation import DXGK_ALLOCATIONINFO, DXGKARG_CREATEALLOCATION, DXGKARG_DESTROYALLOCATION
 from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.driver import KernelModeDriver, SystemMemoryServices
+from wddmsim.ddi.memory import MDL
 from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_SIGNALMONITOREDFENCE
 from wddmsim.ddi.residency import (
     D3DDDI_CREATEPAGINGQUEUE,
@@ -45,7 +46,7 @@ from wddmsim.ddi.residency import (
     D3DKMT_QUERYVIDEOMEMORYINFO,
     D3DKMT_RECLAIMALLOCATIONS2,
 )
-from wddmsim.ddi.status import HRESULT, NTSTATUS, DdiError, InvalidArgument
+from wddmsim.ddi.status import HRESULT, NT_SUCCESS, NTSTATUS, DdiError, InvalidArgument
 from wddmsim.vidmm.allocation import Content, VidMmAllocation
 from wddmsim.vidmm.device import Device, FenceArea, MonitoredFence, PagingQueue, Process
 from wddmsim.vidmm.events import AdapterAllocation, VidMmEvict, VidMmMakeResident, VidMmPageIn
@@ -177,7 +178,9 @@ class ResidencyManager:
         if device.handle not in self.devices:
             raise _bad("hDevice", int(device.handle), "is not a live device")
         info = DXGK_ALLOCATIONINFO(pPrivateDriverData=private_data, PrivateDriverDataSize=len(private_data))
-        self.driver.create_allocation(DXGKARG_CREATEALLOCATION(NumAllocations=1, pAllocationInfo=[info]))
+        status = self.driver.create_allocation(DXGKARG_CREATEALLOCATION(NumAllocations=1, pAllocationInfo=[info]))
+        if not NT_SUCCESS(status):
+            raise DdiError(NTSTATUS(status), "DxgkDdiCreateAllocation failed")
         try:
             a = self._record(device, info)
         except BaseException:
@@ -304,6 +307,8 @@ class ResidencyManager:
                 missing = sum(x.size for x in wanted if x.placement is None)
                 return self._refuse(args, device, missing, "segments full")
         for a in wanted:
+            if a.residency_count == 0:
+                a.backing_current = False  # a new period of use: the GPU may write it again
             a.residency_count += 1
         args.NumAllocations = len(wanted)
         args.PagingFenceValue = self._signal(queue) if self._moved else 0
@@ -367,10 +372,11 @@ class ResidencyManager:
             if drops[a.handle] > a.residency_count:
                 raise _bad(f"AllocationList[{i}]", a.handle, "is evicted more times than it was made resident")
         for a in listed:
-            if args.Flags.NotWrittenTo:
-                # The GPU has not written since the page-in, which copied (or zero-filled) from the backing.
-                a.backing_current = True
             a.residency_count -= 1
+            if a.residency_count == 0 and args.Flags.NotWrittenTo:
+                # The GPU has not written since the page-in, which copied (or zero-filled) from the backing, and
+                # may not touch it again before another MakeResident: the backing is as good as the segment.
+                a.backing_current = True
             if a.residency_count == 0 and a.placement is not None and not args.Flags.EvictOnlyIfNecessary:
                 self._leave(a, cause="evict")
         self.paging.flush()
@@ -384,6 +390,7 @@ class ResidencyManager:
         """Before any context of ``device`` runs: page in whatever its residency list holds that left (a
         victim of pressure).  Returns the paging fence to wait for (0: nothing moved)."""
         wanted = [a for a in self.allocations.values() if a.device is device and a.residency_count]
+        wanted.sort(key=lambda a: -a.size)  # largest first: the fewest ranges left too small to use
         protected = {a.handle for a in wanted}
         self._moved = False
         for a in wanted:
@@ -597,13 +604,19 @@ class ResidencyManager:
         for i, a in enumerate(listed):
             if a.offered is None:
                 raise _bad(f"HandleList[{i}]", a.handle, "is not offered")
+        fresh = self._commit_backing([a for a in listed if a.backing is None])
         results: list[D3DDDI_RECLAIM_RESULT] = []
         self._moved = False
         for a in listed:
-            if a.backing is None:
-                a.backing = self.mm.allocate_pages_for_mdl(a.size)
+            if a.handle in fresh:
+                a.backing = fresh[a.handle]
+                a.content = Content.ZERO
                 results.append(D3DDDI_RECLAIM_RESULT.D3DDDI_RECLAIM_RESULT_NOT_COMMITTED)
             elif a.content == Content.DISCARDED:
+                # Undefined for the application; zeros for everyone else (no stale byte is ever shown).
+                assert a.backing is not None
+                self.mm.write(a.backing, 0, bytes(a.size))
+                a.content = Content.ZERO
                 results.append(D3DDDI_RECLAIM_RESULT.D3DDDI_RECLAIM_RESULT_DISCARDED)
             else:
                 results.append(D3DDDI_RECLAIM_RESULT.D3DDDI_RECLAIM_RESULT_OK)
@@ -616,6 +629,20 @@ class ResidencyManager:
         args.pResults = results
         args.PagingFenceValue = self._signal(queue) if self._moved else 0
         return HRESULT.E_PENDING if self._moved else HRESULT.S_OK
+
+    def _commit_backing(self, allocations: list[VidMmAllocation]) -> dict[HANDLE, MDL]:
+        """Fresh backing stores for ``allocations``, all or none (``STATUS_NO_MEMORY``, nothing kept)."""
+        fresh: dict[HANDLE, MDL] = {}
+        try:
+            for a in allocations:
+                fresh[a.handle] = self.mm.allocate_pages_for_mdl(a.size)
+        except (MemoryError, ValueError) as error:
+            for mdl in fresh.values():
+                self.mm.free_pages(mdl)
+            raise DdiError(
+                NTSTATUS.STATUS_NO_MEMORY, f"no system memory to recommit offered allocations: {error}"
+            ) from None
+        return fresh
 
     # --- trimming --------------------------------------------------------------------------------------------
 

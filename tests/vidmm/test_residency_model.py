@@ -1,0 +1,278 @@
+"""Content survives any residency history, at every oversubscription factor: a Hypothesis state machine drives
+two processes' MakeResident / Evict / writes / offers / trims / destroys against a plain dict of expected bytes,
+and after every step the residency invariants are checked (segments tile, ranges match owners, aperture pages
+map their own backing store, no system page backs two allocations).
+
+A second test runs one operation trace with unlimited local memory and with local memory at 1/2 and 1/8 of the
+working set, and requires identical application-visible results.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+
+from wddmsim.core.pointer import ByteArray
+from wddmsim.core.units import PAGE_SIZE, KiB, MiB
+from wddmsim.ddi.residency import (
+    D3DDDI_OFFER_PRIORITY,
+    D3DDDI_RECLAIM_RESULT,
+    D3DDDI_TRIMRESIDENCYSET_FLAGS,
+    D3DDDIARG_TRIMRESIDENCYSET,
+    D3DKMT_OFFER_FLAGS,
+    D3DKMT_OFFERALLOCATIONS,
+    D3DKMT_RECLAIMALLOCATIONS2,
+)
+from wddmsim.ddi.status import HRESULT, NTSTATUS, DdiError
+from wddmsim.hw.gpu import GpuConfig
+from wddmsim.kmd.allocations import AllocationUsage
+from wddmsim.testing.residency import check_residency
+from wddmsim.vidmm.allocation import VidMmAllocation
+from wddmsim.vidmm.device import Device, PagingQueue
+
+from .world import SMALL_GPU, World, pattern
+
+LOCAL_BYTES = 8 * MiB
+USAGES = [0, 0, 0, AllocationUsage.CPU_VISIBLE, AllocationUsage.APERTURE_ONLY]
+
+
+class ResidencyModel(RuleBasedStateMachine):
+    """VidMm against a dict: handle -> the bytes the application last wrote (None: undefined after a discard)."""
+
+    factor = 2.0
+
+    @initialize(
+        first=st.lists(
+            st.tuples(st.integers(0, 1), st.integers(1, 256), st.sampled_from(USAGES)), min_size=4, max_size=16
+        )
+    )
+    def setup(self, first: list[tuple[int, int, int]]) -> None:
+        self.world = World()
+        w = self.world
+        second = w.rm.create_device(w.rm.create_process())
+        self.devices: list[tuple[Device, PagingQueue]] = [(w.device, w.queue), (second, w.new_queue(second))]
+        self.expected: dict[int, ByteArray | None] = {}
+        self.allocations: dict[int, VidMmAllocation] = {}
+        self.written_at_move: dict[int, int] = {}
+        """The allocation's page-in count when the application last wrote it (NotWrittenTo is legal only if a
+        page-in happened since)."""
+        self.budget = int(self.factor * LOCAL_BYTES)
+        self.seed = 0
+        for device, pages, usage in first:
+            self.create(device, pages, usage)
+
+    # --- helpers ---------------------------------------------------------------------------------------------
+
+    def _of(self, device: Device) -> list[VidMmAllocation]:
+        return [a for a in self.allocations.values() if a.device is device]
+
+    def _listed(self, device: Device) -> list[VidMmAllocation]:
+        return [a for a in self._of(device) if a.residency_count]
+
+    def _reachable(self, a: VidMmAllocation) -> bool:
+        """Make the device's list resident (as before running its work); whether ``a`` is now GPU-reachable.
+
+        A list within budget can still be impossible to place at once (segment sets, fragmentation): VidMm
+        then refuses to run the device, and the application's bytes must be intact regardless.
+        """
+        try:
+            self.world.rm.ensure_resident(a.device)
+        except DdiError as error:
+            assert error.status == NTSTATUS.STATUS_GRAPHICS_NO_VIDEO_MEMORY
+            return False
+        return a.placement is not None
+
+    # --- rules -----------------------------------------------------------------------------------------------
+
+    @precondition(lambda self: sum(a.size for a in self.allocations.values()) < self.budget)
+    @rule(device=st.integers(0, 1), pages=st.integers(1, 256), usage=st.sampled_from(USAGES))
+    def create(self, device: int, pages: int, usage: int) -> None:
+        a = self.world.buffer(pages * PAGE_SIZE, usage=usage, device=self.devices[device][0])
+        self.allocations[a.handle] = a
+        self.expected[a.handle] = np.zeros(a.size, dtype=np.uint8)
+        self.written_at_move[a.handle] = -1
+
+    @precondition(lambda self: self.allocations)
+    @rule(data=st.data(), device=st.integers(0, 1), cant_trim=st.booleans())
+    def make_resident(self, data: st.DataObject, device: int, cant_trim: bool) -> None:
+        dev, queue = self.devices[device]
+        mine = [a for a in self._of(dev) if a.offered is None]
+        if not mine:
+            return
+        chosen = data.draw(st.lists(st.sampled_from(mine), min_size=1, max_size=4, unique_by=lambda a: a.handle))
+        before = {a.handle: a.residency_count for a in self.allocations.values()}
+        result, args = self.world.make_resident(*chosen, queue=queue, CantTrimFurther=cant_trim)
+        if result == HRESULT.E_OUTOFMEMORY:
+            assert args.NumBytesToTrim > 0
+            assert {a.handle: a.residency_count for a in self.allocations.values()} == before, "atomic"
+        else:
+            assert result in (HRESULT.S_OK, HRESULT.E_PENDING)
+            assert all(a.placement is not None for a in chosen)
+            assert self.world.rm.fence_value(queue) >= args.PagingFenceValue
+
+    @precondition(lambda self: any(a.residency_count for a in self.allocations.values()))
+    @rule(data=st.data(), only_if_necessary=st.booleans(), not_written=st.booleans())
+    def evict(self, data: st.DataObject, only_if_necessary: bool, not_written: bool) -> None:
+        listed = [a for a in self.allocations.values() if a.residency_count]
+        a = data.draw(st.sampled_from(listed))
+        legal = a.moves > self.written_at_move[a.handle]
+        self.world.evict(a, EvictOnlyIfNecessary=only_if_necessary, NotWrittenTo=not_written and legal)
+
+    @precondition(lambda self: any(a.residency_count for a in self.allocations.values()))
+    @rule(data=st.data())
+    def write(self, data: st.DataObject) -> None:
+        a = data.draw(st.sampled_from([a for a in self.allocations.values() if a.residency_count]))
+        if not self._reachable(a):
+            return
+        expected = self.expected[a.handle]
+        start = data.draw(st.integers(0, a.size // PAGE_SIZE - 1)) * PAGE_SIZE
+        length = min(data.draw(st.integers(1, 3)) * PAGE_SIZE, a.size - start)
+        self.seed += 1
+        payload = pattern(length, self.seed)
+        if expected is None:  # undefined after a discard: the application rewrites all of it
+            start, length, payload = 0, a.size, pattern(a.size, self.seed)
+            expected = self.expected[a.handle] = np.zeros(a.size, dtype=np.uint8)
+        self.world.write(a, payload, start)
+        expected[start : start + length] = payload
+        self.written_at_move[a.handle] = a.moves
+        assert np.array_equal(self.world.read(a), expected)
+
+    @precondition(lambda self: any(a.residency_count for a in self.allocations.values()))
+    @rule(data=st.data())
+    def read(self, data: st.DataObject) -> None:
+        a = data.draw(st.sampled_from([a for a in self.allocations.values() if a.residency_count]))
+        expected = self.expected[a.handle]
+        if expected is not None and self._reachable(a):
+            assert np.array_equal(self.world.read(a), expected), f"{a!r} lost its content"
+
+    @precondition(lambda self: any(not a.residency_count for a in self.allocations.values()))
+    @rule(data=st.data())
+    def destroy(self, data: st.DataObject) -> None:
+        a = data.draw(st.sampled_from([a for a in self.allocations.values() if not a.residency_count]))
+        self.world.rm.destroy_allocation(a.handle)
+        del self.allocations[a.handle], self.expected[a.handle]
+
+    @precondition(lambda self: any(not a.residency_count and a.offered is None for a in self.allocations.values()))
+    @rule(data=st.data(), immediately=st.booleans(), decommit=st.booleans())
+    def offer_and_reclaim(self, data: st.DataObject, immediately: bool, decommit: bool) -> None:
+        a = data.draw(
+            st.sampled_from([a for a in self.allocations.values() if not a.residency_count and a.offered is None])
+        )
+        dev, queue = next(d for d in self.devices if d[0] is a.device)
+        self.world.rm.offer(
+            D3DKMT_OFFERALLOCATIONS(
+                hDevice=dev.handle,
+                HandleList=(a.handle,),
+                NumAllocations=1,
+                Priority=D3DDDI_OFFER_PRIORITY.D3DDDI_OFFER_PRIORITY_NORMAL,
+                Flags=D3DKMT_OFFER_FLAGS(OfferImmediately=immediately, AllowDecommit=decommit),
+            )
+        )
+        self._check()
+        args = D3DKMT_RECLAIMALLOCATIONS2(hPagingQueue=queue.handle, NumAllocations=1, HandleList=(a.handle,))
+        self.world.rm.reclaim(args)
+        (outcome,) = args.pResults
+        assert (outcome == D3DDDI_RECLAIM_RESULT.D3DDDI_RECLAIM_RESULT_OK) == (not immediately)
+        if outcome != D3DDDI_RECLAIM_RESULT.D3DDDI_RECLAIM_RESULT_OK:
+            self.expected[a.handle] = None
+
+    @rule(device=st.integers(0, 1), periodic=st.booleans(), to_budget=st.integers(0, 4 * MiB), rare=st.integers(0, 7))
+    def trim(self, device: int, periodic: bool, to_budget: int, rare: int) -> None:
+        if rare:  # a trim empties lists: keep it one step in eight, so that lists grow
+            return
+        flags = D3DDDI_TRIMRESIDENCYSET_FLAGS(PeriodicTrim=periodic, TrimToBudget=bool(to_budget))
+        self.world.rm.trim_residency_set(
+            self.devices[device][0], D3DDDIARG_TRIMRESIDENCYSET(TrimFlags=flags, NumBytesToTrim=to_budget)
+        )
+
+    # --- invariants --------------------------------------------------------------------------------------------
+
+    @invariant()
+    def consistent(self) -> None:
+        self._check()
+
+    def _check(self) -> None:
+        self.world.settle()
+        problems = check_residency(self.world.adapter)
+        assert not problems, "\n".join(problems)
+
+    def teardown(self) -> None:
+        """Every allocation, verified where VidMm puts it, one at a time after every list was emptied."""
+        if not hasattr(self, "world"):
+            return
+        for a in self.allocations.values():
+            while a.residency_count:
+                self.world.evict(a)
+        for a in list(self.allocations.values()):
+            expected = self.expected[a.handle]
+            if expected is None:
+                continue
+            queue = next(q for d, q in self.devices if d is a.device)
+            result, _ = self.world.make_resident(a, queue=queue)
+            assert result in (HRESULT.S_OK, HRESULT.E_PENDING), f"{a!r} alone does not fit: {result!r}"
+            assert np.array_equal(self.world.read(a), expected), f"{a!r} lost its content"
+            self.world.evict(a)
+        self._check()
+
+
+def _machine(factor: float) -> type[ResidencyModel]:
+    return type(f"Residency{str(factor).replace('.', '_')}x", (ResidencyModel,), {"factor": factor})
+
+
+@pytest.mark.parametrize("factor", [1.1, 1.5, 2.0, 3.0, 8.0])
+def test_content_survives_random_residency_histories(factor: float) -> None:
+    machine = _machine(factor)
+    machine.TestCase.settings = settings(
+        max_examples=15, stateful_step_count=50, deadline=None, suppress_health_check=list(HealthCheck)
+    )
+    machine.TestCase().runTest()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("factor", [1.1, 1.5, 2.0, 3.0, 8.0])
+def test_content_survives_long_random_residency_histories(factor: float) -> None:
+    machine = _machine(factor)
+    machine.TestCase.settings = settings(
+        max_examples=40, stateful_step_count=60, deadline=None, suppress_health_check=list(HealthCheck)
+    )
+    machine.TestCase().runTest()
+
+
+# --- one trace, three memory sizes ---------------------------------------------------------------------------
+
+
+WORKING_SET = 4 * MiB
+
+
+def _run_trace(local: int, seed: int = 7) -> list[bytes]:
+    """A seeded application: 32 allocations of 128 KiB (the working set), two at a time made resident, written
+    and read back; returns every read."""
+    bar = local // 4
+    world = World(gpu=GpuConfig(local_size=local, bar_size=bar, aperture_size=256 * KiB, system_size=256 * MiB))
+    rng = np.random.default_rng(seed)
+    allocations = [world.buffer(WORKING_SET // 32) for _ in range(32)]
+    reads: list[bytes] = []
+    for step in range(100):
+        chosen = [allocations[i] for i in rng.choice(len(allocations), size=2, replace=False)]
+        result, _ = world.make_resident(*chosen)
+        assert result in (HRESULT.S_OK, HRESULT.E_PENDING), f"step {step}: {result!r}"
+        target = chosen[int(rng.integers(0, 2))]
+        data = pattern(PAGE_SIZE, int(rng.integers(0, 1 << 30)))
+        world.write(target, data, int(rng.integers(0, target.size // PAGE_SIZE)) * PAGE_SIZE)
+        reads += [world.read(a).tobytes() for a in chosen]
+        world.evict(*chosen)
+        world.check()
+    return reads
+
+
+def test_one_trace_gives_identical_results_with_unlimited_half_and_an_eighth_of_the_working_set() -> None:
+    unlimited = _run_trace(8 * WORKING_SET)
+    for local in (WORKING_SET // 2, WORKING_SET // 8):
+        assert _run_trace(local) == unlimited, f"local memory {local:#x} changed what the application saw"
+
+
+def test_the_small_gpu_is_what_the_factors_are_measured_against() -> None:
+    assert SMALL_GPU.local_size == LOCAL_BYTES
