@@ -108,6 +108,7 @@ class VideoMemoryManager:
             events,
             gpu_fences=self.gpummu is not None,
         )
+        self.reset.listeners.append(self.residency.on_adapter_reset)
 
     def resize_paging_buffers(self, size: int) -> None:
         """Replace the paging-buffer pool with buffers of ``size`` bytes (after the GPU went idle).

@@ -157,6 +157,18 @@ class Mover:
         )
         return "system" if keep_content else "discarded"
 
+    def report_lost(self, a: VidMmAllocation, placement: Placement) -> None:
+        """After an adapter reset (decision D6): the eviction of a lost allocation, as a ``Transfer`` of size 0."""
+        self.paging.build(
+            DXGK_BUILDPAGINGBUFFER_TRANSFER(
+                hAllocation=a.handle,
+                TransferSize=0,
+                Source=DXGK_TRANSFER_LOCATION.segment(placement.segment_id, self._address(placement)),
+                Destination=DXGK_TRANSFER_LOCATION.mdl(self._backing(a)),
+                Flags=_SINGLE_SHOT,
+            )
+        )
+
     def _notify(self, a: VidMmAllocation, placement: Placement | None) -> None:
         address = (
             D3DGPU_PHYSICAL_ADDRESS()

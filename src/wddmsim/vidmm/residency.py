@@ -23,7 +23,9 @@ Errors follow the user-mode callbacks: an argument that breaks a rule raises
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import final
 
 from wddmsim.core.events import EventLog
@@ -49,6 +51,7 @@ from wddmsim.ddi.residency import (
 from wddmsim.ddi.status import HRESULT, NT_SUCCESS, NTSTATUS, DdiError, InvalidArgument
 from wddmsim.vidmm.allocation import Content, VidMmAllocation
 from wddmsim.vidmm.device import Device, FenceArea, MonitoredFence, PagingQueue, Process
+from wddmsim.vidmm.errors import DeviceRemoved
 from wddmsim.vidmm.events import AdapterAllocation, VidMmEvict, VidMmMakeResident, VidMmPageIn
 from wddmsim.vidmm.mover import Mover
 from wddmsim.vidmm.paging import PagingStream
@@ -56,6 +59,30 @@ from wddmsim.vidmm.policy import EvictionPolicy
 from wddmsim.vidmm.segments import Placement, Segments, SegmentSpace
 
 GROUPS = tuple(D3DKMT_MEMORY_SEGMENT_GROUP)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Residence:
+    """The answer of :meth:`ResidencyManager.where`: one allocation's place, as the inspector shows it."""
+
+    handle: int
+    size: int
+    segment_id: int
+    """0: in system memory only (decision D4)."""
+    offset: int | None
+    segment_address: int | None
+    """``SegmentAddress`` = ``BaseAddress`` + offset, as paging operations name it."""
+    kind: str
+    """``memory``, ``aperture`` or ``system``."""
+    published: bool
+    """The paging fence of the move that put it there has passed: the GPU may use it."""
+    residency_count: int
+    content: str
+    backing_pfns: tuple[int, ...]
+    """The first PFNs of the backing store (system pages)."""
+    offered: bool
+
+
 Victims = Callable[[VidMmAllocation], bool]
 """Which placed allocations a placement pass may evict."""
 
@@ -108,6 +135,7 @@ class ResidencyManager:
         """The use counter: every reference bumps it (the eviction policies' notion of time)."""
         self._moved = False
         """Whether the request in progress built any paging operation."""
+        self._resetting = False
 
     # --- handles and objects ---------------------------------------------------------------------------------
 
@@ -462,8 +490,8 @@ class ResidencyManager:
                 yield owner
 
     def _enter(self, a: VidMmAllocation, placement: Placement) -> None:
+        a.placement = placement  # first: an adapter reset during the page-in finds the range and frees it
         how = self.mover.page_in(a, placement)
-        a.placement = placement
         a.content = Content.DATA
         a.backing_current = False
         a.moves += 1
@@ -643,6 +671,78 @@ class ResidencyManager:
                 NTSTATUS.STATUS_NO_MEMORY, f"no system memory to recommit offered allocations: {error}"
             ) from None
         return fresh
+
+    # --- adapter reset (decision D6) ---------------------------------------------------------------------------
+
+    def on_adapter_reset(self, reason: str) -> None:
+        """After ``DxgkDdiResetFromTimeout``: memory segments lost their contents.
+
+        Each allocation that was in a memory segment is reported evicted by a ``Transfer`` of size 0 and goes
+        back to its backing store as it was (whatever was last paged out: the segment's bytes are gone); each
+        aperture placement is unmapped to the dummy page (its bytes were the backing store's all along); every
+        device is put in error (``DEVICE_REMOVED``).  Paging buffers built here run on the restarted engine.
+        """
+        if self._resetting:  # the reset's own paging failed: the outer call finishes the bookkeeping
+            return
+        self._resetting = True
+        try:
+            for device in self.devices.values():
+                device.removed = device.removed or f"adapter reset: {reason}"
+            lost = [(a, a.placement) for a in self.allocations.values() if a.placement is not None]
+            for a, placement in lost:
+                self.segments.get(placement.segment_id).free(placement.offset)
+                a.placement = None
+                a.ready_fence = 0
+            for queue in self.queues.values():
+                queue.pending.clear()
+                queue.fence.cpu_signal(queue.issued)  # every value is retired: nothing waits forever
+            with contextlib.suppress(DeviceRemoved):  # the engine failed again: reports lost, bookkeeping not
+                self._report_reset(lost)
+        finally:
+            self._resetting = False
+
+    def _report_reset(self, lost: list[tuple[VidMmAllocation, Placement]]) -> None:
+        for a, placement in lost:
+            space = self.segments.get(placement.segment_id)
+            if space.aperture:
+                self.mover.page_out(a, placement)
+            else:
+                self.mover.report_lost(a, placement)
+            self.events.emit(
+                VidMmEvict(
+                    time=self.events.clock.now,
+                    allocation=a.handle,
+                    segment=placement.segment_id,
+                    size=a.size,
+                    cause="reset",
+                    destination="system" if space.aperture else "lost",
+                )
+            )
+        self.paging.wait(self.paging.flush())
+
+    # --- introspection -------------------------------------------------------------------------------------
+
+    def where(self, handle: int) -> Residence:
+        """Where an allocation is, whether its placement is published yet, and who needs it."""
+        a = self.allocation(handle)
+        space = None if a.placement is None else self.segments.get(a.placement.segment_id)
+        published = True
+        if a.ready_fence:
+            queue = next((q for q in a.device.queues if q.issued >= a.ready_fence), None)
+            published = queue is None or self.fence_value(queue) >= a.ready_fence
+        return Residence(
+            handle=a.handle,
+            size=a.size,
+            segment_id=0 if a.placement is None else a.placement.segment_id,
+            offset=None if a.placement is None else a.placement.offset,
+            segment_address=None if space is None or a.placement is None else space.base + a.placement.offset,
+            kind="system" if space is None else ("aperture" if space.aperture else "memory"),
+            published=published,
+            residency_count=a.residency_count,
+            content=a.content.value,
+            backing_pfns=() if a.backing is None else tuple(int(p) for p in a.backing.pfns[:8]),
+            offered=a.offered is not None,
+        )
 
     # --- trimming --------------------------------------------------------------------------------------------
 
