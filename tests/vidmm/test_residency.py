@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from wddmsim.core.units import PAGE_SIZE, KiB, MiB
+from wddmsim.ddi.flags import DXGK_PAGETABLEUPDATEMODE
 from wddmsim.ddi.paging import Op
 from wddmsim.ddi.residency import D3DKMT_MEMORY_SEGMENT_GROUP, D3DKMT_QUERYVIDEOMEMORYINFO
 from wddmsim.ddi.status import HRESULT, InvalidArgument
@@ -33,8 +34,9 @@ def segment_of(a: VidMmAllocation) -> int | None:
     return None if a.placement is None else a.placement.segment_id
 
 
-def test_a_new_allocation_is_filled_with_zeros_in_its_preferred_segment_and_the_fence_says_when() -> None:
-    w = World()
+@pytest.mark.parametrize("physical", [False, True], ids=["by-va", "physical"])
+def test_a_new_allocation_is_filled_with_zeros_in_its_preferred_segment_and_the_fence_says_when(physical: bool) -> None:
+    w = World(physical=physical)
     a = w.buffer(64 * KiB)
     assert at(a) is None and a.residency_count == 0
     result, args = w.make_resident(a)
@@ -42,7 +44,10 @@ def test_a_new_allocation_is_filled_with_zeros_in_its_preferred_segment_and_the_
     assert segment_of(a) == LOCAL
     assert w.rm.fence_value(w.queue) == 1, "the GPU signalled the paging fence from the paging buffer"
     assert not w.read(a).any()
-    assert "DXGK_OPERATION_FILL" in ops(w) and "DXGK_OPERATION_SIGNAL_MONITORED_FENCE" in ops(w)
+    expected = [w.fill_op, "DXGK_OPERATION_SIGNAL_MONITORED_FENCE"]
+    if not physical:
+        expected = ["DXGK_OPERATION_UPDATE_PAGE_TABLE", "DXGK_OPERATION_FLUSH_TLB", *expected]
+    assert ops(w) == expected
     w.check()
 
 
@@ -54,8 +59,9 @@ def test_making_an_already_resident_allocation_resident_completes_at_once_with_f
     assert (result, args.PagingFenceValue, a.residency_count) == (HRESULT.S_OK, 0, 2)
 
 
-def test_n_make_resident_need_n_evict_and_only_the_last_pages_out_with_the_content() -> None:
-    w = World()
+@pytest.mark.parametrize("physical", [False, True], ids=["by-va", "physical"])
+def test_n_make_resident_need_n_evict_and_only_the_last_pages_out_with_the_content(physical: bool) -> None:
+    w = World(physical=physical)
     a = w.buffer(128 * KiB)
     w.make_resident(a)
     w.make_resident(a)
@@ -65,7 +71,7 @@ def test_n_make_resident_need_n_evict_and_only_the_last_pages_out_with_the_conte
     assert at(a) is not None and a.residency_count == 1
     w.evict(a)
     assert at(a) is None and a.residency_count == 0
-    assert "DXGK_OPERATION_TRANSFER" in ops(w)
+    assert w.copy_op in ops(w)
     w.make_resident(a)
     assert np.array_equal(w.read(a), data)
     w.check()
@@ -243,7 +249,7 @@ def test_map_aperture_segment2_is_used_when_the_driver_opts_in() -> None:
 def test_explicit_residency_notification_comes_after_the_fill_and_before_the_transfer_out() -> None:
     from wddmsim.kmd.allocations import AllocationUsage
 
-    w = World()
+    w = World(physical=True)
     a = w.buffer(64 * KiB, usage=AllocationUsage.EXPLICIT_RESIDENCY | AllocationUsage.ACCESSED_PHYSICALLY)
     plain = w.buffer(64 * KiB, usage=AllocationUsage.EXPLICIT_RESIDENCY)
     w.make_resident(a)
@@ -391,3 +397,35 @@ def test_paging_queues_have_their_own_fences_read_through_the_cpu_mapping() -> N
         w.new_queue(w.device, priority=5)
     with pytest.raises(InvalidArgument, match="FenceValue=0x9: the queue has issued values up to 1 only"):
         w.rm.wait(w.queue, 9)
+
+
+@pytest.mark.parametrize(
+    "mode", list(DXGK_PAGETABLEUPDATEMODE), ids=lambda m: m.name.removeprefix("DXGK_PAGETABLEUPDATE_")
+)
+def test_moves_through_the_scratch_area_work_in_every_update_mode_in_chunks(mode: DXGK_PAGETABLEUPDATEMODE) -> None:
+    w = World(update_mode=mode, scratch_size=2 * MiB)
+    assert w.virtual and w.vidmm.mover.scratch is not None and w.vidmm.mover.scratch.chunk_pages == 256
+    big = w.buffer(3 * MiB)
+    w.make_resident(big)
+    data = pattern(big.size, 11)
+    w.write(big, data)
+    before = len(ops(w))
+    w.evict(big)
+    moved = ops(w)[before:]
+    assert moved.count("DXGK_OPERATION_VIRTUAL_TRANSFER") == 3, "1 MiB chunks: half of the 2 MiB scratch area"
+    assert moved.count("DXGK_OPERATION_FLUSH_TLB") == 3
+    others = [w.buffer(1 * MiB) for _ in range(5)]
+    for i, o in enumerate(others):  # reuse the scratch area and the local range with other content
+        w.make_resident(o)
+        w.write(o, pattern(o.size, 100 + i))
+        w.evict(o)
+    w.make_resident(big)
+    assert np.array_equal(w.read(big), data)
+    for i, o in enumerate(others):
+        w.make_resident(o)
+        assert np.array_equal(w.read(o), pattern(o.size, 100 + i))
+        w.evict(o)
+    w.check()
+    if mode == DXGK_PAGETABLEUPDATEMODE.DXGK_PAGETABLEUPDATE_CPU_VIRTUAL:
+        events = [e for e in w.adapter.events.of_type(PagingOperation) if e.operation.endswith("UPDATE_PAGE_TABLE")]
+        assert events, "the CPU path still goes through UpdatePageTable"

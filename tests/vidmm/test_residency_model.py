@@ -29,6 +29,7 @@ from wddmsim.ddi.residency import (
 from wddmsim.ddi.status import HRESULT, NTSTATUS, DdiError
 from wddmsim.hw.gpu import GpuConfig
 from wddmsim.kmd.allocations import AllocationUsage
+from wddmsim.kmd.config import DriverModel
 from wddmsim.testing.residency import check_residency
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.device import Device, PagingQueue
@@ -43,6 +44,7 @@ class ResidencyModel(RuleBasedStateMachine):
     """VidMm against a dict: handle -> the bytes the application last wrote (None: undefined after a discard)."""
 
     factor = 2.0
+    options: dict[str, object] = {}
 
     @initialize(
         first=st.lists(
@@ -50,7 +52,7 @@ class ResidencyModel(RuleBasedStateMachine):
         )
     )
     def setup(self, first: list[tuple[int, int, int]]) -> None:
-        self.world = World()
+        self.world = World(**self.options)  # type: ignore[arg-type]
         w = self.world
         second = w.rm.create_device(w.rm.create_process())
         self.devices: list[tuple[Device, PagingQueue]] = [(w.device, w.queue), (second, w.new_queue(second))]
@@ -219,8 +221,22 @@ class ResidencyModel(RuleBasedStateMachine):
         self._check()
 
 
-def _machine(factor: float) -> type[ResidencyModel]:
-    return type(f"Residency{str(factor).replace('.', '_')}x", (ResidencyModel,), {"factor": factor})
+def _machine(factor: float, **options: object) -> type[ResidencyModel]:
+    name = f"Residency{str(factor).replace('.', '_')}x"
+    return type(name, (ResidencyModel,), {"factor": factor, "options": options})
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"physical": True}, {"model": DriverModel.WDDM1}, {"policy": "random"}, {"map_aperture2": True}],
+    ids=["physical-moves", "wddm1", "random-policy", "map-aperture2"],
+)
+def test_content_survives_random_residency_histories_in_every_configuration(options: dict[str, object]) -> None:
+    machine = _machine(2.0, **options)
+    machine.TestCase.settings = settings(
+        max_examples=10, stateful_step_count=40, deadline=None, suppress_health_check=list(HealthCheck)
+    )
+    machine.TestCase().runTest()
 
 
 @pytest.mark.parametrize("factor", [1.1, 1.5, 2.0, 3.0, 8.0])
@@ -237,7 +253,7 @@ def test_content_survives_random_residency_histories(factor: float) -> None:
 def test_content_survives_long_random_residency_histories(factor: float) -> None:
     machine = _machine(factor)
     machine.TestCase.settings = settings(
-        max_examples=40, stateful_step_count=60, deadline=None, suppress_health_check=list(HealthCheck)
+        max_examples=120, stateful_step_count=80, deadline=None, suppress_health_check=list(HealthCheck)
     )
     machine.TestCase().runTest()
 

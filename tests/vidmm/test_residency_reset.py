@@ -61,7 +61,7 @@ class FailsTransfersDriver(DelegatingDriver):
 
 
 def test_a_fatal_driver_error_during_make_resident_takes_the_reset_path_and_leaves_consistent_state() -> None:
-    w = World()
+    w = World(physical=True)
     w.adapter.vidmm.residency.driver = w.adapter.driver
     failing = FailsTransfersDriver(w.adapter.driver)
     w.vidmm.paging.driver = failing

@@ -6,6 +6,7 @@ import numpy as np
 
 from wddmsim.core.pointer import ByteArray
 from wddmsim.core.units import KiB, MiB
+from wddmsim.ddi.flags import DXGK_PAGETABLEUPDATEMODE
 from wddmsim.ddi.residency import (
     D3DDDI_CREATEPAGINGQUEUE,
     D3DDDI_EVICT_FLAGS,
@@ -35,12 +36,21 @@ class World:
         model: DriverModel = DriverModel.WDDM2,
         policy: str = "priority-lru",
         map_aperture2: bool = False,
+        physical: bool = False,
+        scratch_size: int = 16 * MiB,
+        update_mode: DXGK_PAGETABLEUPDATEMODE | None = None,
     ) -> None:
+        driver = DriverConfig(model=model, map_aperture2=map_aperture2)
+        if update_mode is not None:  # CPU_VIRTUAL needs page tables the CPU can reach: the CPU-visible segment
+            segment = 1 if update_mode == DXGK_PAGETABLEUPDATEMODE.DXGK_PAGETABLEUPDATE_CPU_VIRTUAL else 2
+            driver = DriverConfig(
+                model=model, map_aperture2=map_aperture2, page_table_update_mode=update_mode, page_table_segment=segment
+            )
         self.adapter: Adapter = build_adapter(
             SystemConfig(
                 gpu=gpu,
-                driver=DriverConfig(model=model, map_aperture2=map_aperture2),
-                vidmm=VidMmConfig(eviction_policy=policy),
+                driver=driver,
+                vidmm=VidMmConfig(eviction_policy=policy, physical_moves=physical, scratch_size=scratch_size),
             )
         )
         self.vidmm = self.adapter.vidmm
@@ -48,6 +58,19 @@ class World:
         self.process = self.rm.create_process()
         self.device = self.new_device()
         self.queue = self.new_queue(self.device)
+
+    @property
+    def virtual(self) -> bool:
+        """Content moves by GPU VA through the paging process's scratch area."""
+        return self.vidmm.mover.scratch is not None
+
+    @property
+    def copy_op(self) -> str:
+        return "DXGK_OPERATION_VIRTUAL_TRANSFER" if self.virtual else "DXGK_OPERATION_TRANSFER"
+
+    @property
+    def fill_op(self) -> str:
+        return "DXGK_OPERATION_VIRTUAL_FILL" if self.virtual else "DXGK_OPERATION_FILL"
 
     def new_device(self) -> Device:
         return self.rm.create_device(self.process)

@@ -29,6 +29,7 @@ from wddmsim.vidmm.policy import policy_named
 from wddmsim.vidmm.reset import ResetPath
 from wddmsim.vidmm.residency import ResidencyManager
 from wddmsim.vidmm.scheduler import GpuScheduler
+from wddmsim.vidmm.scratch import Scratch
 from wddmsim.vidmm.segments import Segments
 
 
@@ -40,6 +41,10 @@ class VidMmConfig:
     """``hSystemContext``: the driver's system context for paging."""
     paging_buffer_size: int | None = None
     """Override the driver's ``PagingBufferSize`` (tests sweep it)."""
+    scratch_size: int = 16 * 1024 * 1024
+    """The system paging process's scratch area (GpuMmu): content moves through it in chunks of half of it."""
+    physical_moves: bool = False
+    """Move content with physical ``Transfer``/``Fill`` even on a GpuMmu driver (decision 0014)."""
     eviction_policy: str = "priority-lru"
     """The victim policy by name (:data:`wddmsim.vidmm.policy.POLICIES`)."""
 
@@ -72,7 +77,12 @@ class VideoMemoryManager:
         driver.start_device(self.scheduler)
         if self.gpummu is not None:
             self.paging_process = SystemPagingProcess(
-                driver, mm, self.gpummu, self.spaces, HANDLE(self.config.paging_context)
+                driver,
+                mm,
+                self.gpummu,
+                self.spaces,
+                HANDLE(self.config.paging_context),
+                scratch_size=self.config.scratch_size,
             )
         self.reset = ResetPath(driver, self.scheduler, events)
         self.pool = PagingBufferPool(
@@ -96,6 +106,7 @@ class VideoMemoryManager:
             self.spaces,
             dummy_page=self.dummy_page,
             map_aperture2=bool(self.caps.MemoryManagementCaps.MapAperture2Supported),
+            scratch=self._scratch(),
         )
         self.residency = ResidencyManager(
             driver,
@@ -109,6 +120,12 @@ class VideoMemoryManager:
             gpu_fences=self.gpummu is not None,
         )
         self.reset.listeners.append(self.residency.on_adapter_reset)
+
+    def _scratch(self) -> Scratch | None:
+        """GpuMmu drivers get content moved through the paging process's scratch area (unless configured off)."""
+        if self.paging_process is None or self.gpummu is None or self.config.physical_moves:
+            return None
+        return Scratch(self.paging, self.paging_process, self.gpummu.caps.PageTableUpdateMode)
 
     def resize_paging_buffers(self, size: int) -> None:
         """Replace the paging-buffer pool with buffers of ``size`` bytes (after the GPU went idle).

@@ -5,7 +5,11 @@ range freed by one move can be the destination of the next without a wait.  The 
 *what* moves; this module only knows *how* (wddm-spec.md section 1.4 and checklist item 29):
 
 - into a memory segment: ``Fill`` with 0 for content never written, otherwise ``Transfer`` from the backing
-  store (an MDL), then ``NotifyResidency`` (``Resident = 1``) for allocations that ask for it;
+  store (an MDL), then ``NotifyResidency`` (``Resident = 1``) for allocations that ask for it.  On a GpuMmu
+  driver the copy and the fill go through the system paging process instead: chunk by chunk (at most half the
+  scratch area each), both sides are mapped into the scratch area with ``UpdatePageTable`` in the driver's
+  update mode, the scratch range's TLB entries are flushed (``FlushTlb``, decision D5), and
+  ``TransferVirtual`` / ``FillVirtual`` moves the bytes;
 - into an aperture segment: ``MapApertureSegment`` of the backing pages (``MapApertureSegment2`` with an ADL
   when the driver opts in with ``MapAperture2Supported``), then ``NotifyResidency``;
 - out of a memory segment: ``NotifyResidency`` (``Resident = 0``, address (0, 0)) *before* the copy, then
@@ -16,6 +20,8 @@ range freed by one move can be the destination of the next without a wait.  The 
 from __future__ import annotations
 
 from typing import final
+
+import numpy as np
 
 from wddmsim.core.units import PAGE_SHIFT
 from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS
@@ -34,6 +40,7 @@ from wddmsim.ddi.paging import (
 )
 from wddmsim.vidmm.allocation import Content, VidMmAllocation
 from wddmsim.vidmm.paging import PagingStream
+from wddmsim.vidmm.scratch import Direction, Pages, Scratch
 from wddmsim.vidmm.segments import Placement, Segments
 
 _SINGLE_SHOT = DXGK_TRANSFERFLAGS(TransferStart=True, TransferEnd=True)
@@ -43,11 +50,26 @@ _SINGLE_SHOT = DXGK_TRANSFERFLAGS(TransferStart=True, TransferEnd=True)
 class Mover:
     """Builds the paging operations of one allocation's move into the paging stream."""
 
-    def __init__(self, paging: PagingStream, segments: Segments, *, dummy_page: int, map_aperture2: bool) -> None:
+    def __init__(
+        self,
+        paging: PagingStream,
+        segments: Segments,
+        *,
+        dummy_page: int,
+        map_aperture2: bool,
+        scratch: Scratch | None = None,
+    ) -> None:
         self.paging = paging
         self.segments = segments
         self.dummy_page = dummy_page
         self.map_aperture2 = map_aperture2
+        self.scratch = scratch
+        """The paging process's scratch area (GpuMmu): content moves by GPU VA through it."""
+
+    def _pages(self, placement: Placement, size: int) -> Pages:
+        return Pages(
+            placement.segment_id, np.arange(size >> PAGE_SHIFT, dtype=np.uint64) + (placement.offset >> PAGE_SHIFT)
+        )
 
     def _address(self, placement: Placement) -> int:
         return self.segments.get(placement.segment_id).base + placement.offset
@@ -65,28 +87,36 @@ class Mover:
         if space.aperture:
             how = self._map(a, placement)
         elif a.content == Content.DATA:
-            self.paging.build(
-                DXGK_BUILDPAGINGBUFFER_TRANSFER(
-                    hAllocation=a.handle,
-                    TransferSize=a.size,
-                    Source=DXGK_TRANSFER_LOCATION.mdl(self._backing(a)),
-                    Destination=DXGK_TRANSFER_LOCATION.segment(placement.segment_id, self._address(placement)),
-                    Flags=_SINGLE_SHOT,
+            if self.scratch is not None:
+                self.scratch.transfer(
+                    a, Pages(0, self._backing(a).pfns), self._pages(placement, a.size), Direction.SYSTEM_TO_LOCAL
                 )
-            )
+            else:
+                self.paging.build(
+                    DXGK_BUILDPAGINGBUFFER_TRANSFER(
+                        hAllocation=a.handle,
+                        TransferSize=a.size,
+                        Source=DXGK_TRANSFER_LOCATION.mdl(self._backing(a)),
+                        Destination=DXGK_TRANSFER_LOCATION.segment(placement.segment_id, self._address(placement)),
+                        Flags=_SINGLE_SHOT,
+                    )
+                )
             how = "transfer"
         else:
             # Never written (or discarded): zeros, so no byte of another process ever shows through.
-            self.paging.build(
-                DXGK_BUILDPAGINGBUFFER_FILL(
-                    hAllocation=a.handle,
-                    FillSize=a.size,
-                    FillPattern=0,
-                    Destination=DXGK_FILL_DESTINATION(
-                        SegmentId=placement.segment_id, SegmentAddress=self._address(placement)
-                    ),
+            if self.scratch is not None:
+                self.scratch.fill(a, self._pages(placement, a.size), 0)
+            else:
+                self.paging.build(
+                    DXGK_BUILDPAGINGBUFFER_FILL(
+                        hAllocation=a.handle,
+                        FillSize=a.size,
+                        FillPattern=0,
+                        Destination=DXGK_FILL_DESTINATION(
+                            SegmentId=placement.segment_id, SegmentAddress=self._address(placement)
+                        ),
+                    )
                 )
-            )
             how = "fill"
         if a.notify:
             self._notify(a, placement)
@@ -140,15 +170,20 @@ class Mover:
             )
             return "system" if keep_content else "discarded"
         if keep_content and a.content == Content.DATA and not a.backing_current:
-            self.paging.build(
-                DXGK_BUILDPAGINGBUFFER_TRANSFER(
-                    hAllocation=a.handle,
-                    TransferSize=a.size,
-                    Source=DXGK_TRANSFER_LOCATION.segment(placement.segment_id, self._address(placement)),
-                    Destination=DXGK_TRANSFER_LOCATION.mdl(self._backing(a)),
-                    Flags=_SINGLE_SHOT,
+            if self.scratch is not None:
+                self.scratch.transfer(
+                    a, self._pages(placement, a.size), Pages(0, self._backing(a).pfns), Direction.LOCAL_TO_SYSTEM
                 )
-            )
+            else:
+                self.paging.build(
+                    DXGK_BUILDPAGINGBUFFER_TRANSFER(
+                        hAllocation=a.handle,
+                        TransferSize=a.size,
+                        Source=DXGK_TRANSFER_LOCATION.segment(placement.segment_id, self._address(placement)),
+                        Destination=DXGK_TRANSFER_LOCATION.mdl(self._backing(a)),
+                        Flags=_SINGLE_SHOT,
+                    )
+                )
             return "system"
         self.paging.build(
             DXGK_BUILDPAGINGBUFFER_DISCARDCONTENT(

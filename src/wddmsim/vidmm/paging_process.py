@@ -36,9 +36,11 @@ from wddmsim.vidmm.gpummu import GpuMmuDescription
 from wddmsim.vidmm.segments import Segments
 
 VIDMM_REGION: Final = 64 * MiB
-"""The top of the paging process's VA space that VidMm keeps: fence pages, then the scratch area."""
+"""The top of the paging process's VA space that VidMm keeps (2 MiB-aligned pieces, from its base): the
+paging-queue fences, a window onto the scratch area's leaf tables, then the scratch area."""
 FENCE_PAGES: Final = 16
 """Pages of paging-queue fences (one 8-byte fence each, 512 to a page)."""
+_PIECE: Final = 2 * MiB
 
 
 class PageTableTag:
@@ -65,6 +67,8 @@ class SystemPagingProcess:
         mmu: GpuMmuDescription,
         segments: Segments,
         context: HANDLE,
+        *,
+        scratch_size: int = 16 * MiB,
     ) -> None:
         self.driver = driver
         self.mm = mm
@@ -84,10 +88,39 @@ class SystemPagingProcess:
             DXGKARG_SETROOTPAGETABLE(hContext=context, Address=self.root_address, NumEntries=self.entries(top))
         )
         self.va_size = 1 << mmu.caps.VirtualAddressBitCount
+        if self.va_size < 4 * VIDMM_REGION:
+            raise VidMmError(
+                f"VirtualAddressBitCount={mmu.caps.VirtualAddressBitCount}: the paging process needs at least "
+                f"{4 * VIDMM_REGION // MiB} MiB of VA space"
+            )
         self.region_base = self.va_size - VIDMM_REGION
         self.fence_base = self.region_base
-        self.scratch_base = self.region_base + FENCE_PAGES * PAGE_SIZE
-        self.scratch_size = VIDMM_REGION - FENCE_PAGES * PAGE_SIZE
+        self.window_base = self.region_base + _PIECE
+        """Where the scratch area's leaf tables are mapped, one page each (GPU_VIRTUAL updates name them so)."""
+        self.scratch_base = self.region_base + 2 * _PIECE
+        if scratch_size <= 0 or scratch_size % _PIECE or scratch_size > VIDMM_REGION - 2 * _PIECE:
+            raise VidMmError(
+                f"scratch_size={scratch_size:#x}: must be a positive multiple of 2 MiB, at most "
+                f"{(VIDMM_REGION - 2 * _PIECE) // MiB} MiB"
+            )
+        self.scratch_size = scratch_size
+        self.scratch_leaves: list[tuple[int, CpuMapping]] = []
+        self._prepare_scratch()
+
+    def _prepare_scratch(self) -> None:
+        """Create the scratch area's tables (all invalid) and map its leaf tables into the window."""
+        span = 1 << self.mmu.shift(1)
+        for va in range(self.scratch_base, self.scratch_base + self.scratch_size, span):
+            self._ensure_path(va)
+            self.scratch_leaves.append(self._table(0, self._key(0, va)))
+        pages = np.array([offset >> PAGE_SHIFT for offset, _ in self.scratch_leaves], dtype=np.uint64)
+        self.map(self.window_base, segment_id=self.segment_id, page_numbers=pages)
+
+    def scratch_leaf(self, va: int) -> tuple[int, int, CpuMapping, int]:
+        """For a scratch VA: the index of its leaf table, the table's segment offset, CPU mapping and window VA."""
+        index = (va - self.scratch_base) >> self.mmu.shift(1)
+        offset, mapping = self.scratch_leaves[index]
+        return index, offset, mapping, self.window_base + index * PAGE_SIZE
 
     # --- geometry ----------------------------------------------------------------------------------------------
 

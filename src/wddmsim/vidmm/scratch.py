@@ -1,0 +1,141 @@
+"""Moving content by GPU VA through the system paging process's scratch area (GpuMmu, WDDM 2.x).
+
+A move of ``n`` pages is cut into chunks of at most half the scratch area.  For each chunk: the source pages
+are mapped at the scratch area's base and the destination pages right after them (``UpdatePageTable`` on the
+scratch leaf tables, in the update mode the driver reported: by GPU VA through the window onto those tables,
+by physical address, or -- ``CPU_VIRTUAL`` -- written by the CPU, which first waits for the paging engine to
+finish with the previous mapping); the scratch range is flushed from the TLB (``FlushTlb``, decision D5:
+valid entries changed); then ``TransferVirtual`` (or ``FillVirtual``) moves the bytes.  Everything is in the
+paging stream in that order, so the GPU never uses a mapping before it is written (checklist item 24).
+
+The scratch mappings are left in place after the move: only the paging process sees them, and the next move
+overwrites them and flushes before using them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import final
+
+import numpy as np
+import numpy.typing as npt
+
+from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE
+from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS
+from wddmsim.ddi.flags import DXGK_MEMORY_TRANSFER_DIRECTION as Direction  # noqa: N811 - read as the C enum
+from wddmsim.ddi.flags import DXGK_PAGETABLEUPDATEMODE
+from wddmsim.ddi.paging import (
+    DXGK_BUILDPAGINGBUFFER_FILLVIRTUAL,
+    DXGK_BUILDPAGINGBUFFER_FLUSHTLB,
+    DXGK_BUILDPAGINGBUFFER_TRANSFERVIRTUAL,
+    DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE,
+    DXGK_PAGETABLEUPDATEADDRESS,
+)
+from wddmsim.ddi.pte import pte_array, pte_flags
+from wddmsim.vidmm.allocation import VidMmAllocation
+from wddmsim.vidmm.paging import PagingStream
+from wddmsim.vidmm.paging_process import SystemPagingProcess
+
+__all__ = ["Direction", "Pages", "Scratch"]
+
+Mode = DXGK_PAGETABLEUPDATEMODE
+
+
+@dataclass(frozen=True, slots=True)
+class Pages:
+    """One side of a move: pages of a segment (``DXGK_PTE.PageAddress`` numbering; 0: system PFNs)."""
+
+    segment_id: int
+    numbers: npt.NDArray[np.uint64]
+
+
+@final
+class Scratch:
+    """Builds chunked, mapped, flushed virtual moves into the paging stream."""
+
+    def __init__(self, paging: PagingStream, process: SystemPagingProcess, mode: DXGK_PAGETABLEUPDATEMODE) -> None:
+        self.paging = paging
+        self.process = process
+        self.mode = mode
+        self.chunk_pages = process.scratch_size // 2 // PAGE_SIZE
+        self.moves = 0
+
+    def transfer(self, a: VidMmAllocation, source: Pages, destination: Pages, direction: Direction) -> None:
+        total = a.size >> PAGE_SHIFT
+        base = self.process.scratch_base
+        for first in range(0, total, self.chunk_pages):
+            n = min(self.chunk_pages, total - first)
+            src_va, dst_va = base, base + self.chunk_pages * PAGE_SIZE
+            self._map(src_va, source.segment_id, source.numbers[first : first + n])
+            self._map(dst_va, destination.segment_id, destination.numbers[first : first + n])
+            self._flush(src_va, dst_va + n * PAGE_SIZE)
+            self.paging.build(
+                DXGK_BUILDPAGINGBUFFER_TRANSFERVIRTUAL(
+                    hAllocation=a.handle,
+                    AllocationOffsetInBytes=first * PAGE_SIZE,
+                    TransferSizeInBytes=n * PAGE_SIZE,
+                    SourceVirtualAddress=src_va,
+                    DestinationVirtualAddress=dst_va,
+                    TransferDirection=direction,
+                )
+            )
+        self.moves += 1
+
+    def fill(self, a: VidMmAllocation, destination: Pages, pattern: int) -> None:
+        total = a.size >> PAGE_SHIFT
+        va = self.process.scratch_base
+        for first in range(0, total, 2 * self.chunk_pages):
+            n = min(2 * self.chunk_pages, total - first)
+            self._map(va, destination.segment_id, destination.numbers[first : first + n])
+            self._flush(va, va + n * PAGE_SIZE)
+            self.paging.build(
+                DXGK_BUILDPAGINGBUFFER_FILLVIRTUAL(
+                    hAllocation=a.handle,
+                    AllocationOffsetInBytes=first * PAGE_SIZE,
+                    FillSizeInBytes=n * PAGE_SIZE,
+                    FillPattern=pattern,
+                    DestinationVirtualAddress=va,
+                )
+            )
+        self.moves += 1
+
+    def _map(self, va: int, segment_id: int, numbers: npt.NDArray[np.uint64]) -> None:
+        """``UpdatePageTable`` of the scratch leaf entries from ``va``, one call per leaf table."""
+        if self.mode == Mode.DXGK_PAGETABLEUPDATE_CPU_VIRTUAL:
+            # The CPU writes at build time: the paging engine must be done with the previous mapping.
+            self.paging.wait(self.paging.flush())
+        span = 1 << self.process.mmu.shift(1)
+        done = 0
+        while done < numbers.shape[0]:
+            address = va + done * PAGE_SIZE
+            count = min(numbers.shape[0] - done, (span - address % span) // PAGE_SIZE)
+            entries = pte_array(count)
+            entries["Flags"] = pte_flags(Valid=1, Segment=segment_id)
+            entries["PageAddress"] = numbers[done : done + count]
+            _, offset, mapping, window = self.process.scratch_leaf(address)
+            if self.mode == Mode.DXGK_PAGETABLEUPDATE_GPU_VIRTUAL:
+                where = DXGK_PAGETABLEUPDATEADDRESS(GpuVirtual=window)
+            elif self.mode == Mode.DXGK_PAGETABLEUPDATE_GPU_PHYSICAL:
+                where = DXGK_PAGETABLEUPDATEADDRESS(
+                    GpuPhysical=D3DGPU_PHYSICAL_ADDRESS(SegmentId=self.process.segment_id, SegmentOffset=offset)
+                )
+            else:
+                where = DXGK_PAGETABLEUPDATEADDRESS(CpuVirtual=mapping.pointer(0))
+            self.paging.build(
+                DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE(
+                    PageTableLevel=0,
+                    PageTableAddress=where,
+                    pPageTableEntries=entries,
+                    StartIndex=self.process.index(address, 0),
+                    NumPageTableEntries=count,
+                    UpdateMode=self.mode,
+                )
+            )
+            done += count
+
+    def _flush(self, start: int, end: int) -> None:
+        self.paging.build(
+            DXGK_BUILDPAGINGBUFFER_FLUSHTLB(
+                RootPageTableAddress=self.process.root_address, StartVirtualAddress=start, EndVirtualAddress=end - 1
+            )
+        )
