@@ -9,6 +9,8 @@ working set, and requires identical application-visible results.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
@@ -44,7 +46,7 @@ class ResidencyModel(RuleBasedStateMachine):
     """VidMm against a dict: handle -> the bytes the application last wrote (None: undefined after a discard)."""
 
     factor = 2.0
-    options: dict[str, object] = {}
+    options: ClassVar[dict[str, object]] = {}
 
     @initialize(
         first=st.lists(
