@@ -429,3 +429,42 @@ def test_moves_through_the_scratch_area_work_in_every_update_mode_in_chunks(mode
     if mode == DXGK_PAGETABLEUPDATEMODE.DXGK_PAGETABLEUPDATE_CPU_VIRTUAL:
         events = [e for e in w.adapter.events.of_type(PagingOperation) if e.operation.endswith("UPDATE_PAGE_TABLE")]
         assert events, "the CPU path still goes through UpdatePageTable"
+
+
+def test_pressure_drops_offered_content_first_without_copying_it() -> None:
+    from wddmsim.ddi.residency import (
+        D3DDDI_OFFER_PRIORITY,
+        D3DDDI_RECLAIM_RESULT,
+        D3DKMT_OFFERALLOCATIONS,
+        D3DKMT_RECLAIMALLOCATIONS2,
+    )
+
+    w = World()
+    offered = w.buffer(2 * MiB)
+    idle = w.buffer(2 * MiB)
+    for a in (offered, idle):
+        w.make_resident(a)
+        w.write(a, pattern(a.size, 4))
+        w.evict(a, EvictOnlyIfNecessary=True)
+    w.rm.offer(
+        D3DKMT_OFFERALLOCATIONS(
+            hDevice=w.device.handle,
+            HandleList=(offered.handle,),
+            NumAllocations=1,
+            Priority=D3DDDI_OFFER_PRIORITY.D3DDDI_OFFER_PRIORITY_LOW,
+        )
+    )
+    before = len(ops(w))
+    w.make_resident(w.buffer(2 * MiB))  # room for one of the two in the local segment
+    assert at(offered) is None and at(idle) is not None, "the offered one went first"
+    assert w.copy_op not in ops(w)[before:], "its content was dropped, not copied"
+    args = D3DKMT_RECLAIMALLOCATIONS2(hPagingQueue=w.queue.handle, NumAllocations=1, HandleList=(offered.handle,))
+    w.rm.reclaim(args)
+    assert args.pResults == [D3DDDI_RECLAIM_RESULT.D3DDDI_RECLAIM_RESULT_DISCARDED]
+    w.check()
+
+
+def test_segments_never_hand_out_more_than_their_commit_limit() -> None:
+    w = World()
+    for space in w.vidmm.spaces:
+        assert space.size <= space.descriptor.CommitLimit

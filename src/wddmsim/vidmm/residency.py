@@ -451,10 +451,13 @@ class ResidencyManager:
     def _place(self, a: VidMmAllocation, protected: set[HANDLE], *, cause: str) -> bool:
         """Find ``a`` a range (evicting as the policy ranks) and page it in; False if nothing can hold it."""
         candidates = self._candidates(a)
+        near = [s for s in candidates if s.group == candidates[0].group]  # as good as the preferred one
+        far = [s for s in candidates if s.group != candidates[0].group]
         passes: list[tuple[list[SegmentSpace], Victims | None]] = [
-            (candidates[:1], _unreferenced),  # the preferred segment, making room from what no list needs
-            (candidates[1:], None),  # the other segments' free room
-            (candidates, _unreferenced),
+            (near, None),  # free room where the allocation wants to be
+            (near, _unreferenced),  # room made there from what no residency list needs
+            (far, None),  # free room in the other group (an aperture: system memory)
+            (far, _unreferenced),
             (candidates, _anyone),  # victims some list needs: they come back before their device runs
         ]
         for spaces, victims in passes:
@@ -477,8 +480,13 @@ class ResidencyManager:
         candidates = [v for v in self.residents(space) if v.handle not in protected and v.pin_count == 0 and victims(v)]
         if sum(v.size for v in candidates) + space.ranges.free_bytes < a.size:
             return None
-        for victim in self.policy.order(candidates):
-            self._leave(victim, cause=cause, protected=protected)
+        offered = sorted((v for v in candidates if v.offered is not None), key=lambda v: (v.offered, v.last_use))
+        others = self.policy.order([v for v in candidates if v.offered is None])
+        for victim in offered + others:  # offered content is dropped first, lowest offer priority first
+            if victim.offered is not None:
+                self._drop_offered(victim)
+            else:
+                self._leave(victim, cause=cause, protected=protected)
             offset = space.allocate(a.size, a, alignment=alignment, from_end=from_end)
             if offset is not None:
                 return offset

@@ -39,7 +39,8 @@ class SegmentSpace:
     def __init__(self, segment_id: int, descriptor: DXGK_SEGMENTDESCRIPTOR4) -> None:
         self.id = segment_id
         self.descriptor = descriptor
-        self.ranges = RangeAllocator(descriptor.Size - descriptor.Size % PAGE_SIZE)
+        usable = min(descriptor.Size, descriptor.CommitLimit or descriptor.Size)  # never commit past CommitLimit
+        self.ranges = RangeAllocator(usable - usable % PAGE_SIZE)
         self.owners: dict[int, object] = {}
         """Offset -> what holds the range there (an allocation, or VidMm's own object)."""
 
