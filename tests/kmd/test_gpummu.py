@@ -447,7 +447,6 @@ def test_fault_records_carry_the_documented_fields() -> None:
         original(data)
 
     rig.vidmm.scheduler.notify_interrupt = record  # type: ignore[method-assign]
-    rig.driver.start_device(rig.vidmm.scheduler)
     with pytest.raises(DeviceRemoved):
         fill_va(rig, 0x300_0000 + 8, 8, 1)
     (fault,) = [d for d in reported if d.InterruptType == DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_PAGE_FAULTED]

@@ -23,6 +23,11 @@ from wddmsim.ddi.allocation import (
 )
 from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS, HANDLE, NULL
 from wddmsim.ddi.caps import DXGK_QUERYADAPTERINFOTYPE
+from wddmsim.ddi.context import (
+    DXGKARG_CREATECONTEXT,
+    DXGKARGCB_CREATECONTEXTALLOCATION,
+    DXGKARGCB_UPDATECONTEXTALLOCATION,
+)
 from wddmsim.ddi.memory import MDL
 from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER
 from wddmsim.ddi.status import NTSTATUS
@@ -62,6 +67,19 @@ class DxgkrnlInterface(Protocol):
         """``DxgkCbNotifyInterrupt``: called from the driver's interrupt routine."""
         ...
 
+    def create_context_allocation(self, args: DXGKARGCB_CREATECONTEXTALLOCATION) -> NTSTATUS:
+        """``DxgkCbCreateContextAllocation``: VidMm places the allocation and initialises it with
+        ``InitContextResource``; ``args.hAllocation`` receives its handle."""
+        ...
+
+    def update_context_allocation(self, args: DXGKARGCB_UPDATECONTEXTALLOCATION) -> NTSTATUS:
+        """``DxgkCbUpdateContextAllocation``: returns once ``UpdateContextAllocation`` has executed."""
+        ...
+
+    def destroy_context_allocation(self, hAllocation: HANDLE) -> NTSTATUS:
+        """``DxgkCbDestroyContextAllocation``."""
+        ...
+
 
 class KernelModeDriver(Protocol):
     """The ``DxgkDdi*`` entry points of a WDDM kernel-mode driver, as far as the paging path needs them."""
@@ -80,6 +98,14 @@ class KernelModeDriver(Protocol):
 
     def destroy_allocation(self, args: DXGKARG_DESTROYALLOCATION) -> NTSTATUS:
         """``DxgkDdiDestroyAllocation``."""
+        ...
+
+    def create_context(self, args: DXGKARG_CREATECONTEXT) -> NTSTATUS:
+        """``DxgkDdiCreateContext``: ``args.hContext`` receives the driver's context handle."""
+        ...
+
+    def destroy_context(self, hContext: HANDLE) -> NTSTATUS:
+        """``DxgkDdiDestroyContext``."""
         ...
 
     def build_paging_buffer(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:

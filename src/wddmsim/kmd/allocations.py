@@ -169,6 +169,10 @@ class AllocationTable:
         self._by_handle[handle] = allocation
         return allocation
 
+    def alias(self, handle: HANDLE, allocation: KmdAllocation) -> None:
+        """Also answer to ``handle``: VidMm's handle of a context allocation (``DxgkCbCreateContextAllocation``)."""
+        self._by_handle[handle] = allocation
+
     def get(self, handle: int, argument: str) -> KmdAllocation:
         allocation = self._by_handle.get(handle)
         if allocation is None:

@@ -13,6 +13,7 @@ from typing import Final, final
 
 from wddmsim.core.units import PAGE_SIZE
 from wddmsim.ddi.allocation import (
+    DXGK_SEGMENTPREFERENCE,
     DXGKARG_ACQUIRESWIZZLINGRANGE,
     DXGKARG_CREATEALLOCATION,
     DXGKARG_DESTROYALLOCATION,
@@ -27,6 +28,11 @@ from wddmsim.ddi.caps import (
     DXGK_QUERYADAPTERINFOTYPE,
     DXGK_QUERYPAGETABLELEVELDESCIN,
     DXGK_VIDMMCAPS,
+)
+from wddmsim.ddi.context import (
+    DXGKARG_CREATECONTEXT,
+    DXGKARGCB_CREATECONTEXTALLOCATION,
+    DXGKARGCB_UPDATECONTEXTALLOCATION,
 )
 from wddmsim.ddi.driver import (
     DXGKARG_GETROOTPAGETABLESIZE,
@@ -53,15 +59,17 @@ from wddmsim.hw.engine import Interrupt, InterruptKind, Submission
 from wddmsim.hw.faults import AccessKind, FaultKind
 from wddmsim.hw.gpu import PAGING_ENGINE, Gpu
 from wddmsim.hw.pte import TablePointer, Target
-from wddmsim.kmd.allocations import AllocationDesc, ResourceKind, describe
+from wddmsim.kmd.allocations import AllocationDesc, ResourceKind, describe, segment_set
 from wddmsim.kmd.config import DriverConfig
 from wddmsim.kmd.errors import DriverContractError
 from wddmsim.kmd.paging import aperture, context, fence, fill, notify, page_table, physical, transfer, virtual
 from wddmsim.kmd.pte_format import SegmentTables
-from wddmsim.kmd.segments import SegmentMap
+from wddmsim.kmd.segments import SegmentKind, SegmentMap
 from wddmsim.kmd.state import DriverState
 
 PAGING_CONTEXT: Final = HANDLE(0x1)
+CONTEXT_IMAGE_SIZE: Final = 16 * 1024
+"""Bytes of a context's saved image (a 64-byte header, then the driver's state)."""
 """The system context paging buffers run in (``hSystemContext``) -- bound to the paging engine."""
 
 Builder = Callable[[DriverState, DXGKARG_BUILDPAGINGBUFFER], NTSTATUS]
@@ -99,6 +107,8 @@ class ReferenceDriver:
         segments = SegmentMap(gpu.config, use_64k_pages=self.config.cpu_visible_64k_pages)
         self.state = DriverState(gpu, self.config, segments, SegmentTables(segments))
         self.contexts: dict[int, int] = {PAGING_CONTEXT: PAGING_ENGINE}
+        self.context_allocations: dict[int, tuple[HANDLE, HANDLE]] = {}
+        """Context -> (the driver's handle of its image, VidMm's handle from DxgkCbCreateContextAllocation)."""
         self._dxgkrnl: DxgkrnlInterface | None = None
         self.unreported: list[DXGKARGCB_NOTIFY_INTERRUPT_DATA] = []
         gpu.set_interrupt_handler(self._interrupt_routine)
@@ -393,6 +403,67 @@ class ReferenceDriver:
 
     def restart_from_timeout(self) -> NTSTATUS:
         """``DxgkDdiRestartFromTimeout``."""
+        return NTSTATUS.STATUS_SUCCESS
+
+    # --- contexts and their allocations ---------------------------------------------------------------------
+
+    def create_context(self, args: DXGKARG_CREATECONTEXT) -> NTSTATUS:
+        """``DxgkDdiCreateContext``: the context's image is a context allocation VidMm places and initialises
+        (``DxgkCbCreateContextAllocation`` -> ``InitContextResource``)."""
+        if self._dxgkrnl is None:
+            raise DriverContractError("DxgkDdiCreateContext", None, "the device is not started")
+        if args.NodeOrdinal not in (PAGING_ENGINE, len(self.gpu.engines) - 1):
+            raise DriverContractError("NodeOrdinal", args.NodeOrdinal, f"nodes are 0..{len(self.gpu.engines) - 1}")
+        record = self.state.allocations.add(AllocationDesc(ResourceKind.CONTEXT, size=CONTEXT_IMAGE_SIZE))
+        handle = HANDLE(0x8000_0000 + len(self.contexts))
+        request = DXGKARGCB_CREATECONTEXTALLOCATION(
+            hDevice=args.hDevice,
+            hContext=handle,
+            hDriverAllocation=record.handle,
+            Size=record.size,
+            Alignment=PAGE_SIZE,
+            SupportedSegmentSet=segment_set(*(s.segment_id for s in self.segments.segments)),
+            PreferredSegment=DXGK_SEGMENTPREFERENCE(SegmentId0=self._local_segment()),
+        )
+        try:
+            status = self._dxgkrnl.create_context_allocation(request)
+        except BaseException:
+            self.state.allocations.remove(record.handle)
+            raise
+        if status != NTSTATUS.STATUS_SUCCESS:
+            self.state.allocations.remove(record.handle)
+            return status
+        self.state.allocations.alias(request.hAllocation, record)
+        self.contexts[handle] = args.NodeOrdinal
+        self.context_allocations[handle] = (record.handle, request.hAllocation)
+        args.hContext = handle
+        return NTSTATUS.STATUS_SUCCESS
+
+    def _local_segment(self) -> int:
+        """The memory segment the CPU cannot see: where context images want to be."""
+        return next(s.segment_id for s in self.segments.segments if s.kind == SegmentKind.MEMORY and not s.cpu_visible)
+
+    def update_context_state(self, hContext: HANDLE, state: bytes) -> NTSTATUS:
+        """The driver changes a context's saved state (e.g. on a priority change): through
+        ``DxgkCbUpdateContextAllocation``, which returns once the GPU has written it."""
+        if self._dxgkrnl is None or hContext not in self.context_allocations:
+            raise DriverContractError("hContext", hContext, "is not a context of this driver")
+        _, vidmm_handle = self.context_allocations[hContext]
+        return self._dxgkrnl.update_context_allocation(
+            DXGKARGCB_UPDATECONTEXTALLOCATION(
+                hAllocation=vidmm_handle, pPrivateDriverData=state, PrivateDriverDataSize=len(state)
+            )
+        )
+
+    def destroy_context(self, hContext: HANDLE) -> NTSTATUS:
+        """``DxgkDdiDestroyContext``: the context allocation goes back (``DxgkCbDestroyContextAllocation``)."""
+        if self._dxgkrnl is None or hContext not in self.context_allocations:
+            raise DriverContractError("hContext", hContext, "is not a context of this driver")
+        own, vidmm_handle = self.context_allocations.pop(hContext)
+        self._dxgkrnl.destroy_context_allocation(vidmm_handle)
+        self.state.allocations.remove(vidmm_handle)
+        self.state.allocations.remove(own)
+        del self.contexts[hContext]
         return NTSTATUS.STATUS_SUCCESS
 
     # --- interrupts -----------------------------------------------------------------------------------------

@@ -14,6 +14,8 @@ from wddmsim.ddi.allocation import (
     DXGKARG_DESTROYALLOCATION,
     DXGKARG_RELEASESWIZZLINGRANGE,
 )
+from wddmsim.ddi.base import HANDLE
+from wddmsim.ddi.context import DXGKARG_CREATECONTEXT
 from wddmsim.ddi.driver import (
     DXGKARG_GETROOTPAGETABLESIZE,
     DXGKARG_QUERYADAPTERINFO,
@@ -43,6 +45,12 @@ class DelegatingDriver:
 
     def destroy_allocation(self, args: DXGKARG_DESTROYALLOCATION) -> NTSTATUS:
         return self.inner.destroy_allocation(args)
+
+    def create_context(self, args: DXGKARG_CREATECONTEXT) -> NTSTATUS:
+        return self.inner.create_context(args)
+
+    def destroy_context(self, hContext: HANDLE) -> NTSTATUS:
+        return self.inner.destroy_context(hContext)
 
     def build_paging_buffer(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
         """The forced ``CPU_VIRTUAL`` path (no paging buffer) always reaches the real driver, so the paging

@@ -73,6 +73,8 @@ class VidMmAllocation:
     """How many times it was paged in (for statistics)."""
     placed_at: int = 0
     """The use-counter stamp of its last page-in (first in, first out)."""
+    context: bool = False
+    """A context or device allocation (``DxgkCbCreateContextAllocation``): initialised by ``InitContextResource``."""
 
     @staticmethod
     def from_info(

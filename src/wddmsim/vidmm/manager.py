@@ -16,10 +16,12 @@ from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE
 from wddmsim.ddi.allocation import DXGK_ALLOCATIONINFO, DXGKARG_CREATEALLOCATION, DXGKARG_DESTROYALLOCATION
 from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.caps import DXGK_DRIVERCAPS, DXGK_QUERYADAPTERINFOTYPE
+from wddmsim.ddi.context import DXGKARG_CREATECONTEXT
 from wddmsim.ddi.driver import DXGKARG_QUERYADAPTERINFO, KernelModeDriver, SystemMemoryServices
 from wddmsim.ddi.segments import DXGK_QUERYSEGMENTIN4, DXGK_QUERYSEGMENTOUT4, DXGK_SEGMENTDESCRIPTOR4
-from wddmsim.ddi.status import InvalidArgument
-from wddmsim.vidmm.device import FenceArea
+from wddmsim.ddi.status import NTSTATUS, DdiError, InvalidArgument
+from wddmsim.vidmm.callbacks import DxgkrnlCallbacks
+from wddmsim.vidmm.device import Device, FenceArea
 from wddmsim.vidmm.gpummu import GpuMmuDescription, query_gpummu
 from wddmsim.vidmm.mover import Mover
 from wddmsim.vidmm.paging import PagingStream
@@ -74,7 +76,8 @@ class VideoMemoryManager:
         if self.caps.MemoryManagementCaps.GpuMmuSupported:
             self.gpummu = query_gpummu(driver, self.segments)
         self.scheduler = GpuScheduler(driver, clock, events, nodes=2)
-        driver.start_device(self.scheduler)
+        self.callbacks = DxgkrnlCallbacks(self.scheduler)
+        driver.start_device(self.callbacks)
         if self.gpummu is not None:
             self.paging_process = SystemPagingProcess(
                 driver,
@@ -118,8 +121,11 @@ class VideoMemoryManager:
             policy_named(self.config.eviction_policy),
             events,
             gpu_fences=self.gpummu is not None,
+            scratch=self.mover.scratch,
+            process=self.paging_process,
         )
         self.reset.listeners.append(self.residency.on_adapter_reset)
+        self.callbacks.residency = self.residency
 
     def _scratch(self) -> Scratch | None:
         """GpuMmu drivers get content moved through the paging process's scratch area (unless configured off)."""
@@ -177,6 +183,21 @@ class VideoMemoryManager:
         info = DXGK_ALLOCATIONINFO(pPrivateDriverData=private_data, PrivateDriverDataSize=len(private_data))
         self.driver.create_allocation(DXGKARG_CREATEALLOCATION(NumAllocations=1, pAllocationInfo=[info]))
         return info
+
+    def create_context(self, device: Device | None = None, *, node: int = 0) -> HANDLE:
+        """``DxgkDdiCreateContext`` on behalf of ``device`` (the system device when None); the driver asks back
+        for the context's image with ``DxgkCbCreateContextAllocation``."""
+        owner = device or self.residency.system_device
+        args = DXGKARG_CREATECONTEXT(hDevice=owner.handle if device is not None else HANDLE(0), NodeOrdinal=node)
+        status = self.driver.create_context(args)
+        if status != NTSTATUS.STATUS_SUCCESS:
+            raise DdiError(NTSTATUS(status), "DxgkDdiCreateContext failed")
+        self.residency.initialize_contexts()
+        return args.hContext
+
+    def destroy_context(self, hContext: HANDLE) -> None:
+        """``DxgkDdiDestroyContext``."""
+        self.driver.destroy_context(hContext)
 
     def destroy_allocation(self, handle: HANDLE) -> None:
         self.driver.destroy_allocation(DXGKARG_DESTROYALLOCATION(NumAllocations=1, pAllocationList=(handle,)))

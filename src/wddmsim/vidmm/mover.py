@@ -30,12 +30,14 @@ from wddmsim.ddi.memory import DXGK_ADL, DXGK_ADL_FLAGS, MDL
 from wddmsim.ddi.paging import (
     DXGK_BUILDPAGINGBUFFER_DISCARDCONTENT,
     DXGK_BUILDPAGINGBUFFER_FILL,
+    DXGK_BUILDPAGINGBUFFER_INITCONTEXTRESOURCE,
     DXGK_BUILDPAGINGBUFFER_MAPAPERTURESEGMENT,
     DXGK_BUILDPAGINGBUFFER_MAPAPERTURESEGMENT2,
     DXGK_BUILDPAGINGBUFFER_NOTIFYRESIDENCY,
     DXGK_BUILDPAGINGBUFFER_TRANSFER,
     DXGK_BUILDPAGINGBUFFER_UNMAPAPERTURESEGMENT,
     DXGK_FILL_DESTINATION,
+    DXGK_INITCONTEXTRESOURCE_DESTINATION,
     DXGK_TRANSFER_LOCATION,
 )
 from wddmsim.vidmm.allocation import Content, VidMmAllocation
@@ -86,6 +88,11 @@ class Mover:
         space = self.segments.get(placement.segment_id)
         if space.aperture:
             how = self._map(a, placement)
+            if a.context and a.content != Content.DATA:
+                self._init_context(a, None)
+        elif a.context and a.content != Content.DATA:
+            self._init_context(a, placement)
+            how = "init"
         elif a.content == Content.DATA:
             if self.scratch is not None:
                 self.scratch.transfer(
@@ -121,6 +128,17 @@ class Mover:
         if a.notify:
             self._notify(a, placement)
         return how
+
+    def _init_context(self, a: VidMmAllocation, placement: Placement | None) -> None:
+        """``InitContextResource``: the driver initialises a context image where it now is (a segment range,
+        or the backing pages an aperture range maps)."""
+        if placement is None:
+            destination = DXGK_INITCONTEXTRESOURCE_DESTINATION(SegmentId=0, pMdl=self._backing(a))
+        else:
+            destination = DXGK_INITCONTEXTRESOURCE_DESTINATION(
+                SegmentId=placement.segment_id, SegmentAddress=self._address(placement)
+            )
+        self.paging.build(DXGK_BUILDPAGINGBUFFER_INITCONTEXTRESOURCE(hAllocation=a.handle, Destination=destination))
 
     def _map(self, a: VidMmAllocation, placement: Placement) -> str:
         backing = self._backing(a)

@@ -66,9 +66,9 @@ class Scratch:
         for first in range(0, total, self.chunk_pages):
             n = min(self.chunk_pages, total - first)
             src_va, dst_va = base, base + self.chunk_pages * PAGE_SIZE
-            self._map(src_va, source.segment_id, source.numbers[first : first + n])
-            self._map(dst_va, destination.segment_id, destination.numbers[first : first + n])
-            self._flush(src_va, dst_va + n * PAGE_SIZE)
+            self.map_pages(src_va, source.segment_id, source.numbers[first : first + n])
+            self.map_pages(dst_va, destination.segment_id, destination.numbers[first : first + n])
+            self.flush_range(src_va, dst_va + n * PAGE_SIZE)
             self.paging.build(
                 DXGK_BUILDPAGINGBUFFER_TRANSFERVIRTUAL(
                     hAllocation=a.handle,
@@ -86,8 +86,8 @@ class Scratch:
         va = self.process.scratch_base
         for first in range(0, total, 2 * self.chunk_pages):
             n = min(2 * self.chunk_pages, total - first)
-            self._map(va, destination.segment_id, destination.numbers[first : first + n])
-            self._flush(va, va + n * PAGE_SIZE)
+            self.map_pages(va, destination.segment_id, destination.numbers[first : first + n])
+            self.flush_range(va, va + n * PAGE_SIZE)
             self.paging.build(
                 DXGK_BUILDPAGINGBUFFER_FILLVIRTUAL(
                     hAllocation=a.handle,
@@ -99,7 +99,7 @@ class Scratch:
             )
         self.moves += 1
 
-    def _map(self, va: int, segment_id: int, numbers: npt.NDArray[np.uint64]) -> None:
+    def map_pages(self, va: int, segment_id: int, numbers: npt.NDArray[np.uint64]) -> None:
         """``UpdatePageTable`` of the scratch leaf entries from ``va``, one call per leaf table."""
         if self.mode == Mode.DXGK_PAGETABLEUPDATE_CPU_VIRTUAL:
             # The CPU writes at build time: the paging engine must be done with the previous mapping.
@@ -133,7 +133,7 @@ class Scratch:
             )
             done += count
 
-    def _flush(self, start: int, end: int) -> None:
+    def flush_range(self, start: int, end: int) -> None:
         self.paging.build(
             DXGK_BUILDPAGINGBUFFER_FLUSHTLB(
                 RootPageTableAddress=self.process.root_address, StartVirtualAddress=start, EndVirtualAddress=end - 1
