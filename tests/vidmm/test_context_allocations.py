@@ -62,7 +62,9 @@ def test_a_context_image_survives_eviction_and_comes_back_byte_exact() -> None:
     before = image(w, handle).copy()
     other = w.rm.create_device(w.rm.create_process())
     queue = w.new_queue(other)
-    whole = w.vidmm.spaces.get(2).size  # needs all of the local segment the image sits in
+    local = w.vidmm.spaces.get(2)
+    pinned = sum(size for _, size, owner in local.held() if owner is not w.rm.allocation(handle))
+    whole = local.size - pinned  # needs all of the local segment the image sits in, but for its page tables
     hog = w.buffer(whole, device=other)
     w.make_resident(hog, queue=queue)
     assert hog.placement is not None and hog.placement.segment_id == 2

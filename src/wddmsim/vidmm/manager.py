@@ -33,6 +33,7 @@ from wddmsim.vidmm.residency import ResidencyManager
 from wddmsim.vidmm.scheduler import GpuScheduler
 from wddmsim.vidmm.scratch import Scratch
 from wddmsim.vidmm.segments import Segments
+from wddmsim.vidmm.vaspace import VaManager
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -126,6 +127,10 @@ class VideoMemoryManager:
         )
         self.reset.listeners.append(self.residency.on_adapter_reset)
         self.callbacks.residency = self.residency
+        self.va: VaManager | None = None
+        if self.gpummu is not None and self.paging_process is not None:
+            self.va = VaManager(driver, mm, self.paging, self.gpummu, self.spaces, self.paging_process)
+            self.residency.va = self.va
 
     def _scratch(self) -> Scratch | None:
         """GpuMmu drivers get content moved through the paging process's scratch area (unless configured off)."""
@@ -184,15 +189,18 @@ class VideoMemoryManager:
         self.driver.create_allocation(DXGKARG_CREATEALLOCATION(NumAllocations=1, pAllocationInfo=[info]))
         return info
 
-    def create_context(self, device: Device | None = None, *, node: int = 0) -> HANDLE:
-        """``DxgkDdiCreateContext`` on behalf of ``device`` (the system device when None); the driver asks back
-        for the context's image with ``DxgkCbCreateContextAllocation``."""
+    def create_context(self, device: Device | None = None, *, node: int = 1) -> HANDLE:
+        """``DxgkDdiCreateContext`` on behalf of ``device`` (the system device when None) on ``node`` (the
+        compute engine by default); the driver asks back for the context's image with
+        ``DxgkCbCreateContextAllocation``.  On GpuMmu the context gets its process's root page table."""
         owner = device or self.residency.system_device
         args = DXGKARG_CREATECONTEXT(hDevice=owner.handle if device is not None else HANDLE(0), NodeOrdinal=node)
         status = self.driver.create_context(args)
         if status != NTSTATUS.STATUS_SUCCESS:
             raise DdiError(NTSTATUS(status), "DxgkDdiCreateContext failed")
         self.residency.initialize_contexts()
+        if self.va is not None:
+            self.va.set_root(self.va.create_space(owner.process), args.hContext)
         return args.hContext
 
     def destroy_context(self, hContext: HANDLE) -> None:

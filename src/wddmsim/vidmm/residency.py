@@ -70,6 +70,7 @@ from wddmsim.vidmm.paging_process import SystemPagingProcess
 from wddmsim.vidmm.policy import EvictionPolicy
 from wddmsim.vidmm.scratch import Scratch
 from wddmsim.vidmm.segments import Placement, Segments, SegmentSpace
+from wddmsim.vidmm.vaspace import VaManager
 
 GROUPS = tuple(D3DKMT_MEMORY_SEGMENT_GROUP)
 
@@ -154,6 +155,8 @@ class ResidencyManager:
         self.scratch = scratch
         self.paging_process = process
         self.pending_contexts: list[VidMmAllocation] = []
+        self.va: VaManager | None = None
+        """GPU VA spaces (GpuMmu): told of every move so that mappings follow their allocations."""
         self.system_device = self.create_device(self.create_process())
         """The system device: owner of context allocations created with ``hDevice`` NULL."""
 
@@ -270,6 +273,8 @@ class ResidencyManager:
         a = self.allocation(handle)
         if a.pin_count:
             raise _bad("hAllocation", handle, "is pinned (a lock or paging operation is under way)")
+        if self.va is not None:
+            self.va.forget(a)  # destroying an allocation frees every VA mapped to it
         if a.placement is not None:
             self._leave(a, cause="destroy", keep_content=False)
         self.paging.wait(self.paging.flush())
@@ -647,6 +652,8 @@ class ResidencyManager:
     def _enter(self, a: VidMmAllocation, placement: Placement) -> None:
         a.placement = placement  # first: an adapter reset during the page-in finds the range and frees it
         how = self.mover.page_in(a, placement)
+        if self.va is not None:
+            self.va.after_enter(a)
         a.content = Content.DATA
         a.backing_current = False
         a.moves += 1
@@ -671,6 +678,8 @@ class ResidencyManager:
         an aperture segment with free room."""
         placement = a.placement
         assert placement is not None
+        if self.va is not None:
+            self.va.before_leave(a)  # no mapping reaches the range once the next operation may reuse it
         destination = self.mover.page_out(a, placement, keep_content=keep_content)
         self.segments.get(placement.segment_id).free(placement.offset)
         a.placement = None
@@ -858,6 +867,8 @@ class ResidencyManager:
 
     def _report_reset(self, lost: list[tuple[VidMmAllocation, Placement]]) -> None:
         for a, placement in lost:
+            if self.va is not None:
+                self.va.before_leave(a)
             space = self.segments.get(placement.segment_id)
             if space.aperture:
                 self.mover.page_out(a, placement)

@@ -1,0 +1,176 @@
+"""GPU VA spaces follow their allocations: mappings written in every update mode, walked by the GPU's MMU (with
+its TLB), invalidated before a range is reused, re-pointed after every move, freed with the allocation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from wddmsim.core.pointer import ByteArray
+from wddmsim.core.units import KiB, MiB
+from wddmsim.ddi.flags import DXGK_PAGETABLEUPDATEMODE
+from wddmsim.ddi.status import InvalidArgument
+from wddmsim.hw.faults import AccessKind, GpuFault
+from wddmsim.hw.memsys import read_runs
+from wddmsim.hw.pte import TablePointer, Target
+from wddmsim.testing.invariants import MemoryRanges, check_page_tables
+from wddmsim.vidmm.allocation import VidMmAllocation
+from wddmsim.vidmm.vaspace import GpuVaSpace
+
+from .world import World, pattern
+
+MODES = list(DXGK_PAGETABLEUPDATEMODE)
+
+
+def root_of(w: World, space: GpuVaSpace) -> TablePointer:
+    assert w.vidmm.va is not None
+    address = w.vidmm.va.root_address(space)
+    return TablePointer(Target.LOCAL, w.vidmm.spaces.get(address.SegmentId).base + address.SegmentOffset)
+
+
+def gpu_read(w: World, space: GpuVaSpace, va: int, size: int) -> ByteArray:
+    """What the GPU reads at ``va`` of the process: a walk of its tables, through the TLB."""
+    return read_runs(w.adapter.gpu.mmu.translate(root_of(w, space), va, size, AccessKind.READ))
+
+
+def setup(mode: DXGK_PAGETABLEUPDATEMODE | None = None) -> tuple[World, GpuVaSpace]:
+    w = World(update_mode=mode)
+    assert w.vidmm.va is not None
+    return w, w.vidmm.va.create_space(w.process)
+
+
+def tables_ok(w: World, space: GpuVaSpace) -> None:
+    w.settle()
+    problems = check_page_tables(w.adapter.gpu, root_of(w, space), MemoryRanges.of(w.adapter.driver))
+    assert not problems, problems
+    w.check()
+
+
+@pytest.mark.parametrize("mode", MODES, ids=lambda m: m.name.removeprefix("DXGK_PAGETABLEUPDATE_"))
+def test_a_mapping_reaches_the_allocation_wherever_it_goes(mode: DXGK_PAGETABLEUPDATEMODE) -> None:
+    w, space = setup(mode)
+    a = w.buffer(256 * KiB)
+    w.make_resident(a)
+    data = pattern(a.size, 1)
+    w.write(a, data)
+    assert w.vidmm.va is not None
+    mapping = w.vidmm.va.map(space, a)
+    w.settle()
+    assert mapping.va % (64 * KiB) == 0 and mapping.va != 0
+    assert np.array_equal(gpu_read(w, space, mapping.va, a.size), data)
+    w.evict(a)
+    with pytest.raises(GpuFault):
+        gpu_read(w, space, mapping.va, 4096)
+    w.make_resident(a)
+    w.settle()
+    assert np.array_equal(gpu_read(w, space, mapping.va, a.size), data), "re-pointed after the page-in"
+    tables_ok(w, space)
+
+
+def test_a_freed_range_reused_by_another_process_is_never_visible_through_a_stale_translation() -> None:
+    w, space = setup()
+    victim = w.buffer(1 * MiB)
+    w.make_resident(victim)
+    w.write(victim, pattern(victim.size, 2))
+    assert w.vidmm.va is not None
+    mapping = w.vidmm.va.map(space, victim)
+    w.settle()
+    gpu_read(w, space, mapping.va, victim.size)  # the translation is now in the TLB
+    old = victim.placement
+    w.evict(victim)
+    other = w.rm.create_device(w.rm.create_process())
+    queue = w.new_queue(other)
+    secret = w.buffer(1 * MiB, device=other)
+    w.make_resident(secret, queue=queue)
+    assert secret.placement == old, "the other process got exactly the freed range"
+    w.write(secret, np.full(secret.size, 0x5A, dtype=np.uint8))
+    w.settle()
+    with pytest.raises(GpuFault):
+        gpu_read(w, space, mapping.va, 4096)
+
+
+def test_a_demoted_allocation_is_reached_through_its_backing_pages() -> None:
+    from wddmsim.kmd.allocations import AllocationUsage
+
+    w, space = setup()
+    a = w.buffer(64 * KiB, usage=AllocationUsage.APERTURE_ONLY)
+    w.make_resident(a)
+    w.write(a, pattern(a.size, 3))
+    assert w.vidmm.va is not None
+    mapping = w.vidmm.va.map(space, a)
+    w.settle()
+    runs = w.adapter.gpu.mmu.translate(root_of(w, space), mapping.va, a.size, AccessKind.READ)
+    assert all(memory is w.adapter.gpu.system for memory, _, _ in runs), "system pages, segment 0 (D4)"
+    assert np.array_equal(read_runs(runs), pattern(a.size, 3))
+    tables_ok(w, space)
+
+
+def test_read_only_and_no_execute_mappings_fault_on_write_and_execute() -> None:
+    w, space = setup()
+    a = w.buffer(64 * KiB)
+    w.make_resident(a)
+    assert w.vidmm.va is not None
+    mapping = w.vidmm.va.map(space, a, write=False)
+    w.settle()
+    root = root_of(w, space)
+    w.adapter.gpu.mmu.translate(root, mapping.va, 4096, AccessKind.READ)
+    with pytest.raises(GpuFault):
+        w.adapter.gpu.mmu.translate(root, mapping.va, 4096, AccessKind.WRITE)
+    with pytest.raises(GpuFault):
+        w.adapter.gpu.mmu.translate(root, mapping.va, 4096, AccessKind.EXECUTE)
+
+
+def test_unmap_and_destroy_free_the_va_and_fault_afterwards() -> None:
+    w, space = setup()
+    a, b = w.buffer(64 * KiB), w.buffer(64 * KiB)
+    for x in (a, b):
+        w.make_resident(x)
+    assert w.vidmm.va is not None
+    va = w.vidmm.va
+    first = va.map(space, a, pages=4, offset_pages=2)
+    second = va.map(space, b, base=first.va + 1 * MiB)
+    assert second.va == first.va + 1 * MiB
+    with pytest.raises(InvalidArgument, match="is not free"):
+        va.map(space, b, base=second.va)
+    with pytest.raises(InvalidArgument, match="OffsetInPages=0x10: 1 page"):
+        va.map(space, b, offset_pages=16, pages=1)
+    w.settle()
+    gpu_read(w, space, first.va, 4 * 4096)
+    va.unmap(space, first.va)
+    w.evict(b)
+    w.rm.destroy_allocation(b.handle)
+    w.settle()
+    for dead in (first.va, second.va):
+        with pytest.raises(GpuFault):
+            gpu_read(w, space, dead, 4096)
+    assert space.mappings == {} and len(space.ranges) == 1, "only the reserved NULL range is left"
+    with pytest.raises(InvalidArgument, match="is not a mapped range"):
+        va.unmap(space, first.va)
+
+
+def test_contexts_get_their_process_root() -> None:
+    w, space = setup()
+    context = w.vidmm.create_context(w.device)
+    assert w.adapter.driver.contexts[context] == 1
+    assert w.adapter.gpu.engines[1].root == root_of(w, space)
+
+
+def test_mappings_follow_random_residency_histories() -> None:
+    w, space = setup()
+    assert w.vidmm.va is not None
+    rng = np.random.default_rng(5)
+    allocations: list[VidMmAllocation] = [w.buffer(int(rng.integers(1, 64)) * 4096) for _ in range(24)]
+    expected = {a.handle: np.zeros(a.size, dtype=np.uint8) for a in allocations}
+    vas = {a.handle: w.vidmm.va.map(space, a).va for a in allocations}
+    for step in range(80):
+        chosen = [allocations[int(i)] for i in rng.choice(len(allocations), size=3, replace=False)]
+        w.make_resident(*chosen)
+        target = chosen[0]
+        data = pattern(4096, step)
+        w.write(target, data)
+        expected[target.handle][:4096] = data
+        w.settle()
+        for a in chosen:
+            assert np.array_equal(gpu_read(w, space, vas[a.handle], a.size), expected[a.handle]), step
+        w.evict(*chosen)
+    tables_ok(w, space)
