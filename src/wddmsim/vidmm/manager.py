@@ -131,6 +131,7 @@ class VideoMemoryManager:
         if self.gpummu is not None and self.paging_process is not None:
             self.va = VaManager(driver, mm, self.paging, self.gpummu, self.spaces, self.paging_process)
             self.residency.va = self.va
+            self.va.residency = self.residency
 
     def _scratch(self) -> Scratch | None:
         """GpuMmu drivers get content moved through the paging process's scratch area (unless configured off)."""

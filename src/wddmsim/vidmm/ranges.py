@@ -157,6 +157,27 @@ class RangeAllocator:
         self.used_bytes += units << self._shift
         return first << self._shift
 
+    def allocate_in(self, size: int, *, alignment: int = 0, lo: int = 0, hi: int | None = None) -> int | None:
+        """As :meth:`allocate`, but the range must lie in ``[lo, hi)`` (lowest address first).
+
+        Unbounded requests take the O(1) path; bounded ones look through the free blocks in address order.
+        """
+        top = self.size if hi is None else min(hi, self.size)
+        if lo <= 0 and top >= self.size:
+            return self.allocate(size, alignment=alignment)
+        units, align = self._checked(size, alignment)
+        first_unit = -(-lo // self.granule)
+        last_unit = top >> self._shift
+        for start in sorted(self._free_at):
+            length = self._free_at[start]
+            first = -(-max(start, first_unit) // align) * align
+            if first + units <= min(start + length, last_unit):
+                self.reserve(first << self._shift, units << self._shift)
+                return first << self._shift
+            if start >= last_unit:
+                break
+        return None
+
     def reserve(self, start: int, size: int) -> None:
         """Take ``[start, start + size)`` out of the free space (it must be free): a fixed placement."""
         units, _ = self._checked(size, 0)

@@ -491,7 +491,7 @@ class ResidencyManager:
                 a.backing_current = False  # a new period of use: the GPU may write it again
             a.residency_count += 1
         args.NumAllocations = len(wanted)
-        args.PagingFenceValue = self._signal(queue) if self._moved else 0
+        args.PagingFenceValue = self.signal(queue) if self._moved else 0
         for a in wanted:
             if self._moved:
                 a.ready_fence = max(a.ready_fence, args.PagingFenceValue)
@@ -712,7 +712,7 @@ class ResidencyManager:
 
     # --- paging fences ---------------------------------------------------------------------------------------
 
-    def _signal(self, queue: PagingQueue) -> int:
+    def signal(self, queue: PagingQueue) -> int:
         """Give the work just built the queue's next fence value and submit it."""
         queue.issued += 1
         value = queue.issued
@@ -819,7 +819,7 @@ class ResidencyManager:
             if a.residency_count and a.placement is None:
                 self._place(a, protected, cause="pressure")
         args.pResults = results
-        args.PagingFenceValue = self._signal(queue) if self._moved else 0
+        args.PagingFenceValue = self.signal(queue) if self._moved else 0
         return HRESULT.E_PENDING if self._moved else HRESULT.S_OK
 
     def _commit_backing(self, allocations: list[VidMmAllocation]) -> dict[HANDLE, MDL]:

@@ -22,7 +22,7 @@ import numpy.typing as npt
 
 from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE
 from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS
-from wddmsim.ddi.flags import DXGK_MEMORY_TRANSFER_DIRECTION as Direction  # noqa: N811 - read as the C enum
+from wddmsim.ddi.flags import DXGK_MEMORY_TRANSFER_DIRECTION as Direction
 from wddmsim.ddi.flags import DXGK_PAGETABLEUPDATEMODE
 from wddmsim.ddi.paging import (
     DXGK_BUILDPAGINGBUFFER_FILLVIRTUAL,

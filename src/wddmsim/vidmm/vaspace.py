@@ -20,6 +20,7 @@ What it models (wddm-spec.md sections 2.5-2.8; decision D5):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import TYPE_CHECKING, final
 
 import numpy as np
@@ -36,7 +37,14 @@ from wddmsim.ddi.paging import (
     DXGK_PAGETABLEUPDATEADDRESS,
 )
 from wddmsim.ddi.pte import PteArray, pte_array, pte_flags
-from wddmsim.ddi.status import HRESULT, InvalidArgument
+from wddmsim.ddi.status import HRESULT, NTSTATUS, InvalidArgument
+from wddmsim.ddi.va import (
+    D3DDDI_MAPGPUVIRTUALADDRESS,
+    D3DDDI_RESERVEGPUVIRTUALADDRESS,
+    D3DDDICB_FREEGPUVIRTUALADDRESS,
+    D3DGPU_UNIQUE_DRIVER_PROTECTION,
+)
+from wddmsim.ddi.va import D3DDDIGPUVIRTUALADDRESS_RESERVATION_TYPE as Reservation
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.errors import VidMmError
 from wddmsim.vidmm.gpummu import GpuMmuDescription
@@ -46,7 +54,8 @@ from wddmsim.vidmm.ranges import RangeAllocator
 from wddmsim.vidmm.segments import Segments
 
 if TYPE_CHECKING:
-    from wddmsim.vidmm.device import Process
+    from wddmsim.vidmm.device import PagingQueue, Process
+    from wddmsim.vidmm.residency import ResidencyManager
 
 Mode = DXGK_PAGETABLEUPDATEMODE
 VA_ALIGNMENT = 64 * 1024
@@ -73,27 +82,71 @@ class ProcessTable:
         return f"process level-{self.level} table #{self.key:#x}"
 
 
+class Kind(Enum):
+    """What a mapped run of pages shows."""
+
+    ALLOCATION = "allocation"
+    ZERO = "zero"
+    NO_ACCESS = "no-access"
+
+
 @dataclass(slots=True, eq=False)
 class VaMapping:
-    """``MapGpuVirtualAddress``'s result: ``pages`` pages of ``allocation`` from ``offset_pages`` at ``va``."""
+    """A run of ``pages`` pages at ``va``: an allocation's pages from ``offset_pages``, or the Zero or Invalid
+    state.  Created by Map (or what is left of an earlier mapping a later Map covered in part)."""
 
     space: GpuVaSpace
+    region: Region
     va: int
     pages: int
-    allocation: VidMmAllocation
-    offset_pages: int
-    write: bool
-    execute: bool
+    kind: Kind = Kind.ALLOCATION
+    allocation: VidMmAllocation | None = None
+    offset_pages: int = 0
+    write: bool = False
+    execute: bool = False
+    driver_protection: int = 0
+
+    @property
+    def end(self) -> int:
+        return self.va + self.pages * PAGE_SIZE
+
+
+@dataclass(slots=True, eq=False)
+class Region:
+    """A range obtained from Reserve or Map: the unit Free releases.  Pages no mapping covers show the
+    reservation's state (Invalid for ``NO_ACCESS``, zero for ``ZERO``)."""
+
+    base: int
+    size: int
+    from_map: bool
+    zero: bool = False
+    driver_protection: int = 0
+    mappings: list[VaMapping] = field(default_factory=list)
+
+    @property
+    def end(self) -> int:
+        return self.base + self.size
 
 
 @dataclass(slots=True, eq=False)
 class GpuVaSpace:
-    """A process's GPU VA space: its ranges, its tables, its mappings."""
+    """A process's GPU VA space: its regions, its tables."""
 
     process: Process
     ranges: RangeAllocator
     tables: dict[tuple[int, int], ProcessTable] = field(default_factory=dict)
-    mappings: dict[int, VaMapping] = field(default_factory=dict)
+    regions: dict[int, Region] = field(default_factory=dict)
+
+    @property
+    def mappings(self) -> dict[int, VaMapping]:
+        return {m.va: m for r in self.regions.values() for m in r.mappings}
+
+    def region_at(self, va: int, size: int) -> Region | None:
+        """The region holding all of ``[va, va + size)``, if one does."""
+        for region in self.regions.values():
+            if region.base <= va and va + size <= region.end:
+                return region
+        return None
 
 
 @final
@@ -123,6 +176,9 @@ class VaManager:
         window_base = process.region_base - WINDOW_SIZE
         self.windows = RangeAllocator(WINDOW_SIZE)
         self.window_base = window_base
+        self.va_size = 1 << mmu.caps.VirtualAddressBitCount
+        self.residency: ResidencyManager | None = None
+        """Set by the composition: paging queues, allocations and fences live there."""
 
     # --- spaces and tables -------------------------------------------------------------------------------------
 
@@ -206,7 +262,14 @@ class VaManager:
             table.cpu = self.mm.map_io_space(int(segment.descriptor.CpuTranslatedAddress) + table.offset, table.size)
 
     def _update(
-        self, table: ProcessTable, start: int, entries: PteArray, *, big: PteArray | None = None, initial: bool = False
+        self,
+        table: ProcessTable,
+        start: int,
+        entries: PteArray,
+        *,
+        big: PteArray | None = None,
+        initial: bool = False,
+        protection: int = 0,
     ) -> None:
         if self.mode == Mode.DXGK_PAGETABLEUPDATE_GPU_VIRTUAL:
             where = DXGK_PAGETABLEUPDATEADDRESS(GpuVirtual=table.window)
@@ -228,6 +291,7 @@ class VaManager:
                 Flags=DXGK_UPDATEPAGETABLEFLAGS(InitialUpdate=initial),
                 UpdateMode=self.mode,
                 pPageTableEntries64KB=big,
+                DriverProtection=protection if table.level == 0 else 0,
             )
         )
 
@@ -249,7 +313,146 @@ class VaManager:
                 break
         return space.tables[(0, self._key(0, va))]
 
-    # --- mappings ----------------------------------------------------------------------------------------------
+    # --- the user-mode calls: Reserve, Map, Free ---------------------------------------------------------------
+
+    def reserve(self, args: D3DDDI_RESERVEGPUVIRTUALADDRESS) -> HRESULT:
+        """``pfnReserveGpuVirtualAddressCb``: a range of VA, no memory; ``ZERO`` reservations read zero."""
+        queue, space = self._queue_space(args.hPagingQueue)
+        for name in ("BaseAddress", "MinimumAddress", "MaximumAddress", "Size", "DriverProtection"):
+            _u64(name, getattr(args, name))
+        for name in ("BaseAddress", "MinimumAddress", "MaximumAddress", "Size"):
+            if getattr(args, name) % VA_ALIGNMENT:
+                raise _bad(name, getattr(args, name), "must be a multiple of 64 KB")
+        if args.Size == 0:
+            raise _bad("Size", 0, "must not be zero")
+        if args.ReservationType not in (
+            Reservation.D3DDDIGPUVIRTUALADDRESS_RESERVE_NO_ACCESS,
+            Reservation.D3DDDIGPUVIRTUALADDRESS_RESERVE_ZERO,
+        ):
+            raise _bad(
+                "ReservationType",
+                args.ReservationType,
+                "must be RESERVE_NO_ACCESS (0) or RESERVE_ZERO (1); NO_COMMIT is for the system",
+            )
+        base = self._place_range(
+            space, args.BaseAddress, args.MinimumAddress, args.MaximumAddress, args.Size, VA_ALIGNMENT
+        )
+        zero = args.ReservationType == Reservation.D3DDDIGPUVIRTUALADDRESS_RESERVE_ZERO
+        region = Region(base, args.Size, from_map=False, zero=zero, driver_protection=args.DriverProtection)
+        space.regions[base] = region
+        args.VirtualAddress = base
+        moved = zero
+        if zero:
+            self._write_state(space, base, args.Size // PAGE_SIZE, zero=True, protection=args.DriverProtection)
+            self._flush_range(space, base, args.Size)
+        return self._complete(queue, moved, args)
+
+    def map_gpu_va(self, args: D3DDDI_MAPGPUVIRTUALADDRESS) -> HRESULT:
+        """``pfnMapGpuVirtualAddressCb``: map pages of an allocation (or the Zero / Invalid state) at a VA."""
+        queue, space = self._queue_space(args.hPagingQueue)
+        for name in (
+            "BaseAddress",
+            "MinimumAddress",
+            "MaximumAddress",
+            "OffsetInPages",
+            "SizeInPages",
+            "DriverProtection",
+            "Reserved1",
+        ):
+            _u64(name, getattr(args, name))
+        if args.Reserved0 or args.Reserved1:
+            raise _bad("Reserved0" if args.Reserved0 else "Reserved1", args.Reserved0 or args.Reserved1, "must be zero")
+        p = args.Protection
+        if p.Reserved:
+            raise _bad("Protection", p.Value, "reserved bits must be zero")
+        if p.SystemUseOnly:
+            raise _bad("Protection.SystemUseOnly", 1, "is not for user mode")
+        if p.Zero and p.NoAccess:
+            raise _bad("Protection", p.Value, "Zero and NoAccess exclude each other")
+        if (p.Zero or p.NoAccess) and (p.Write or p.Execute):
+            raise _bad("Protection", p.Value, "Zero and NoAccess take no Write or Execute")
+        for name in ("BaseAddress", "MinimumAddress", "MaximumAddress"):
+            if getattr(args, name) % PAGE_SIZE:
+                raise _bad(name, getattr(args, name), "must be 4 KB aligned")
+        if args.SizeInPages == 0:
+            raise _bad("SizeInPages", 0, "must not be zero")
+        size = args.SizeInPages * PAGE_SIZE
+        allocation: VidMmAllocation | None = None
+        if p.Zero or p.NoAccess:
+            if args.hAllocation:
+                raise _bad("hAllocation", args.hAllocation, "must be NULL with Protection.Zero or Protection.NoAccess")
+        else:
+            allocation = self._allocation(args.hAllocation, queue)
+            total = allocation.size // PAGE_SIZE
+            if args.OffsetInPages + args.SizeInPages > total:
+                raise _bad(
+                    "OffsetInPages",
+                    args.OffsetInPages,
+                    f"{args.SizeInPages} page(s) from it leave the {total}-page allocation",
+                )
+            self._check_unique_protection(allocation, args.OffsetInPages, args.SizeInPages, args.DriverProtection)
+        region = None
+        if args.BaseAddress:
+            if args.BaseAddress + size > self.va_size:
+                raise _bad(
+                    "BaseAddress",
+                    args.BaseAddress,
+                    f"{size:#x} bytes from it leave the {self.va_size:#x}-byte VA space",
+                )
+            region = space.region_at(args.BaseAddress, size)
+            if region is None and not self._free(space, args.BaseAddress, size):
+                raise _bad(
+                    "BaseAddress",
+                    args.BaseAddress,
+                    f"[{args.BaseAddress:#x}, {args.BaseAddress + size:#x}) is neither free nor inside one reserved or mapped range",
+                )
+            if region is not None and region.from_map and (p.Zero or p.NoAccess):
+                raise _bad("Protection", p.Value, "Zero and NoAccess may not be placed on a range obtained by Map")
+        if region is None:
+            base = self._place_range(space, args.BaseAddress, args.MinimumAddress, args.MaximumAddress, size, PAGE_SIZE)
+            region = Region(base, size, from_map=True)
+            space.regions[base] = region
+        va = args.BaseAddress or region.base
+        kind = Kind.ZERO if p.Zero else (Kind.NO_ACCESS if p.NoAccess else Kind.ALLOCATION)
+        mapping = VaMapping(
+            space,
+            region,
+            va,
+            args.SizeInPages,
+            kind,
+            allocation,
+            args.OffsetInPages,
+            bool(p.Write),
+            bool(p.Execute),
+            args.DriverProtection,
+        )
+        self._install(mapping)
+        args.VirtualAddress = va
+        return self._complete(queue, True, args)
+
+    def free_gpu_va(self, process: Process, args: D3DDDICB_FREEGPUVIRTUALADDRESS) -> None:
+        """``pfnFreeGpuVirtualAddressCb``: release a range obtained from Reserve or Map, synchronously; its
+        entries are invalid and flushed before the range can be handed out again."""
+        space = self.spaces.get(process.handle)
+        _u64("BaseAddress", args.BaseAddress)
+        _u64("Size", args.Size)
+        if args.BaseAddress % PAGE_SIZE or args.Size % PAGE_SIZE:
+            raise _bad(
+                "BaseAddress" if args.BaseAddress % PAGE_SIZE else "Size",
+                args.BaseAddress if args.BaseAddress % PAGE_SIZE else args.Size,
+                "must be 4 KB aligned",
+            )
+        region = None if space is None else space.regions.get(args.BaseAddress)
+        if space is None or region is None or region.size != args.Size:
+            raise _bad(
+                "BaseAddress",
+                args.BaseAddress,
+                f"[{args.BaseAddress:#x}, +{args.Size:#x}) is not a range obtained from Reserve or Map",
+            )
+        self._release(space, region)
+        self.paging.wait(self.paging.flush())
+
+    # --- internal mapping API (VidMm's own users, tests) ----------------------------------------------------
 
     def map(
         self,
@@ -262,56 +465,33 @@ class VaManager:
         execute: bool = False,
         base: int | None = None,
     ) -> VaMapping:
-        """Map ``pages`` pages of ``allocation`` (default: all from ``offset_pages``) at ``base`` or a free range."""
+        """Map ``pages`` pages of ``allocation`` (default: all from ``offset_pages``) in a region of its own."""
         total = allocation.size // PAGE_SIZE
         count = total - offset_pages if pages is None else pages
         if not 0 <= offset_pages < total or not 0 < count <= total - offset_pages:
-            raise InvalidArgument(
-                "OffsetInPages",
-                offset_pages,
-                f"{count} page(s) from it leave the {total}-page allocation",
-                HRESULT.E_INVALIDARG,
-            )
+            raise _bad("OffsetInPages", offset_pages, f"{count} page(s) from it leave the {total}-page allocation")
         size = count * PAGE_SIZE
-        if base is None:
-            va = space.ranges.allocate(size, alignment=VA_ALIGNMENT)
-            if va is None:
-                raise InvalidArgument(
-                    "SizeInPages", count, "no free range of the VA space is that large", HRESULT.E_OUTOFMEMORY
-                )
-        else:
-            if base % PAGE_SIZE:
-                raise InvalidArgument("BaseAddress", base, "must be 4 KB aligned", HRESULT.E_INVALIDARG)
-            try:
-                space.ranges.reserve(base, size)
-            except ValueError:
-                raise InvalidArgument(
-                    "BaseAddress", base, f"[{base:#x}, {base + size:#x}) is not free", HRESULT.E_INVALIDARG
-                ) from None
-            va = base
-        mapping = VaMapping(space, va, count, allocation, offset_pages, write, execute)
-        space.mappings[va] = mapping
-        self.by_allocation.setdefault(allocation.handle, []).append(mapping)
-        if allocation.placement is not None:
-            self._write(mapping, self._targets(mapping))
-            if self.flush_new:
-                self._flush(mapping)
+        if base is not None and not self._free(space, base, size):
+            raise _bad("BaseAddress", base, f"[{base:#x}, {base + size:#x}) is not free")
+        va = self._place_range(space, base or 0, 0, 0, size, PAGE_SIZE if base else VA_ALIGNMENT)
+        region = Region(va, size, from_map=True)
+        space.regions[va] = region
+        mapping = VaMapping(space, region, va, count, Kind.ALLOCATION, allocation, offset_pages, write, execute)
+        self._install(mapping)
         return mapping
 
     def unmap(self, space: GpuVaSpace, va: int) -> None:
-        """``FreeGpuVirtualAddress`` of a mapping: entries invalid, TLB flushed, the range free again."""
-        mapping = space.mappings.pop(va, None)
-        if mapping is None:
-            raise InvalidArgument("BaseAddress", va, "is not a mapped range of the process", HRESULT.E_INVALIDARG)
-        self._write(mapping, None)
-        self._flush(mapping)
-        self.by_allocation[mapping.allocation.handle].remove(mapping)
-        space.ranges.free(va)
+        """Free the region that starts at ``va``."""
+        region = space.regions.get(va)
+        if region is None:
+            raise _bad("BaseAddress", va, "is not a mapped range of the process")
+        self._release(space, region)
 
     def forget(self, allocation: VidMmAllocation) -> None:
-        """The allocation is destroyed: every VA mapped to it is freed."""
+        """The allocation is destroyed: every VA mapped to it is freed (its whole region, as Windows does)."""
         for mapping in list(self.by_allocation.get(allocation.handle, [])):
-            self.unmap(mapping.space, mapping.va)
+            if mapping.region.base in mapping.space.regions:
+                self._release(mapping.space, mapping.region)
         self.by_allocation.pop(allocation.handle, None)
 
     # --- following the allocation --------------------------------------------------------------------------
@@ -319,19 +499,165 @@ class VaManager:
     def before_leave(self, allocation: VidMmAllocation) -> None:
         """The allocation is about to leave its range: no mapping may reach that range any more."""
         for mapping in self.by_allocation.get(allocation.handle, []):
-            self._write(mapping, None)
-            self._flush(mapping)
+            self._write_mapping(mapping, resident=False)
+            self._flush_range(mapping.space, mapping.va, mapping.pages * PAGE_SIZE)
 
     def after_enter(self, allocation: VidMmAllocation) -> None:
         """The allocation arrived in a new place: every mapping points there."""
         for mapping in self.by_allocation.get(allocation.handle, []):
-            self._write(mapping, self._targets(mapping))
+            self._write_mapping(mapping, resident=True)
             if self.flush_new:
-                self._flush(mapping)
+                self._flush_range(mapping.space, mapping.va, mapping.pages * PAGE_SIZE)
+
+    # --- internals -----------------------------------------------------------------------------------------
+
+    def _queue_space(self, handle: HANDLE) -> tuple[PagingQueue, GpuVaSpace]:
+        if self.residency is None:
+            raise VidMmError("the VA services are not wired to a residency manager")
+        queue = self.residency.queue(handle)
+        return queue, self.create_space(queue.device.process)
+
+    def _allocation(self, handle: HANDLE, queue: PagingQueue) -> VidMmAllocation:
+        assert self.residency is not None
+        a = self.residency.allocations.get(handle)
+        if a is None or a.context:
+            raise _bad("hAllocation", handle, "is not an allocation of the process")
+        if a.device.process is not queue.device.process:
+            raise _bad("hAllocation", handle, "belongs to another process")
+        return a
+
+    def _check_unique_protection(self, a: VidMmAllocation, offset: int, pages: int, protection: int) -> None:
+        """``D3DGPU_UNIQUE_DRIVER_PROTECTION``: every mapping of the same pages uses the same value."""
+        for other in self.by_allocation.get(a.handle, []):
+            overlap = other.offset_pages < offset + pages and offset < other.offset_pages + other.pages
+            unique = (protection | other.driver_protection) & D3DGPU_UNIQUE_DRIVER_PROTECTION
+            if overlap and unique and other.driver_protection != protection:
+                raise InvalidArgument(
+                    "DriverProtection",
+                    protection,
+                    f"pages of the allocation are mapped with unique driver protection {other.driver_protection:#x}",
+                    NTSTATUS.STATUS_INVALID_PARAMETER,
+                )
+
+    def _free(self, space: GpuVaSpace, va: int, size: int) -> bool:
+        return (
+            va + size <= self.va_size
+            and all(r.end <= va or va + size <= r.base for r in space.regions.values())
+            and not (va < VA_ALIGNMENT)
+        )
+
+    def _place_range(self, space: GpuVaSpace, base: int, lo: int, hi: int, size: int, alignment: int) -> int:
+        """The start of a new region: ``base`` if given (and free), else a free range in ``[lo, hi)``."""
+        if base:
+            if base + size > self.va_size or not self._free(space, base, size):
+                raise _bad("BaseAddress", base, f"[{base:#x}, {base + size:#x}) is not free")
+            space.ranges.reserve(base, size)
+            return base
+        top = hi or self.va_size
+        if lo >= top or size > top - lo:
+            raise _bad("MaximumAddress", hi, f"no {size:#x}-byte range fits in [{lo:#x}, {top:#x})")
+        start = space.ranges.allocate_in(size, alignment=alignment, lo=lo, hi=top)
+        if start is None:
+            raise InvalidArgument(
+                "Size",
+                size,
+                f"no free range of the VA space in [{lo:#x}, {top:#x}) is that large",
+                HRESULT.E_OUTOFMEMORY,
+            )
+        return start
+
+    def _install(self, mapping: VaMapping) -> None:
+        """Put ``mapping`` in its region (cutting what it covers out of earlier mappings) and write its entries."""
+        region = mapping.region
+        kept: list[VaMapping] = []
+        for old in region.mappings:
+            if old.end <= mapping.va or mapping.end <= old.va:
+                kept.append(old)
+                continue
+            self._detach(old)
+            for lo, hi in ((old.va, mapping.va), (mapping.end, old.end)):
+                if lo < hi:
+                    piece = VaMapping(
+                        old.space,
+                        region,
+                        lo,
+                        (hi - lo) // PAGE_SIZE,
+                        old.kind,
+                        old.allocation,
+                        old.offset_pages + (lo - old.va) // PAGE_SIZE,
+                        old.write,
+                        old.execute,
+                        old.driver_protection,
+                    )
+                    kept.append(piece)
+                    self._attach(piece)
+        kept.append(mapping)
+        region.mappings = kept
+        self._attach(mapping)
+        self._write_mapping(mapping, resident=None)
+        self._flush_range(mapping.space, mapping.va, mapping.pages * PAGE_SIZE)
+
+    def _attach(self, mapping: VaMapping) -> None:
+        if mapping.allocation is not None:
+            self.by_allocation.setdefault(mapping.allocation.handle, []).append(mapping)
+
+    def _detach(self, mapping: VaMapping) -> None:
+        if mapping.allocation is not None:
+            self.by_allocation[mapping.allocation.handle].remove(mapping)
+
+    def _release(self, space: GpuVaSpace, region: Region) -> None:
+        for mapping in region.mappings:
+            self._detach(mapping)
+        region.mappings = []
+        self._write_state(space, region.base, region.size // PAGE_SIZE, zero=False, protection=0)
+        self._flush_range(space, region.base, region.size)
+        del space.regions[region.base]
+        space.ranges.free(region.base)
+
+    def _complete(
+        self, queue: PagingQueue, moved: bool, args: D3DDDI_RESERVEGPUVIRTUALADDRESS | D3DDDI_MAPGPUVIRTUALADDRESS
+    ) -> HRESULT:
+        """Give the operations just built the queue's next paging fence (``E_PENDING``), or 0 (``S_OK``)."""
+        assert self.residency is not None
+        if not moved:
+            args.PagingFenceValue = 0
+            return HRESULT.S_OK
+        args.PagingFenceValue = self.residency.signal(queue)
+        return HRESULT.E_PENDING
+
+    def _write_mapping(self, mapping: VaMapping, *, resident: bool | None) -> None:
+        """Entries of ``mapping``: its allocation's pages where they are (``resident`` None: as they are now)."""
+        if mapping.kind != Kind.ALLOCATION:
+            self._write_state(
+                mapping.space,
+                mapping.va,
+                mapping.pages,
+                zero=mapping.kind == Kind.ZERO,
+                protection=mapping.driver_protection,
+            )
+            return
+        a = mapping.allocation
+        assert a is not None
+        placed = a.placement is not None if resident is None else resident
+        entries = pte_array(mapping.pages)
+        if placed:
+            segment_id, numbers = self._targets(mapping)
+            entries["Flags"] = pte_flags(
+                Valid=1, Segment=segment_id, ReadOnly=int(not mapping.write), NoExecute=int(not mapping.execute)
+            )
+            entries["PageAddress"] = numbers
+        self._write(mapping.space, mapping.va, entries, mapping.driver_protection)
+
+    def _write_state(self, space: GpuVaSpace, va: int, pages: int, *, zero: bool, protection: int) -> None:
+        entries = pte_array(pages)
+        if zero:
+            entries["Flags"] = pte_flags(Zero=1)
+        self._write(space, va, entries, protection)
 
     def _targets(self, mapping: VaMapping) -> tuple[int, npt.NDArray[np.uint64]]:
         """``(Segment, PageAddress per page)`` of the mapping's pages where the allocation is now."""
         a = mapping.allocation
+        assert a is not None
         placement = a.placement
         assert placement is not None
         space = self.segments.get(placement.segment_id)
@@ -341,28 +667,31 @@ class VaManager:
         first = (placement.offset >> PAGE_SHIFT) + mapping.offset_pages
         return placement.segment_id, np.arange(first, first + mapping.pages, dtype=np.uint64)
 
-    def _write(self, mapping: VaMapping, target: tuple[int, npt.NDArray[np.uint64]] | None) -> None:
+    def _write(self, space: GpuVaSpace, va: int, entries: PteArray, protection: int) -> None:
+        """``UpdatePageTable`` of the leaf entries from ``va``, one call per leaf table."""
         span = 1 << self.mmu.shift(1)
+        total = int(entries.shape[0])
         done = 0
-        while done < mapping.pages:
-            va = mapping.va + done * PAGE_SIZE
-            count = min(mapping.pages - done, (span - va % span) // PAGE_SIZE)
-            entries = pte_array(count)
-            if target is not None:
-                segment_id, numbers = target
-                entries["Flags"] = pte_flags(
-                    Valid=1, Segment=segment_id, ReadOnly=int(not mapping.write), NoExecute=int(not mapping.execute)
-                )
-                entries["PageAddress"] = numbers[done : done + count]
-            leaf = self._leaf(mapping.space, va)
-            self._update(leaf, self.mmu.index(va, 0), entries)
+        while done < total:
+            at = va + done * PAGE_SIZE
+            count = min(total - done, (span - at % span) // PAGE_SIZE)
+            leaf = self._leaf(space, at)
+            self._update(leaf, self.mmu.index(at, 0), entries[done : done + count], protection=protection)
             done += count
 
-    def _flush(self, mapping: VaMapping) -> None:
+    def _flush_range(self, space: GpuVaSpace, va: int, size: int) -> None:
         self.paging.build(
             DXGK_BUILDPAGINGBUFFER_FLUSHTLB(
-                RootPageTableAddress=self.root_address(mapping.space),
-                StartVirtualAddress=mapping.va,
-                EndVirtualAddress=mapping.va + mapping.pages * PAGE_SIZE - 1,
+                RootPageTableAddress=self.root_address(space), StartVirtualAddress=va, EndVirtualAddress=va + size - 1
             )
         )
+
+
+def _bad(argument: str, value: object, rule: str) -> InvalidArgument:
+    return InvalidArgument(argument, value, rule, HRESULT.E_INVALIDARG)
+
+
+def _u64(argument: str, value: int) -> None:
+    """Python integers do not wrap: a value outside [0, 2^64) is refused, never masked."""
+    if not isinstance(value, int) or not 0 <= value < 1 << 64:
+        raise _bad(argument, value, "must be a UINT64 (0 <= value < 2^64)")
