@@ -174,3 +174,36 @@ def test_mappings_follow_random_residency_histories() -> None:
             assert np.array_equal(gpu_read(w, space, vas[a.handle], a.size), expected[a.handle]), step
         w.evict(*chosen)
     tables_ok(w, space)
+
+
+@pytest.mark.parametrize("caches_invalid", [True, False])
+def test_a_new_mapping_is_flushed_only_if_the_gpu_caches_invalid_entries(caches_invalid: bool) -> None:
+    """Decision D5: invalid -> valid needs no FlushTlb when the driver reports InvalidTlbEntriesNotCached."""
+    from wddmsim.hw.gpu import GpuConfig
+    from wddmsim.vidmm.events import PagingOperation
+
+    from .world import SMALL_GPU
+
+    gpu = GpuConfig(
+        local_size=SMALL_GPU.local_size,
+        bar_size=SMALL_GPU.bar_size,
+        aperture_size=SMALL_GPU.aperture_size,
+        system_size=SMALL_GPU.system_size,
+        caches_invalid_translations=caches_invalid,
+    )
+    w = World(gpu=gpu)
+    assert w.vidmm.va is not None
+    space = w.vidmm.va.create_space(w.process)
+    a = w.buffer(64 * KiB)
+    w.make_resident(a)
+    w.vidmm.va.map(space, a)  # first a fresh region: its tables are written, then the leaf entries
+    b = w.buffer(64 * KiB)
+    w.make_resident(b)
+    before = len(w.adapter.events.of_type(PagingOperation))
+    w.vidmm.va.map(space, b, base=0x20_0000 + 64 * KiB)
+    w.settle()
+    ops = [e.operation for e in w.adapter.events.of_type(PagingOperation)[before:]]
+    flushes = ops.count("DXGK_OPERATION_FLUSH_TLB")
+    assert (flushes > 0) == caches_invalid
+    w.settle()
+    assert np.array_equal(gpu_read(w, space, 0x20_0000 + 64 * KiB, 4096), w.read(b, 0, 4096))

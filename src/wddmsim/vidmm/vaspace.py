@@ -250,6 +250,8 @@ class VaManager:
             table.window = self.window_base + start
             pages = np.arange(table.size // PAGE_SIZE, dtype=np.uint64) + (table.offset >> PAGE_SHIFT)
             self.paging_process.map(table.window, segment_id=table.segment_id, page_numbers=pages)
+            if not self.flush_new:
+                return
             # The window's entries were invalid and may be cached as such: flush before the GPU uses them.
             self.paging.build(
                 DXGK_BUILDPAGINGBUFFER_FLUSHTLB(
@@ -570,10 +572,12 @@ class VaManager:
         """Put ``mapping`` in its region (cutting what it covers out of earlier mappings) and write its entries."""
         region = mapping.region
         kept: list[VaMapping] = []
+        replaced = region.zero  # Zero entries are valid: replacing them changes a translation
         for old in region.mappings:
             if old.end <= mapping.va or mapping.end <= old.va:
                 kept.append(old)
                 continue
+            replaced = True
             self._detach(old)
             for lo, hi in ((old.va, mapping.va), (mapping.end, old.end)):
                 if lo < hi:
@@ -595,7 +599,8 @@ class VaManager:
         region.mappings = kept
         self._attach(mapping)
         self._write_mapping(mapping, resident=None)
-        self._flush_range(mapping.space, mapping.va, mapping.pages * PAGE_SIZE)
+        if replaced or self.flush_new:  # decision D5: invalid -> valid alone needs no flush if not cached
+            self._flush_range(mapping.space, mapping.va, mapping.pages * PAGE_SIZE)
 
     def _attach(self, mapping: VaMapping) -> None:
         if mapping.allocation is not None:
