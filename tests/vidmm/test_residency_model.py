@@ -29,9 +29,13 @@ from wddmsim.ddi.residency import (
     D3DKMT_RECLAIMALLOCATIONS2,
 )
 from wddmsim.ddi.status import HRESULT, NTSTATUS, DdiError
+from wddmsim.hw.faults import AccessKind
 from wddmsim.hw.gpu import GpuConfig
+from wddmsim.hw.memsys import read_runs
+from wddmsim.hw.pte import TablePointer, Target
 from wddmsim.kmd.allocations import AllocationUsage
 from wddmsim.kmd.config import DriverModel
+from wddmsim.testing.invariants import MemoryRanges, check_page_tables
 from wddmsim.testing.residency import check_residency
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.device import Device, PagingQueue
@@ -60,6 +64,7 @@ class ResidencyModel(RuleBasedStateMachine):
         self.devices: list[tuple[Device, PagingQueue]] = [(w.device, w.queue), (second, w.new_queue(second))]
         self.expected: dict[int, ByteArray | None] = {}
         self.allocations: dict[int, VidMmAllocation] = {}
+        self.vas: dict[int, int] = {}
         self.written_at_move: dict[int, int] = {}
         """The allocation's page-in count when the application last wrote it (NotWrittenTo is legal only if a
         page-in happened since)."""
@@ -97,6 +102,9 @@ class ResidencyModel(RuleBasedStateMachine):
     def create(self, device: int, pages: int, usage: int) -> None:
         a = self.world.buffer(pages * PAGE_SIZE, usage=usage, device=self.devices[device][0])
         self.allocations[a.handle] = a
+        va = self.world.vidmm.va
+        if va is not None:  # every allocation is also mapped in its process's VA space: the mapping must follow
+            self.vas[a.handle] = va.map(va.create_space(a.device.process), a).va
         self.expected[a.handle] = np.zeros(a.size, dtype=np.uint8)
         self.written_at_move[a.handle] = -1
 
@@ -152,6 +160,17 @@ class ResidencyModel(RuleBasedStateMachine):
         expected = self.expected[a.handle]
         if expected is not None and self._reachable(a):
             assert np.array_equal(self.world.read(a), expected), f"{a!r} lost its content"
+            if a.handle in self.vas:
+                self.world.settle()
+                assert np.array_equal(self._through_va(a), expected), f"{a!r}'s mapping does not follow it"
+
+    def _through_va(self, a: VidMmAllocation) -> ByteArray:
+        va = self.world.vidmm.va
+        assert va is not None
+        space = va.create_space(a.device.process)
+        address = va.root_address(space)
+        root = TablePointer(Target.LOCAL, self.world.vidmm.spaces.get(address.SegmentId).base + address.SegmentOffset)
+        return read_runs(self.world.adapter.gpu.mmu.translate(root, self.vas[a.handle], a.size, AccessKind.READ))
 
     @precondition(lambda self: any(not a.residency_count for a in self.allocations.values()))
     @rule(data=st.data())
@@ -159,6 +178,7 @@ class ResidencyModel(RuleBasedStateMachine):
         a = data.draw(st.sampled_from([a for a in self.allocations.values() if not a.residency_count]))
         self.world.rm.destroy_allocation(a.handle)
         del self.allocations[a.handle], self.expected[a.handle]
+        self.vas.pop(a.handle, None)
 
     @precondition(lambda self: any(not a.residency_count and a.offered is None for a in self.allocations.values()))
     @rule(data=st.data(), immediately=st.booleans(), decommit=st.booleans())
@@ -202,6 +222,15 @@ class ResidencyModel(RuleBasedStateMachine):
     def _check(self) -> None:
         self.world.settle()
         problems = check_residency(self.world.adapter)
+        va = self.world.vidmm.va
+        if va is not None:
+            ranges = MemoryRanges.of(self.world.adapter.driver)
+            for space in va.spaces.values():
+                address = va.root_address(space)
+                root = TablePointer(
+                    Target.LOCAL, self.world.vidmm.spaces.get(address.SegmentId).base + address.SegmentOffset
+                )
+                problems += check_page_tables(self.world.adapter.gpu, root, ranges)
         assert not problems, "\n".join(problems)
 
     def teardown(self) -> None:
