@@ -86,3 +86,89 @@ class D3DDDICB_FREEGPUVIRTUALADDRESS:
 
     BaseAddress: int
     Size: int
+
+
+class D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION_TYPE(IntEnum):
+    D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP = 0
+    D3DDDI_UPDATEGPUVIRTUALADDRESS_UNMAP = 1
+    D3DDDI_UPDATEGPUVIRTUALADDRESS_COPY = 2
+    D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP_PROTECT = 3
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP:
+    """``Map``: read-write; ``AllocationSizeInBytes`` 0 means ``SizeInBytes``, smaller repeats the range."""
+
+    BaseAddress: int
+    SizeInBytes: int
+    hAllocation: HANDLE
+    AllocationOffsetInBytes: int = 0
+    AllocationSizeInBytes: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP_PROTECT:
+    """``MapProtect``: as ``Map``, with an explicit protection and driver protection."""
+
+    BaseAddress: int
+    SizeInBytes: int
+    hAllocation: HANDLE
+    AllocationOffsetInBytes: int = 0
+    AllocationSizeInBytes: int = 0
+    Protection: D3DDDIGPUVIRTUALADDRESS_PROTECTION_TYPE = field(default_factory=D3DDDIGPUVIRTUALADDRESS_PROTECTION_TYPE)
+    DriverProtection: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class D3DDDI_UPDATEGPUVIRTUALADDRESS_UNMAP:
+    """``Unmap``: the range goes to the Zero or the NoAccess state."""
+
+    BaseAddress: int
+    SizeInBytes: int
+    Protection: D3DDDIGPUVIRTUALADDRESS_PROTECTION_TYPE
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class D3DDDI_UPDATEGPUVIRTUALADDRESS_COPY:
+    """``Copy``: the *mappings* of the source range (not the data) to the destination; they may overlap."""
+
+    SourceAddress: int
+    SizeInBytes: int
+    DestAddress: int
+
+
+UpdateOperationPayload = (
+    D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP
+    | D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP_PROTECT
+    | D3DDDI_UPDATEGPUVIRTUALADDRESS_UNMAP
+    | D3DDDI_UPDATEGPUVIRTUALADDRESS_COPY
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION:
+    """``OperationType`` and the union member it selects (``Map``, ``Unmap``, ``Copy`` or ``MapProtect``)."""
+
+    OperationType: int
+    payload: UpdateOperationPayload
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class D3DDDICB_UPDATEGPUVIRTUALADDRESS_FLAGS(BitUnion):
+    DoNotWait: bool = flag(0)
+    Reserved: int = bits(1, 31)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class D3DDDICB_UPDATEGPUVIRTUALADDRESS:
+    """``D3DDDICB_UPDATEGPUVIRTUALADDRESS``: applied once ``hFenceObject`` reaches ``FenceValue`` (unless
+    ``DoNotWait``), in order; then ``FenceValue + 1`` is signalled."""
+
+    hContext: HANDLE
+    hFenceObject: HANDLE
+    NumOperations: int
+    Operations: tuple[D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION, ...]
+    Reserved0: int = 0
+    Reserved1: int = 0
+    FenceValue: int = 0
+    Flags: D3DDDICB_UPDATEGPUVIRTUALADDRESS_FLAGS = field(default_factory=D3DDDICB_UPDATEGPUVIRTUALADDRESS_FLAGS)

@@ -10,6 +10,7 @@ driver has no such operation, so VidMm writes the value when the submission carr
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final, final
 
@@ -102,6 +103,24 @@ class Device:
     """Why the device was put in error (``DEVICE_REMOVED``), if it was."""
     periodic_trim_fence: int = 0
     """The use stamp of the last periodic trim (``TrimResidencySet``'s ``PeriodicTrim``)."""
+
+
+@dataclass(slots=True, eq=False)
+class SyncObject:
+    """A monitored-fence synchronisation object of a device (``hFenceObject`` of ``UpdateGpuVirtualAddress``):
+    work waiting for a value runs once the fence is known to reach it."""
+
+    handle: HANDLE
+    device: Device
+    fence: MonitoredFence
+    waiting: list[tuple[int, Callable[[], None]]] = field(default_factory=list)
+    """``(value, work)`` in submission order."""
+    promised: int = 0
+    """The highest value work already queued on the paging engine will write (it runs in order)."""
+
+    @property
+    def reached(self) -> int:
+        return max(self.fence.value, self.promised)
 
 
 @dataclass(slots=True, eq=False)

@@ -200,6 +200,7 @@ class VideoMemoryManager:
         if status != NTSTATUS.STATUS_SUCCESS:
             raise DdiError(NTSTATUS(status), "DxgkDdiCreateContext failed")
         self.residency.initialize_contexts()
+        self.residency.register_context(args.hContext, owner)
         if self.va is not None:
             self.va.set_root(self.va.create_space(owner.process), args.hContext)
         return args.hContext

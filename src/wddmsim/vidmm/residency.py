@@ -61,7 +61,7 @@ from wddmsim.ddi.residency import (
 )
 from wddmsim.ddi.status import HRESULT, NT_SUCCESS, NTSTATUS, DdiError, InvalidArgument
 from wddmsim.vidmm.allocation import Content, VidMmAllocation
-from wddmsim.vidmm.device import Device, FenceArea, MonitoredFence, PagingQueue, Process
+from wddmsim.vidmm.device import Device, FenceArea, MonitoredFence, PagingQueue, Process, SyncObject
 from wddmsim.vidmm.errors import DeviceRemoved
 from wddmsim.vidmm.events import AdapterAllocation, VidMmEvict, VidMmMakeResident, VidMmPageIn
 from wddmsim.vidmm.mover import Mover
@@ -155,6 +155,8 @@ class ResidencyManager:
         self.scratch = scratch
         self.paging_process = process
         self.pending_contexts: list[VidMmAllocation] = []
+        self.sync_objects: dict[int, SyncObject] = {}
+        self.contexts: dict[int, Device] = {}
         self.va: VaManager | None = None
         """GPU VA spaces (GpuMmu): told of every move so that mappings follow their allocations."""
         self.system_device = self.create_device(self.create_process())
@@ -215,6 +217,43 @@ class ResidencyManager:
         self.wait(queue, queue.issued)
         queue.device.queues.remove(queue)
         del self.queues[handle]
+
+    # --- synchronisation objects and contexts ------------------------------------------------------------
+
+    def create_sync_object(self, device: Device) -> SyncObject:
+        """A monitored fence (value 0) the device's work can wait on and signal."""
+        sync = SyncObject(self._handle(), device, MonitoredFence(self.fences))
+        self.sync_objects[sync.handle] = sync
+        return sync
+
+    def sync_object(self, handle: int, argument: str = "hFenceObject") -> SyncObject:
+        sync = self.sync_objects.get(handle)
+        if sync is None:
+            raise _bad(argument, handle, "is not a live monitored fence")
+        return sync
+
+    def signal_from_cpu(self, handle: int, value: int) -> None:
+        """``SignalSynchronizationObjectFromCpu``: the fence takes ``value`` (never lower); work waiting for it runs."""
+        sync = self.sync_object(handle)
+        if not 0 <= value < 1 << 64 or value < sync.fence.value:
+            raise _bad("Value", value, f"a monitored fence only grows (it is at {sync.fence.value})")
+        sync.fence.cpu_signal(value)
+        self.release(sync)
+
+    def release(self, sync: SyncObject) -> None:
+        """Run, in order, the work whose value the fence has reached (or will, in paging-engine order)."""
+        while sync.waiting and sync.waiting[0][0] <= sync.reached:
+            _, work = sync.waiting.pop(0)
+            work()
+
+    def register_context(self, context: HANDLE, device: Device) -> None:
+        self.contexts[context] = device
+
+    def context_device(self, handle: int) -> Device:
+        device = self.contexts.get(handle)
+        if device is None:
+            raise _bad("hContext", handle, "is not a live context")
+        return device
 
     def queue(self, handle: int) -> PagingQueue:
         queue = self.queues.get(handle)

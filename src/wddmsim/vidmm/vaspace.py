@@ -19,6 +19,7 @@ What it models (wddm-spec.md sections 2.5-2.8; decision D5):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, final
@@ -32,7 +33,10 @@ from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS, HANDLE
 from wddmsim.ddi.driver import DXGKARG_SETROOTPAGETABLE, KernelModeDriver, SystemMemoryServices
 from wddmsim.ddi.flags import DXGK_PAGETABLEUPDATEMODE, DXGK_UPDATEPAGETABLEFLAGS
 from wddmsim.ddi.paging import (
+    DXGK_BUILDPAGINGBUFFER_COPY_RANGE,
+    DXGK_BUILDPAGINGBUFFER_COPYPAGETABLEENTRIES,
     DXGK_BUILDPAGINGBUFFER_FLUSHTLB,
+    DXGK_BUILDPAGINGBUFFER_SIGNALMONITOREDFENCE,
     DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE,
     DXGK_PAGETABLEUPDATEADDRESS,
 )
@@ -41,9 +45,16 @@ from wddmsim.ddi.status import HRESULT, NTSTATUS, InvalidArgument
 from wddmsim.ddi.va import (
     D3DDDI_MAPGPUVIRTUALADDRESS,
     D3DDDI_RESERVEGPUVIRTUALADDRESS,
+    D3DDDI_UPDATEGPUVIRTUALADDRESS_COPY,
+    D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP,
+    D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP_PROTECT,
+    D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION,
+    D3DDDI_UPDATEGPUVIRTUALADDRESS_UNMAP,
     D3DDDICB_FREEGPUVIRTUALADDRESS,
+    D3DDDICB_UPDATEGPUVIRTUALADDRESS,
     D3DGPU_UNIQUE_DRIVER_PROTECTION,
 )
+from wddmsim.ddi.va import D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION_TYPE as UpdateType
 from wddmsim.ddi.va import D3DDDIGPUVIRTUALADDRESS_RESERVATION_TYPE as Reservation
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.errors import VidMmError
@@ -54,7 +65,7 @@ from wddmsim.vidmm.ranges import RangeAllocator
 from wddmsim.vidmm.segments import Segments
 
 if TYPE_CHECKING:
-    from wddmsim.vidmm.device import PagingQueue, Process
+    from wddmsim.vidmm.device import Device, PagingQueue, Process
     from wddmsim.vidmm.residency import ResidencyManager
 
 Mode = DXGK_PAGETABLEUPDATEMODE
@@ -109,6 +120,20 @@ class VaMapping:
     @property
     def end(self) -> int:
         return self.va + self.pages * PAGE_SIZE
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateStep:
+    """One checked operation of ``UpdateGpuVirtualAddress``, ready to apply."""
+
+    kind: str
+    address: int
+    size: int
+    apply: Callable[[], None]
+    source: int | None = None
+
+    def __call__(self) -> None:
+        self.apply()
 
 
 @dataclass(slots=True, eq=False)
@@ -244,14 +269,19 @@ class VaManager:
         """Make the table addressable the way the driver's update mode names tables."""
         segment = self.segments.get(table.segment_id)
         if self.mode == Mode.DXGK_PAGETABLEUPDATE_GPU_VIRTUAL:
-            start = self.windows.allocate(table.size)
-            if start is None:
-                raise VidMmError("the paging process's window onto process page tables is full")
-            table.window = self.window_base + start
-            pages = np.arange(table.size // PAGE_SIZE, dtype=np.uint64) + (table.offset >> PAGE_SHIFT)
-            self.paging_process.map(table.window, segment_id=table.segment_id, page_numbers=pages)
-            if not self.flush_new:
-                return
+            self._window(table)
+        elif self.mode == Mode.DXGK_PAGETABLEUPDATE_CPU_VIRTUAL:
+            table.cpu = self.mm.map_io_space(int(segment.descriptor.CpuTranslatedAddress) + table.offset, table.size)
+
+    def _window(self, table: ProcessTable) -> None:
+        """Map the table into the paging process (64 KB aligned: ``CopyPageTableEntries`` names tables so)."""
+        start = self.windows.allocate(max(table.size, VA_ALIGNMENT), alignment=VA_ALIGNMENT)
+        if start is None:
+            raise VidMmError("the paging process's window onto process page tables is full")
+        table.window = self.window_base + start
+        pages = np.arange(table.size // PAGE_SIZE, dtype=np.uint64) + (table.offset >> PAGE_SHIFT)
+        self.paging_process.map(table.window, segment_id=table.segment_id, page_numbers=pages)
+        if self.flush_new:
             # The window's entries were invalid and may be cached as such: flush before the GPU uses them.
             self.paging.build(
                 DXGK_BUILDPAGINGBUFFER_FLUSHTLB(
@@ -260,8 +290,6 @@ class VaManager:
                     EndVirtualAddress=table.window + table.size - 1,
                 )
             )
-        elif self.mode == Mode.DXGK_PAGETABLEUPDATE_CPU_VIRTUAL:
-            table.cpu = self.mm.map_io_space(int(segment.descriptor.CpuTranslatedAddress) + table.offset, table.size)
 
     def _update(
         self,
@@ -454,6 +482,244 @@ class VaManager:
         self._release(space, region)
         self.paging.wait(self.paging.flush())
 
+    # --- UpdateGpuVirtualAddress (tiled resources) ------------------------------------------------------------
+
+    def update_gpu_va(self, args: D3DDDICB_UPDATEGPUVIRTUALADDRESS) -> None:
+        """``pfnUpdateGpuVirtualAddressCb``: checked whole now; applied in order once ``hFenceObject`` reaches
+        ``FenceValue`` (at once with ``DoNotWait``), on the paging engine; then ``FenceValue + 1`` is signalled."""
+        assert self.residency is not None
+        device = self.residency.context_device(args.hContext)
+        sync = self.residency.sync_object(args.hFenceObject)
+        if sync.device.process is not device.process:
+            raise _bad("hFenceObject", args.hFenceObject, "belongs to another process")
+        space = self.create_space(device.process)
+        if args.Reserved0 or args.Reserved1 or args.Flags.Reserved:
+            raise _bad(
+                "Reserved0", args.Reserved0 or args.Reserved1 or args.Flags.Value, "reserved fields must be zero"
+            )
+        _u64("FenceValue", args.FenceValue)
+        if args.FenceValue + 1 >= 1 << 64:
+            raise _bad("FenceValue", args.FenceValue, "FenceValue + 1 must still be a UINT64")
+        if args.NumOperations != len(args.Operations) or not args.Operations:
+            raise _bad(
+                "NumOperations", args.NumOperations, f"must be positive and match Operations ({len(args.Operations)})"
+            )
+        steps = [self._check_update(space, device, i, op) for i, op in enumerate(args.Operations)]
+        self._check_one_region(space, steps)
+
+        def apply() -> None:
+            for step in steps:
+                step()
+            self.paging.build(
+                DXGK_BUILDPAGINGBUFFER_SIGNALMONITOREDFENCE(
+                    MonitoredFenceGpuVa=sync.fence.gpu_va, MonitoredFenceValue=args.FenceValue + 1
+                )
+            )
+            self.paging.flush()
+            sync.promised = max(sync.promised, args.FenceValue + 1)
+            assert self.residency is not None
+            self.residency.release(sync)
+
+        if args.Flags.DoNotWait or sync.reached >= args.FenceValue:
+            apply()
+        else:
+            sync.waiting.append((args.FenceValue, apply))
+
+    def _check_update(
+        self, space: GpuVaSpace, device: Device, i: int, op: D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION
+    ) -> UpdateStep:
+        """Every rule of one operation, before anything changes; returns the work that applies it."""
+        name = f"Operations[{i}]"
+        kind, p = op.OperationType, op.payload
+        expected = {
+            UpdateType.D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP: D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP,
+            UpdateType.D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP_PROTECT: D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP_PROTECT,
+            UpdateType.D3DDDI_UPDATEGPUVIRTUALADDRESS_UNMAP: D3DDDI_UPDATEGPUVIRTUALADDRESS_UNMAP,
+            UpdateType.D3DDDI_UPDATEGPUVIRTUALADDRESS_COPY: D3DDDI_UPDATEGPUVIRTUALADDRESS_COPY,
+        }.get(kind)  # type: ignore[call-overload]
+        if expected is None or not isinstance(p, expected):
+            raise _bad(
+                f"{name}.OperationType",
+                kind,
+                "must be MAP (0), UNMAP (1), COPY (2) or MAP_PROTECT (3), with its union member",
+            )
+        for field_name in (
+            "BaseAddress",
+            "SizeInBytes",
+            "SourceAddress",
+            "DestAddress",
+            "AllocationOffsetInBytes",
+            "AllocationSizeInBytes",
+        ):
+            if hasattr(p, field_name):
+                value = getattr(p, field_name)
+                _u64(f"{name}.{field_name}", value)
+                if value % PAGE_SIZE:
+                    raise _bad(f"{name}.{field_name}", value, "must be 4 KB aligned")
+        if p.SizeInBytes == 0:
+            raise _bad(f"{name}.SizeInBytes", 0, "must not be zero")
+        pages = p.SizeInBytes // PAGE_SIZE
+        if isinstance(p, D3DDDI_UPDATEGPUVIRTUALADDRESS_COPY):
+            for field_name in ("SourceAddress", "DestAddress"):
+                at = getattr(p, field_name)
+                region = space.region_at(at, p.SizeInBytes)
+                if region is None or region.from_map:
+                    raise _bad(f"{name}.{field_name}", at, "the range must lie in one range obtained from Reserve")
+            return UpdateStep(
+                "copy",
+                p.DestAddress,
+                p.SizeInBytes,
+                lambda: self._copy(space, p.SourceAddress, p.DestAddress, pages),
+                p.SourceAddress,
+            )
+        region = space.region_at(p.BaseAddress, p.SizeInBytes)
+        if region is None or region.from_map:
+            raise _bad(f"{name}.BaseAddress", p.BaseAddress, "the range must lie in one range obtained from Reserve")
+        if isinstance(p, D3DDDI_UPDATEGPUVIRTUALADDRESS_UNMAP):
+            if p.Protection.Zero == p.Protection.NoAccess or p.Protection.Write or p.Protection.Execute:
+                raise _bad(f"{name}.Protection", p.Protection.Value, "UNMAP takes exactly one of Zero and NoAccess")
+            state = Kind.ZERO if p.Protection.Zero else Kind.NO_ACCESS
+            piece = VaMapping(space, region, p.BaseAddress, pages, state, driver_protection=region.driver_protection)
+            return UpdateStep("unmap", p.BaseAddress, p.SizeInBytes, lambda: self._install(piece))
+        a = self._allocation_of(p.hAllocation, device, f"{name}.hAllocation")
+        unit = p.AllocationSizeInBytes or p.SizeInBytes
+        if p.AllocationSizeInBytes and p.SizeInBytes % p.AllocationSizeInBytes:
+            raise _bad(
+                f"{name}.SizeInBytes",
+                p.SizeInBytes,
+                f"must be a multiple of AllocationSizeInBytes={p.AllocationSizeInBytes:#x}",
+            )
+        if p.AllocationOffsetInBytes + unit > a.size:
+            raise _bad(
+                f"{name}.AllocationOffsetInBytes",
+                p.AllocationOffsetInBytes,
+                f"{unit:#x} bytes from it leave the {a.size:#x}-byte allocation",
+            )
+        if isinstance(p, D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP_PROTECT):
+            prot = p.Protection
+            if prot.Reserved or prot.SystemUseOnly or prot.Zero or prot.NoAccess:
+                raise _bad(f"{name}.Protection", prot.Value, "MAP_PROTECT takes Write and Execute only")
+            write, execute, driver = bool(prot.Write), bool(prot.Execute), p.DriverProtection
+            _u64(f"{name}.DriverProtection", driver)
+        else:
+            # Decision 0016: a plain MAP is read-write and inherits the reservation's driver protection.
+            write, execute, driver = True, False, region.driver_protection
+        pieces = [
+            VaMapping(
+                space,
+                region,
+                p.BaseAddress + k * unit,
+                unit // PAGE_SIZE,
+                Kind.ALLOCATION,
+                a,
+                p.AllocationOffsetInBytes // PAGE_SIZE,
+                write,
+                execute,
+                driver,
+            )
+            for k in range(p.SizeInBytes // unit)
+        ]
+
+        def install() -> None:
+            for piece in pieces:
+                self._install(piece)
+
+        return UpdateStep("map", p.BaseAddress, p.SizeInBytes, install)
+
+    def _check_one_region(self, space: GpuVaSpace, steps: list[UpdateStep]) -> None:
+        """Per call: every mapped range and copy destination in one reserved range; copy sources in one."""
+        for label, addresses in (
+            ("BaseAddress", [s.address for s in steps]),
+            ("SourceAddress", [s.source for s in steps if s.source is not None]),
+        ):
+            regions = {id(space.region_at(a, PAGE_SIZE)) for a in addresses}
+            if len(regions) > 1:
+                raise _bad(
+                    f"Operations[*].{label}", addresses[0], "all ranges of one call must lie in one reserved range"
+                )
+
+    def _allocation_of(self, handle: HANDLE, device: Device, argument: str) -> VidMmAllocation:
+        assert self.residency is not None
+        a = self.residency.allocations.get(handle)
+        if a is None or a.context or a.device.process is not device.process:
+            raise _bad(argument, handle, "is not an allocation of the process")
+        return a
+
+    def _copy(self, space: GpuVaSpace, source: int, dest: int, pages: int) -> None:
+        """COPY: the destination takes the source's mappings (and their entries: ``CopyPageTableEntries`` when
+        the GPU updates tables, rewritten entries when the CPU does)."""
+        src_region = space.region_at(source, pages * PAGE_SIZE)
+        dst_region = space.region_at(dest, pages * PAGE_SIZE)
+        assert src_region is not None
+        assert dst_region is not None
+        end = source + pages * PAGE_SIZE
+        runs: list[VaMapping] = []
+        covered = source
+        for m in sorted(src_region.mappings, key=lambda m: m.va):
+            lo, hi = max(m.va, source), min(m.end, end)
+            if lo >= hi:
+                continue
+            if covered < lo:  # a gap shows the reservation's own state
+                runs.append(
+                    self._state_piece(
+                        space, dst_region, src_region, dest + covered - source, (lo - covered) // PAGE_SIZE
+                    )
+                )
+            runs.append(
+                VaMapping(
+                    space,
+                    dst_region,
+                    dest + lo - source,
+                    (hi - lo) // PAGE_SIZE,
+                    m.kind,
+                    m.allocation,
+                    m.offset_pages + (lo - m.va) // PAGE_SIZE,
+                    m.write,
+                    m.execute,
+                    m.driver_protection,
+                )
+            )
+            covered = hi
+        if covered < end:
+            runs.append(
+                self._state_piece(space, dst_region, src_region, dest + covered - source, (end - covered) // PAGE_SIZE)
+            )
+        use_gpu = self.mode != Mode.DXGK_PAGETABLEUPDATE_CPU_VIRTUAL
+        if use_gpu:
+            self._copy_entries(space, source, dest, pages)
+        for run in runs:
+            self._install(run, write_entries=not use_gpu)
+
+    def _state_piece(self, space: GpuVaSpace, region: Region, src_region: Region, va: int, pages: int) -> VaMapping:
+        kind = Kind.ZERO if src_region.zero else Kind.NO_ACCESS
+        return VaMapping(space, region, va, pages, kind, driver_protection=src_region.driver_protection)
+
+    def _copy_entries(self, space: GpuVaSpace, source: int, dest: int, pages: int) -> None:
+        """``CopyPageTableEntries``: one range per pair of leaf-table pieces, by the tables' paging-process VAs."""
+        span = 1 << self.mmu.shift(1)
+        ranges = []
+        done = 0
+        while done < pages:
+            s_va, d_va = source + done * PAGE_SIZE, dest + done * PAGE_SIZE
+            count = min(pages - done, (span - s_va % span) // PAGE_SIZE, (span - d_va % span) // PAGE_SIZE)
+            src_leaf, dst_leaf = self._leaf(space, s_va), self._leaf(space, d_va)
+            if self.mode == Mode.DXGK_PAGETABLEUPDATE_GPU_PHYSICAL:
+                # The operation names tables by paging-process VA: give physical-mode tables a window too.
+                for leaf in (src_leaf, dst_leaf):
+                    if not leaf.window:
+                        self._window(leaf)
+            ranges.append(
+                DXGK_BUILDPAGINGBUFFER_COPY_RANGE(
+                    NumPageTableEntries=count,
+                    SrcPageTableAddress=src_leaf.window,
+                    DstPageTableAddress=dst_leaf.window,
+                    SrcStartPteIndex=self.mmu.index(s_va, 0),
+                    DstStartPteIndex=self.mmu.index(d_va, 0),
+                )
+            )
+            done += count
+        self.paging.build(DXGK_BUILDPAGINGBUFFER_COPYPAGETABLEENTRIES(NumRanges=len(ranges), pRanges=tuple(ranges)))
+
     # --- internal mapping API (VidMm's own users, tests) ----------------------------------------------------
 
     def map(
@@ -568,7 +834,7 @@ class VaManager:
             )
         return start
 
-    def _install(self, mapping: VaMapping) -> None:
+    def _install(self, mapping: VaMapping, *, write_entries: bool = True) -> None:
         """Put ``mapping`` in its region (cutting what it covers out of earlier mappings) and write its entries."""
         region = mapping.region
         kept: list[VaMapping] = []
@@ -598,8 +864,11 @@ class VaManager:
         kept.append(mapping)
         region.mappings = kept
         self._attach(mapping)
-        self._write_mapping(mapping, resident=None)
-        if replaced or self.flush_new:  # decision D5: invalid -> valid alone needs no flush if not cached
+        if write_entries:
+            self._write_mapping(mapping, resident=None)
+        if (
+            replaced or self.flush_new or not write_entries
+        ):  # decision D5: invalid -> valid alone needs no flush if not cached
             self._flush_range(mapping.space, mapping.va, mapping.pages * PAGE_SIZE)
 
     def _attach(self, mapping: VaMapping) -> None:
