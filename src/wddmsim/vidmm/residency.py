@@ -26,7 +26,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import final
+from typing import TypeVar, final
 
 import numpy as np
 
@@ -99,6 +99,17 @@ class Residence:
 
 Victims = Callable[[VidMmAllocation], bool]
 """Which placed allocations a placement pass may evict."""
+
+
+T = TypeVar("T")
+
+
+def _live(table: dict[int, T], handle: int, argument: str, what: str) -> T:
+    """The object a handle names, or ``E_INVALIDARG`` naming the argument (stale, forged or wrong-type handles)."""
+    found = table.get(handle) if isinstance(handle, int) else None
+    if found is None:
+        raise _bad(argument, handle, f"is not a live {what}")
+    return found
 
 
 def _unreferenced(a: VidMmAllocation) -> bool:
@@ -183,16 +194,10 @@ class ResidencyManager:
         return device
 
     def device(self, handle: int, argument: str = "hDevice") -> Device:
-        device = self.devices.get(handle)
-        if device is None:
-            raise _bad(argument, handle, "is not a live device")
-        return device
+        return _live(self.devices, handle, argument, "device")
 
     def allocation(self, handle: int, argument: str = "hAllocation") -> VidMmAllocation:
-        a = self.allocations.get(handle)
-        if a is None:
-            raise _bad(argument, handle, "is not a live allocation")
-        return a
+        return _live(self.allocations, handle, argument, "allocation")
 
     def create_paging_queue(self, args: D3DDDI_CREATEPAGINGQUEUE) -> None:
         """``pfnCreatePagingQueueCb``: a queue and its monitored fence (value 0, CPU-readable)."""
@@ -211,9 +216,7 @@ class ResidencyManager:
         args.FenceValueCPUVirtualAddress = queue.fence.cpu
 
     def destroy_paging_queue(self, handle: int) -> None:
-        queue = self.queues.get(handle)
-        if queue is None:
-            raise _bad("hPagingQueue", handle, "is not a live paging queue")
+        queue = self.queue(handle)
         self.wait(queue, queue.issued)
         queue.device.queues.remove(queue)
         del self.queues[handle]
@@ -227,10 +230,7 @@ class ResidencyManager:
         return sync
 
     def sync_object(self, handle: int, argument: str = "hFenceObject") -> SyncObject:
-        sync = self.sync_objects.get(handle)
-        if sync is None:
-            raise _bad(argument, handle, "is not a live monitored fence")
-        return sync
+        return _live(self.sync_objects, handle, argument, "monitored fence")
 
     def signal_from_cpu(self, handle: int, value: int) -> None:
         """``SignalSynchronizationObjectFromCpu``: the fence takes ``value`` (never lower); work waiting for it runs."""
@@ -250,16 +250,10 @@ class ResidencyManager:
         self.contexts[context] = device
 
     def context_device(self, handle: int) -> Device:
-        device = self.contexts.get(handle)
-        if device is None:
-            raise _bad("hContext", handle, "is not a live context")
-        return device
+        return _live(self.contexts, handle, "hContext", "context")
 
     def queue(self, handle: int) -> PagingQueue:
-        queue = self.queues.get(handle)
-        if queue is None:
-            raise _bad("hPagingQueue", handle, "is not a live paging queue")
-        return queue
+        return _live(self.queues, handle, "hPagingQueue", "paging queue")
 
     # --- allocations -------------------------------------------------------------------------------------------
 
