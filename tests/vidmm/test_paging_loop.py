@@ -133,7 +133,7 @@ def test_a_gpu_fault_during_paging_resets_the_adapter_and_the_gpu_runs_again_aft
     from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_FILLVIRTUAL
 
     rig = PagingRig()
-    with pytest.raises(DeviceRemoved, match="GPU reported a fault"):
+    with pytest.raises(DeviceRemoved, match="node 0 reported a fault"):
         rig.execute(
             DXGK_BUILDPAGINGBUFFER_FILLVIRTUAL(
                 FillSizeInBytes=PAGE_SIZE, FillPattern=1, DestinationVirtualAddress=0x1000

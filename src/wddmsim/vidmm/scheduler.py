@@ -41,7 +41,8 @@ class GpuScheduler:
         self.clock = clock
         self.events = events
         self.nodes = [_Node() for _ in range(nodes)]
-        self.fault: DXGKARGCB_NOTIFY_INTERRUPT_DATA | None = None
+        self.faults: dict[int, DXGKARGCB_NOTIFY_INTERRUPT_DATA] = {}
+        """Node -> the fault it reported (a faulted node runs nothing until VidMm resets it)."""
 
     # --- DxgkrnlInterface ---------------------------------------------------------------------------------
 
@@ -49,15 +50,16 @@ class GpuScheduler:
         """``DxgkCbNotifyInterrupt``."""
         kind = data.InterruptType
         if kind == DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_COMPLETED and data.DmaCompleted is not None:
-            node = self.nodes[data.DmaCompleted.NodeOrdinal]
-            node.completed = max(node.completed, data.DmaCompleted.SubmissionFenceId)
+            done = self.nodes[data.DmaCompleted.NodeOrdinal]
+            done.completed = max(done.completed, data.DmaCompleted.SubmissionFenceId)
             return
         if kind in (
             DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_PAGE_FAULTED,
             DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_FAULTED,
         ):
-            self.fault = data
             page = data.DmaPageFaulted
+            node = page.NodeOrdinal if page else (data.DmaFaulted.NodeOrdinal if data.DmaFaulted else 0)
+            self.faults[node] = data
             fence = page.FaultedFenceId if page else (data.DmaFaulted.FaultedFenceId if data.DmaFaulted else 0)
             address = page.FaultedVirtualAddress if page else 0
             detail = f"{page.FaultErrorCode.name}, level {page.PageTableLevel}" if page else "DMA fault"
@@ -92,18 +94,31 @@ class GpuScheduler:
     def is_complete(self, node: int, fence: int) -> bool:
         return self.nodes[node].completed >= fence
 
+    @property
+    def fault(self) -> DXGKARGCB_NOTIFY_INTERRUPT_DATA | None:
+        """The first fault any node reported (None: no node is faulted)."""
+        return next(iter(self.faults.values()), None)
+
     def wait(self, node: int, fence: int) -> None:
-        """Run the GPU until ``fence`` completes on ``node``; :class:`GpuHung` if it never will."""
+        """Run the GPU until ``fence`` completes on ``node``; :class:`GpuHung` if that node faulted or never will.
+
+        A fault on another node does not stop the wait: engines fail alone (wddm-spec section 2.8).
+        """
         state = self.nodes[node]
-        if self.fault is not None:
-            raise GpuHung("the GPU reported a fault")
+        if node in self.faults:
+            raise GpuHung(f"node {node} reported a fault")
         if state.completed >= fence:
             return
-        self.clock.run_until(lambda: state.completed >= fence or self.fault is not None)
-        if self.fault is not None:
-            raise GpuHung("the GPU reported a fault")
+        self.clock.run_until(lambda: state.completed >= fence or node in self.faults)
+        if node in self.faults:
+            raise GpuHung(f"node {node} reported a fault")
         if state.completed < fence:
             raise GpuHung(f"node {node} stopped before fence {fence} (last completed {state.completed})")
+
+    def clear_fault(self, node: int) -> None:
+        """After the node's engine was reset: everything submitted to it counts as retired."""
+        self.faults.pop(node, None)
+        self.nodes[node].completed = self.nodes[node].submitted
 
     def wait_idle(self) -> None:
         for index, state in enumerate(self.nodes):
@@ -113,4 +128,4 @@ class GpuScheduler:
         """After a reset: everything submitted counts as retired; faults are cleared."""
         for state in self.nodes:
             state.completed = state.submitted
-        self.fault = None
+        self.faults.clear()
