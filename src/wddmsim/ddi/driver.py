@@ -31,7 +31,7 @@ from wddmsim.ddi.context import (
 from wddmsim.ddi.memory import MDL
 from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER
 from wddmsim.ddi.status import NTSTATUS
-from wddmsim.ddi.submit import DXGKARG_SUBMITCOMMAND, DXGKARGCB_NOTIFY_INTERRUPT_DATA
+from wddmsim.ddi.submit import DXGKARG_RESETENGINE, DXGKARG_SUBMITCOMMAND, DXGKARGCB_NOTIFY_INTERRUPT_DATA
 
 
 @dataclass(slots=True, kw_only=True)
@@ -130,6 +130,10 @@ class KernelModeDriver(Protocol):
 
     def get_root_page_table_size(self, args: DXGKARG_GETROOTPAGETABLESIZE) -> int:
         """``DxgkDdiGetRootPageTableSize``: ``SIZE_T`` bytes of a 2-level root for ``NumberOfPte`` entries."""
+        ...
+
+    def reset_engine(self, args: DXGKARG_RESETENGINE) -> NTSTATUS:
+        """``DxgkDdiResetEngine``: the engine drops its work and runs again; other engines are untouched."""
         ...
 
     def reset_from_timeout(self) -> NTSTATUS:

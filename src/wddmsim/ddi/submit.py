@@ -94,3 +94,12 @@ class DXGKARGCB_NOTIFY_INTERRUPT_DATA:
     DmaCompleted: DXGK_DMA_COMPLETED | None = None
     DmaFaulted: DXGK_DMA_FAULTED | None = None
     DmaPageFaulted: DXGK_DMA_PAGE_FAULTED | None = None
+
+
+@dataclass(slots=True, kw_only=True)
+class DXGKARG_RESETENGINE:
+    """``DxgkDdiResetEngine``: reset one hung or faulted engine; ``LastAbortedFenceId`` is [out]."""
+
+    NodeOrdinal: int
+    EngineOrdinal: int = 0
+    LastAbortedFenceId: int = 0

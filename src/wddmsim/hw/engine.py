@@ -48,6 +48,10 @@ class Submission:
     size: int
     fence: int
     """Written to ``completed_fence`` when the last packet completes."""
+    root: TablePointer | None = None
+    """The address space the buffer runs in: loaded into the root registers when the buffer starts (a context
+    switch); ``None`` keeps what the registers hold."""
+    root_entries: int | None = None
 
 
 class InterruptKind(IntEnum):
@@ -141,6 +145,8 @@ class Engine:
         sub = self._queue.popleft()
         self._current = sub
         self._offset = 0
+        if sub.root is not None:  # the context's address space, switched in with its buffer
+            self.root, self.root_entries = sub.root, sub.root_entries
         if self.events.enabled:
             self.events.emit(DmaBufferStarted(time=self.clock.now, engine=self.index, fence=sub.fence, size=sub.size))
         try:

@@ -50,6 +50,7 @@ from wddmsim.ddi.submit import (
     DXGK_GENERAL_ERROR_CODE,
     DXGK_INTERRUPT_TYPE,
     DXGK_PAGE_FAULT_FLAGS,
+    DXGKARG_RESETENGINE,
     DXGKARG_SUBMITCOMMAND,
     DXGKARGCB_NOTIFY_INTERRUPT_DATA,
 )
@@ -108,6 +109,8 @@ class ReferenceDriver:
         self.state = DriverState(gpu, self.config, segments, SegmentTables(segments))
         self.contexts: dict[int, int] = {PAGING_CONTEXT: PAGING_ENGINE}
         self.context_allocations: dict[int, tuple[HANDLE, HANDLE]] = {}
+        self.context_roots: dict[int, tuple[TablePointer, int]] = {}
+        """Context -> its root page table and NumEntries (``DxgkDdiSetRootPageTable``)."""
         """Context -> (the driver's handle of its image, VidMm's handle from DxgkCbCreateContextAllocation)."""
         self._dxgkrnl: DxgkrnlInterface | None = None
         self.unreported: list[DXGKARGCB_NOTIFY_INTERRUPT_DATA] = []
@@ -333,7 +336,8 @@ class ReferenceDriver:
             address = self.segments.address(
                 args.DmaBufferSegmentId, args.DmaBufferPhysicalAddress + start, end - start, "DmaBuffer"
             )
-        self.gpu.engines[engine].submit(Submission(address, end - start, args.SubmissionFenceId))
+        root, entries = self.context_roots.get(args.hContext, (None, None))
+        self.gpu.engines[engine].submit(Submission(address, end - start, args.SubmissionFenceId, root, entries))
         return NTSTATUS.STATUS_SUCCESS
 
     def set_root_page_table(self, args: DXGKARG_SETROOTPAGETABLE) -> None:
@@ -352,9 +356,11 @@ class ReferenceDriver:
             raise DriverContractError(
                 "NumEntries", args.NumEntries, f"the root holds 1..{self.gpu.mmu.layout.entries(top)} entries"
             )
+        self.context_roots[args.hContext] = (root, args.NumEntries)
         target = self.gpu.engines[engine]
-        target.root = root
-        target.root_entries = args.NumEntries
+        if target.pending == 0:  # an idle engine takes the root now; a busy one when the context's buffer starts
+            target.root = root
+            target.root_entries = args.NumEntries
 
     # --- swizzling ranges (WDDM 1.x) --------------------------------------------------------------------------
 
@@ -394,6 +400,17 @@ class ReferenceDriver:
         return NTSTATUS.STATUS_SUCCESS
 
     # --- reset ---------------------------------------------------------------------------------------------
+
+    def reset_engine(self, args: DXGKARG_RESETENGINE) -> NTSTATUS:
+        """``DxgkDdiResetEngine``: the engine forgets its queued and in-flight work and its fault."""
+        if not 0 <= args.NodeOrdinal < len(self.gpu.engines) or args.EngineOrdinal != 0:
+            raise DriverContractError(
+                "NodeOrdinal", args.NodeOrdinal, f"nodes are 0..{len(self.gpu.engines) - 1}, one engine each"
+            )
+        engine = self.gpu.engines[args.NodeOrdinal]
+        args.LastAbortedFenceId = engine.fault.fence if engine.fault is not None else engine.completed_fence
+        engine.reset()
+        return NTSTATUS.STATUS_SUCCESS
 
     def reset_from_timeout(self) -> NTSTATUS:
         """``DxgkDdiResetFromTimeout``: on return the GPU reads and writes no memory."""

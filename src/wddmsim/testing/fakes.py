@@ -25,7 +25,7 @@ from wddmsim.ddi.driver import (
 )
 from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER, Op
 from wddmsim.ddi.status import NTSTATUS
-from wddmsim.ddi.submit import DXGKARG_SUBMITCOMMAND
+from wddmsim.ddi.submit import DXGKARG_RESETENGINE, DXGKARG_SUBMITCOMMAND
 
 
 class DelegatingDriver:
@@ -77,6 +77,9 @@ class DelegatingDriver:
 
     def get_root_page_table_size(self, args: DXGKARG_GETROOTPAGETABLESIZE) -> int:
         return self.inner.get_root_page_table_size(args)
+
+    def reset_engine(self, args: DXGKARG_RESETENGINE) -> NTSTATUS:
+        return self.inner.reset_engine(args)
 
     def reset_from_timeout(self) -> NTSTATUS:
         return self.inner.reset_from_timeout()

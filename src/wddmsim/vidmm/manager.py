@@ -34,6 +34,7 @@ from wddmsim.vidmm.scheduler import GpuScheduler
 from wddmsim.vidmm.scratch import Scratch
 from wddmsim.vidmm.segments import Segments
 from wddmsim.vidmm.vaspace import VaManager
+from wddmsim.vidmm.work import WorkSubmitter
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -132,6 +133,9 @@ class VideoMemoryManager:
             self.va = VaManager(driver, mm, self.paging, self.gpummu, self.spaces, self.paging_process)
             self.residency.va = self.va
             self.va.residency = self.residency
+        self.context_nodes: dict[int, int] = {}
+        """Context -> the node its work runs on."""
+        self.work = WorkSubmitter(driver, mm, self.scheduler, self.residency, self.reset, self.context_nodes)
 
     def _scratch(self) -> Scratch | None:
         """GpuMmu drivers get content moved through the paging process's scratch area (unless configured off)."""
@@ -201,6 +205,7 @@ class VideoMemoryManager:
             raise DdiError(NTSTATUS(status), "DxgkDdiCreateContext failed")
         self.residency.initialize_contexts()
         self.residency.register_context(args.hContext, owner)
+        self.context_nodes[args.hContext] = node
         if self.va is not None:
             self.va.set_root(self.va.create_space(owner.process), args.hContext)
         return args.hContext

@@ -168,6 +168,8 @@ class ResidencyManager:
         self.pending_contexts: list[VidMmAllocation] = []
         self.sync_objects: dict[int, SyncObject] = {}
         self.contexts: dict[int, Device] = {}
+        self.before_move: Callable[[Device], None] | None = None
+        """Called before an allocation of a device leaves its range: the device's work in flight completes."""
         self.va: VaManager | None = None
         """GPU VA spaces (GpuMmu): told of every move so that mappings follow their allocations."""
         self.system_device = self.create_device(self.create_process())
@@ -711,6 +713,8 @@ class ResidencyManager:
         an aperture segment with free room."""
         placement = a.placement
         assert placement is not None
+        if self.before_move is not None and not self._resetting:
+            self.before_move(a.device)  # pinned while its device's work is in flight
         if self.va is not None:
             self.va.before_leave(a)  # no mapping reaches the range once the next operation may reuse it
         destination = self.mover.page_out(a, placement, keep_content=keep_content)

@@ -1,0 +1,194 @@
+"""GPU work of the processes: DMA buffers submitted on their contexts, run through their own VA spaces.
+
+What it models (wddm-spec sections 2.8 and 3.8):
+
+- A device's work runs only once its whole residency list is resident: :meth:`WorkSubmitter.submit` pages back in
+  whatever pressure took (``ResidencyManager.ensure_resident``) before the buffer is handed to
+  ``DxgkDdiSubmitCommand``.
+- Allocations of a device with work in flight are pinned: before one of them leaves its range, VidMm waits for the
+  device's last submission to complete (so the work reads and writes the bytes where it expects them).
+- A GPU fault in a context's work puts that context's device in error (``DEVICE_REMOVED``) and resets only that
+  engine (``DxgkDdiResetEngine``); work of other devices the reset dropped is submitted again, and nothing of
+  any other process or of the paging engine is touched.  If the engine cannot be reset, the adapter is
+  (``DxgkDdiResetFromTimeout``, decision D6).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import final
+
+from wddmsim.core.pointer import CpuMapping
+from wddmsim.core.units import PAGE_SHIFT
+from wddmsim.ddi.base import HANDLE
+from wddmsim.ddi.driver import KernelModeDriver, SystemMemoryServices
+from wddmsim.ddi.memory import MDL
+from wddmsim.ddi.status import HRESULT, NTSTATUS, DdiError, InvalidArgument
+from wddmsim.ddi.submit import DXGKARG_RESETENGINE, DXGKARGCB_NOTIFY_INTERRUPT_DATA
+from wddmsim.vidmm.device import Device
+from wddmsim.vidmm.reset import ResetPath
+from wddmsim.vidmm.residency import ResidencyManager
+from wddmsim.vidmm.scheduler import GpuHung, GpuScheduler
+
+
+@dataclass(slots=True, eq=False)
+class Submission:
+    """One DMA buffer of a context, as submitted (``fence`` is its current submission fence on ``node``)."""
+
+    context: HANDLE
+    device: Device
+    node: int
+    fence: int
+    mdl: MDL
+    mapping: CpuMapping
+    size: int
+
+
+@final
+class WorkSubmitter:
+    """Submits the processes' DMA buffers and handles what their faults do."""
+
+    def __init__(
+        self,
+        driver: KernelModeDriver,
+        mm: SystemMemoryServices,
+        scheduler: GpuScheduler,
+        residency: ResidencyManager,
+        reset: ResetPath,
+        contexts: dict[int, int],
+    ) -> None:
+        self.driver = driver
+        self.mm = mm
+        self.scheduler = scheduler
+        self.residency = residency
+        self.reset = reset
+        self.nodes = contexts
+        """Context -> the node it runs on."""
+        self.in_flight: list[Submission] = []
+        self.renamed: dict[tuple[int, int], int] = {}
+        """(node, fence a caller holds) -> the fence it was submitted again under after an engine reset."""
+        residency.before_move = self.quiesce
+
+    # --- submission ------------------------------------------------------------------------------------------
+
+    def submit(self, context: HANDLE, data: bytes) -> int:
+        """Run ``data`` (the reference GPU's packets) on ``context``; returns the submission fence to wait for."""
+        device = self.residency.context_device(context)
+        node = self.nodes.get(context)
+        if node is None:
+            raise InvalidArgument("hContext", context, "is not a context VidMm created", HRESULT.E_INVALIDARG)
+        if device.removed is not None:
+            raise DdiError(
+                HRESULT.D3DDDIERR_DEVICEREMOVED, f"hDevice={int(device.handle):#x} was removed: {device.removed}"
+            )
+        if not data or len(data) % 16:
+            raise InvalidArgument(
+                "DmaBufferSize",
+                len(data),
+                "must be a positive multiple of 16 bytes (whole packets)",
+                HRESULT.E_INVALIDARG,
+            )
+        self.residency.ensure_resident(device)  # the residency list gates every context of the device
+        mdl, mapping = self.mm.allocate_contiguous(len(data))
+        mapping.data[: len(data)] = memoryview(data)
+        entry = Submission(context, device, node, 0, mdl, mapping, len(data))
+        self._send(entry)
+        self.in_flight.append(entry)
+        return entry.fence
+
+    def _send(self, entry: Submission) -> None:
+        entry.fence = self.scheduler.submit(
+            entry.context,
+            entry.node,
+            address=int(entry.mdl.pfns[0]) << PAGE_SHIFT,
+            size=entry.size,
+            start=0,
+            end=entry.size,
+        )
+
+    def wait(self, context: HANDLE, fence: int) -> None:
+        """Wait on the CPU for work of ``context``; ``DEVICE_REMOVED`` if its device faulted."""
+        device = self.residency.context_device(context)
+        node = self.nodes[context]
+        while True:
+            current = self.renamed.get((node, fence), fence)
+            try:
+                self.scheduler.wait(node, current)
+            except GpuHung:
+                self._engine_fault(node)
+                if device.removed is not None:
+                    raise DdiError(
+                        HRESULT.D3DDDIERR_DEVICEREMOVED,
+                        f"hDevice={int(device.handle):#x} was removed: {device.removed}",
+                    ) from None
+                continue
+            break
+        self._retire()
+
+    def quiesce(self, device: Device) -> None:
+        """Before an allocation of ``device`` moves: its work in flight completes (faults handled on the way)."""
+        for entry in list(self.in_flight):
+            if entry.device is device and entry.device.removed is None:
+                try:
+                    self.scheduler.wait(entry.node, entry.fence)
+                except GpuHung:
+                    self._engine_fault(entry.node)
+        self._retire()
+
+    def _retire(self) -> None:
+        for entry in list(self.in_flight):
+            if self.scheduler.is_complete(entry.node, entry.fence) and entry.node not in self.scheduler.faults:
+                self.in_flight.remove(entry)
+                self.mm.free_pages(entry.mdl)
+
+    # --- faults ----------------------------------------------------------------------------------------------
+
+    def _engine_fault(self, node: int) -> None:
+        """The node reported a fault: its context's device goes in error, the engine is reset, the other
+        devices' dropped work runs again."""
+        record = self.scheduler.faults.get(node)
+        if record is None:
+            return
+        fence = _fence_of(record)
+        culprit = next((e for e in self.in_flight if e.node == node and e.fence == fence), None)
+        if culprit is not None:
+            culprit.device.removed = f"GPU fault in its work: {_describe(record)}"
+        args = DXGKARG_RESETENGINE(NodeOrdinal=node)
+        try:
+            status = self.driver.reset_engine(args)
+        except Exception as error:  # the driver cannot reset the engine: the whole adapter then (D6)
+            status = None
+            reason = f"DxgkDdiResetEngine failed after a fault on node {node}: {error}"
+        else:
+            reason = f"DxgkDdiResetEngine returned {status!r} after a fault on node {node}"
+        if status != NTSTATUS.STATUS_SUCCESS:
+            self.reset.trigger(reason)
+        self.scheduler.clear_fault(node)
+        dropped = [e for e in self.in_flight if e.node == node and e.fence >= fence]
+        for entry in dropped:
+            if entry.device.removed is not None:
+                self.in_flight.remove(entry)
+                self.mm.free_pages(entry.mdl)
+                continue
+            old = entry.fence
+            self._send(entry)
+            for key, value in self.renamed.items():  # callers holding an older name follow it too
+                if key[0] == node and value == old:
+                    self.renamed[key] = entry.fence
+            self.renamed[(node, old)] = entry.fence
+
+
+def _fence_of(record: DXGKARGCB_NOTIFY_INTERRUPT_DATA) -> int:
+    if record.DmaPageFaulted is not None:
+        return record.DmaPageFaulted.FaultedFenceId
+    return record.DmaFaulted.FaultedFenceId if record.DmaFaulted is not None else 0
+
+
+def _describe(record: DXGKARGCB_NOTIFY_INTERRUPT_DATA) -> str:
+    page = record.DmaPageFaulted
+    if page is not None:
+        return (
+            f"{page.FaultErrorCode.name} at VA {page.FaultedVirtualAddress:#x} "
+            f"(flags {page.PageFaultFlags!r}, level {page.PageTableLevel}, fence {page.FaultedFenceId})"
+        )
+    return "DMA fault"
