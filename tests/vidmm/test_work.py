@@ -91,7 +91,7 @@ def test_a_fault_removes_the_faulting_device_only_and_other_work_still_runs() ->
     w = World()
     bad = Proc(w)
     good = Proc(w)
-    ro, ro_va = bad.buffer(64 * KiB, write=False)
+    _, ro_va = bad.buffer(64 * KiB, write=False)
     src, src_va = good.buffer(64 * KiB)
     dst, dst_va = good.buffer(64 * KiB)
     w.write(src, pattern(src.size, 4))
