@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from wddmsim.core.units import KiB, MiB
+from wddmsim.ddi.residency import D3DDDI_TRIMRESIDENCYSET_FLAGS, D3DDDIARG_TRIMRESIDENCYSET
 from wddmsim.ddi.status import HRESULT, DdiError
 from wddmsim.hw import commands as cmd
 from wddmsim.hw.addressing import Space, hw_address
@@ -139,3 +140,70 @@ def test_bad_submissions_are_refused() -> None:
         w.vidmm.work.submit(p.context, b"\0" * 7)
     with pytest.raises(InvalidArgument, match="hContext=0x99: is not a live context"):
         w.vidmm.work.submit(HANDLE(0x99), cmd.encode(cmd.Nop()))
+
+
+def test_a_user_buffer_cannot_name_physical_memory_or_flush_a_tlb() -> None:
+    w = World()
+    owner, thief = Proc(w), Proc(w)
+    secret, _ = owner.buffer(64 * KiB)
+    w.write(secret, np.full(secret.size, 0x5A, dtype=np.uint8))
+    assert secret.placement is not None
+    physical = w.vidmm.spaces.get(secret.placement.segment_id).base + secret.placement.offset
+    loot, loot_va = thief.buffer(64 * KiB)
+    attacks = [
+        cmd.Copy(hw_address(Space.GPU_PHYS, physical), va(loot_va), 4096),
+        cmd.Fill(hw_address(Space.GPU_PHYS, physical), 4096, 0),
+        cmd.Copy(hw_address(Space.SYSTEM, 0), va(loot_va), 4096),
+        cmd.TlbInvalidate(hw_address(Space.GPU_PHYS, physical), 0, 0),
+    ]
+    for packet in attacks:
+        victim = Proc(w)  # each attack costs its device
+        fence = w.vidmm.work.submit(victim.context, cmd.encode(packet))
+        with pytest.raises(
+            DdiError, match="was removed: GPU fault in its work: DXGK_GENERAL_ERROR_INVALID_INSTRUCTION"
+        ):
+            w.vidmm.work.wait(victim.context, fence)
+    assert (w.read(secret) == 0x5A).all(), "nothing written"
+    assert not (w.read(loot) == 0x5A).any(), "nothing read"
+    assert w.vidmm.reset.count == 0
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_bit_flipped_user_buffers_stay_inside_their_own_va_space(seed: int) -> None:
+    """Reliability plan 5.3: every mutation of a user DMA buffer runs inside the submitter's VAs or faults."""
+    w = World()
+    owner = Proc(w)
+    secret, _ = owner.buffer(256 * KiB)
+    w.write(secret, np.full(secret.size, 0x5A, dtype=np.uint8))
+    rng = np.random.default_rng(seed)
+    for trial in range(40):
+        attacker = Proc(w)
+        src, src_va = attacker.buffer(64 * KiB)
+        dst, dst_va = attacker.buffer(64 * KiB)
+        data = bytearray(
+            cmd.encode(cmd.Copy(va(src_va), va(dst_va), 4096)) + cmd.encode(cmd.Fill(va(dst_va + 8192), 4096, 1))
+        )
+        for _ in range(int(rng.integers(1, 4))):
+            bit = int(rng.integers(0, len(data) * 8))
+            data[bit // 8] ^= 1 << (bit % 8)
+        fence = w.vidmm.work.submit(attacker.context, bytes(data))
+        try:
+            w.vidmm.work.wait(attacker.context, fence)
+        except DdiError as error:
+            if error.status != HRESULT.D3DDDIERR_DEVICEREMOVED:
+                raise
+        assert (w.read(secret) == 0x5A).all(), f"trial {trial}: another process's bytes changed"
+        for a in (src, dst):
+            if a.placement is not None:
+                assert not (w.read(a) == 0x5A).any(), f"trial {trial}: another process's bytes leaked"
+        for a in (src, dst):
+            w.evict(a)
+        w.rm.trim_residency_set(attacker.device, _trim_all())
+    assert w.vidmm.reset.count == 0
+    w.check()
+
+
+def _trim_all() -> D3DDDIARG_TRIMRESIDENCYSET:
+    return D3DDDIARG_TRIMRESIDENCYSET(
+        TrimFlags=D3DDDI_TRIMRESIDENCYSET_FLAGS(TrimToBudget=True), NumBytesToTrim=1 << 40
+    )

@@ -52,6 +52,9 @@ class Submission:
     """The address space the buffer runs in: loaded into the root registers when the buffer starts (a context
     switch); ``None`` keeps what the registers hold."""
     root_entries: int | None = None
+    privileged: bool = True
+    """A kernel-mode (paging) buffer may name physical memory and flush TLBs; any other buffer may reach memory
+    only through its GPU VAs -- anything else is an invalid instruction."""
 
 
 class InterruptKind(IntEnum):
@@ -104,6 +107,8 @@ class Engine:
         self.last_read = 0
         """MMIO: the value of the last READ_MEM."""
         self.fault: FaultRecord | None = None
+        self.privileged = True
+        """Whether the running buffer is a kernel-mode one (see :attr:`Submission.privileged`)."""
         self.state = EngineState.IDLE
         self.packets_executed = 0
         self._queue: deque[Submission] = deque()
@@ -147,6 +152,7 @@ class Engine:
         self._offset = 0
         if sub.root is not None:  # the context's address space, switched in with its buffer
             self.root, self.root_entries = sub.root, sub.root_entries
+        self.privileged = sub.privileged
         if self.events.enabled:
             self.events.emit(DmaBufferStarted(time=self.clock.now, engine=self.index, fence=sub.fence, size=sub.size))
         try:
@@ -276,6 +282,8 @@ class Engine:
         return self.memsys.runs(word, size, access, self.root, self.root_entries)
 
     def _execute(self, packet: cmd.Packet) -> None:
+        if not self.privileged:
+            _check_unprivileged(packet)
         match packet:
             case cmd.Copy():
                 self._execute_copy(packet)
@@ -363,3 +371,30 @@ class Engine:
 
 def _opcode(packet: cmd.Packet) -> str:
     return type(packet).__name__.upper()
+
+
+def _check_unprivileged(packet: cmd.Packet) -> None:
+    """What a user buffer may not do: name a physical address or a page list, or flush a TLB."""
+    match packet:
+        case cmd.Copy():
+            words = [] if packet.src_pages or packet.dst_pages else [packet.src, packet.dst]
+            if packet.src_pages or packet.dst_pages:
+                raise GpuFault(
+                    FaultKind.INVALID_INSTRUCTION, packet.src, "COPY with a page list in an unprivileged buffer"
+                )
+        case cmd.Fill() | cmd.WriteQwords():
+            words = [packet.dst]
+        case cmd.ReadMem() | cmd.WriteMem() | cmd.Signal():
+            words = [packet.address]
+        case cmd.TlbInvalidate():
+            raise GpuFault(FaultKind.INVALID_INSTRUCTION, packet.root, "TLB_INVALIDATE in an unprivileged buffer")
+        case _:
+            words = []
+    for word in words:
+        space, address = split_address(word)
+        if space != Space.GPU_VA:
+            raise GpuFault(
+                FaultKind.INVALID_INSTRUCTION,
+                address,
+                f"a {Space(space).name} address in an unprivileged buffer (GPU VAs only)",
+            )

@@ -337,7 +337,10 @@ class ReferenceDriver:
                 args.DmaBufferSegmentId, args.DmaBufferPhysicalAddress + start, end - start, "DmaBuffer"
             )
         root, entries = self.context_roots.get(args.hContext, (None, None))
-        self.gpu.engines[engine].submit(Submission(address, end - start, args.SubmissionFenceId, root, entries))
+        privileged = bool(args.Flags.Paging)  # only paging buffers may name physical memory
+        self.gpu.engines[engine].submit(
+            Submission(address, end - start, args.SubmissionFenceId, root, entries, privileged)
+        )
         return NTSTATUS.STATUS_SUCCESS
 
     def set_root_page_table(self, args: DXGKARG_SETROOTPAGETABLE) -> None:

@@ -20,6 +20,7 @@ from wddmsim.ddi.submit import DXGK_INTERRUPT_TYPE, DXGKARG_SUBMITCOMMAND, DXGKA
 from wddmsim.vidmm.events import GpuFaultReported
 
 _PAGING = DXGK_SUBMITCOMMANDFLAGS(Paging=True)
+_USER = DXGK_SUBMITCOMMANDFLAGS()
 
 
 class GpuHung(Exception):
@@ -69,8 +70,13 @@ class GpuScheduler:
 
     # --- submission and waits -----------------------------------------------------------------------------
 
-    def submit(self, context: HANDLE, node: int, *, address: int, size: int, start: int, end: int) -> int:
-        """Submit bytes ``[start, end)`` of the DMA buffer at physical ``address``; returns its fence."""
+    def submit(
+        self, context: HANDLE, node: int, *, address: int, size: int, start: int, end: int, paging: bool = True
+    ) -> int:
+        """Submit bytes ``[start, end)`` of the DMA buffer at physical ``address``; returns its fence.
+
+        ``paging``: a paging buffer (``DXGK_SUBMITCOMMANDFLAGS.Paging``), the only kind that may name physical
+        memory."""
         state = self.nodes[node]
         state.submitted += 1
         fence = state.submitted
@@ -82,7 +88,7 @@ class GpuScheduler:
                 DmaBufferSubmissionStartOffset=start,
                 DmaBufferSubmissionEndOffset=end,
                 SubmissionFenceId=fence,
-                Flags=_PAGING,
+                Flags=_PAGING if paging else _USER,
                 NodeOrdinal=node,
             )
         )

@@ -104,6 +104,7 @@ class WorkSubmitter:
             size=entry.size,
             start=0,
             end=entry.size,
+            paging=False,  # a user buffer: GPU VAs only
         )
 
     def wait(self, context: HANDLE, fence: int) -> None:
