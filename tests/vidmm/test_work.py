@@ -150,7 +150,7 @@ def test_a_user_buffer_cannot_name_physical_memory_or_flush_a_tlb() -> None:
     assert secret.placement is not None
     physical = w.vidmm.spaces.get(secret.placement.segment_id).base + secret.placement.offset
     loot, loot_va = thief.buffer(64 * KiB)
-    attacks = [
+    attacks: list[cmd.Packet] = [
         cmd.Copy(hw_address(Space.GPU_PHYS, physical), va(loot_va), 4096),
         cmd.Fill(hw_address(Space.GPU_PHYS, physical), 4096, 0),
         cmd.Copy(hw_address(Space.SYSTEM, 0), va(loot_va), 4096),
