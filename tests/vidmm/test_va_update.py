@@ -257,3 +257,16 @@ def test_bad_updates_are_refused_whole() -> None:
     t.w.rm.signal_from_cpu(t.sync.handle, 5)
     with pytest.raises(InvalidArgument, match="Value=0x0: a monitored fence only grows"):
         t.w.rm.signal_from_cpu(t.sync.handle, 0)
+
+
+def test_a_tile_pool_referenced_by_a_queued_update_stays_resident_until_it_runs() -> None:
+    t = Tiles()
+    t.w.evict(t.pool)
+    assert t.pool.placement is None and t.pool.residency_count == 0
+    t.update(t.map(0, 64 * KiB), fence=3)  # queued: the fence is at 0
+    assert t.w.rm.where(t.pool.handle).kind != "system", "VidMm made it resident for the queued update"
+    assert t.w.rm.where(t.pool.handle).residency_count == 1
+    t.w.rm.signal_from_cpu(t.sync.handle, 3)
+    t.w.settle()
+    assert t.w.rm.where(t.pool.handle).residency_count == 0, "released once the update ran"
+    assert t.read(0) == t.pool_bytes(0)

@@ -621,6 +621,19 @@ class ResidencyManager:
         self.paging.wait(fence)
         return fence
 
+    def hold(self, a: VidMmAllocation) -> None:
+        """VidMm's own residency reference (a tile pool that queued updates map): resident until :meth:`unhold`."""
+        a.residency_count += 1
+        if a.placement is None and not self._place(a, {a.handle}, cause="pressure"):
+            a.residency_count -= 1
+            raise DdiError(NTSTATUS.STATUS_GRAPHICS_NO_VIDEO_MEMORY, f"no segment can hold {a!r}")
+        self.paging.flush()
+
+    def unhold(self, a: VidMmAllocation) -> None:
+        """Drop a reference :meth:`hold` took; the allocation stays where it is until pressure wants the room."""
+        if a.handle in self.allocations and a.residency_count > 0:
+            a.residency_count -= 1
+
     def touch(self, allocations: Iterable[VidMmAllocation]) -> None:
         """Record a use (GPU work referencing them): the recency the eviction policies see."""
         for a in allocations:

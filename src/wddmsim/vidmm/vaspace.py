@@ -131,6 +131,8 @@ class UpdateStep:
     size: int
     apply: Callable[[], None]
     source: int | None = None
+    pool: VidMmAllocation | None = None
+    """The allocation a MAP maps (a tile pool)."""
 
     def __call__(self) -> None:
         self.apply()
@@ -522,8 +524,19 @@ class VaManager:
 
         if args.Flags.DoNotWait or sync.reached >= args.FenceValue:
             apply()
-        else:
-            sync.waiting.append((args.FenceValue, apply))
+            return
+        # Queued: the tile pools it maps stay resident until it has run, whatever the application asks.
+        pools = list({id(step.pool): step.pool for step in steps if step.pool is not None}.values())
+        for pool in pools:
+            self.residency.hold(pool)
+
+        def apply_and_release() -> None:
+            apply()
+            assert self.residency is not None
+            for pool in pools:
+                self.residency.unhold(pool)
+
+        sync.waiting.append((args.FenceValue, apply_and_release))
 
     def _check_update(
         self, space: GpuVaSpace, device: Device, i: int, op: D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION
@@ -624,7 +637,7 @@ class VaManager:
             for piece in pieces:
                 self._install(piece)
 
-        return UpdateStep("map", p.BaseAddress, p.SizeInBytes, install)
+        return UpdateStep("map", p.BaseAddress, p.SizeInBytes, install, pool=a)
 
     def _check_one_region(self, space: GpuVaSpace, steps: list[UpdateStep]) -> None:
         """Per call: every mapped range and copy destination in one reserved range; copy sources in one."""
