@@ -207,3 +207,43 @@ def test_a_new_mapping_is_flushed_only_if_the_gpu_caches_invalid_entries(caches_
     assert (flushes > 0) == caches_invalid
     w.settle()
     assert np.array_equal(gpu_read(w, space, 0x20_0000 + 64 * KiB, 4096), w.read(b, 0, 4096))
+
+
+def _leaf_kinds(w: World, space: GpuVaSpace, va: int) -> list[str]:
+    walk = w.adapter.gpu.mmu.walk(root_of(w, space), va)
+    return [s.kind for s in walk.steps if s.level == 0 and s.words[0] & 1]
+
+
+def test_whole_aligned_64_kib_are_mapped_with_64_kb_ptes_and_follow_moves() -> None:
+    w, space = setup()
+    assert w.vidmm.va is not None
+    a = w.buffer(256 * KiB)
+    w.make_resident(a)  # the first range of the local segment: 64 KiB aligned
+    assert a.placement is not None and a.placement.offset % (64 * KiB) == 0
+    data = pattern(a.size, 12)
+    w.write(a, data)
+    m = w.vidmm.va.map(space, a)
+    w.settle()
+    assert _leaf_kinds(w, space, m.va) == ["leaf64k"], "one 64 KB entry, its 4 KB entries invalid"
+    assert np.array_equal(gpu_read(w, space, m.va, a.size), data)
+    w.evict(a)
+    spacer = w.buffer(4 * KiB)
+    w.make_resident(spacer)  # takes the aligned start: the allocation comes back 4 KiB off
+    w.make_resident(a)
+    w.settle()
+    assert a.placement is not None and a.placement.offset % (64 * KiB) != 0
+    assert _leaf_kinds(w, space, m.va) == ["leaf"], "4 KB entries when the pages are not an aligned 64 KiB"
+    assert np.array_equal(gpu_read(w, space, m.va, a.size), data)
+    tables_ok(w, space)
+
+
+def test_a_partial_64_kib_and_an_unaligned_va_use_4_kb_ptes() -> None:
+    w, space = setup()
+    assert w.vidmm.va is not None
+    a = w.buffer(128 * KiB)
+    w.make_resident(a)
+    m = w.vidmm.va.map(space, a, base=0x40_0000 + 4 * KiB, pages=20)
+    w.settle()
+    for page in range(20):
+        assert _leaf_kinds(w, space, m.va + page * 4096) == ["leaf"]
+    tables_ok(w, space)

@@ -70,6 +70,7 @@ if TYPE_CHECKING:
 
 Mode = DXGK_PAGETABLEUPDATEMODE
 VA_ALIGNMENT = 64 * 1024
+_64K = 64 * 1024
 """Reservations and mappings without an explicit base are 64 KB aligned."""
 WINDOW_SIZE = 1 * GiB
 """Paging-process VA below VidMm's region through which process tables are updated (``GPU_VIRTUAL``)."""
@@ -162,6 +163,8 @@ class GpuVaSpace:
     process: Process
     ranges: RangeAllocator
     tables: dict[tuple[int, int], ProcessTable] = field(default_factory=dict)
+    leaves64: dict[int, ProcessTable] = field(default_factory=dict)
+    """64 KB-page leaf tables (dual PTEs), by the 2 MiB region they cover."""
     regions: dict[int, Region] = field(default_factory=dict)
 
     @property
@@ -188,6 +191,8 @@ class VaManager:
         mmu: GpuMmuDescription,
         segments: Segments,
         process: SystemPagingProcess,
+        *,
+        use_64k_ptes: bool = True,
     ) -> None:
         self.driver = driver
         self.mm = mm
@@ -198,6 +203,8 @@ class VaManager:
         self.mode = mmu.caps.PageTableUpdateMode
         self.flush_new = not mmu.caps.Flags.InvalidTlbEntriesNotCached
         self.dual = bool(mmu.caps.Flags.DualPteSupported)
+        self.use_64k = use_64k_ptes
+        """Map whole, aligned, physically contiguous 64 KiB with one 64 KB PTE (dual-PTE GPUs)."""
         self.spaces: dict[int, GpuVaSpace] = {}
         self.by_allocation: dict[int, list[VaMapping]] = {}
         window_base = process.region_base - WINDOW_SIZE
@@ -302,6 +309,7 @@ class VaManager:
         big: PteArray | None = None,
         initial: bool = False,
         protection: int = 0,
+        use_64k: bool = False,
     ) -> None:
         if self.mode == Mode.DXGK_PAGETABLEUPDATE_GPU_VIRTUAL:
             where = DXGK_PAGETABLEUPDATEADDRESS(GpuVirtual=table.window)
@@ -320,7 +328,7 @@ class VaManager:
                 pPageTableEntries=entries,
                 StartIndex=start,
                 NumPageTableEntries=int(entries.shape[0]),
-                Flags=DXGK_UPDATEPAGETABLEFLAGS(InitialUpdate=initial),
+                Flags=DXGK_UPDATEPAGETABLEFLAGS(InitialUpdate=initial, Use64KBPages=use_64k),
                 UpdateMode=self.mode,
                 pPageTableEntries64KB=big,
                 DriverProtection=protection if table.level == 0 else 0,
@@ -335,15 +343,59 @@ class VaManager:
             fresh = (level, key) not in space.tables
             table = self._table(space, level, key)
             if child is not None and child[1]:
-                entry = pte_array(1)
-                entry["Flags"] = pte_flags(Valid=1, Segment=child[0].segment_id)
-                entry["PageAddress"] = child[0].offset >> PAGE_SHIFT
-                big = pte_array(1) if self.dual and level == 1 else None
-                self._update(table, self.mmu.index(va, level), entry, big=big)
+                if level == 1:
+                    self._point_down(space, va)
+                else:
+                    entry = pte_array(1)
+                    entry["Flags"] = pte_flags(Valid=1, Segment=child[0].segment_id)
+                    entry["PageAddress"] = child[0].offset >> PAGE_SHIFT
+                    self._update(table, self.mmu.index(va, level), entry)
             child = (table, fresh)
             if not fresh and level > 0:
                 break
         return space.tables[(0, self._key(0, va))]
+
+    def _point_down(self, space: GpuVaSpace, va: int) -> None:
+        """The level-1 entry for ``va``: its 4 KB leaf table and, with dual PTEs, its 64 KB leaf table if any."""
+        key = self._key(0, va)
+        small_table = space.tables.get((0, key))
+        big_table = space.leaves64.get(key)
+        entry = pte_array(1)
+        if small_table is not None:
+            entry["Flags"] = pte_flags(Valid=1, Segment=small_table.segment_id)
+            entry["PageAddress"] = small_table.offset >> PAGE_SHIFT
+        big = None
+        if self.dual:
+            big = pte_array(1)
+            if big_table is not None:
+                big["Flags"] = pte_flags(Valid=1, Segment=big_table.segment_id)
+                big["PageAddress"] = big_table.offset >> PAGE_SHIFT
+        parent = space.tables[(1, self._key(1, va))]
+        self._update(parent, self.mmu.index(va, 1), entry, big=big)
+
+    def _leaf64(self, space: GpuVaSpace, va: int) -> ProcessTable:
+        """The 64 KB-page leaf table of ``va``'s 2 MiB (dual PTEs), created invalid and pointed at."""
+        key = self._key(0, va)
+        found = space.leaves64.get(key)
+        if found is not None:
+            return found
+        self._leaf(space, va)  # the path down to level 1 exists first
+        desc = self.mmu.levels[0]
+        segment = self.segments.get(desc.PageTableSegmentId, "PageTableSegmentId")
+        size = -(-self.mmu.caps.LeafPageTableSizeFor64KPagesInBytes // PAGE_SIZE) * PAGE_SIZE
+        table = ProcessTable(0, key, segment.id, 0, size)
+        offset = segment.allocate(size, table, from_end=True)
+        if offset is None:
+            raise VidMmError(f"segment {segment.id} has no room for a 64 KB-page leaf table")
+        table.offset = offset
+        self._reach(table)
+        space.leaves64[key] = table
+        self._update(table, 0, pte_array(self._entries64()), initial=True, use_64k=True)
+        self._point_down(space, va)
+        return table
+
+    def _entries64(self) -> int:
+        return (1 << self.mmu.shift(1)) // _64K
 
     # --- the user-mode calls: Reserve, Map, Free ---------------------------------------------------------------
 
@@ -697,7 +749,9 @@ class VaManager:
             runs.append(
                 self._state_piece(space, dst_region, src_region, dest + covered - source, (end - covered) // PAGE_SIZE)
             )
-        use_gpu = self.mode != Mode.DXGK_PAGETABLEUPDATE_CPU_VIRTUAL
+        # CopyPageTableEntries copies 4 KB entries; a source with 64 KB entries is rewritten entry by entry.
+        big = any(k in space.leaves64 for k in range(self._key(0, source), self._key(0, end - 1) + 1))
+        use_gpu = self.mode != Mode.DXGK_PAGETABLEUPDATE_CPU_VIRTUAL and not big
         if use_gpu:
             self._copy_entries(space, source, dest, pages)
         for run in runs:
@@ -852,6 +906,7 @@ class VaManager:
         region = mapping.region
         kept: list[VaMapping] = []
         replaced = region.zero  # Zero entries are valid: replacing them changes a translation
+        pieces: list[VaMapping] = []
         for old in region.mappings:
             if old.end <= mapping.va or mapping.end <= old.va:
                 kept.append(old)
@@ -873,12 +928,15 @@ class VaManager:
                         old.driver_protection,
                     )
                     kept.append(piece)
+                    pieces.append(piece)
                     self._attach(piece)
         kept.append(mapping)
         region.mappings = kept
         self._attach(mapping)
         if write_entries:
             self._write_mapping(mapping, resident=None)
+            for piece in pieces:  # a 64 KB entry the cut invalidated covered their pages too
+                self._write_mapping(piece, resident=None)
         if (
             replaced or self.flush_new or not write_entries
         ):  # decision D5: invalid -> valid alone needs no flush if not cached
@@ -927,13 +985,37 @@ class VaManager:
         assert a is not None
         placed = a.placement is not None if resident is None else resident
         entries = pte_array(mapping.pages)
+        big: dict[int, PteArray] = {}
         if placed:
             segment_id, numbers = self._targets(mapping)
-            entries["Flags"] = pte_flags(
+            flags = pte_flags(
                 Valid=1, Segment=segment_id, ReadOnly=int(not mapping.write), NoExecute=int(not mapping.execute)
             )
+            entries["Flags"] = flags
             entries["PageAddress"] = numbers
-        self._write(mapping.space, mapping.va, entries, mapping.driver_protection)
+            if self.dual and segment_id and self.use_64k:
+                big = self._big_pages(mapping.va, numbers, flags, entries)
+        self._write(mapping.space, mapping.va, entries, mapping.driver_protection, big=big)
+
+    def _big_pages(
+        self, va: int, numbers: npt.NDArray[np.uint64], flags: int, entries: PteArray
+    ) -> dict[int, PteArray]:
+        """64 KB entries for every whole 64 KiB of the range whose pages are one aligned 64 KiB of a segment;
+        their 4 KB entries become invalid (the two kinds of one range are never both valid)."""
+        out: dict[int, PteArray] = {}
+        per = _64K // PAGE_SIZE
+        first = -(-va // _64K) * _64K
+        for chunk in range(first, va + numbers.shape[0] * PAGE_SIZE - _64K + 1, _64K):
+            i = (chunk - va) // PAGE_SIZE
+            run = numbers[i : i + per]
+            if int(run[0]) % per or int(run[-1]) - int(run[0]) != per - 1:
+                continue
+            entry = pte_array(1)
+            entry["Flags"] = flags
+            entry["PageAddress"] = run[0]
+            out[chunk] = entry
+            entries[i : i + per] = pte_array(per)
+        return out
 
     def _write_state(self, space: GpuVaSpace, va: int, pages: int, *, zero: bool, protection: int) -> None:
         entries = pte_array(pages)
@@ -954,10 +1036,19 @@ class VaManager:
         first = (placement.offset >> PAGE_SHIFT) + mapping.offset_pages
         return placement.segment_id, np.arange(first, first + mapping.pages, dtype=np.uint64)
 
-    def _write(self, space: GpuVaSpace, va: int, entries: PteArray, protection: int) -> None:
-        """``UpdatePageTable`` of the leaf entries from ``va``, one call per leaf table."""
+    def _write(
+        self, space: GpuVaSpace, va: int, entries: PteArray, protection: int, *, big: dict[int, PteArray] | None = None
+    ) -> None:
+        """``UpdatePageTable`` of the leaf entries from ``va``, one call per leaf table; 64 KB entries for the
+        chunks in ``big``.  Order keeps the two kinds of one 64 KiB never both valid: 64 KB entries that no
+        longer apply are invalidated first, then the 4 KB entries are written, then the new 64 KB entries."""
+        big = big or {}
         span = 1 << self.mmu.shift(1)
         total = int(entries.shape[0])
+        end = va + total * PAGE_SIZE
+        if space.leaves64:
+            stale = [c for c in range(va - va % _64K, end, _64K) if c not in big]
+            self._write64(space, stale, None, protection)
         done = 0
         while done < total:
             at = va + done * PAGE_SIZE
@@ -965,6 +1056,30 @@ class VaManager:
             leaf = self._leaf(space, at)
             self._update(leaf, self.mmu.index(at, 0), entries[done : done + count], protection=protection)
             done += count
+        if big:
+            self._write64(space, sorted(big), big, protection)
+
+    def _write64(
+        self, space: GpuVaSpace, chunks: list[int], values: dict[int, PteArray] | None, protection: int
+    ) -> None:
+        """64 KB leaf entries of ``chunks`` (64 KiB-aligned VAs): ``values`` or invalid; one call per run."""
+        i = 0
+        while i < len(chunks):
+            key = self._key(0, chunks[i])
+            if values is None and key not in space.leaves64:
+                i += 1
+                continue
+            j = i
+            while j + 1 < len(chunks) and chunks[j + 1] == chunks[j] + _64K and self._key(0, chunks[j + 1]) == key:
+                j += 1
+            table = self._leaf64(space, chunks[i])
+            run = pte_array(j - i + 1)
+            if values is not None:
+                for k in range(i, j + 1):
+                    run[k - i] = values[chunks[k]][0]
+            start = (chunks[i] >> 16) % self._entries64()
+            self._update(table, start, run, protection=protection, use_64k=True)
+            i = j + 1
 
     def _flush_range(self, space: GpuVaSpace, va: int, size: int) -> None:
         self.paging.build(
