@@ -230,7 +230,7 @@ class ResidencyModel(RuleBasedStateMachine):
                 root = TablePointer(
                     Target.LOCAL, self.world.vidmm.spaces.get(address.SegmentId).base + address.SegmentOffset
                 )
-                problems += check_page_tables(self.world.adapter.gpu, root, ranges)
+                problems += check_page_tables(self.world.adapter.gpu, root, ranges, root_entries=space.root_entries)
         assert not problems, "\n".join(problems)
 
     def teardown(self) -> None:

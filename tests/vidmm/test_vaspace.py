@@ -41,7 +41,9 @@ def setup(mode: DXGK_PAGETABLEUPDATEMODE | None = None) -> tuple[World, GpuVaSpa
 
 def tables_ok(w: World, space: GpuVaSpace) -> None:
     w.settle()
-    problems = check_page_tables(w.adapter.gpu, root_of(w, space), MemoryRanges.of(w.adapter.driver))
+    problems = check_page_tables(
+        w.adapter.gpu, root_of(w, space), MemoryRanges.of(w.adapter.driver), root_entries=space.root_entries
+    )
     assert not problems, problems
     w.check()
 
@@ -246,4 +248,41 @@ def test_a_partial_64_kib_and_an_unaligned_va_use_4_kb_ptes() -> None:
     w.settle()
     for page in range(20):
         assert _leaf_kinds(w, space, m.va + page * 4096) == ["leaf"]
+    tables_ok(w, space)
+
+
+def test_a_two_level_root_grows_with_the_vas_used_and_contexts_follow_it() -> None:
+    """wddm-spec 2.6: a resizable root grows by a new root (GetRootPageTableSize), re-pointed contexts
+    (SetRootPageTable), and the old root freed."""
+    from wddmsim.hw.gpu import GpuConfig
+
+    from .world import SMALL_GPU
+
+    gpu = GpuConfig(
+        local_size=SMALL_GPU.local_size,
+        bar_size=SMALL_GPU.bar_size,
+        aperture_size=SMALL_GPU.aperture_size,
+        system_size=SMALL_GPU.system_size,
+        mmu_index_bits=(9, 12),
+    )
+    w = World(gpu=gpu)
+    assert w.vidmm.va is not None and w.vidmm.gpummu is not None and w.vidmm.gpummu.resizable_root
+    space = w.vidmm.va.create_space(w.process)
+    context = w.vidmm.create_context(w.device)
+    first = space.root_entries
+    assert first < 4096, "the root starts small"
+    low, high = w.buffer(64 * KiB), w.buffer(64 * KiB)
+    for a, seed in ((low, 1), (high, 2)):
+        w.make_resident(a)
+        w.write(a, pattern(a.size, seed))
+    m_low = w.vidmm.va.map(space, low)
+    old_root = root_of(w, space)
+    m_high = w.vidmm.va.map(space, high, base=first * 2 * 1024 * 1024 + 64 * KiB)  # past the root's entries
+    w.settle()
+    assert space.root_entries > first and w.vidmm.va.root_moves == 1
+    new_root = root_of(w, space)
+    assert new_root != old_root
+    assert w.adapter.driver.context_roots[context] == (new_root, space.root_entries), "SetRootPageTable again"
+    assert np.array_equal(gpu_read(w, space, m_low.va, low.size), pattern(low.size, 1)), "old entries carried over"
+    assert np.array_equal(gpu_read(w, space, m_high.va, high.size), pattern(high.size, 2))
     tables_ok(w, space)

@@ -30,7 +30,12 @@ import numpy.typing as npt
 from wddmsim.core.pointer import CpuMapping
 from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE, GiB
 from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS, HANDLE
-from wddmsim.ddi.driver import DXGKARG_SETROOTPAGETABLE, KernelModeDriver, SystemMemoryServices
+from wddmsim.ddi.driver import (
+    DXGKARG_GETROOTPAGETABLESIZE,
+    DXGKARG_SETROOTPAGETABLE,
+    KernelModeDriver,
+    SystemMemoryServices,
+)
 from wddmsim.ddi.flags import DXGK_PAGETABLEUPDATEMODE, DXGK_UPDATEPAGETABLEFLAGS
 from wddmsim.ddi.paging import (
     DXGK_BUILDPAGINGBUFFER_COPY_RANGE,
@@ -164,6 +169,8 @@ class GpuVaSpace:
     ranges: RangeAllocator
     tables: dict[tuple[int, int], ProcessTable] = field(default_factory=dict)
     leaves64: dict[int, ProcessTable] = field(default_factory=dict)
+    root_entries: int = 0
+    """``NumEntries`` of the root (all of them, except for a 2-level root that grows with use)."""
     """64 KB-page leaf tables (dual PTEs), by the 2 MiB region they cover."""
     regions: dict[int, Region] = field(default_factory=dict)
 
@@ -209,8 +216,12 @@ class VaManager:
         self.by_allocation: dict[int, list[VaMapping]] = {}
         window_base = process.region_base - WINDOW_SIZE
         self.windows = RangeAllocator(WINDOW_SIZE)
+        self.window_high = 0
+        """Window VAs below this were handed out before (their paging-process entries were valid)."""
         self.window_base = window_base
         self.va_size = 1 << mmu.caps.VirtualAddressBitCount
+        self.root_moves = 0
+        """How many times a resizable root grew (and moved)."""
         self.residency: ResidencyManager | None = None
         """Set by the composition: paging queues, allocations and fences live there."""
 
@@ -225,9 +236,43 @@ class VaManager:
         space = GpuVaSpace(process, RangeAllocator(size))
         space.ranges.reserve(0, VA_ALIGNMENT)  # VA 0 is never handed out: a NULL GPU VA always faults
         self.spaces[process.handle] = space
-        self._table(space, self.mmu.level_count - 1, 0)
+        top = self.mmu.level_count - 1
+        if self.mmu.resizable_root:  # a 2-level root starts small and grows with the VAs used
+            space.root_entries = self._root_size(1)[1]
+        else:
+            space.root_entries = self._entries(top)
+        self._table(space, top, 0)
         self.paging.wait(self.paging.flush())
         return space
+
+    def _root_size(self, entries: int) -> tuple[int, int]:
+        """``DxgkDdiGetRootPageTableSize``: bytes for ``entries`` root entries, and how many that size holds."""
+        args = DXGKARG_GETROOTPAGETABLESIZE(NumberOfPte=entries)
+        size = self.driver.get_root_page_table_size(args)
+        return size, args.NumberOfPte
+
+    def _grow_root(self, space: GpuVaSpace, needed: int) -> None:
+        """A resizable root too small for index ``needed - 1``: a new, larger root is placed and initialised,
+        every existing entry re-written into it, every context of the process re-pointed
+        (``DxgkDdiSetRootPageTable``, each context idle), then the old root is freed (wddm-spec section 2.6)."""
+        top = self.mmu.level_count - 1
+        _, entries = self._root_size(min(max(needed, 2 * space.root_entries), self._entries(top)))
+        old = space.tables.pop((top, 0))
+        space.root_entries = entries
+        self._table(space, top, 0)
+        for key in sorted({k for (level, k) in space.tables if level == 0} | set(space.leaves64)):
+            self._point_down(space, key << self.mmu.shift(1))
+        self.paging.wait(self.paging.flush())  # the new root is written before any context uses it
+        assert self.residency is not None
+        for context, device in self.residency.contexts.items():
+            if device.process is space.process:
+                if self.residency.before_move is not None:
+                    self.residency.before_move(device)  # the context is idle during SetRootPageTable
+                self.set_root(space, HANDLE(context))
+        self.segments.get(old.segment_id).free(old.offset)
+        if old.window:
+            self.windows.free(old.window - self.window_base)
+        self.root_moves += 1
 
     def root_address(self, space: GpuVaSpace) -> D3DGPU_PHYSICAL_ADDRESS:
         root = space.tables[(self.mmu.level_count - 1, 0)]
@@ -240,7 +285,7 @@ class VaManager:
             DXGKARG_SETROOTPAGETABLE(
                 hContext=context,
                 Address=self.root_address(space),
-                NumEntries=1 << self.mmu.levels[top].PageTableIndexBitCount,
+                NumEntries=space.root_entries or 1 << self.mmu.levels[top].PageTableIndexBitCount,
             )
         )
 
@@ -257,6 +302,9 @@ class VaManager:
         desc = self.mmu.levels[level]
         segment = self.segments.get(desc.PageTableSegmentId, "PageTableSegmentId")
         size = -(-desc.PageTableSizeInBytes // PAGE_SIZE) * PAGE_SIZE
+        top = level == self.mmu.level_count - 1
+        if top and self.mmu.resizable_root:
+            size = self._root_size(space.root_entries)[0]
         alignment = max(desc.PageTableAlignmentInBytes, PAGE_SIZE)
         table = ProcessTable(level, key, segment.id, 0, size)
         # From the top of the segment: pinned tables do not cut the space allocations share into pieces.
@@ -268,7 +316,7 @@ class VaManager:
         table.offset = offset
         self._reach(table)
         space.tables[(level, key)] = table
-        count = self._entries(level)
+        count = space.root_entries if top else self._entries(level)
         self._update(
             table, 0, pte_array(count), big=pte_array(count) if self.dual and level == 1 else None, initial=True
         )
@@ -288,10 +336,11 @@ class VaManager:
         if start is None:
             raise VidMmError("the paging process's window onto process page tables is full")
         table.window = self.window_base + start
+        reused = start < self.window_high  # its entries were valid before: D5 wants a flush whatever the caps say
+        self.window_high = max(self.window_high, start + max(table.size, VA_ALIGNMENT))
         pages = np.arange(table.size // PAGE_SIZE, dtype=np.uint64) + (table.offset >> PAGE_SHIFT)
         self.paging_process.map(table.window, segment_id=table.segment_id, page_numbers=pages)
-        if self.flush_new:
-            # The window's entries were invalid and may be cached as such: flush before the GPU uses them.
+        if reused or self.flush_new:
             self.paging.build(
                 DXGK_BUILDPAGINGBUFFER_FLUSHTLB(
                     RootPageTableAddress=self.paging_process.root_address,
@@ -337,6 +386,9 @@ class VaManager:
 
     def _leaf(self, space: GpuVaSpace, va: int) -> ProcessTable:
         """The leaf table covering ``va``, with every level above pointing down to it."""
+        top = self.mmu.level_count - 1
+        if self.mmu.index(va, top) >= space.root_entries:
+            self._grow_root(space, self.mmu.index(va, top) + 1)
         child = None
         for level in range(self.mmu.level_count):
             key = self._key(level, va)
