@@ -286,3 +286,20 @@ def test_a_two_level_root_grows_with_the_vas_used_and_contexts_follow_it() -> No
     assert np.array_equal(gpu_read(w, space, m_low.va, low.size), pattern(low.size, 1)), "old entries carried over"
     assert np.array_equal(gpu_read(w, space, m_high.va, high.size), pattern(high.size, 2))
     tables_ok(w, space)
+
+
+def test_page_tables_get_room_even_when_allocations_fill_their_segment() -> None:
+    """A new table in a full PageTableSegmentId evicts allocations (tables come first) instead of failing."""
+    w, space = setup()
+    assert w.vidmm.va is not None
+    local = w.vidmm.spaces.get(2)
+    filler = w.buffer(local.ranges.free_bytes - 4096)  # everything but one page: no room left for two tables
+    w.make_resident(filler)
+    assert filler.placement is not None and filler.placement.segment_id == 2
+    w.evict(filler, EvictOnlyIfNecessary=True)  # still there, but no list needs it
+    a = w.buffer(64 * KiB, usage=0)
+    w.make_resident(a)
+    m = w.vidmm.va.map(space, a, base=0x4000_0000)  # a fresh 1 GiB: new tables at levels 2..0
+    w.settle()
+    assert np.array_equal(gpu_read(w, space, m.va, a.size), w.read(a))
+    tables_ok(w, space)

@@ -163,6 +163,7 @@ class ResidencyManager:
         self._moved = False
         """Whether the request in progress built any paging operation."""
         self._resetting = False
+        self._entering: set[HANDLE] = set()
         self.scratch = scratch
         self.paging_process = process
         self.pending_contexts: list[VidMmAllocation] = []
@@ -674,11 +675,25 @@ class ResidencyManager:
         """A range of ``space`` for ``a``: free room, else (with ``victims``) room made by evicting them."""
         alignment = a.alignment if a.alignment > PAGE_SIZE else 0
         from_end = bool(a.flags.FromEndOfSegment)
-        offset = space.allocate(a.size, a, alignment=alignment, from_end=from_end)
+        return self._carve(space, a.size, a, alignment, from_end, protected, victims, cause)
+
+    def _carve(
+        self,
+        space: SegmentSpace,
+        size: int,
+        owner: object,
+        alignment: int,
+        from_end: bool,
+        protected: set[HANDLE],
+        victims: Victims | None,
+        cause: str,
+    ) -> int | None:
+        offset = space.allocate(size, owner, alignment=alignment, from_end=from_end)
         if offset is not None or victims is None:
             return offset
+        protected = protected | self._entering
         candidates = [v for v in self.residents(space) if v.handle not in protected and v.pin_count == 0 and victims(v)]
-        if sum(v.size for v in candidates) + space.ranges.free_bytes < a.size:
+        if sum(v.size for v in candidates) + space.ranges.free_bytes < size:
             return None
         offered = sorted((v for v in candidates if v.offered is not None), key=lambda v: (v.offered, v.last_use))
         others = self.policy.order([v for v in candidates if v.offered is None])
@@ -687,7 +702,16 @@ class ResidencyManager:
                 self._drop_offered(victim)
             else:
                 self._leave(victim, cause=cause, protected=protected)
-            offset = space.allocate(a.size, a, alignment=alignment, from_end=from_end)
+            offset = space.allocate(size, owner, alignment=alignment, from_end=from_end)
+            if offset is not None:
+                return offset
+        return None
+
+    def make_room(self, space: SegmentSpace, size: int, owner: object, *, alignment: int = 0) -> int | None:
+        """A range for one of VidMm's own objects (a page table): free room at the top of the segment, else room
+        made by evicting -- what no residency list needs first, then anyone but the allocations being moved."""
+        for victims in (None, _unreferenced, _anyone):
+            offset = self._carve(space, size, owner, alignment, True, set(), victims, "pressure")
             if offset is not None:
                 return offset
         return None
@@ -701,7 +725,11 @@ class ResidencyManager:
         a.placement = placement  # first: an adapter reset during the page-in finds the range and frees it
         how = self.mover.page_in(a, placement)
         if self.va is not None:
-            self.va.after_enter(a)
+            self._entering.add(a.handle)  # page tables its mappings need never evict it
+            try:
+                self.va.after_enter(a)
+            finally:
+                self._entering.discard(a.handle)
         a.content = Content.DATA
         a.backing_current = False
         a.moves += 1

@@ -46,7 +46,7 @@ from wddmsim.ddi.paging import (
     DXGK_PAGETABLEUPDATEADDRESS,
 )
 from wddmsim.ddi.pte import PteArray, pte_array, pte_flags
-from wddmsim.ddi.status import HRESULT, NTSTATUS, InvalidArgument
+from wddmsim.ddi.status import HRESULT, NTSTATUS, DdiError, InvalidArgument
 from wddmsim.ddi.va import (
     D3DDDI_MAPGPUVIRTUALADDRESS,
     D3DDDI_RESERVEGPUVIRTUALADDRESS,
@@ -67,7 +67,7 @@ from wddmsim.vidmm.gpummu import GpuMmuDescription
 from wddmsim.vidmm.paging import PagingStream
 from wddmsim.vidmm.paging_process import SystemPagingProcess
 from wddmsim.vidmm.ranges import RangeAllocator
-from wddmsim.vidmm.segments import Segments
+from wddmsim.vidmm.segments import Segments, SegmentSpace
 
 if TYPE_CHECKING:
     from wddmsim.vidmm.device import Device, PagingQueue, Process
@@ -307,12 +307,7 @@ class VaManager:
             size = self._root_size(space.root_entries)[0]
         alignment = max(desc.PageTableAlignmentInBytes, PAGE_SIZE)
         table = ProcessTable(level, key, segment.id, 0, size)
-        # From the top of the segment: pinned tables do not cut the space allocations share into pieces.
-        offset = segment.allocate(
-            size, table, alignment=alignment if alignment & (alignment - 1) == 0 else 0, from_end=True
-        )
-        if offset is None:
-            raise VidMmError(f"segment {segment.id} has no room for a {size:#x}-byte level-{level} page table")
+        offset = self._place_table(segment, size, table, alignment if alignment & (alignment - 1) == 0 else 0)
         table.offset = offset
         self._reach(table)
         space.tables[(level, key)] = table
@@ -321,6 +316,19 @@ class VaManager:
             table, 0, pte_array(count), big=pte_array(count) if self.dual and level == 1 else None, initial=True
         )
         return table
+
+    def _place_table(self, segment: SegmentSpace, size: int, table: ProcessTable, alignment: int) -> int:
+        """A range for a table, from the top of the segment (pinned tables do not cut the space allocations
+        share into pieces); when the segment is full, allocations make room for it (tables come first)."""
+        offset = segment.allocate(size, table, alignment=alignment, from_end=True)
+        if offset is None and self.residency is not None:
+            offset = self.residency.make_room(segment, size, table, alignment=alignment)
+        if offset is None:
+            raise DdiError(
+                NTSTATUS.STATUS_GRAPHICS_NO_VIDEO_MEMORY,
+                f"segment {segment.id} cannot hold a {size:#x}-byte level-{table.level} page table",
+            )
+        return offset
 
     def _reach(self, table: ProcessTable) -> None:
         """Make the table addressable the way the driver's update mode names tables."""
@@ -436,9 +444,7 @@ class VaManager:
         segment = self.segments.get(desc.PageTableSegmentId, "PageTableSegmentId")
         size = -(-self.mmu.caps.LeafPageTableSizeFor64KPagesInBytes // PAGE_SIZE) * PAGE_SIZE
         table = ProcessTable(0, key, segment.id, 0, size)
-        offset = segment.allocate(size, table, from_end=True)
-        if offset is None:
-            raise VidMmError(f"segment {segment.id} has no room for a 64 KB-page leaf table")
+        offset = self._place_table(segment, size, table, 0)
         table.offset = offset
         self._reach(table)
         space.leaves64[key] = table
