@@ -132,9 +132,7 @@ class VaMapping:
 class UpdateStep:
     """One checked operation of ``UpdateGpuVirtualAddress``, ready to apply."""
 
-    kind: str
     address: int
-    size: int
     apply: Callable[[], None]
     source: int | None = None
     pool: VidMmAllocation | None = None
@@ -689,9 +687,7 @@ class VaManager:
                 if region is None or region.from_map:
                     raise _bad(f"{name}.{field_name}", at, "the range must lie in one range obtained from Reserve")
             return UpdateStep(
-                "copy",
                 p.DestAddress,
-                p.SizeInBytes,
                 lambda: self._copy(space, p.SourceAddress, p.DestAddress, pages),
                 p.SourceAddress,
             )
@@ -703,7 +699,7 @@ class VaManager:
                 raise _bad(f"{name}.Protection", p.Protection.Value, "UNMAP takes exactly one of Zero and NoAccess")
             state = Kind.ZERO if p.Protection.Zero else Kind.NO_ACCESS
             piece = VaMapping(space, region, p.BaseAddress, pages, state, driver_protection=region.driver_protection)
-            return UpdateStep("unmap", p.BaseAddress, p.SizeInBytes, lambda: self._install(piece))
+            return UpdateStep(p.BaseAddress, lambda: self._install(piece))
         a = self._allocation_of(p.hAllocation, device, f"{name}.hAllocation")
         unit = p.AllocationSizeInBytes or p.SizeInBytes
         if p.AllocationSizeInBytes and p.SizeInBytes % p.AllocationSizeInBytes:
@@ -747,7 +743,7 @@ class VaManager:
             for piece in pieces:
                 self._install(piece)
 
-        return UpdateStep("map", p.BaseAddress, p.SizeInBytes, install, pool=a)
+        return UpdateStep(p.BaseAddress, install, pool=a)
 
     def _check_one_region(self, space: GpuVaSpace, steps: list[UpdateStep]) -> None:
         """Per call: every mapped range and copy destination in one reserved range; copy sources in one."""
