@@ -163,6 +163,16 @@ class AllocationTable:
             size = align_up(desc.size, PAGE_SIZE)
         if desc.usage & AllocationUsage.SWIZZLED and desc.kind != ResourceKind.SURFACE:
             raise DriverContractError("pPrivateDriverData.usage", desc.usage, "only surfaces can be swizzled")
+        both = AllocationUsage.CPU_VISIBLE | AllocationUsage.SWIZZLED | AllocationUsage.APERTURE_ONLY
+        if desc.usage & both == both:
+            # Seed 004: the bits of an aperture allocation already are system memory, which the application reads
+            # directly -- so a CPU-accessible allocation there cannot be swizzled.  Use two allocations.
+            raise DriverContractError(
+                "pPrivateDriverData.usage",
+                desc.usage,
+                "a CPU-visible allocation that lives only in an aperture segment cannot be swizzled "
+                "(create a swizzled and a linear allocation instead)",
+            )
         handle = HANDLE(self._next)
         self._next += 0x10
         allocation = KmdAllocation(handle, desc, size, levels)
@@ -189,9 +199,19 @@ class AllocationTable:
 
 
 def describe(
-    allocation: KmdAllocation, info: DXGK_ALLOCATIONINFO, *, cpu_segment: int, local_segment: int, aperture_segment: int
+    allocation: KmdAllocation,
+    info: DXGK_ALLOCATIONINFO,
+    *,
+    cpu_segment: int,
+    local_segment: int,
+    aperture_segment: int,
+    alternate_va: bool = False,
 ) -> None:
-    """Fill the driver's outputs of ``DXGK_ALLOCATIONINFO`` for ``allocation``."""
+    """Fill the driver's outputs of ``DXGK_ALLOCATIONINFO`` for ``allocation``.
+
+    ``alternate_va``: the driver supports ``UseAlternateVA`` locks (WDDM 1.x) and says so for CPU-visible
+    swizzled surfaces, the allocations such locks are for.
+    """
     usage = allocation.desc.usage
     cpu_visible = bool(usage & AllocationUsage.CPU_VISIBLE)
     if usage & AllocationUsage.APERTURE_ONLY:
@@ -216,6 +236,7 @@ def describe(
         Swizzled=allocation.swizzled,
         AccessedPhysically=bool(usage & AllocationUsage.ACCESSED_PHYSICALLY),
         ExplicitResidencyNotification=bool(usage & AllocationUsage.EXPLICIT_RESIDENCY),
+        UseAlternateVA=alternate_va and cpu_visible and allocation.swizzled,
     )
     info.FlagsWddm2 = DXGK_ALLOCATIONINFOFLAGS_WDDM2_0(
         CpuVisible=cpu_visible,

@@ -293,6 +293,7 @@ class ReferenceDriver:
                 cpu_segment=seg.segments[0].segment_id,
                 local_segment=seg.segments[1].segment_id,
                 aperture_segment=seg.aperture.segment_id,
+                alternate_va=not self.state.wddm2 and self.config.use_alternate_va,
             )
         return NTSTATUS.STATUS_SUCCESS
 
@@ -382,16 +383,19 @@ class ReferenceDriver:
             raise DriverContractError(
                 "PrivateDriverData", level_index, f"names a MIP level, 0..{len(allocation.levels) - 1}"
             )
+        if not 0 <= args.RangeId < len(self.gpu.bar.windows):
+            raise DriverContractError(
+                "RangeId", args.RangeId, f"the driver reports {len(self.gpu.bar.windows)} swizzling ranges"
+            )
         key = (args.RangeId, args.PrivateDriverData)
         if key in allocation.swizzling_ranges:
             return NTSTATUS.STATUS_SUCCESS
-        free = [i for i, w in enumerate(self.gpu.bar.windows) if w is None]
-        if not free:
+        if self.gpu.bar.windows[args.RangeId] is not None:  # range RangeId is detiling register RangeId
             return NTSTATUS.STATUS_GRAPHICS_UNSWIZZLING_APERTURE_UNAVAILABLE
         level = allocation.levels[level_index]
         bar_offset = args.CPUTranslatedAddress - self.gpu.bar.bus_base
         window = DetileWindow(bar_offset + level.offset, level.size, level.pitch)
-        self.state.program_detile_window(allocation, key, free[0], window)
+        self.state.program_detile_window(allocation, key, args.RangeId, window)
         return NTSTATUS.STATUS_SUCCESS
 
     def release_swizzling_range(self, args: DXGKARG_RELEASESWIZZLINGRANGE) -> NTSTATUS:

@@ -23,6 +23,7 @@ from wddmsim.ddi.status import NTSTATUS, DdiError, InvalidArgument
 from wddmsim.vidmm.callbacks import DxgkrnlCallbacks
 from wddmsim.vidmm.device import Device, FenceArea
 from wddmsim.vidmm.gpummu import GpuMmuDescription, query_gpummu
+from wddmsim.vidmm.lock import LockManager
 from wddmsim.vidmm.mover import Mover
 from wddmsim.vidmm.paging import PagingStream
 from wddmsim.vidmm.paging_buffer import PagingBufferPool
@@ -136,6 +137,14 @@ class VideoMemoryManager:
         self.context_nodes: dict[int, int] = {}
         """Context -> the node its work runs on."""
         self.work = WorkSubmitter(driver, mm, self.scheduler, self.residency, self.reset, self.context_nodes)
+        self.locks = LockManager(
+            driver,
+            self.residency,
+            swizzling_ranges=self.caps.NumberOfSwizzlingRanges,
+            segment_model=self.gpummu is None,
+            gpu_busy=self.work.busy,
+            gpu_idle=self.work.quiesce,
+        )
 
     def _scratch(self) -> Scratch | None:
         """GpuMmu drivers get content moved through the paging process's scratch area (unless configured off)."""

@@ -126,6 +126,10 @@ class WorkSubmitter:
             break
         self._retire()
 
+    def busy(self, device: Device) -> bool:
+        """Whether work of ``device`` is still in flight on the GPU."""
+        return any(e.device is device and not self.scheduler.is_complete(e.node, e.fence) for e in self.in_flight)
+
     def quiesce(self, device: Device) -> None:
         """Before an allocation of ``device`` moves: its work in flight completes (faults handled on the way)."""
         for entry in list(self.in_flight):
