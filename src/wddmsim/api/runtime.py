@@ -16,6 +16,7 @@ from wddmsim.core.addresses import CpuVa
 from wddmsim.ddi.allocation import D3DDDICB_ALLOCATE, D3DDDICB_DEALLOCATE
 from wddmsim.ddi.base import HANDLE, NULL
 from wddmsim.ddi.lock import D3DDDICB_LOCK, D3DDDICB_LOCK2, D3DDDICB_UNLOCK, D3DDDICB_UNLOCK2
+from wddmsim.ddi.render import D3DDDICB_RENDER
 from wddmsim.ddi.residency import (
     D3DDDI_CREATEPAGINGQUEUE,
     D3DDDI_MAKERESIDENT,
@@ -325,6 +326,13 @@ class UserDevice:
         """``pfnSubmitCommandCb``: run the reference GPU's packets on the context; returns the fence to wait on."""
         self._context(hContext)
         return self.vidmm.work.submit(hContext, commands)
+
+    def render(self, args: D3DDDICB_RENDER) -> HRESULT:
+        """``pfnRenderCb`` (WDDM 1.x): submit a command buffer whose references are allocation-list slots;
+        ``args.SubmissionFenceId`` is what :meth:`wait_for_context` waits for."""
+        self._context(args.hContext)
+        self._allocations((entry.hAllocation for entry in args.pAllocationList), "pAllocationList")
+        return self.vidmm.render.render(self.device, args)
 
     def wait_for_context(self, hContext: HANDLE, fence: int) -> HRESULT:
         """Wait on the CPU for work submitted on the context (``DEVICE_REMOVED`` if it faulted)."""

@@ -31,6 +31,7 @@ from wddmsim.ddi.context import (
 )
 from wddmsim.ddi.memory import MDL, PfnArray
 from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER
+from wddmsim.ddi.render import DXGKARG_PATCH, DXGKARG_RENDER
 from wddmsim.ddi.status import NTSTATUS
 from wddmsim.ddi.submit import DXGKARG_RESETENGINE, DXGKARG_SUBMITCOMMAND, DXGKARGCB_NOTIFY_INTERRUPT_DATA
 
@@ -117,6 +118,14 @@ class KernelModeDriver(Protocol):
         """``DxgkDdiSubmitCommand``: queue a DMA buffer range on a node; completion comes as an interrupt."""
         ...
 
+    def render(self, hContext: HANDLE, args: DXGKARG_RENDER) -> NTSTATUS:
+        """``DxgkDdiRender`` (WDDM 1.x): validate a user-mode command buffer and translate it into a DMA buffer."""
+        ...
+
+    def patch(self, hContext: HANDLE, args: DXGKARG_PATCH) -> NTSTATUS:
+        """``DxgkDdiPatch`` (WDDM 1.x): write the allocations' physical addresses into the DMA buffer."""
+        ...
+
     def acquire_swizzling_range(self, args: DXGKARG_ACQUIRESWIZZLINGRANGE) -> NTSTATUS:
         """``DxgkDdiAcquireSwizzlingRange`` (WDDM 1.x)."""
         ...
@@ -181,6 +190,10 @@ class CpuAddressSpace(Protocol):
 
     def write(self, va: CpuVa, payload: bytes | bytearray | memoryview) -> None:
         """Write as the process's CPU would (raises on an access outside a mapped view)."""
+        ...
+
+    def views(self) -> list[tuple[CpuVa, int, str]]:
+        """``(base, size, what backs it: bus, pages or unmapped)`` of every view."""
         ...
 
 

@@ -44,6 +44,8 @@ class AllocationUsage(IntEnum):
     ACCESSED_PHYSICALLY = 0x4
     EXPLICIT_RESIDENCY = 0x8
     APERTURE_ONLY = 0x10
+    NO_APERTURE = 0x20
+    """The hardware cannot use it over PCIe: never in the aperture segment."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +165,8 @@ class AllocationTable:
             size = align_up(desc.size, PAGE_SIZE)
         if desc.usage & AllocationUsage.SWIZZLED and desc.kind != ResourceKind.SURFACE:
             raise DriverContractError("pPrivateDriverData.usage", desc.usage, "only surfaces can be swizzled")
+        if desc.usage & AllocationUsage.APERTURE_ONLY and desc.usage & AllocationUsage.NO_APERTURE:
+            raise DriverContractError("pPrivateDriverData.usage", desc.usage, "APERTURE_ONLY and NO_APERTURE conflict")
         both = AllocationUsage.CPU_VISIBLE | AllocationUsage.SWIZZLED | AllocationUsage.APERTURE_ONLY
         if desc.usage & both == both:
             # Seed 004: the bits of an aperture allocation already are system memory, which the application reads
@@ -223,6 +227,10 @@ def describe(
     else:
         segments = segment_set(cpu_segment, local_segment, aperture_segment)
         preferred = DXGK_SEGMENTPREFERENCE(SegmentId0=local_segment, SegmentId1=cpu_segment)
+    if usage & AllocationUsage.NO_APERTURE:
+        segments &= ~segment_set(aperture_segment)
+        kept = [s for s in preferred.segment_ids() if s != aperture_segment] + [0, 0]
+        preferred = DXGK_SEGMENTPREFERENCE(SegmentId0=kept[0], SegmentId1=kept[1])
     info.Size = allocation.size
     info.Alignment = PAGE_SIZE
     info.PitchAlignedSize = allocation.size

@@ -41,6 +41,7 @@ from wddmsim.ddi.driver import (
     DxgkrnlInterface,
 )
 from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER, Op
+from wddmsim.ddi.render import DXGKARG_PATCH, DXGKARG_RENDER
 from wddmsim.ddi.segments import DXGK_QUERYSEGMENTOUT3, DXGK_QUERYSEGMENTOUT4, DXGK_SEGMENTDESCRIPTOR3
 from wddmsim.ddi.status import NTSTATUS, DdiError
 from wddmsim.ddi.submit import (
@@ -60,6 +61,7 @@ from wddmsim.hw.engine import Interrupt, InterruptKind, Submission
 from wddmsim.hw.faults import AccessKind, FaultKind
 from wddmsim.hw.gpu import PAGING_ENGINE, Gpu
 from wddmsim.hw.pte import TablePointer, Target
+from wddmsim.kmd import render
 from wddmsim.kmd.allocations import AllocationDesc, ResourceKind, describe, segment_set
 from wddmsim.kmd.config import DriverConfig
 from wddmsim.kmd.errors import DriverContractError
@@ -109,9 +111,11 @@ class ReferenceDriver:
         self.state = DriverState(gpu, self.config, segments, SegmentTables(segments))
         self.contexts: dict[int, int] = {PAGING_CONTEXT: PAGING_ENGINE}
         self.context_allocations: dict[int, tuple[HANDLE, HANDLE]] = {}
+        """Context -> (the driver's handle of its image, VidMm's handle from DxgkCbCreateContextAllocation)."""
         self.context_roots: dict[int, tuple[TablePointer, int]] = {}
         """Context -> its root page table and NumEntries (``DxgkDdiSetRootPageTable``)."""
-        """Context -> (the driver's handle of its image, VidMm's handle from DxgkCbCreateContextAllocation)."""
+        self.patched: dict[tuple[int, int], bool] = {}
+        """(context, DMA buffer address) patched by ``DxgkDdiPatch`` and not yet submitted."""
         self._dxgkrnl: DxgkrnlInterface | None = None
         self.unreported: list[DXGKARGCB_NOTIFY_INTERRUPT_DATA] = []
         gpu.set_interrupt_handler(self._interrupt_routine)
@@ -338,10 +342,29 @@ class ReferenceDriver:
                 args.DmaBufferSegmentId, args.DmaBufferPhysicalAddress + start, end - start, "DmaBuffer"
             )
         root, entries = self.context_roots.get(args.hContext, (None, None))
-        privileged = bool(args.Flags.Paging)  # only paging buffers may name physical memory
+        # Only paging buffers, and DMA buffers whose every address this driver patched, may name physical memory.
+        patched = self.patched.pop((args.hContext, args.DmaBufferPhysicalAddress), False)
+        privileged = bool(args.Flags.Paging) or patched
         self.gpu.engines[engine].submit(
             Submission(address, end - start, args.SubmissionFenceId, root, entries, privileged)
         )
+        return NTSTATUS.STATUS_SUCCESS
+
+    # --- rendering in the segment model -------------------------------------------------------------------
+
+    def render(self, hContext: HANDLE, args: DXGKARG_RENDER) -> NTSTATUS:
+        """``DxgkDdiRender``: validate the user-mode command buffer and copy it into the DMA buffer
+        (:mod:`wddmsim.kmd.render`)."""
+        if hContext not in self.contexts:
+            raise DriverContractError("hContext", hContext, "is not a context of this driver")
+        return render.render(self.state.allocations, args)
+
+    def patch(self, hContext: HANDLE, args: DXGKARG_PATCH) -> NTSTATUS:
+        """``DxgkDdiPatch``: write the physical addresses; the buffer may then name physical memory."""
+        if hContext not in self.contexts:
+            raise DriverContractError("hContext", hContext, "is not a context of this driver")
+        render.patch(args)
+        self.patched[(hContext, args.DmaBufferPhysicalAddress)] = True
         return NTSTATUS.STATUS_SUCCESS
 
     def set_root_page_table(self, args: DXGKARG_SETROOTPAGETABLE) -> None:

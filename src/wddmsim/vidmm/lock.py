@@ -215,13 +215,22 @@ class LockManager:
         """Make ``a`` CPU-reachable as linear bytes and point its view there (the three cases of "Locking
         Swizzled Allocations")."""
         space = self._space(a)
-        if a.swizzled and not a.backing_linear and (space is None or space.aperture) and a.content == Content.DATA:
-            # Swizzled bits in system memory or behind an aperture: only the GPU can unswizzle them, from a
+        swizzled_bits = a.content == Content.DATA and not a.backing_linear
+        if a.swizzled and ((space is None and swizzled_bits) or (space is not None and space.aperture)):
+            # Swizzled bits in system memory, or behind an aperture: only the GPU can unswizzle them, from a
             # memory segment -- page it into one first, then as an allocation in a memory segment.
             if not self.residency.bring_into_memory(a, cause="lock"):
-                return self._fallback(a, lock, args, "no memory segment can take it to unswizzle")
+                raise LockRefused(
+                    HRESULT.E_OUTOFMEMORY,
+                    f"hAllocation={int(a.handle):#x}: its swizzled bits need a memory segment to be unswizzled, "
+                    "and none can take it",
+                )
             space = self._space(a)
-        if space is None or space.aperture:
+        if space is None:
+            if a.swizzled:
+                a.backing_linear = True  # zeros, or unswizzled bits: the CPU writes linear bytes there now
+            return self._on_pages(a, lock)
+        if space.aperture:
             return self._on_pages(a, lock)
         if not space.cpu_visible:
             return self._fallback(a, lock, args, f"segment {space.id} is not CPU-visible")
@@ -294,7 +303,7 @@ class LockManager:
             if status == NTSTATUS.STATUS_GRAPHICS_UNSWIZZLING_APERTURE_UNSUPPORTED:
                 return "DxgkDdiAcquireSwizzlingRange answered UNSWIZZLING_APERTURE_UNSUPPORTED"
             # UNAVAILABLE: release a range in use and try again (a free slot was not enough for the hardware).
-            if not self._steal(exclude=a):
+            if self._steal(exclude=a) is None:
                 return "DxgkDdiAcquireSwizzlingRange answered UNSWIZZLING_APERTURE_UNAVAILABLE with every range free"
 
     def _call_acquire(self, a: VidMmAllocation, slot: int, args: D3DDDICB_LOCK) -> NTSTATUS:

@@ -29,6 +29,7 @@ from wddmsim.vidmm.paging import PagingStream
 from wddmsim.vidmm.paging_buffer import PagingBufferPool
 from wddmsim.vidmm.paging_process import SystemPagingProcess
 from wddmsim.vidmm.policy import policy_named
+from wddmsim.vidmm.render import RenderSubmitter
 from wddmsim.vidmm.reset import ResetPath
 from wddmsim.vidmm.residency import ResidencyManager
 from wddmsim.vidmm.scheduler import GpuScheduler
@@ -145,6 +146,7 @@ class VideoMemoryManager:
             gpu_busy=self.work.busy,
             gpu_idle=self.work.quiesce,
         )
+        self.render = RenderSubmitter(driver, mm, self.residency, self.work, segment_model=self.gpummu is None)
 
     def _scratch(self) -> Scratch | None:
         """GpuMmu drivers get content moved through the paging process's scratch area (unless configured off)."""

@@ -686,6 +686,15 @@ class ResidencyManager:
         self.settle()
         return False
 
+    def place_for_submission(self, allocations: list[VidMmAllocation], *, protected: set[HANDLE]) -> bool:
+        """Place every one of ``allocations`` (the allocation list of a segment-model submission), evicting only
+        what ``protected`` does not name; False, with what could be placed left placed, if one does not fit."""
+        self._moved = False
+        for a in sorted(allocations, key=lambda x: -x.size):  # largest first: the fewest ranges left too small
+            if a.placement is None and not self._place(a, protected, cause="pressure"):
+                return False
+        return True
+
     def evict_for_cpu(self, a: VidMmAllocation, *, discard: bool) -> None:
         """Take ``a`` to system memory now for a CPU lock (cause ``lock``) and wait until its bytes are there;
         ``discard``: the lock may drop the content (``Discard``), so nothing is copied."""
