@@ -617,3 +617,92 @@ def test_locks_after_an_adapter_reset_get_device_removed() -> None:
     with pytest.raises(DeviceRemoved):
         desk.vidmm.reset.trigger("test")
     refused(lambda: desk.lock(h), HRESULT.D3DDDIERR_DEVICEREMOVED, "removed")
+
+
+# --- coherency, Discard, out of memory -------------------------------------------------------------------------
+
+
+def test_aperture_locks_keep_the_cpu_and_the_gpu_coherent_with_read_and_write_physical() -> None:
+    desk = Desk(model=DriverModel.WDDM1)
+    h = desk.buffer(64 * KiB, usage=CPU | APERTURE_ONLY)
+    desk.resident(h)
+    before = len(operations(desk))
+    args = desk.lock(h)
+    assert operations(desk)[before:] == ["PagingOpReadPhysical"], "the GPU's writes drained before the CPU reads"
+    desk.cpu_write(args.pData, pattern(64, 1))
+    desk.unlock(h)
+    assert operations(desk)[before:] == ["PagingOpReadPhysical", "PagingOpWritePhysical"]
+    desk.lock(h, ReadOnly=True)
+    desk.unlock(h)
+    assert operations(desk)[before:][-1] == "PagingOpReadPhysical", "a read-only lock wrote nothing to order"
+    wddm2 = Desk()
+    h2 = wddm2.buffer(64 * KiB, usage=CPU | APERTURE_ONLY)
+    wddm2.resident(h2)
+    before2 = len(operations(wddm2))
+    wddm2.lock(h2)
+    wddm2.unlock(h2)
+    assert operations(wddm2)[before2:] == [], "WDDM 2.x: the coherency operations are WDDM 1.x only"
+
+
+def test_a_discard_lock_that_must_evict_drops_the_content_instead_of_copying_it() -> None:
+    desk = Desk(model=DriverModel.WDDM1)
+    h = desk.buffer(64 * KiB, usage=0)
+    desk.resident(h)
+    a = desk.a(h)
+    a.flags = type(a.flags).from_value(a.flags.Value | 1)
+    a.content = type(a.content).DATA
+    a.backing_current = False
+    before = len(operations(desk))
+    desk.lock(h, Discard=True)
+    assert operations(desk)[before:] == ["PagingOpDiscard"], "no transfer: the content may be dropped"
+    assert desk.where(h) == 0
+    desk.unlock(h)
+
+
+def test_discard_makes_donotwait_wait() -> None:
+    from wddmsim.ddi.residency import D3DDDI_MAKERESIDENT
+
+    desk = Desk()
+    h = desk.buffer(256 * KiB)
+    args = D3DDDI_MAKERESIDENT(hPagingQueue=desk.queue, NumAllocations=1, AllocationList=(h,))
+    assert desk.device.make_resident(args) == HRESULT.E_PENDING
+    lock = D3DDDICB_LOCK(hAllocation=h, Flags=D3DDDICB_LOCKFLAGS(LockEntire=True, DonotWait=True, Discard=True))
+    assert desk.device.lock(lock) == HRESULT.S_OK, "DonotWait has no effect with Discard"
+    assert desk.vidmm.residency.where(h).published
+
+
+def test_swizzled_bits_that_no_memory_segment_can_take_fail_the_lock_with_out_of_memory() -> None:
+    desk = Desk(model=DriverModel.WDDM1)
+    s = swizzled_surface(desk)
+    a = desk.a(s)
+    a.content = type(a.content).DATA
+    desk.evict(s)  # out to system memory as swizzled bits
+    assert desk.where(s) == 0 and not a.backing_linear
+    for hog in desk.crowd(CPU_SEGMENT):
+        if desk.where(hog) == CPU_SEGMENT:
+            desk.vidmm.residency.pin(hog)
+    space = desk.vidmm.spaces.get(CPU_SEGMENT)
+    while (offset := space.allocate(a.size, object())) is not None:  # what is left: taken by the kernel
+        assert offset >= 0
+    args = D3DDDICB_LOCK(hAllocation=s, Flags=D3DDDICB_LOCKFLAGS(LockEntire=True, AcquireAperture=True))
+    refused(lambda: desk.device.lock(args), HRESULT.E_OUTOFMEMORY, "unswizzled")
+    assert a.lock is None and desk.where(s) == 0
+
+
+def test_map_aperture_segment_is_cache_coherent_only_for_cacheable_allocations() -> None:
+    from wddmsim.hw.aperture import GART_ENTRY
+    from wddmsim.kmd.allocations import AllocationUsage
+
+    desk = Desk()
+    cached = desk.buffer(64 * KiB, usage=CPU | APERTURE_ONLY | AllocationUsage.CACHED)
+    plain = desk.buffer(64 * KiB, usage=CPU | APERTURE_ONLY)
+    desk.resident(cached, plain)
+    assert desk.vidmm.spaces.get(APERTURE_SEGMENT).descriptor.Flags.CacheCoherent
+    aperture = desk.adapter.gpu.aperture
+    snoop = GART_ENTRY["Snoop"]
+    for h, expected in ((cached, 1), (plain, 0)):
+        placement = desk.a(h).placement
+        assert placement is not None
+        first = placement.offset >> 12
+        entries = aperture.entries[first : first + 16].tolist()
+        assert {snoop.get(int(e)) for e in entries} == {expected}

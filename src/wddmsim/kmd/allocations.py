@@ -46,6 +46,8 @@ class AllocationUsage(IntEnum):
     APERTURE_ONLY = 0x10
     NO_APERTURE = 0x20
     """The hardware cannot use it over PCIe: never in the aperture segment."""
+    CACHED = 0x40
+    """The CPU maps it cacheable (``DXGK_ALLOCATIONINFOFLAGS.Cached``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,9 +247,11 @@ def describe(
         AccessedPhysically=bool(usage & AllocationUsage.ACCESSED_PHYSICALLY),
         ExplicitResidencyNotification=bool(usage & AllocationUsage.EXPLICIT_RESIDENCY),
         UseAlternateVA=alternate_va and cpu_visible and allocation.swizzled,
+        Cached=bool(usage & AllocationUsage.CACHED),
     )
     info.FlagsWddm2 = DXGK_ALLOCATIONINFOFLAGS_WDDM2_0(
         CpuVisible=cpu_visible,
+        Cached=bool(usage & AllocationUsage.CACHED),
         AccessedPhysically=bool(usage & AllocationUsage.ACCESSED_PHYSICALLY),
         ExplicitResidencyNotification=bool(usage & AllocationUsage.EXPLICIT_RESIDENCY),
     )

@@ -42,6 +42,7 @@ from wddmsim.ddi.lock import (
     D3DDDICB_UNLOCK,
     D3DDDICB_UNLOCK2,
 )
+from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_READPHYSICAL, DXGK_BUILDPAGINGBUFFER_WRITEPHYSICAL
 from wddmsim.ddi.status import HRESULT, NTSTATUS, DdiError, InvalidArgument
 from wddmsim.vidmm.allocation import Content, VidMmAllocation
 from wddmsim.vidmm.device import Device
@@ -231,6 +232,7 @@ class LockManager:
                 a.backing_linear = True  # zeros, or unswizzled bits: the CPU writes linear bytes there now
             return self._on_pages(a, lock)
         if space.aperture:
+            self._coherent(a, space, read=True)
             return self._on_pages(a, lock)
         if not space.cpu_visible:
             return self._fallback(a, lock, args, f"segment {space.id} is not CPU-visible")
@@ -377,6 +379,21 @@ class LockManager:
         if held is not None:
             held.used = self._use
 
+    def _coherent(self, a: VidMmAllocation, space: SegmentSpace, *, read: bool) -> None:
+        """AGP/CPU coherency (``ReadPhysical`` / ``WritePhysical``, segment model): before the CPU reads pages the
+        GPU reached through the aperture, a GPU read of them drains the GPU's writes on that path; after the CPU
+        wrote them, a GPU write (of the bytes already there) orders the CPU's writes before the GPU's next use."""
+        if not self.segment_model:
+            return
+        assert a.placement is not None
+        address = space.base + a.placement.offset
+        paging = self.residency.paging
+        if read:
+            paging.build(DXGK_BUILDPAGINGBUFFER_READPHYSICAL(SegmentId=space.id, PhysicalAddress=address))
+        else:
+            paging.build(DXGK_BUILDPAGINGBUFFER_WRITEPHYSICAL(SegmentId=space.id, PhysicalAddress=address))
+        self.residency.settle()
+
     # --- pfnUnlockCb ------------------------------------------------------------------------------------------
 
     def unlock(self, device: Device, args: D3DDDICB_UNLOCK) -> HRESULT:
@@ -406,6 +423,9 @@ class LockManager:
         lock.count -= 1
         if lock.count:
             return
+        space = self._space(a)
+        if space is not None and space.aperture and not lock.flags.ReadOnly:
+            self._coherent(a, space, read=False)
         a.lock = None
         assert a.cpu_view is not None
         a.device.process.cpu.unmap_view(a.cpu_view)

@@ -25,7 +25,7 @@ import numpy as np
 
 from wddmsim.core.units import PAGE_SHIFT
 from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS
-from wddmsim.ddi.flags import DXGK_TRANSFERFLAGS
+from wddmsim.ddi.flags import DXGK_MAPAPERTUREFLAGS, DXGK_TRANSFERFLAGS
 from wddmsim.ddi.memory import DXGK_ADL, DXGK_ADL_FLAGS, MDL
 from wddmsim.ddi.paging import (
     DXGK_BUILDPAGINGBUFFER_DISCARDCONTENT,
@@ -150,6 +150,9 @@ class Mover:
         backing = self._backing(a)
         pages = a.size >> PAGE_SHIFT
         first = placement.offset >> PAGE_SHIFT
+        # CacheCoherent only when cacheable pages go into a cache-coherent aperture segment (wddm-spec 1.4 op 5).
+        coherent = bool(a.flags.Cached and self.segments.get(placement.segment_id).descriptor.Flags.CacheCoherent)
+        flags = DXGK_MAPAPERTUREFLAGS(CacheCoherent=coherent)
         if self.map_aperture2:
             self.paging.build(
                 DXGK_BUILDPAGINGBUFFER_MAPAPERTURESEGMENT2(
@@ -158,6 +161,7 @@ class Mover:
                     OffsetInPages=first,
                     NumberOfPages=pages,
                     Adl=DXGK_ADL(PageCount=pages, Flags=DXGK_ADL_FLAGS(), Pages=backing.pfns),
+                    Flags=flags,
                 )
             )
         else:
@@ -168,6 +172,7 @@ class Mover:
                     OffsetInPages=first,
                     NumberOfPages=pages,
                     pMdl=backing,
+                    Flags=flags,
                 )
             )
         return "map"
