@@ -277,3 +277,44 @@ def test_two_allocation_pattern_unswizzle_copy_then_lock_the_linear_allocation()
     assert np.array_equal(untile(desk.gpu_bytes(swizzled)[:size], width), image)
     desk.unlock(linear)
     desk.check()
+
+
+def test_allocation_busy_waits_only_for_the_work_that_references_the_allocation() -> None:
+    from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_TRANSFER, DXGKARG_BUILDPAGINGBUFFER
+    from wddmsim.ddi.status import NTSTATUS
+    from wddmsim.testing.fakes import DelegatingDriver
+
+    busy_for: list[int] = []
+
+    class BusyOnce(DelegatingDriver):
+        def build_into_buffer(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
+            p = args.payload
+            if (
+                isinstance(p, DXGK_BUILDPAGINGBUFFER_TRANSFER)
+                and p.hAllocation in busy_for
+                and not p.Flags.AllocationIsIdle
+            ):
+                busy_for.remove(p.hAllocation)
+                return NTSTATUS.STATUS_GRAPHICS_ALLOCATION_BUSY
+            return super().build_into_buffer(args)
+
+    desk = Desk(model=DriverModel.WDDM1, wrap=BusyOnce)
+    context = desk.device.create_context()
+    _, other, _ = desk.other()
+    other_context = other.create_context()
+    x = desk.buffer(64 * KiB, usage=0)
+    y = desk.buffer(1024 * KiB, usage=0, device=other)
+    first = Commands().fill(x, 0, 64 * KiB, 1).args(context)
+    desk.device.render(first)
+    desk.device.wait_for_context(context, first.SubmissionFenceId)
+    long_work = Commands()
+    for i in range(200):  # ~200 us of fills on the compute engine; the transfer out of x takes a few
+        long_work.fill(y, 0, 1024 * KiB, i)
+    second = long_work.args(other_context)
+    other.render(second)  # in flight, references y only
+    node = desk.vidmm.work.nodes[other_context]
+    busy_for.append(x)
+    desk.vidmm.residency.evict_for_cpu(desk.a(x), discard=False)  # a Transfer out of x: BUSY, then idle retry
+    assert not busy_for, "the driver answered BUSY once"
+    assert not desk.vidmm.scheduler.is_complete(node, second.SubmissionFenceId), "work on y was not waited for"
+    other.wait_for_context(other_context, second.SubmissionFenceId)

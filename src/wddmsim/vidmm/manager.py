@@ -146,6 +146,7 @@ class VideoMemoryManager:
             gpu_busy=self.work.busy,
             gpu_idle=self.work.quiesce,
         )
+        self.paging.idle_waiter = self.work.quiesce_allocation
         self.render = RenderSubmitter(driver, mm, self.residency, self.work, segment_model=self.gpummu is None)
 
     def _scratch(self) -> Scratch | None:

@@ -75,6 +75,8 @@ class PagingStream:
         self.context = context
         self.node = node
         self.current: PagingBuffer | None = None
+        self.idle_waiter: Callable[[int], None] | None = None
+        """Waits until no process's work in flight references an allocation (set by the video memory manager)."""
         self._ops_in_current = 0
         self.calls = 0
         self.passes = 0
@@ -198,7 +200,7 @@ class PagingStream:
                 )
             if args.MultipassOffset != 0 or progress:
                 self._fatal(f"{args.Operation.name}: STATUS_GRAPHICS_ALLOCATION_BUSY after writing or making progress")
-            self._wait_allocation_idle()
+            self._wait_allocation_idle(args.payload.hAllocation)
             buffer = self._buffer()
             self._rebind(args, buffer)
             args.payload = _with_idle_flag(args.payload)
@@ -211,12 +213,15 @@ class PagingStream:
         args.DmaBufferPrivateDataSize = self.pool.private_size
         args.DmaBufferWriteOffset = buffer.used
 
-    def _wait_allocation_idle(self) -> None:
-        """Until VidMm tracks per-allocation use, idle means: every submitted packet has completed."""
+    def _wait_allocation_idle(self, hAllocation: int) -> None:
+        """Until nothing on the GPU uses the allocation: the paging work before this operation, and (through
+        :attr:`idle_waiter`) the processes' work that references it (decision 0009)."""
         if self.current is not None:
             self._submit(self.current)
         try:
-            self.scheduler.wait_idle()
+            self.scheduler.wait(self.node, self.scheduler.nodes[self.node].submitted)
+            if self.idle_waiter is not None:
+                self.idle_waiter(hAllocation)
         except GpuHung as error:
             self.reset.trigger(f"waiting for an allocation to go idle: {error}")
 

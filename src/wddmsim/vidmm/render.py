@@ -206,6 +206,7 @@ class RenderSubmitter:
             patches = list(call.pPatchLocationListOut)
             entry = Submission(args.hContext, device, node, 0, mdl, mapping, written)
             entry.patch = self._patcher(args, call, slots, patches, written)
+            entry.allocations = frozenset(a.handle for a in listed)
             fence = self.work.enqueue(entry)
             offset = call.MultipassOffset
         return fence

@@ -45,6 +45,8 @@ class Submission:
     size: int
     patch: Callable[[], None] | None = None
     """``DxgkDdiPatch`` of a segment-model DMA buffer, called before each submission of it."""
+    allocations: frozenset[int] | None = None
+    """The allocations it references (a segment-model allocation list); None: any of its device's."""
 
 
 @final
@@ -141,6 +143,20 @@ class WorkSubmitter:
     def busy(self, device: Device) -> bool:
         """Whether work of ``device`` is still in flight on the GPU."""
         return any(e.device is device and not self.scheduler.is_complete(e.node, e.fence) for e in self.in_flight)
+
+    def quiesce_allocation(self, handle: int) -> None:
+        """Until no work in flight references the allocation (its allocation lists, or its device's work)."""
+        a = self.residency.allocations.get(handle)
+        for entry in list(self.in_flight):
+            uses = entry.allocations is not None and handle in entry.allocations
+            if not uses and entry.allocations is None and a is not None and entry.device is a.device:
+                uses = True
+            if uses and entry.device.removed is None:
+                try:
+                    self.scheduler.wait(entry.node, entry.fence)
+                except GpuHung:
+                    self._engine_fault(entry.node)
+        self._retire()
 
     def quiesce(self, device: Device) -> None:
         """Before an allocation of ``device`` moves: its work in flight completes (faults handled on the way)."""
