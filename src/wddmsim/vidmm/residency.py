@@ -667,23 +667,20 @@ class ResidencyManager:
         self.paging.wait(self.paging.flush())
 
     def bring_into_memory(self, a: VidMmAllocation, *, cause: str) -> bool:
-        """Put ``a`` in a memory segment (out of an aperture or system memory) and wait for the move; False if no
-        memory segment can take it, even by evicting what the request does not protect."""
+        """Put ``a`` in a memory segment (out of an aperture or system memory) and wait for the move; False -- with
+        ``a`` where it was -- if no memory segment can take it, even by evicting what ``a`` does not need."""
         if a.placement is not None and not self.segments.get(a.placement.segment_id).aperture:
             return True
-        spaces = [s for s in self._candidates(a) if not s.aperture]
-        if not spaces:
-            return False
-        if a.placement is not None:
-            self._leave(a, cause=cause)
         for victims in (None, _unreferenced, _anyone):
-            for space in spaces:
+            for space in (s for s in self._candidates(a) if not s.aperture):
                 offset = self._room(space, a, {a.handle}, victims, cause)
-                if offset is not None:
-                    self._enter(a, Placement(space.id, offset))
-                    self.settle()
-                    return True
-        self.settle()
+                if offset is None:
+                    continue
+                if a.placement is not None:  # the range is held: now leave the aperture for it
+                    self._leave(a, cause=cause)
+                self._enter(a, Placement(space.id, offset))
+                self.settle()
+                return True
         return False
 
     def place_for_submission(self, allocations: list[VidMmAllocation], *, protected: set[HANDLE]) -> bool:
