@@ -137,6 +137,8 @@ def test_render_shows_the_table_the_totals_and_the_change() -> None:
     assert "allocation 0x44" in text and "process level-0 table #0x0" in text and "VidMm" in text
     assert "placed" in text
     assert "allocated 28 KiB in 3 block(s), free 36 KiB, largest free block 20 KiB" in text
+    assert "last change: event 3 allocated [0xf000, +4 KiB) (process level-0 table #0x0)" in text
+    assert "last change: event 5 freed [0x0, +16 KiB) (allocation 0x40)" in _printed(SegmentReplay(ROWS), 5)
 
 
 def test_inspect_a_saved_run_at_an_event_and_at_a_time(residency: SavedRun) -> None:

@@ -116,6 +116,16 @@ def render(
             Text.assemble("  [", bar(segment_map, width), "]"),
             totals(segment_map),
         ]
+        if segment_map.last_change is not None:
+            change = replay.rows[segment_map.last_change]
+            held = change["Label"] or f"allocation {change['hAllocation']:#x}"
+            parts.append(
+                Text(
+                    f"last change: event {segment_map.last_change} {change['Action']}d "
+                    f"[{change['SegmentOffset']:#x}, +{format_size(change['Size'])}) ({held})",
+                    style="dim",
+                )
+            )
     return Group(*parts)
 
 

@@ -19,7 +19,6 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
-from wddmsim.core.units import format_size
 from wddmsim.scenarios.result import Check
 from wddmsim.viz.buffers import dma_buffers
 from wddmsim.viz.capture import CapturedBuffer
@@ -28,7 +27,7 @@ from wddmsim.viz.eventlog import Record
 from wddmsim.viz.pagetables import AddressSpaceTree, TableNode
 from wddmsim.viz.segmap import SegmentMap, SegmentReplay
 from wddmsim.viz.summary import BYTE_COUNTERS, EVICTION_COUNTERS, byte_counter
-from wddmsim.viz.svg import COLOURS, Series, envelope, horizontal_bars, mirrored_bars, step_chart
+from wddmsim.viz.svg import COLOURS, Series, envelope, horizontal_bars, human, mirrored_bars, step_chart
 
 SNAPSHOTS = 32
 """At most this many moments in the segment-map slider."""
@@ -71,8 +70,8 @@ var data=JSON.parse(document.getElementById('snapshots').textContent);
 var colours=data.colours, segs=data.segments, snaps=data.snapshots;
 var scrub=document.getElementById('scrub'), label=document.getElementById('scrub-label');
 function hex(n){return '0x'+n.toString(16);}
-function size(n){var u=['bytes','KiB','MiB','GiB','TiB'],i=0;while(n>=1024&&n%1024===0&&i<4){n/=1024;i++;}
-  return n+' '+u[i];}
+function size(n){var u=['B','KiB','MiB','GiB','TiB'],i=0;while(n>=1024&&i<4){n/=1024;i++;}
+  return (i?Math.round(n*10)/10:n)+' '+u[i];}
 function colour(b){return b[2]===0?colours[(b[3]>>2)%colours.length]:'#90a4ae';}
 function name(b){return b[2]===0?'allocation '+hex(b[4]):b[4];}
 function el(tag,attrs,text){var e=document.createElementNS(tag==='svg'||tag==='rect'||tag==='title'||tag==='text'?
@@ -181,7 +180,7 @@ def _statistics(summary: dict[str, Any]) -> str:
     parts = ['<div class="cols">']
     for title, rows in groups:
         shown = [
-            (k, f"{v:,}" + (f" ({format_size(v)})" if k.startswith(("Bytes", "Total", "Paging")) and v else ""))
+            (k, f"{v:,}" + (f" ({human(v)})" if k.startswith(("Bytes", "Total", "Paging")) and v else ""))
             for k, v in rows
         ]
         parts.append(f"<div><h3>{escape(title)}</h3>{_table(('counter', 'value'), shown, (False, True))}</div>")
@@ -201,7 +200,7 @@ def _occupancy(rows: Sequence[Record], replay: SegmentReplay) -> str:
             points[r["SegmentId"]].append((r["time"], r["TotalBytesResident"]))
     series = [
         Series(
-            f"segment {s} ({info.kind}, {format_size(info.size)})",
+            f"segment {s} ({info.kind}, {human(info.size)})",
             COLOURS[i % len(COLOURS)],
             envelope(points[s], start, end, CHART_POINTS),
         )
@@ -240,7 +239,7 @@ def _traffic(rows: Sequence[Record], replay: SegmentReplay) -> tuple[str, str]:
     chart = mirrored_bars(up, down, start=start, end=end, buckets=TIME_BUCKETS, title="bytes paged per time slice")
     totals = _table(
         ("direction", "bytes"),
-        [(label, format_size(sum(per[k].values()))) for k, label in (*up_keys, *down_keys)],
+        [(label, human(sum(per[k].values()))) for k, label in (*up_keys, *down_keys)],
         (False, True),
     )
     return chart, totals
@@ -259,7 +258,7 @@ def _evictions(rows: Sequence[Record]) -> str:
         (
             f"{cause} ({EVICTION_COUNTERS.get(cause, 'other')})",
             n,
-            f"· {format_size(size[cause])} · " + ", ".join(f"{d} {k}" for d, k in sorted(where[cause].items())),
+            f"· {human(size[cause])} · " + ", ".join(f"{d} {k}" for d, k in sorted(where[cause].items())),
         )
         for cause, n in count.most_common()
     ]
@@ -348,12 +347,12 @@ def _tree_node(node: TableNode, depth: int) -> str:
     body: list[str] = []
     for run in node.large:
         what = "Zero" if run.zero else f"large page → {run.target} {run.address:#x}"
-        body.append(f"<li class=mono>VA {run.va:#x} ({format_size(run.page_size)}): {escape(what)}</li>")
+        body.append(f"<li class=mono>VA {run.va:#x} ({human(run.page_size)}): {escape(what)}</li>")
     for run in node.runs:
         what = "Zero" if run.zero else f"{run.target} {run.address:#x}"
         body.append(
             f"<li class=mono>VA {run.va:#x}–{run.va + run.pages * run.page_size - 1:#x}: {run.pages} × "
-            f"{format_size(run.page_size)} → {escape(what)}</li>"
+            f"{human(run.page_size)} → {escape(what)}</li>"
         )
     children = "".join(_tree_node(c, depth + 1) for c in node.children)
     more = "<li class=muted>… more not shown</li>" if node.truncated else ""

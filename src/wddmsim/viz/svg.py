@@ -10,8 +10,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
 
-from wddmsim.core.units import format_size
-
 COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
 
 
@@ -42,8 +40,20 @@ def envelope(points: Sequence[tuple[int, int]], start: int, end: int, buckets: i
     return sorted(out.items())
 
 
+def human(value: float) -> str:
+    """Bytes in binary units with one decimal where it helps: ``35.6 MiB``, ``4 KiB``, ``512 B``."""
+    sign = "-" if value < 0 else ""
+    value = abs(value)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            text = f"{value:.1f}".rstrip("0").rstrip(".") if unit != "B" else f"{value:.0f}"
+            return f"{sign}{text} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
 def nice_bytes(value: float) -> str:
-    return format_size(int(value)) if value >= 0 else "-" + format_size(int(-value))
+    return human(value)
 
 
 def _legend_layout(series: Sequence[Series], *, left: int, width: int) -> list[tuple[int, int, Series]]:
@@ -211,4 +221,4 @@ def horizontal_bars(rows: Sequence[tuple[str, int, str]], *, title: str, width: 
     return _frame(width, height, title, body)
 
 
-__all__ = ["COLOURS", "Series", "envelope", "horizontal_bars", "mirrored_bars", "nice_bytes", "step_chart"]
+__all__ = ["COLOURS", "Series", "envelope", "horizontal_bars", "human", "mirrored_bars", "nice_bytes", "step_chart"]
