@@ -17,7 +17,17 @@ from wddmsim.viz.svg import envelope
 
 from .conftest import SavedRun
 
-SECTIONS = ("checks", "statistics", "occupancy", "traffic", "evictions", "segments", "pagetables", "disasm")
+SECTIONS = (
+    "checks",
+    "statistics",
+    "occupancy",
+    "traffic",
+    "evictions",
+    "incidents",
+    "segments",
+    "pagetables",
+    "disasm",
+)
 
 
 class _Outline(HTMLParser):

@@ -224,3 +224,27 @@ def test_the_checker_accepts_nested_and_disjoint_slices_and_the_array_form() -> 
     assert check_trace(events) == []
     assert check_trace({"traceEvents": events, "displayTimeUnit": "ns"}) == []
     assert check_trace({"displayTimeUnit": "ns"}) == ["the object form needs a traceEvents array"]
+
+
+def test_a_run_with_an_adapter_reset_still_gives_a_valid_trace_and_report() -> None:
+    from wddmsim.core.units import KiB
+    from wddmsim.kmd.allocations import AllocationUsage
+    from wddmsim.vidmm.errors import DeviceRemoved
+    from wddmsim.viz.eventlog import records
+    from wddmsim.viz.report import build_report
+    from wddmsim.viz.summary import statistics
+
+    from ..vidmm.world import World
+
+    w = World()
+    for a in (w.buffer(64 * KiB), w.buffer(64 * KiB, usage=AllocationUsage.APERTURE_ONLY)):
+        w.make_resident(a)
+    with pytest.raises(DeviceRemoved):
+        w.vidmm.reset.trigger("watchdog")
+    rows = records(w.adapter.events)
+    assert check_trace(chrome_trace(rows)) == []
+    stats = statistics(rows)
+    assert stats["EvictionsDueToReset"] == 2
+    assert "AdapterReset" in build_report(rows, summary={"verified": False, **stats})
+    names = {e["name"] for e in chrome_trace(rows)["traceEvents"] if e["ph"] == "i"}
+    assert "AdapterReset" in names

@@ -81,6 +81,15 @@ class _Demo:
         local = sum(s.size for s in vidmm.spaces if not s.aperture)
         self.unit = max(64 * KiB, local // 64 // (64 * KiB) * (64 * KiB))
         self.local = local
+        most = processes * (PERSISTENT + 2 * PER_FRAME) * 6 * self.unit
+        system = adapter.gpu.config.system_size
+        if 2 * most > system:
+            raise ConfigurationError(
+                "local_size",
+                local,
+                f"the residency demo backs up to {format_size(most)} of buffers with system pages; "
+                f"system memory ({format_size(system)}) must hold twice that",
+            )
         self.processes = [self._process(i) for i in range(processes)]
 
     def _process(self, index: int) -> _Process:

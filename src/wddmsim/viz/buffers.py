@@ -103,6 +103,8 @@ def dma_buffers(rows: Sequence[Record]) -> dict[tuple[int, int], DmaBuffer]:
             buffer.start_offset = r["DmaBufferSubmissionStartOffset"]
             buffer.end_offset = r["DmaBufferSubmissionEndOffset"]
             buffer.chunks, pending = pending, []
+        elif name == "AdapterReset":  # what was built but not submitted is gone with the reset
+            pending, previous = [], None
         elif name == "DmaBufferStarted":
             buffer = get(r["NodeOrdinal"], r["SubmissionFenceId"])
             buffer.started, buffer.size = r["time"], r["Size"]

@@ -198,7 +198,9 @@ def records(events: Iterable[Event]) -> list[Record]:
             record[fields.get(key, key)] = value
         if name == "ReportSegment":
             bases[record["ulSegmentId"]] = record["BaseAddress"]
-        elif name == "PagingBufferSubmitted" and record["NodeOrdinal"] == 0:
+        elif name == "AdapterReset":
+            pending.clear()  # built, never submitted: hDmaBuffer stays 0
+        elif name == "PagingBufferSubmitted":
             for op in pending:
                 op["hDmaBuffer"] = record["SubmissionFenceId"] - (op["Passes"] - 1)
             pending.clear()

@@ -2,7 +2,7 @@
 
 Sections: the verdict and the checks; the statistics; segment occupancy over time (a step chart per segment);
 bytes paged in each direction per time slice (mirrored bars: to memory above, to system memory below); evictions
-by cause; the segment map at a chosen moment, after GPUView's segment viewer (a slider steps through up to
+by cause; GPU faults and adapter resets; the segment map at a chosen moment, after GPUView's segment viewer (a slider steps through up to
 ``SNAPSHOTS`` moments; blocks coloured by process, VidMm's page tables grey); the page-table tree of each
 address space (from an end-of-run snapshot); the paging-buffer disassembly with its multipass splits.
 
@@ -265,6 +265,24 @@ def _evictions(rows: Sequence[Record]) -> str:
     return horizontal_bars(bars, title="evictions by cause")
 
 
+def _incidents(rows: Sequence[Record]) -> str:
+    """GPU faults and adapter resets, in order (the first 50)."""
+    shown = []
+    for index, r in enumerate(rows):
+        if r["event"] == "AdapterReset":
+            shown.append((index, r["time"], "AdapterReset", r["Reason"]))
+        elif r["event"] == "GpuFaultReported":
+            shown.append(
+                (index, r["time"], r["event"], f"{r['InterruptType']} fence {r['FaultedFenceId']}: {r['Detail']}")
+            )
+        elif r["event"] == "EngineFaulted":
+            shown.append((index, r["time"], r["event"], f"engine {r['NodeOrdinal']} {r['Kind']}: {r['Reason']}"))
+    if not shown:
+        return "<p class=muted>No GPU fault and no adapter reset.</p>"
+    more = f"<p class=muted>… {len(shown) - 50} more</p>" if len(shown) > 50 else ""
+    return _table(("event", "time (ns)", "what", "detail"), shown[:50], (True, True, False, False)) + more
+
+
 def _snapshot_blocks(segment_map: SegmentMap) -> list[list[object]]:
     """A segment's blocks for the slider: [offset, size, kind, process, handle or label]; adjacent blocks of
     VidMm's own objects merged (a run of page tables is one block)."""
@@ -440,6 +458,7 @@ def build_report(
         ("occupancy", "Segment occupancy over time", _occupancy(rows, replay)),
         ("traffic", "Bytes paged in each direction", traffic_chart + traffic_totals),
         ("evictions", "Evictions by cause", _evictions(rows)),
+        ("incidents", "GPU faults and adapter resets", _incidents(rows)),
         ("segments", "Segment map at a chosen moment", _segment_maps(rows, replay)),
         ("pagetables", "Page tables (end of run)", _page_tables(trees)),
         ("disasm", "Paging-buffer disassembly", _disassembly(rows, buffers)),
