@@ -1,4 +1,5 @@
-"""The composition root: one adapter, wired -- hardware, OS services, reference driver, VidMm.
+"""The composition root: one adapter, wired -- hardware, OS services, reference driver, VidMm, and the user-mode
+runtime over it.
 
 Nothing else builds these objects together; tests, benchmarks and the command line all start here.
 """
@@ -9,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import final
 
+from wddmsim.api.runtime import Runtime
 from wddmsim.core.clock import Clock
 from wddmsim.core.events import EventLog
 from wddmsim.ddi.driver import KernelModeDriver
@@ -40,6 +42,8 @@ class Adapter:
         self.ddi: KernelModeDriver = self.driver if wrap_driver is None else wrap_driver(self.driver)
         """The driver as VidMm sees it: the reference driver, or a wrapper around it (test doubles)."""
         self.vidmm = VideoMemoryManager(self.ddi, self.mm, self.clock, self.events, self.config.vidmm)
+        self.runtime = Runtime(self.vidmm)
+        """The user-mode surface: processes open it, their devices call the runtime callbacks."""
 
 
 DriverWrapper = Callable[[ReferenceDriver], KernelModeDriver]

@@ -187,7 +187,7 @@ def test_adapter_discovery_uses_the_two_call_segment_query() -> None:
     assert recorded[:3] == [-1, 0, 3], "DRIVERCAPS, then QUERYSEGMENT4 with NbSegment 0, then with the count"
     assert len(recorded) == 3 + 1 + 4, "then GPUMMUCAPS and one PAGETABLELEVELDESC per level"
     segments = rig.vidmm.segments
-    assert [s.Flags.CpuVisible for s in segments] == [True, False, False]
+    assert [s.Flags.CpuVisible for s in segments] == [True, False, True], "the aperture is a linear CPU-visible segment"
     assert segments[2].Flags.Aperture
     assert segments[0].CpuTranslatedAddress == rig.gpu.bar.bus_base
     assert segments[1].BaseAddress == segments[0].BaseAddress + segments[0].Size

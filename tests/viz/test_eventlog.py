@@ -127,3 +127,27 @@ def test_records_round_trip_through_the_file(tmp_path: Path, tour: SavedRun) -> 
     write_jsonl(tmp_path / "e.jsonl", rows)
     assert read_jsonl(tmp_path / "e.jsonl") == rows
     assert (tmp_path / "e.jsonl").read_bytes() == tour.outputs.events.read_bytes()
+
+
+@pytest.mark.parametrize("model", ["wddm1", "wddm2"])
+def test_cpu_locks_export_and_trace(model: str) -> None:
+    from wddmsim.core.units import KiB
+    from wddmsim.kmd.config import DriverModel
+    from wddmsim.testing.chrome_trace import check_trace
+    from wddmsim.viz.summary import statistics
+    from wddmsim.viz.trace import chrome_trace
+
+    from ..api.desk import Desk
+
+    desk = Desk(model=DriverModel(model))
+    h = desk.buffer(128 * KiB)
+    desk.resident(h)
+    desk.lock(h)
+    desk.evict(h)  # leaves local memory while the CPU holds it: the view rotates onto the backing pages
+    desk.unlock(h)
+    rows = records(desk.adapter.events)
+    locks = [r for r in rows if r["event"] == "CpuLock"]
+    assert [r["Action"] for r in locks] == ["lock", "rotate", "unlock"]
+    assert {"hAllocation", "pData", "Target", "LockCount"} <= locks[0].keys()
+    assert check_trace(chrome_trace(rows)) == []
+    assert statistics(rows)["EvictionsDueToEvict"] == 1

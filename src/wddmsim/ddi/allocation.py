@@ -148,3 +148,49 @@ class DXGKARG_RELEASESWIZZLINGRANGE:
     hAllocation: HANDLE
     PrivateDriverData: int = 0
     RangeId: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class D3DDDI_ALLOCATIONINFOFLAGS(BitUnion):
+    """``D3DDDI_ALLOCATIONINFO.Flags`` (d3dukmdt.h): ``Primary`` bit 0, ``Stereo`` bit 1."""
+
+    Primary: bool = flag(0)
+    Stereo: bool = flag(1)
+    Reserved: int = bits(2, 30)
+
+
+@dataclass(slots=True, kw_only=True)
+class D3DDDI_ALLOCATIONINFO:
+    """One allocation of ``pfnAllocateCb``: the user-mode driver's private data in, the handle out."""
+
+    hAllocation: HANDLE = NULL
+    """[out]"""
+    pSystemMem: object = None
+    """Existing system memory to use (not modelled: must be NULL)."""
+    pPrivateDriverData: bytes = b""
+    PrivateDriverDataSize: int = 0
+    VidPnSourceId: int = 0
+    Flags: D3DDDI_ALLOCATIONINFOFLAGS = field(default_factory=D3DDDI_ALLOCATIONINFOFLAGS)
+
+
+@dataclass(slots=True, kw_only=True)
+class D3DDDICB_ALLOCATE:
+    """``D3DDDICB_ALLOCATE`` (``pfnAllocateCb``): ``NumAllocations`` allocations created together (one
+    ``DxgkDdiCreateAllocation`` call), all or none -- the two-allocation pattern of seed 004 uses 2."""
+
+    pPrivateDriverData: bytes = b""
+    PrivateDriverDataSize: int = 0
+    hResource: HANDLE = NULL
+    hKMResource: HANDLE = NULL
+    """[out]"""
+    NumAllocations: int = 0
+    pAllocationInfo: list[D3DDDI_ALLOCATIONINFO] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class D3DDDICB_DEALLOCATE:
+    """``D3DDDICB_DEALLOCATE`` (``pfnDeallocateCb``)."""
+
+    hResource: HANDLE = NULL
+    NumAllocations: int = 0
+    HandleList: tuple[HANDLE, ...] = ()

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from wddmsim.core.addresses import CpuVa
 from wddmsim.core.pointer import CpuMapping
 from wddmsim.ddi.allocation import (
     DXGKARG_ACQUIRESWIZZLINGRANGE,
@@ -28,8 +29,9 @@ from wddmsim.ddi.context import (
     DXGKARGCB_CREATECONTEXTALLOCATION,
     DXGKARGCB_UPDATECONTEXTALLOCATION,
 )
-from wddmsim.ddi.memory import MDL
+from wddmsim.ddi.memory import MDL, PfnArray
 from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER
+from wddmsim.ddi.render import DXGKARG_PATCH, DXGKARG_RENDER
 from wddmsim.ddi.status import NTSTATUS
 from wddmsim.ddi.submit import DXGKARG_RESETENGINE, DXGKARG_SUBMITCOMMAND, DXGKARGCB_NOTIFY_INTERRUPT_DATA
 
@@ -116,6 +118,14 @@ class KernelModeDriver(Protocol):
         """``DxgkDdiSubmitCommand``: queue a DMA buffer range on a node; completion comes as an interrupt."""
         ...
 
+    def render(self, hContext: HANDLE, args: DXGKARG_RENDER) -> NTSTATUS:
+        """``DxgkDdiRender`` (WDDM 1.x): validate a user-mode command buffer and translate it into a DMA buffer."""
+        ...
+
+    def patch(self, hContext: HANDLE, args: DXGKARG_PATCH) -> NTSTATUS:
+        """``DxgkDdiPatch`` (WDDM 1.x): write the allocations' physical addresses into the DMA buffer."""
+        ...
+
     def acquire_swizzling_range(self, args: DXGKARG_ACQUIRESWIZZLINGRANGE) -> NTSTATUS:
         """``DxgkDdiAcquireSwizzlingRange`` (WDDM 1.x)."""
         ...
@@ -145,8 +155,54 @@ class KernelModeDriver(Protocol):
         ...
 
 
+class CpuAddressSpace(Protocol):
+    """A process's user-mode CPU address space, as VidMm uses it for locks.
+
+    VidMm reserves a *view* per locked allocation and points it, whole, either at a range of bus addresses (the
+    PCI BAR onto a CPU-visible segment) or at system pages (the backing store, or the pages under an aperture
+    range).  Re-pointing a view while the application holds its address is ``MmRotatePhysicalView``: the
+    address stays, the physical memory behind it changes (seed 004: eviction while mapped).
+    """
+
+    def reserve_view(self, size: int) -> CpuVa:
+        """Reserve ``size`` bytes (whole pages) of user VA; no access until mapped."""
+        ...
+
+    def map_view_bus(self, va: CpuVa, bus_address: int) -> None:
+        """Point the whole view at linear bus addresses from ``bus_address`` (``MmMapIoSpace`` into user VA)."""
+        ...
+
+    def map_view_pages(self, va: CpuVa, pfns: PfnArray) -> None:
+        """Point the whole view at system pages, page ``i`` at ``pfns[i]`` (``MmRotatePhysicalView``)."""
+        ...
+
+    def unmap_view(self, va: CpuVa) -> None:
+        """Take access away; the reservation stays (the next map gives the same address)."""
+        ...
+
+    def free_view(self, va: CpuVa) -> None:
+        """Release the reservation."""
+        ...
+
+    def read(self, va: CpuVa, size: int) -> bytes:
+        """Read ``size`` bytes as the process's CPU would (raises on an access outside a mapped view)."""
+        ...
+
+    def write(self, va: CpuVa, payload: bytes | bytearray | memoryview) -> None:
+        """Write as the process's CPU would (raises on an access outside a mapped view)."""
+        ...
+
+    def views(self) -> list[tuple[CpuVa, int, str]]:
+        """``(base, size, what backs it: bus, pages or unmapped)`` of every view."""
+        ...
+
+
 class SystemMemoryServices(Protocol):
-    """The OS memory manager (Mm) as display code sees it: page frames, MDLs and kernel mappings."""
+    """The OS memory manager (Mm) as display code sees it: page frames, MDLs, kernel mappings, user views."""
+
+    def create_address_space(self) -> CpuAddressSpace:
+        """A new process's user-mode CPU address space."""
+        ...
 
     def allocate_pages_for_mdl(self, byte_count: int) -> MDL:
         """``MmAllocatePagesForMdlEx``: zeroed pages, wherever the OS finds them; raises on exhaustion."""

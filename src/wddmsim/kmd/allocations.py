@@ -44,6 +44,10 @@ class AllocationUsage(IntEnum):
     ACCESSED_PHYSICALLY = 0x4
     EXPLICIT_RESIDENCY = 0x8
     APERTURE_ONLY = 0x10
+    NO_APERTURE = 0x20
+    """The hardware cannot use it over PCIe: never in the aperture segment."""
+    CACHED = 0x40
+    """The CPU maps it cacheable (``DXGK_ALLOCATIONINFOFLAGS.Cached``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +167,18 @@ class AllocationTable:
             size = align_up(desc.size, PAGE_SIZE)
         if desc.usage & AllocationUsage.SWIZZLED and desc.kind != ResourceKind.SURFACE:
             raise DriverContractError("pPrivateDriverData.usage", desc.usage, "only surfaces can be swizzled")
+        if desc.usage & AllocationUsage.APERTURE_ONLY and desc.usage & AllocationUsage.NO_APERTURE:
+            raise DriverContractError("pPrivateDriverData.usage", desc.usage, "APERTURE_ONLY and NO_APERTURE conflict")
+        both = AllocationUsage.CPU_VISIBLE | AllocationUsage.SWIZZLED | AllocationUsage.APERTURE_ONLY
+        if desc.usage & both == both:
+            # Seed 004: the bits of an aperture allocation already are system memory, which the application reads
+            # directly -- so a CPU-accessible allocation there cannot be swizzled.  Use two allocations.
+            raise DriverContractError(
+                "pPrivateDriverData.usage",
+                desc.usage,
+                "a CPU-visible allocation that lives only in an aperture segment cannot be swizzled "
+                "(create a swizzled and a linear allocation instead)",
+            )
         handle = HANDLE(self._next)
         self._next += 0x10
         allocation = KmdAllocation(handle, desc, size, levels)
@@ -189,9 +205,19 @@ class AllocationTable:
 
 
 def describe(
-    allocation: KmdAllocation, info: DXGK_ALLOCATIONINFO, *, cpu_segment: int, local_segment: int, aperture_segment: int
+    allocation: KmdAllocation,
+    info: DXGK_ALLOCATIONINFO,
+    *,
+    cpu_segment: int,
+    local_segment: int,
+    aperture_segment: int,
+    alternate_va: bool = False,
 ) -> None:
-    """Fill the driver's outputs of ``DXGK_ALLOCATIONINFO`` for ``allocation``."""
+    """Fill the driver's outputs of ``DXGK_ALLOCATIONINFO`` for ``allocation``.
+
+    ``alternate_va``: the driver supports ``UseAlternateVA`` locks (WDDM 1.x) and says so for CPU-visible
+    swizzled surfaces, the allocations such locks are for.
+    """
     usage = allocation.desc.usage
     cpu_visible = bool(usage & AllocationUsage.CPU_VISIBLE)
     if usage & AllocationUsage.APERTURE_ONLY:
@@ -203,6 +229,10 @@ def describe(
     else:
         segments = segment_set(cpu_segment, local_segment, aperture_segment)
         preferred = DXGK_SEGMENTPREFERENCE(SegmentId0=local_segment, SegmentId1=cpu_segment)
+    if usage & AllocationUsage.NO_APERTURE:
+        segments &= ~segment_set(aperture_segment)
+        kept = [s for s in preferred.segment_ids() if s != aperture_segment] + [0, 0]
+        preferred = DXGK_SEGMENTPREFERENCE(SegmentId0=kept[0], SegmentId1=kept[1])
     info.Size = allocation.size
     info.Alignment = PAGE_SIZE
     info.PitchAlignedSize = allocation.size
@@ -216,9 +246,12 @@ def describe(
         Swizzled=allocation.swizzled,
         AccessedPhysically=bool(usage & AllocationUsage.ACCESSED_PHYSICALLY),
         ExplicitResidencyNotification=bool(usage & AllocationUsage.EXPLICIT_RESIDENCY),
+        UseAlternateVA=alternate_va and cpu_visible and allocation.swizzled,
+        Cached=bool(usage & AllocationUsage.CACHED),
     )
     info.FlagsWddm2 = DXGK_ALLOCATIONINFOFLAGS_WDDM2_0(
         CpuVisible=cpu_visible,
+        Cached=bool(usage & AllocationUsage.CACHED),
         AccessedPhysically=bool(usage & AllocationUsage.ACCESSED_PHYSICALLY),
         ExplicitResidencyNotification=bool(usage & AllocationUsage.EXPLICIT_RESIDENCY),
     )

@@ -41,6 +41,7 @@ from wddmsim.ddi.driver import (
     DxgkrnlInterface,
 )
 from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER, Op
+from wddmsim.ddi.render import DXGKARG_PATCH, DXGKARG_RENDER
 from wddmsim.ddi.segments import DXGK_QUERYSEGMENTOUT3, DXGK_QUERYSEGMENTOUT4, DXGK_SEGMENTDESCRIPTOR3
 from wddmsim.ddi.status import NTSTATUS, DdiError
 from wddmsim.ddi.submit import (
@@ -60,6 +61,7 @@ from wddmsim.hw.engine import Interrupt, InterruptKind, Submission
 from wddmsim.hw.faults import AccessKind, FaultKind
 from wddmsim.hw.gpu import PAGING_ENGINE, Gpu
 from wddmsim.hw.pte import TablePointer, Target
+from wddmsim.kmd import render
 from wddmsim.kmd.allocations import AllocationDesc, ResourceKind, describe, segment_set
 from wddmsim.kmd.config import DriverConfig
 from wddmsim.kmd.errors import DriverContractError
@@ -109,9 +111,11 @@ class ReferenceDriver:
         self.state = DriverState(gpu, self.config, segments, SegmentTables(segments))
         self.contexts: dict[int, int] = {PAGING_CONTEXT: PAGING_ENGINE}
         self.context_allocations: dict[int, tuple[HANDLE, HANDLE]] = {}
+        """Context -> (the driver's handle of its image, VidMm's handle from DxgkCbCreateContextAllocation)."""
         self.context_roots: dict[int, tuple[TablePointer, int]] = {}
         """Context -> its root page table and NumEntries (``DxgkDdiSetRootPageTable``)."""
-        """Context -> (the driver's handle of its image, VidMm's handle from DxgkCbCreateContextAllocation)."""
+        self.patched: dict[tuple[int, int], bool] = {}
+        """(context, DMA buffer address) patched by ``DxgkDdiPatch`` and not yet submitted."""
         self._dxgkrnl: DxgkrnlInterface | None = None
         self.unreported: list[DXGKARGCB_NOTIFY_INTERRUPT_DATA] = []
         gpu.set_interrupt_handler(self._interrupt_routine)
@@ -293,6 +297,7 @@ class ReferenceDriver:
                 cpu_segment=seg.segments[0].segment_id,
                 local_segment=seg.segments[1].segment_id,
                 aperture_segment=seg.aperture.segment_id,
+                alternate_va=not self.state.wddm2 and self.config.use_alternate_va,
             )
         return NTSTATUS.STATUS_SUCCESS
 
@@ -337,10 +342,29 @@ class ReferenceDriver:
                 args.DmaBufferSegmentId, args.DmaBufferPhysicalAddress + start, end - start, "DmaBuffer"
             )
         root, entries = self.context_roots.get(args.hContext, (None, None))
-        privileged = bool(args.Flags.Paging)  # only paging buffers may name physical memory
+        # Only paging buffers, and DMA buffers whose every address this driver patched, may name physical memory.
+        patched = self.patched.pop((args.hContext, args.DmaBufferPhysicalAddress), False)
+        privileged = bool(args.Flags.Paging) or patched
         self.gpu.engines[engine].submit(
             Submission(address, end - start, args.SubmissionFenceId, root, entries, privileged)
         )
+        return NTSTATUS.STATUS_SUCCESS
+
+    # --- rendering in the segment model -------------------------------------------------------------------
+
+    def render(self, hContext: HANDLE, args: DXGKARG_RENDER) -> NTSTATUS:
+        """``DxgkDdiRender``: validate the user-mode command buffer and copy it into the DMA buffer
+        (:mod:`wddmsim.kmd.render`)."""
+        if hContext not in self.contexts:
+            raise DriverContractError("hContext", hContext, "is not a context of this driver")
+        return render.render(self.state.allocations, args)
+
+    def patch(self, hContext: HANDLE, args: DXGKARG_PATCH) -> NTSTATUS:
+        """``DxgkDdiPatch``: write the physical addresses; the buffer may then name physical memory."""
+        if hContext not in self.contexts:
+            raise DriverContractError("hContext", hContext, "is not a context of this driver")
+        render.patch(args)
+        self.patched[(hContext, args.DmaBufferPhysicalAddress)] = True
         return NTSTATUS.STATUS_SUCCESS
 
     def set_root_page_table(self, args: DXGKARG_SETROOTPAGETABLE) -> None:
@@ -382,16 +406,19 @@ class ReferenceDriver:
             raise DriverContractError(
                 "PrivateDriverData", level_index, f"names a MIP level, 0..{len(allocation.levels) - 1}"
             )
+        if not 0 <= args.RangeId < len(self.gpu.bar.windows):
+            raise DriverContractError(
+                "RangeId", args.RangeId, f"the driver reports {len(self.gpu.bar.windows)} swizzling ranges"
+            )
         key = (args.RangeId, args.PrivateDriverData)
         if key in allocation.swizzling_ranges:
             return NTSTATUS.STATUS_SUCCESS
-        free = [i for i, w in enumerate(self.gpu.bar.windows) if w is None]
-        if not free:
+        if self.gpu.bar.windows[args.RangeId] is not None:  # range RangeId is detiling register RangeId
             return NTSTATUS.STATUS_GRAPHICS_UNSWIZZLING_APERTURE_UNAVAILABLE
         level = allocation.levels[level_index]
         bar_offset = args.CPUTranslatedAddress - self.gpu.bar.bus_base
         window = DetileWindow(bar_offset + level.offset, level.size, level.pitch)
-        self.state.program_detile_window(allocation, key, free[0], window)
+        self.state.program_detile_window(allocation, key, args.RangeId, window)
         return NTSTATUS.STATUS_SUCCESS
 
     def release_swizzling_range(self, args: DXGKARG_RELEASESWIZZLINGRANGE) -> NTSTATUS:

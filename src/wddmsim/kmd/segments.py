@@ -4,7 +4,7 @@ Segment ids are 1-based (decision D4: 0 is system memory).  By default:
 
 1. a CPU-visible memory segment: local memory behind the BAR, ``CpuTranslatedAddress`` = BAR bus address;
 2. a memory segment the CPU cannot see: the rest of local memory, less the driver's hidden region;
-3. the aperture segment, mapped through the aperture table.
+3. the aperture segment, mapped through the aperture table; CPU-visible (the CPU reaches its system pages).
 
 The hidden region at the top of local memory holds the aperture table and is never reported.
 """
@@ -71,7 +71,9 @@ class SegmentMap:
                 1, "local (CPU-visible)", SegmentKind.MEMORY, 0, gpu.bar_size, gpu.bar_bus_base, True, use_64k_pages
             ),
             DriverSegment(2, "local", SegmentKind.MEMORY, gpu.bar_size, usable - gpu.bar_size, 0, False, use_64k_pages),
-            DriverSegment(3, "aperture", SegmentKind.APERTURE, gpu.aperture_base, gpu.aperture_size),
+            # A linear aperture-space segment: the CPU reaches an allocation there through the system pages the
+            # aperture maps (seed 004), so it is CPU-visible too.
+            DriverSegment(3, "aperture", SegmentKind.APERTURE, gpu.aperture_base, gpu.aperture_size, cpu_visible=True),
         )
         self.aperture = self.segments[2]
         self.hidden_base = usable

@@ -17,6 +17,7 @@ from wddmsim.ddi.memory import MDL
 from wddmsim.hw.bar import PciBar
 from wddmsim.hw.memory import SystemMemory
 from wddmsim.ntos.frames import FrameAllocator, OutOfFrames
+from wddmsim.ntos.views import UserAddressSpace
 
 KERNEL_VA_BASE: Final = 0xFFFF_8000_0000_0000
 RESERVED_FRAMES: Final = 1
@@ -61,6 +62,10 @@ class MemoryManager:
         va = self._next_va
         self._next_va += (pages + 1) * PAGE_SIZE  # one unmapped page between mappings
         return CpuVa(va)
+
+    def create_address_space(self) -> UserAddressSpace:
+        """A new process's user-mode CPU address space (views for locks)."""
+        return UserAddressSpace(self.ram, self.bar)
 
     def map_io_space(self, bus_address: int, byte_count: int) -> CpuMapping:
         """``MmMapIoSpace``: a kernel mapping of a range of the device's BAR (linear; detiling windows not applied)."""

@@ -24,6 +24,7 @@ from wddmsim.ddi.driver import (
     KernelModeDriver,
 )
 from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER, Op
+from wddmsim.ddi.render import DXGKARG_PATCH, DXGKARG_RENDER
 from wddmsim.ddi.status import NTSTATUS
 from wddmsim.ddi.submit import DXGKARG_RESETENGINE, DXGKARG_SUBMITCOMMAND
 
@@ -65,6 +66,12 @@ class DelegatingDriver:
 
     def submit_command(self, args: DXGKARG_SUBMITCOMMAND) -> NTSTATUS:
         return self.inner.submit_command(args)
+
+    def render(self, hContext: HANDLE, args: DXGKARG_RENDER) -> NTSTATUS:
+        return self.inner.render(hContext, args)
+
+    def patch(self, hContext: HANDLE, args: DXGKARG_PATCH) -> NTSTATUS:
+        return self.inner.patch(hContext, args)
 
     def acquire_swizzling_range(self, args: DXGKARG_ACQUIRESWIZZLINGRANGE) -> NTSTATUS:
         return self.inner.acquire_swizzling_range(args)

@@ -86,6 +86,7 @@ def check_residency(adapter: Adapter) -> list[str]:
             other = frames.setdefault(pfn, a.handle)
             if other != a.handle:
                 problems.append(f"system page {pfn:#x} backs both {other:#x} and {int(a.handle):#x}")
+    problems += check_locks(adapter)
     for process in manager.processes.values():
         for group in GROUPS:
             if manager.usage(process, group) > manager.capacity(group):
@@ -101,3 +102,42 @@ def _check_aperture(aperture: Aperture, a: VidMmAllocation, offset: int) -> list
     if not np.array_equal(mapped, a.backing.pfns[:pages]):
         return [f"aperture pages {first:#x}+{pages} do not map {a!r}'s backing store"]
     return []
+
+
+def check_locks(adapter: Adapter) -> list[str]:
+    """CPU views and swizzling ranges: a locked allocation's view shows it where it is (the BAR at its segment
+    offset while it is in a CPU-visible memory segment, its backing pages otherwise, never a memory segment
+    behind a page view); the arbiter's ranges, the allocations' and the driver's detiling registers agree."""
+    vidmm = adapter.vidmm
+    problems: list[str] = []
+    for a in vidmm.residency.allocations.values():
+        lock = a.lock
+        if lock is None:
+            continue
+        if a.cpu_view is None:
+            problems.append(f"{a!r} is locked without a view")
+            continue
+        views = {base: what for base, _, what in a.device.process.cpu.views()}
+        shown = views.get(a.cpu_view)
+        space = None if a.placement is None else vidmm.spaces.get(a.placement.segment_id)
+        if lock.on_bus:
+            if space is None or space.aperture or not space.cpu_visible or shown != "bus":
+                problems.append(f"{a!r}'s view shows the BAR but it is not in a CPU-visible memory segment")
+        else:
+            if shown != "pages":
+                problems.append(f"{a!r}'s lock says system pages but its view shows {shown}")
+            if space is not None and not space.aperture:
+                problems.append(f"{a!r} is locked through its system pages yet placed in memory segment {space.id}")
+    for slot, held in enumerate(vidmm.locks.ranges):
+        if held is None:
+            continue
+        if held.allocation.ranges.get(held.private_data) != slot:
+            problems.append(f"swizzling range {slot} is held for {held.allocation!r}, which does not know it")
+    for a in vidmm.residency.allocations.values():
+        for private, slot in a.ranges.items():
+            held = vidmm.locks.ranges[slot]
+            if held is None or held.allocation is not a or held.private_data != private:
+                problems.append(f"{a!r} believes it holds swizzling range {slot}")
+            if a.placement is None:
+                problems.append(f"{a!r} holds swizzling range {slot} while not in a segment")
+    return problems

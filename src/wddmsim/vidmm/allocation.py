@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING
 
+from wddmsim.core.addresses import CpuVa
 from wddmsim.ddi.allocation import DXGK_ALLOCATIONINFO, DXGK_ALLOCATIONINFOFLAGS
 from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.memory import MDL
@@ -20,6 +21,7 @@ from wddmsim.vidmm.segments import Placement
 
 if TYPE_CHECKING:
     from wddmsim.vidmm.device import Device
+    from wddmsim.vidmm.lock import CpuLock
 
 
 class Content(Enum):
@@ -75,10 +77,26 @@ class VidMmAllocation:
     """The use-counter stamp of its last page-in (first in, first out)."""
     context: bool = False
     """A context or device allocation (``DxgkCbCreateContextAllocation``): initialised by ``InitContextResource``."""
+    swizzled: bool = False
+    """The driver set ``Swizzled`` (WDDM 1.x): VidMm tracks whether its backing store holds swizzled bits."""
+    backing_linear: bool = False
+    """The backing store holds the allocation unswizzled (an ``Unswizzle`` transfer put it there for the CPU):
+    paging it back in asks for ``Swizzle``, and it may not be mapped into an aperture for the GPU as it is."""
+    cpu_view: CpuVa | None = None
+    """The view reserved in the owner's CPU address space at its first lock (``pData``; kept until destroy)."""
+    lock: CpuLock | None = None
+    """The CPU lock in force, if any."""
+    ranges: dict[int, int] = field(default_factory=dict)
+    """Swizzling ranges held: ``PrivateDriverData`` -> ``RangeId`` (cached until evicted, destroyed or stolen)."""
 
     @staticmethod
     def from_info(
-        info: DXGK_ALLOCATIONINFO, device: Device, group: D3DKMT_MEMORY_SEGMENT_GROUP, backing: MDL
+        info: DXGK_ALLOCATIONINFO,
+        device: Device,
+        group: D3DKMT_MEMORY_SEGMENT_GROUP,
+        backing: MDL,
+        *,
+        segment_model: bool = False,
     ) -> VidMmAllocation:
         return VidMmAllocation(
             handle=info.hAllocation,
@@ -94,6 +112,7 @@ class VidMmAllocation:
             group=group,
             backing=backing,
             notify=bool(info.Flags.ExplicitResidencyNotification and info.Flags.AccessedPhysically),
+            swizzled=segment_model and bool(info.Flags.Swizzled),  # bit 7 means something else in WDDM 2.x
         )
 
     @property

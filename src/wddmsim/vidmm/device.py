@@ -17,7 +17,7 @@ from typing import Final, final
 from wddmsim.core.pointer import CpuMapping, CpuPointer
 from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE
 from wddmsim.ddi.base import HANDLE
-from wddmsim.ddi.driver import SystemMemoryServices
+from wddmsim.ddi.driver import CpuAddressSpace, SystemMemoryServices
 from wddmsim.ddi.residency import D3DDDI_PAGINGQUEUE_PRIORITY, D3DKMT_MEMORY_SEGMENT_GROUP
 from wddmsim.ddi.status import NTSTATUS, DdiError
 from wddmsim.vidmm.paging_process import FENCE_PAGES, SystemPagingProcess
@@ -84,9 +84,11 @@ class MonitoredFence:
 
 @dataclass(slots=True, eq=False)
 class Process:
-    """A process using the GPU: it owns devices and has a budget per segment group."""
+    """A process using the GPU: it owns devices, has a budget per segment group, and a CPU address space in which
+    its locks' views live."""
 
     handle: HANDLE
+    cpu: CpuAddressSpace
     budgets: dict[D3DKMT_MEMORY_SEGMENT_GROUP, int] = field(default_factory=dict)
     reservations: dict[D3DKMT_MEMORY_SEGMENT_GROUP, int] = field(default_factory=dict)
 

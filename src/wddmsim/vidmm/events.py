@@ -119,7 +119,7 @@ class VidMmMakeResident(Event):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class VidMmEvict(Event):
     """An allocation leaving a segment (ETW ``VidMmEvict``): ``cause`` is ``evict``, ``pressure``, ``trim``,
-    ``offer``, ``destroy`` or ``reset``."""
+    ``offer``, ``destroy``, ``reset`` or ``lock`` (to make a lock succeed, or a range taken from a lock)."""
 
     NAME: ClassVar[str] = "VidMmEvict"
     allocation: int
@@ -198,3 +198,18 @@ class PagingQueuePacket(Event):
     device: int
     value: int
     submission: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CpuLockEvent(Event):
+    """A CPU view of an allocation changing (no ETW counterpart is documented): ``action`` is ``lock``, ``relock``, ``lock2``, ``unlock`` or
+    ``rotate`` (the allocation moved under a lock; the view now shows system pages)."""
+
+    NAME: ClassVar[str] = "CpuLock"
+    allocation: int
+    action: str
+    address: int
+    """The view's CPU virtual address (``pData``)."""
+    target: str
+    """``bus`` (the BAR) or ``pages`` (system pages)."""
+    count: int

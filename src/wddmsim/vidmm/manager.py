@@ -24,11 +24,13 @@ from wddmsim.vidmm.callbacks import DxgkrnlCallbacks
 from wddmsim.vidmm.device import Device, FenceArea
 from wddmsim.vidmm.events import AdapterAllocation, ReportSegment
 from wddmsim.vidmm.gpummu import GpuMmuDescription, query_gpummu
+from wddmsim.vidmm.lock import LockManager
 from wddmsim.vidmm.mover import Mover
 from wddmsim.vidmm.paging import PagingStream
 from wddmsim.vidmm.paging_buffer import PagingBufferPool
 from wddmsim.vidmm.paging_process import SystemPagingProcess
 from wddmsim.vidmm.policy import policy_named
+from wddmsim.vidmm.render import RenderSubmitter
 from wddmsim.vidmm.reset import ResetPath
 from wddmsim.vidmm.residency import ResidencyManager
 from wddmsim.vidmm.scheduler import GpuScheduler
@@ -141,6 +143,15 @@ class VideoMemoryManager:
         self.context_nodes: dict[int, int] = {}
         """Context -> the node its work runs on."""
         self.work = WorkSubmitter(driver, mm, self.scheduler, self.residency, self.reset, self.context_nodes)
+        self.locks = LockManager(
+            driver,
+            self.residency,
+            swizzling_ranges=self.caps.NumberOfSwizzlingRanges,
+            segment_model=self.gpummu is None,
+            gpu_busy=self.work.busy,
+            gpu_idle=self.work.quiesce,
+        )
+        self.render = RenderSubmitter(driver, mm, self.residency, self.work, segment_model=self.gpummu is None)
 
     def _report_segments(self) -> None:
         """``ReportSegment`` for each driver segment, as VidMm learnt it."""

@@ -25,7 +25,7 @@ import numpy as np
 
 from wddmsim.core.units import PAGE_SHIFT
 from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS
-from wddmsim.ddi.flags import DXGK_TRANSFERFLAGS
+from wddmsim.ddi.flags import DXGK_MAPAPERTUREFLAGS, DXGK_TRANSFERFLAGS
 from wddmsim.ddi.memory import DXGK_ADL, DXGK_ADL_FLAGS, MDL
 from wddmsim.ddi.paging import (
     DXGK_BUILDPAGINGBUFFER_DISCARDCONTENT,
@@ -34,6 +34,7 @@ from wddmsim.ddi.paging import (
     DXGK_BUILDPAGINGBUFFER_MAPAPERTURESEGMENT,
     DXGK_BUILDPAGINGBUFFER_MAPAPERTURESEGMENT2,
     DXGK_BUILDPAGINGBUFFER_NOTIFYRESIDENCY,
+    DXGK_BUILDPAGINGBUFFER_SPECIALLOCKTRANSFER,
     DXGK_BUILDPAGINGBUFFER_TRANSFER,
     DXGK_BUILDPAGINGBUFFER_UNMAPAPERTURESEGMENT,
     DXGK_FILL_DESTINATION,
@@ -46,6 +47,8 @@ from wddmsim.vidmm.scratch import Direction, Pages, Scratch
 from wddmsim.vidmm.segments import Placement, Segments
 
 _SINGLE_SHOT = DXGK_TRANSFERFLAGS(TransferStart=True, TransferEnd=True)
+_SWIZZLE = DXGK_TRANSFERFLAGS(TransferStart=True, TransferEnd=True, Swizzle=True)
+_UNSWIZZLE = DXGK_TRANSFERFLAGS(TransferStart=True, TransferEnd=True, Unswizzle=True)
 
 
 @final
@@ -99,13 +102,16 @@ class Mover:
                     a, Pages(0, self._backing(a).pfns), self._pages(placement, a.size), Direction.SYSTEM_TO_LOCAL
                 )
             else:
+                # A swizzled allocation whose backing store was unswizzled for the CPU is swizzled again on the
+                # way in (wddm-spec 4.5: VidMm tracks the swizzle state).
+                swizzle = a.swizzled and a.backing_linear
                 self.paging.build(
                     DXGK_BUILDPAGINGBUFFER_TRANSFER(
                         hAllocation=a.handle,
                         TransferSize=a.size,
                         Source=DXGK_TRANSFER_LOCATION.mdl(self._backing(a)),
                         Destination=DXGK_TRANSFER_LOCATION.segment(placement.segment_id, self._address(placement)),
-                        Flags=_SINGLE_SHOT,
+                        Flags=_SWIZZLE if swizzle else _SINGLE_SHOT,
                     )
                 )
             how = "transfer"
@@ -144,6 +150,9 @@ class Mover:
         backing = self._backing(a)
         pages = a.size >> PAGE_SHIFT
         first = placement.offset >> PAGE_SHIFT
+        # CacheCoherent only when cacheable pages go into a cache-coherent aperture segment (wddm-spec 1.4 op 5).
+        coherent = bool(a.flags.Cached and self.segments.get(placement.segment_id).descriptor.Flags.CacheCoherent)
+        flags = DXGK_MAPAPERTUREFLAGS(CacheCoherent=coherent)
         if self.map_aperture2:
             self.paging.build(
                 DXGK_BUILDPAGINGBUFFER_MAPAPERTURESEGMENT2(
@@ -152,6 +161,7 @@ class Mover:
                     OffsetInPages=first,
                     NumberOfPages=pages,
                     Adl=DXGK_ADL(PageCount=pages, Flags=DXGK_ADL_FLAGS(), Pages=backing.pfns),
+                    Flags=flags,
                 )
             )
         else:
@@ -162,16 +172,27 @@ class Mover:
                     OffsetInPages=first,
                     NumberOfPages=pages,
                     pMdl=backing,
+                    Flags=flags,
                 )
             )
         return "map"
 
     # --- out -----------------------------------------------------------------------------------------------
 
-    def page_out(self, a: VidMmAllocation, placement: Placement, *, keep_content: bool = True) -> str:
+    def page_out(
+        self,
+        a: VidMmAllocation,
+        placement: Placement,
+        *,
+        keep_content: bool = True,
+        unswizzle: bool = False,
+        special: tuple[int, int] | None = None,
+    ) -> str:
         """Take ``a`` out of ``placement`` into its backing store; returns ``system`` or ``discarded``.
 
-        ``keep_content`` False drops the bytes (destroy, offer): nothing is copied.
+        ``keep_content`` False drops the bytes (destroy, offer): nothing is copied.  ``unswizzle``: the system copy
+        must be linear (the CPU will read it).  ``special``: ``(SwizzlingRangeId, SwizzlingRangeData)`` of an
+        alternate-VA lock, whose transfer is a ``SpecialLockTransfer``.
         """
         if a.notify:
             self._notify(a, None)
@@ -187,21 +208,15 @@ class Mover:
                 )
             )
             return "system" if keep_content else "discarded"
-        if keep_content and a.content == Content.DATA and not a.backing_current:
+        linear_wanted = a.swizzled and unswizzle
+        if keep_content and a.content == Content.DATA and (not a.backing_current or linear_wanted != a.backing_linear):
             if self.scratch is not None:
                 self.scratch.transfer(
                     a, self._pages(placement, a.size), Pages(0, self._backing(a).pfns), Direction.LOCAL_TO_SYSTEM
                 )
             else:
-                self.paging.build(
-                    DXGK_BUILDPAGINGBUFFER_TRANSFER(
-                        hAllocation=a.handle,
-                        TransferSize=a.size,
-                        Source=DXGK_TRANSFER_LOCATION.segment(placement.segment_id, self._address(placement)),
-                        Destination=DXGK_TRANSFER_LOCATION.mdl(self._backing(a)),
-                        Flags=_SINGLE_SHOT,
-                    )
-                )
+                self._transfer_out(a, placement, linear_wanted, special)
+                a.backing_linear = linear_wanted
             return "system"
         self.paging.build(
             DXGK_BUILDPAGINGBUFFER_DISCARDCONTENT(
@@ -209,6 +224,31 @@ class Mover:
             )
         )
         return "system" if keep_content else "discarded"
+
+    def _transfer_out(
+        self, a: VidMmAllocation, placement: Placement, unswizzle: bool, special: tuple[int, int] | None
+    ) -> None:
+        source = DXGK_TRANSFER_LOCATION.segment(placement.segment_id, self._address(placement))
+        destination = DXGK_TRANSFER_LOCATION.mdl(self._backing(a))
+        flags = _UNSWIZZLE if unswizzle else _SINGLE_SHOT
+        if special is not None:
+            self.paging.build(
+                DXGK_BUILDPAGINGBUFFER_SPECIALLOCKTRANSFER(
+                    hAllocation=a.handle,
+                    TransferSize=a.size,
+                    Source=source,
+                    Destination=destination,
+                    Flags=flags,
+                    SwizzlingRangeId=special[0],
+                    SwizzlingRangeData=special[1],
+                )
+            )
+            return
+        self.paging.build(
+            DXGK_BUILDPAGINGBUFFER_TRANSFER(
+                hAllocation=a.handle, TransferSize=a.size, Source=source, Destination=destination, Flags=flags
+            )
+        )
 
     def report_lost(self, a: VidMmAllocation, placement: Placement) -> None:
         """After an adapter reset (decision D6): the eviction of a lost allocation, as a ``Transfer`` of size 0."""

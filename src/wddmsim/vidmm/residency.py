@@ -26,7 +26,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TypeVar, final
+from typing import Protocol, TypeVar, final
 
 import numpy as np
 
@@ -101,6 +101,21 @@ Victims = Callable[[VidMmAllocation], bool]
 """Which placed allocations a placement pass may evict."""
 
 
+class CpuAccessHooks(Protocol):
+    """What the lock manager (:mod:`wddmsim.vidmm.lock`) must hear of moves, so CPU views stay right."""
+
+    def before_leave(self, a: VidMmAllocation, cause: str) -> tuple[bool, tuple[int, int] | None]:
+        """``(unswizzle, special)`` for the transfer out; ``special`` is ``(RangeId, PrivateDriverData)`` of an
+        alternate-VA lock (``SpecialLockTransfer``)."""
+        ...
+
+    def after_leave(self, a: VidMmAllocation) -> None: ...
+
+    def may_enter(self, a: VidMmAllocation, space: SegmentSpace) -> bool: ...
+
+    def forget(self, a: VidMmAllocation) -> None: ...
+
+
 T = TypeVar("T")
 
 
@@ -173,6 +188,8 @@ class ResidencyManager:
         """Called before an allocation of a device leaves its range: the device's work in flight completes."""
         self.va: VaManager | None = None
         """GPU VA spaces (GpuMmu): told of every move so that mappings follow their allocations."""
+        self.cpu: CpuAccessHooks | None = None
+        """CPU locks: told of every move so that views follow their allocations."""
         self.system_device = self.create_device(self.create_process())
         """The system device: owner of context allocations created with ``hDevice`` NULL."""
 
@@ -183,7 +200,7 @@ class ResidencyManager:
         return HANDLE(self._next_handle)
 
     def create_process(self) -> Process:
-        process = Process(self._handle())
+        process = Process(self._handle(), self.mm.create_address_space())
         for group in GROUPS:
             process.budgets[group] = self.capacity(group)
         self.processes[process.handle] = process
@@ -262,24 +279,45 @@ class ResidencyManager:
 
     def create_allocation(self, device: Device, private_data: bytes) -> VidMmAllocation:
         """``DxgkDdiCreateAllocation`` for one allocation, then its backing store (committed now, zeroed)."""
+        return self.create_allocations(device, [private_data])[0]
+
+    def create_allocations(
+        self, device: Device, private_data: list[bytes], resource_data: bytes = b""
+    ) -> list[VidMmAllocation]:
+        """One ``DxgkDdiCreateAllocation`` call for every allocation of a ``pfnAllocateCb`` (the driver sees them
+        together), then their backing stores: all of them, or none and nothing kept."""
         if device.handle not in self.devices:
             raise _bad("hDevice", int(device.handle), "is not a live device")
-        info = DXGK_ALLOCATIONINFO(pPrivateDriverData=private_data, PrivateDriverDataSize=len(private_data))
-        status = self.driver.create_allocation(DXGKARG_CREATEALLOCATION(NumAllocations=1, pAllocationInfo=[info]))
+        infos = [DXGK_ALLOCATIONINFO(pPrivateDriverData=d, PrivateDriverDataSize=len(d)) for d in private_data]
+        status = self.driver.create_allocation(
+            DXGKARG_CREATEALLOCATION(
+                pPrivateDriverData=resource_data,
+                PrivateDriverDataSize=len(resource_data),
+                NumAllocations=len(infos),
+                pAllocationInfo=infos,
+            )
+        )
         if not NT_SUCCESS(status):
             raise DdiError(NTSTATUS(status), "DxgkDdiCreateAllocation failed")
+        made: list[VidMmAllocation] = []
         try:
-            a = self._record(device, info)
+            for info in infos:
+                made.append(self._record(device, info))
         except BaseException:
+            for a in made:
+                if a.backing is not None:
+                    self.mm.free_pages(a.backing)
+            handles = tuple(info.hAllocation for info in infos)
             self.driver.destroy_allocation(
-                DXGKARG_DESTROYALLOCATION(NumAllocations=1, pAllocationList=(info.hAllocation,))
+                DXGKARG_DESTROYALLOCATION(NumAllocations=len(handles), pAllocationList=handles)
             )
             raise
-        self.allocations[a.handle] = a
-        self.events.emit(
-            AdapterAllocation(time=self.events.clock.now, allocation=a.handle, size=a.size, action="create")
-        )
-        return a
+        for a in made:
+            self.allocations[a.handle] = a
+            self.events.emit(
+                AdapterAllocation(time=self.events.clock.now, allocation=a.handle, size=a.size, action="create")
+            )
+        return made
 
     def _record(self, device: Device, info: DXGK_ALLOCATIONINFO) -> VidMmAllocation:
         if info.Size <= 0 or info.Size % PAGE_SIZE:
@@ -302,13 +340,15 @@ class ResidencyManager:
             raise DdiError(
                 NTSTATUS.STATUS_NO_MEMORY, f"no system memory for a {info.Size:#x}-byte backing store: {error}"
             ) from None
-        return VidMmAllocation.from_info(info, device, group, backing)
+        return VidMmAllocation.from_info(info, device, group, backing, segment_model=not self.gpu_fences)
 
     def destroy_allocation(self, handle: int) -> None:
         """Destroy: the content is dropped (no copy), the range and the backing store are freed."""
         a = self.allocation(handle)
         if a.pin_count:
             raise _bad("hAllocation", handle, "is pinned (a lock or paging operation is under way)")
+        if self.cpu is not None:
+            self.cpu.forget(a)  # refuses a locked allocation; gives its swizzling ranges back
         if self.va is not None:
             self.va.forget(a)  # destroying an allocation frees every VA mapped to it
         if a.placement is not None:
@@ -622,6 +662,57 @@ class ResidencyManager:
         self.paging.wait(fence)
         return fence
 
+    def settle(self) -> None:
+        """Submit what is built and wait until the paging engine has run it."""
+        self.paging.wait(self.paging.flush())
+
+    def bring_into_memory(self, a: VidMmAllocation, *, cause: str) -> bool:
+        """Put ``a`` in a memory segment (out of an aperture or system memory) and wait for the move; False if no
+        memory segment can take it, even by evicting what the request does not protect."""
+        if a.placement is not None and not self.segments.get(a.placement.segment_id).aperture:
+            return True
+        spaces = [s for s in self._candidates(a) if not s.aperture]
+        if not spaces:
+            return False
+        if a.placement is not None:
+            self._leave(a, cause=cause)
+        for victims in (None, _unreferenced, _anyone):
+            for space in spaces:
+                offset = self._room(space, a, {a.handle}, victims, cause)
+                if offset is not None:
+                    self._enter(a, Placement(space.id, offset))
+                    self.settle()
+                    return True
+        self.settle()
+        return False
+
+    def place_for_submission(self, allocations: list[VidMmAllocation], *, protected: set[HANDLE]) -> bool:
+        """Place every one of ``allocations`` (the allocation list of a segment-model submission), evicting only
+        what ``protected`` does not name; False, with what could be placed left placed, if one does not fit."""
+        self._moved = False
+        for a in sorted(allocations, key=lambda x: -x.size):  # largest first: the fewest ranges left too small
+            if a.placement is None and not self._place(a, protected, cause="pressure"):
+                return False
+        return True
+
+    def evict_for_cpu(self, a: VidMmAllocation, *, discard: bool) -> None:
+        """Take ``a`` to system memory now for a CPU lock (cause ``lock``) and wait until its bytes are there;
+        ``discard``: the lock may drop the content (``Discard``), so nothing is copied."""
+        if a.placement is not None:
+            self._leave(a, cause="lock", keep_content=not discard)
+        self.settle()
+
+    def pin(self, handle: int) -> None:
+        """Pin an allocation where it is (the kernel holds it, e.g. for scan-out): it is never a victim, and a
+        lock that would have to evict it fails with ``CANTEVICTPINNEDALLOCATION``."""
+        self.allocation(handle).pin_count += 1
+
+    def unpin(self, handle: int) -> None:
+        a = self.allocation(handle)
+        if a.pin_count <= 0:
+            raise _bad("hAllocation", handle, "is not pinned")
+        a.pin_count -= 1
+
     def hold(self, a: VidMmAllocation) -> None:
         """VidMm's own residency reference (a tile pool that queued updates map): resident until :meth:`unhold`."""
         a.residency_count += 1
@@ -647,7 +738,10 @@ class ResidencyManager:
         usable = set(self.segments.ids_in(a.usable_set))
         order = [s for s in a.preferred if s in usable]
         order += [s for s in sorted(usable) if s not in order]
-        return [self.segments.get(s) for s in order]
+        spaces = [self.segments.get(s) for s in order]
+        if self.cpu is not None:
+            spaces = [s for s in spaces if self.cpu.may_enter(a, s)]
+        return spaces
 
     def _place(self, a: VidMmAllocation, protected: set[HANDLE], *, cause: str) -> bool:
         """Find ``a`` a range (evicting as the policy ranks) and page it in; False if nothing can hold it."""
@@ -758,12 +852,15 @@ class ResidencyManager:
             self.before_move(a.device)  # pinned while its device's work is in flight
         if self.va is not None:
             self.va.before_leave(a)  # no mapping reaches the range once the next operation may reuse it
-        destination = self.mover.page_out(a, placement, keep_content=keep_content)
+        unswizzle, special = (False, None) if self.cpu is None else self.cpu.before_leave(a, cause)
+        destination = self.mover.page_out(a, placement, keep_content=keep_content, unswizzle=unswizzle, special=special)
         self.segments.get(placement.segment_id).free(placement.offset)
         a.placement = None
         self._moved = True
         if destination == "discarded":
             a.content = Content.DISCARDED
+        if self.cpu is not None:
+            self.cpu.after_leave(a)
         demoted = False
         if cause == "pressure" and a.residency_count and not self.segments.get(placement.segment_id).aperture:
             demoted = self._demote(a)

@@ -15,6 +15,7 @@ What it models (wddm-spec sections 2.8 and 3.8):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import final
 
@@ -42,6 +43,8 @@ class Submission:
     mdl: MDL
     mapping: CpuMapping
     size: int
+    patch: Callable[[], None] | None = None
+    """``DxgkDdiPatch`` of a segment-model DMA buffer, called before each submission of it."""
 
 
 @final
@@ -73,14 +76,7 @@ class WorkSubmitter:
 
     def submit(self, context: HANDLE, data: bytes) -> int:
         """Run ``data`` (the reference GPU's packets) on ``context``; returns the submission fence to wait for."""
-        device = self.residency.context_device(context)
-        node = self.nodes.get(context)
-        if node is None:
-            raise InvalidArgument("hContext", context, "is not a context VidMm created", HRESULT.E_INVALIDARG)
-        if device.removed is not None:
-            raise DdiError(
-                HRESULT.D3DDDIERR_DEVICEREMOVED, f"hDevice={int(device.handle):#x} was removed: {device.removed}"
-            )
+        device, node = self._runnable(context)
         if not data or len(data) % 16:
             raise InvalidArgument(
                 "DmaBufferSize",
@@ -91,12 +87,28 @@ class WorkSubmitter:
         self.residency.ensure_resident(device)  # the residency list gates every context of the device
         mdl, mapping = self.mm.allocate_contiguous(len(data))
         mapping.data[: len(data)] = memoryview(data)
-        entry = Submission(context, device, node, 0, mdl, mapping, len(data))
+        return self.enqueue(Submission(context, device, node, 0, mdl, mapping, len(data)))
+
+    def _runnable(self, context: HANDLE) -> tuple[Device, int]:
+        device = self.residency.context_device(context)
+        node = self.nodes.get(context)
+        if node is None:
+            raise InvalidArgument("hContext", context, "is not a context VidMm created", HRESULT.E_INVALIDARG)
+        if device.removed is not None:
+            raise DdiError(
+                HRESULT.D3DDDIERR_DEVICEREMOVED, f"hDevice={int(device.handle):#x} was removed: {device.removed}"
+            )
+        return device, node
+
+    def enqueue(self, entry: Submission) -> int:
+        """Submit a DMA buffer VidMm holds (freed once it completed); returns its fence."""
         self._send(entry)
         self.in_flight.append(entry)
         return entry.fence
 
     def _send(self, entry: Submission) -> None:
+        if entry.patch is not None:  # DxgkDdiPatch before every submission of a patched buffer, resubmissions too
+            entry.patch()
         entry.fence = self.scheduler.submit(
             entry.context,
             entry.node,
@@ -104,7 +116,7 @@ class WorkSubmitter:
             size=entry.size,
             start=0,
             end=entry.size,
-            paging=False,  # a user buffer: GPU VAs only
+            paging=False,  # a user buffer: GPU VAs only, unless the driver patched it
         )
 
     def wait(self, context: HANDLE, fence: int) -> None:
@@ -125,6 +137,10 @@ class WorkSubmitter:
                 continue
             break
         self._retire()
+
+    def busy(self, device: Device) -> bool:
+        """Whether work of ``device`` is still in flight on the GPU."""
+        return any(e.device is device and not self.scheduler.is_complete(e.node, e.fence) for e in self.in_flight)
 
     def quiesce(self, device: Device) -> None:
         """Before an allocation of ``device`` moves: its work in flight completes (faults handled on the way)."""

@@ -142,6 +142,10 @@ SCHEMA: dict[str, tuple[str, dict[str, str]]] = {
         },
     ),
     "AdapterReset": ("AdapterReset", {"reason": "Reason"}),
+    "CpuLock": (
+        "CpuLock",
+        {"allocation": "hAllocation", "action": "Action", "address": "pData", "target": "Target", "count": "LockCount"},
+    ),
 }
 """Model event ``NAME`` -> (exported name, {field: exported field}).  Fields not listed keep their names."""
 

@@ -8,7 +8,7 @@ Built from the exported event log alone (decision 0028):
   packet's end -- a multipass operation appears in each buffer it was split over, marked ``part k``.
 - process "VidMm": one async track per paging queue (``ph: b``/``e``), a slice per fence value from the moment
   VidMm gave it to the work (``PagingQueuePacket``) to the completion of the paging buffer that carries it;
-  instants (``ph: i``) for MakeResident, evictions, page-ins, faults and resets on a "VidMm (CPU)" track;
+  instants (``ph: i``) for MakeResident, evictions, page-ins, CPU locks, faults and resets on a "VidMm (CPU)" track;
   counters (``ph: C``) of bytes resident per segment and per process (local / non-local).
 - metadata (``ph: M``) names the processes and tracks.
 
@@ -41,6 +41,7 @@ _INSTANTS = {
     "GpuFaultReported": ("InterruptType", "FaultedFenceId", "FaultedVirtualAddress", "Detail"),
     "EngineFaulted": ("NodeOrdinal", "Kind", "Address", "Reason"),
     "AdapterReset": ("Reason",),
+    "CpuLock": ("Action", "hAllocation", "pData", "Target", "LockCount"),
 }
 
 

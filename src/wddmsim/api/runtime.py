@@ -1,0 +1,341 @@
+"""Processes and devices as user mode sees them: the runtime callbacks of one device, over VidMm.
+
+A :class:`UserProcess` is one process's view of the adapter: its handles and its CPU.  A :class:`UserDevice`
+is a device it created, with the ``pfn*Cb`` callbacks a user-mode driver calls (``D3DDDI_DEVICECALLBACKS``).
+Before VidMm sees a call, every handle in it is checked to be one this process (and, where the DDI says so,
+this device) owns: handles are per process in Windows, so another process's handle is as invalid as a random
+number -- the first wall of isolation between processes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import final
+
+from wddmsim.core.addresses import CpuVa
+from wddmsim.ddi.allocation import D3DDDICB_ALLOCATE, D3DDDICB_DEALLOCATE
+from wddmsim.ddi.base import HANDLE, NULL
+from wddmsim.ddi.lock import D3DDDICB_LOCK, D3DDDICB_LOCK2, D3DDDICB_UNLOCK, D3DDDICB_UNLOCK2
+from wddmsim.ddi.render import D3DDDICB_RENDER
+from wddmsim.ddi.residency import (
+    D3DDDI_CREATEPAGINGQUEUE,
+    D3DDDI_MAKERESIDENT,
+    D3DDDIARG_TRIMRESIDENCYSET,
+    D3DDDICB_EVICT,
+    D3DKMT_OFFERALLOCATIONS,
+    D3DKMT_QUERYVIDEOMEMORYINFO,
+    D3DKMT_RECLAIMALLOCATIONS2,
+)
+from wddmsim.ddi.status import HRESULT, DdiError, InvalidArgument
+from wddmsim.ddi.va import (
+    D3DDDI_MAPGPUVIRTUALADDRESS,
+    D3DDDI_RESERVEGPUVIRTUALADDRESS,
+    D3DDDICB_FREEGPUVIRTUALADDRESS,
+    D3DDDICB_UPDATEGPUVIRTUALADDRESS,
+)
+from wddmsim.vidmm.device import Device, Process
+from wddmsim.vidmm.manager import VideoMemoryManager
+from wddmsim.vidmm.vaspace import VaManager
+
+
+def _bad(argument: str, value: object, rule: str) -> InvalidArgument:
+    return InvalidArgument(argument, value, rule, HRESULT.E_INVALIDARG)
+
+
+@final
+class Runtime:
+    """The user-mode side of one adapter: processes open it and create devices on it."""
+
+    def __init__(self, vidmm: VideoMemoryManager) -> None:
+        self.vidmm = vidmm
+
+    def open_process(self) -> UserProcess:
+        """A new process using the adapter (its own budgets, GPU VA space and CPU address space)."""
+        return UserProcess(self, self.vidmm.residency.create_process())
+
+
+@final
+class UserProcess:
+    """One process: its devices, its CPU, and the ``D3DKMT*`` calls made per process."""
+
+    def __init__(self, runtime: Runtime, process: Process) -> None:
+        self.runtime = runtime
+        self.vidmm = runtime.vidmm
+        self.process = process
+        self.devices: list[UserDevice] = []
+
+    @property
+    def handle(self) -> HANDLE:
+        return self.process.handle
+
+    def create_device(self) -> UserDevice:
+        """``D3DKMTCreateDevice``."""
+        device = UserDevice(self, self.vidmm.residency.create_device(self.process))
+        self.devices.append(device)
+        return device
+
+    # --- the process's CPU ---------------------------------------------------------------------------------
+
+    def cpu_read(self, address: int, size: int) -> bytes:
+        """Read as this process's CPU (an address ``pfnLockCb`` returned); an access violation elsewhere."""
+        return self.process.cpu.read(CpuVa(address), size)
+
+    def cpu_write(self, address: int, data: bytes | bytearray | memoryview) -> None:
+        """Write as this process's CPU."""
+        self.process.cpu.write(CpuVa(address), data)
+
+    # --- D3DKMT per process -------------------------------------------------------------------------------
+
+    def query_video_memory_info(self, args: D3DKMT_QUERYVIDEOMEMORYINFO) -> HRESULT:
+        """``D3DKMTQueryVideoMemoryInfo`` (``hProcess`` NULL: this process)."""
+        if args.hProcess not in (NULL, self.handle):
+            raise _bad("hProcess", args.hProcess, "a process may query only itself")
+        args.hProcess = self.handle
+        self.vidmm.residency.query_video_memory_info(args)
+        return HRESULT.S_OK
+
+
+@final
+class UserDevice:
+    """One device and the runtime callbacks its user-mode driver calls."""
+
+    def __init__(self, process: UserProcess, device: Device) -> None:
+        self.process = process
+        self.vidmm = process.vidmm
+        self.device = device
+
+    @property
+    def handle(self) -> HANDLE:
+        return self.device.handle
+
+    # --- handle checks (the process's handle table) ----------------------------------------------------------
+
+    def _allocation(self, handle: int, argument: str) -> None:
+        a = self.vidmm.residency.allocations.get(handle) if isinstance(handle, int) else None
+        if a is None or a.device.process is not self.device.process or a.context:
+            raise _bad(argument, handle, "is not an allocation handle of this process")
+        if a.device is not self.device:
+            raise _bad(argument, handle, "is an allocation of another device")
+
+    def _allocations(self, handles: Iterable[int], argument: str) -> None:
+        for i, handle in enumerate(handles):
+            self._allocation(handle, f"{argument}[{i}]")
+
+    def _queue(self, handle: int, argument: str = "hPagingQueue") -> None:
+        queue = self.vidmm.residency.queues.get(handle) if isinstance(handle, int) else None
+        if queue is None or queue.device is not self.device:
+            raise _bad(argument, handle, "is not a paging queue of this device")
+
+    def _context(self, handle: int, argument: str = "hContext") -> None:
+        owner = self.vidmm.residency.contexts.get(handle) if isinstance(handle, int) else None
+        if owner is None or owner is not self.device:
+            raise _bad(argument, handle, "is not a context of this device")
+
+    def _sync(self, handle: int, argument: str) -> None:
+        sync = self.vidmm.residency.sync_objects.get(handle) if isinstance(handle, int) else None
+        if sync is None or sync.device.process is not self.device.process:
+            raise _bad(argument, handle, "is not a synchronization object of this process")
+
+    def _va(self) -> VaManager:
+        if self.vidmm.va is None:
+            raise DdiError(HRESULT.E_INVALIDARG, "GPU virtual addresses need a WDDM 2.x (GpuMmu) driver")
+        return self.vidmm.va
+
+    # --- allocations -----------------------------------------------------------------------------------------
+
+    def allocate(self, args: D3DDDICB_ALLOCATE) -> HRESULT:
+        """``pfnAllocateCb``: ``NumAllocations`` allocations, described together to the driver; all or none."""
+        if args.NumAllocations != len(args.pAllocationInfo) or not args.pAllocationInfo:
+            raise _bad(
+                "NumAllocations",
+                args.NumAllocations,
+                f"must be positive and match pAllocationInfo ({len(args.pAllocationInfo)})",
+            )
+        if args.PrivateDriverDataSize != len(args.pPrivateDriverData):
+            raise _bad("PrivateDriverDataSize", args.PrivateDriverDataSize, "must equal the data's length")
+        for i, info in enumerate(args.pAllocationInfo):
+            if info.PrivateDriverDataSize != len(info.pPrivateDriverData):
+                raise _bad(
+                    f"pAllocationInfo[{i}].PrivateDriverDataSize",
+                    info.PrivateDriverDataSize,
+                    "must equal the data's length",
+                )
+            if info.pSystemMem is not None:
+                raise _bad(
+                    f"pAllocationInfo[{i}].pSystemMem", info.pSystemMem, "existing system memory is not modelled"
+                )
+            if info.Flags.Reserved:
+                raise _bad(f"pAllocationInfo[{i}].Flags.Reserved", info.Flags.Reserved, "must be zero")
+        made = self.vidmm.residency.create_allocations(
+            self.device, [info.pPrivateDriverData for info in args.pAllocationInfo], args.pPrivateDriverData
+        )
+        for info, a in zip(args.pAllocationInfo, made, strict=True):
+            info.hAllocation = a.handle
+        return HRESULT.S_OK
+
+    def deallocate(self, args: D3DDDICB_DEALLOCATE) -> HRESULT:
+        """``pfnDeallocateCb``: the content is dropped; every GPU VA mapped to them is freed."""
+        if args.NumAllocations != len(args.HandleList) or not args.HandleList:
+            raise _bad(
+                "NumAllocations", args.NumAllocations, f"must be positive and match HandleList ({len(args.HandleList)})"
+            )
+        self._allocations(args.HandleList, "HandleList")
+        if len(set(args.HandleList)) != len(args.HandleList):
+            raise _bad("HandleList", args.HandleList, "lists an allocation twice")
+        for i, handle in enumerate(args.HandleList):
+            a = self.vidmm.residency.allocation(handle, f"HandleList[{i}]")
+            if a.lock is not None:
+                raise _bad(f"HandleList[{i}]", handle, "is locked: unlock it before destroying it")
+        for handle in args.HandleList:
+            self.vidmm.residency.destroy_allocation(handle)
+        return HRESULT.S_OK
+
+    # --- paging queues and residency -----------------------------------------------------------------------
+
+    def create_paging_queue(self, args: D3DDDI_CREATEPAGINGQUEUE) -> HRESULT:
+        """``pfnCreatePagingQueueCb``."""
+        if args.hDevice not in (NULL, self.handle):
+            raise _bad("hDevice", args.hDevice, "must be this device (or NULL)")
+        args.hDevice = self.handle
+        self.vidmm.residency.create_paging_queue(args)
+        return HRESULT.S_OK
+
+    def destroy_paging_queue(self, handle: int) -> HRESULT:
+        """``pfnDestroyPagingQueueCb`` (waits for the queue's work)."""
+        self._queue(handle)
+        self.vidmm.residency.destroy_paging_queue(handle)
+        return HRESULT.S_OK
+
+    def make_resident(self, args: D3DDDI_MAKERESIDENT) -> HRESULT:
+        """``pfnMakeResidentCb``: ``E_PENDING`` with ``PagingFenceValue`` when anything moved."""
+        self._queue(args.hPagingQueue)
+        self._allocations(args.AllocationList, "AllocationList")
+        return self.vidmm.residency.make_resident(args)
+
+    def evict(self, args: D3DDDICB_EVICT) -> HRESULT:
+        """``pfnEvictCb``."""
+        if args.hDevice not in (NULL, self.handle):
+            raise _bad("hDevice", args.hDevice, "must be this device (or NULL)")
+        self._allocations(args.AllocationList, "AllocationList")
+        args.hDevice = self.handle
+        return self.vidmm.residency.evict(args)
+
+    def wait_for_paging_fence(self, hPagingQueue: HANDLE, value: int) -> HRESULT:
+        """``pfnWaitForSynchronizationObjectFromCpuCb`` on a paging queue's fence: returns once it reached
+        ``value`` (the GPU runs meanwhile)."""
+        self._queue(hPagingQueue)
+        residency = self.vidmm.residency
+        residency.wait(residency.queue(hPagingQueue), value)
+        return HRESULT.S_OK
+
+    def paging_fence_value(self, hPagingQueue: HANDLE) -> int:
+        """The queue's fence as the CPU reads it through ``FenceValueCPUVirtualAddress``."""
+        self._queue(hPagingQueue)
+        residency = self.vidmm.residency
+        return residency.fence_value(residency.queue(hPagingQueue))
+
+    def trim_residency_set(self, args: D3DDDIARG_TRIMRESIDENCYSET) -> int:
+        """What VidMm's ``pfnTrimResidencySet`` asks of this device's user-mode driver; the bytes trimmed."""
+        return self.vidmm.residency.trim_residency_set(self.device, args)
+
+    def offer(self, args: D3DKMT_OFFERALLOCATIONS) -> HRESULT:
+        """``pfnOfferAllocationsCb``."""
+        if args.hDevice != self.handle:
+            raise _bad("hDevice", args.hDevice, "must be this device")
+        self._allocations(args.HandleList, "HandleList")
+        self.vidmm.residency.offer(args)
+        return HRESULT.S_OK
+
+    def reclaim(self, args: D3DKMT_RECLAIMALLOCATIONS2) -> HRESULT:
+        """``pfnReclaimAllocations2Cb``."""
+        self._queue(args.hPagingQueue)
+        self._allocations(args.HandleList, "HandleList")
+        return self.vidmm.residency.reclaim(args)
+
+    # --- CPU access ------------------------------------------------------------------------------------------
+
+    def lock(self, args: D3DDDICB_LOCK) -> HRESULT:
+        """``pfnLockCb``: ``pData`` is an address of this process's CPU (:meth:`UserProcess.cpu_read`)."""
+        self._allocation(args.hAllocation, "hAllocation")
+        return self.vidmm.locks.lock(self.device, args)
+
+    def unlock(self, args: D3DDDICB_UNLOCK) -> HRESULT:
+        """``pfnUnlockCb``."""
+        self._allocations(args.phAllocations, "phAllocations")
+        return self.vidmm.locks.unlock(self.device, args)
+
+    def lock2(self, args: D3DDDICB_LOCK2) -> HRESULT:
+        """``pfnLock2Cb`` (WDDM 2.x)."""
+        self._allocation(args.hAllocation, "hAllocation")
+        return self.vidmm.locks.lock2(self.device, args)
+
+    def unlock2(self, args: D3DDDICB_UNLOCK2) -> HRESULT:
+        """``pfnUnlock2Cb`` (WDDM 2.x)."""
+        self._allocation(args.hAllocation, "hAllocation")
+        return self.vidmm.locks.unlock2(self.device, args)
+
+    # --- GPU virtual addresses (WDDM 2.x) -------------------------------------------------------------------
+
+    def reserve_gpu_va(self, args: D3DDDI_RESERVEGPUVIRTUALADDRESS) -> HRESULT:
+        """``pfnReserveGpuVirtualAddressCb``."""
+        self._queue(args.hPagingQueue)
+        return self._va().reserve(args)
+
+    def map_gpu_va(self, args: D3DDDI_MAPGPUVIRTUALADDRESS) -> HRESULT:
+        """``pfnMapGpuVirtualAddressCb`` (seed 003): ``E_PENDING`` with ``PagingFenceValue`` to wait for before
+        the GPU touches the range."""
+        self._queue(args.hPagingQueue)
+        if args.hAllocation:
+            self._allocation(args.hAllocation, "hAllocation")
+        return self._va().map_gpu_va(args)
+
+    def update_gpu_va(self, args: D3DDDICB_UPDATEGPUVIRTUALADDRESS) -> HRESULT:
+        """``pfnUpdateGpuVirtualAddressCb`` (tiled resources)."""
+        self._context(args.hContext)
+        self._sync(args.hFenceObject, "hFenceObject")
+        for i, op in enumerate(args.Operations):
+            handle = getattr(op.payload, "hAllocation", NULL)
+            if handle:
+                self._allocation(handle, f"Operations[{i}].hAllocation")
+        self._va().update_gpu_va(args)
+        return HRESULT.S_OK
+
+    def free_gpu_va(self, args: D3DDDICB_FREEGPUVIRTUALADDRESS) -> HRESULT:
+        """``pfnFreeGpuVirtualAddressCb``: synchronous."""
+        self._va().free_gpu_va(self.device.process, args)
+        return HRESULT.S_OK
+
+    # --- contexts and work -----------------------------------------------------------------------------------
+
+    def create_context(self, node: int = 1) -> HANDLE:
+        """``pfnCreateContextCb`` on ``node`` (the compute engine by default); the context runs in this process's
+        GPU VA space."""
+        return self.vidmm.create_context(self.device, node=node)
+
+    def create_sync_object(self) -> HANDLE:
+        """``pfnCreateSynchronizationObjectCb`` for a monitored fence (initial value 0)."""
+        return self.vidmm.residency.create_sync_object(self.device).handle
+
+    def signal_from_cpu(self, hSyncObject: HANDLE, value: int) -> HRESULT:
+        """``pfnSignalSynchronizationObjectFromCpuCb``."""
+        self._sync(hSyncObject, "hSyncObject")
+        self.vidmm.residency.signal_from_cpu(hSyncObject, value)
+        return HRESULT.S_OK
+
+    def submit_command(self, hContext: HANDLE, commands: bytes) -> int:
+        """``pfnSubmitCommandCb``: run the reference GPU's packets on the context; returns the fence to wait on."""
+        self._context(hContext)
+        return self.vidmm.work.submit(hContext, commands)
+
+    def render(self, args: D3DDDICB_RENDER) -> HRESULT:
+        """``pfnRenderCb`` (WDDM 1.x): submit a command buffer whose references are allocation-list slots;
+        ``args.SubmissionFenceId`` is what :meth:`wait_for_context` waits for."""
+        self._context(args.hContext)
+        self._allocations((entry.hAllocation for entry in args.pAllocationList), "pAllocationList")
+        return self.vidmm.render.render(self.device, args)
+
+    def wait_for_context(self, hContext: HANDLE, fence: int) -> HRESULT:
+        """Wait on the CPU for work submitted on the context (``DEVICE_REMOVED`` if it faulted)."""
+        self._context(hContext)
+        self.vidmm.work.wait(hContext, fence)
+        return HRESULT.S_OK

@@ -1,0 +1,205 @@
+"""``DxgkDdiRender`` and ``DxgkDdiPatch``: user-mode command buffers made into patched DMA buffers (WDDM 1.x).
+
+The reference user-mode driver writes the reference GPU's own packets, with every memory reference left as a
+zero address word and described by a patch location (allocation-list slot + offset).  ``DxgkDdiRender`` copies
+the packets into the DMA buffer and refuses anything user mode may not do:
+
+- a packet that does not decode: ``STATUS_ILLEGAL_INSTRUCTION``; a command buffer cut inside a packet:
+  ``STATUS_INVALID_USER_BUFFER``;
+- a privileged packet (page-table writes, TLB invalidation, fences, physical reads and writes, page lists), an
+  address word no patch location covers (a raw physical address), or an access past the end of the allocation a
+  slot names: ``STATUS_PRIVILEGED_INSTRUCTION`` -- user mode never names memory it does not own;
+- a patch location outside the allocation list: ``STATUS_INVALID_HANDLE``; one that does not point at an address
+  word, or that writes through a slot not marked ``WriteOperation``: ``STATUS_INVALID_PARAMETER``.
+
+``DxgkDdiPatch`` writes ``PhysicalAddress + AllocationOffset`` (a GPU physical address word) at each reference;
+the buffer is then privileged to name physical memory, because only the driver wrote its addresses.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Final
+
+from wddmsim.ddi.render import D3DDDI_PATCHLOCATIONLIST, DXGK_ALLOCATIONLIST, DXGKARG_PATCH, DXGKARG_RENDER
+from wddmsim.ddi.status import NTSTATUS, DdiError
+from wddmsim.hw import commands as cmd
+from wddmsim.hw.addressing import Space, hw_address
+from wddmsim.kmd.allocations import AllocationTable
+
+_U64: Final = struct.Struct("<Q")
+_COPY_SRC, _COPY_DST, _FILL_DST = 8, 16, 8
+"""Byte offsets of the address words inside COPY and FILL packets (``docs/command-format.md``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Reference:
+    """One address word of a packet: where it is, how many bytes the packet touches there, and whether it writes."""
+
+    offset: int
+    size: int
+    write: bool
+
+
+class RenderRefused(DdiError):
+    """Why ``DxgkDdiRender`` refused the command buffer, with the documented status it answers."""
+
+
+def _references(packet: cmd.Packet, offset: int) -> list[_Reference]:
+    """The address words of a user-mode packet; privileged packets are refused."""
+    if isinstance(packet, cmd.Nop | cmd.Sync):
+        return []
+    if isinstance(packet, cmd.Fill):
+        return [_Reference(offset + _FILL_DST, packet.size, True)]
+    if isinstance(packet, cmd.Copy):
+        if packet.src_pages or packet.dst_pages:
+            raise RenderRefused(NTSTATUS.STATUS_PRIVILEGED_INSTRUCTION, f"COPY at {offset:#x} names system pages")
+        return [_Reference(offset + _COPY_SRC, packet.size, False), _Reference(offset + _COPY_DST, packet.size, True)]
+    raise RenderRefused(
+        NTSTATUS.STATUS_PRIVILEGED_INSTRUCTION, f"{type(packet).__name__} at {offset:#x} is for the kernel only"
+    )
+
+
+def render(allocations: AllocationTable, args: DXGKARG_RENDER) -> NTSTATUS:
+    """``DxgkDdiRender``: translate from ``MultipassOffset``; ``INSUFFICIENT_DMA_BUFFER`` when the buffer is full.
+
+    A refused buffer raises :class:`RenderRefused` carrying the documented status and the reason (the caller
+    turns it into that status); nothing of ``args`` has changed then but bytes of the DMA buffer."""
+    start, patches = args.pDmaBuffer, len(args.pPatchLocationListOut)
+    try:
+        return _render(allocations, args)
+    except RenderRefused:
+        args.pDmaBuffer = start
+        del args.pPatchLocationListOut[patches:]
+        raise
+
+
+def _render(allocations: AllocationTable, args: DXGKARG_RENDER) -> NTSTATUS:
+    command = args.pCommand
+    if args.CommandLength != len(command) or args.CommandLength % cmd.PACKET_ALIGNMENT:
+        raise RenderRefused(
+            NTSTATUS.STATUS_INVALID_USER_BUFFER,
+            f"CommandLength {args.CommandLength:#x} must be the buffer's {len(command):#x} bytes, whole packets",
+        )
+    by_word = _patches_by_word(args)
+    written = 0
+    offset = args.MultipassOffset
+    out = args.pDmaBuffer.bytes(args.DmaSize)
+    while offset < args.CommandLength:
+        packet = _decode(command, offset, args.CommandLength)
+        if written + packet.length > args.DmaSize:
+            if written == 0:
+                raise RenderRefused(
+                    NTSTATUS.STATUS_INVALID_USER_BUFFER, f"a packet of {packet.length} bytes exceeds the DMA buffer"
+                )
+            break
+        references = _references(packet, offset)
+        patches = []
+        for ref in references:
+            patch = by_word.pop(ref.offset, None)
+            if patch is None:
+                raise RenderRefused(
+                    NTSTATUS.STATUS_PRIVILEGED_INSTRUCTION,
+                    f"the address word at {ref.offset:#x} has no patch location (user mode names no physical memory)",
+                )
+            _check_reference(allocations, args.pAllocationList, patch, ref)
+            patches.append(patch)
+        out[written : written + packet.length] = command[offset : offset + packet.length]
+        for ref, patch in zip(references, patches, strict=True):
+            at = written + ref.offset - offset
+            out[at : at + 8] = bytes(8)  # the driver writes it at patch time, whatever user mode put there
+            args.pPatchLocationListOut.append(
+                D3DDDI_PATCHLOCATIONLIST(
+                    AllocationIndex=patch.AllocationIndex,
+                    SlotId=patch.SlotId,
+                    DriverId=patch.DriverId,
+                    AllocationOffset=patch.AllocationOffset,
+                    PatchOffset=at,
+                )
+            )
+        written += packet.length
+        offset += packet.length
+    args.pDmaBuffer = args.pDmaBuffer + written
+    args.MultipassOffset = offset
+    if offset < args.CommandLength:
+        return NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER
+    if by_word:
+        first = min(by_word)
+        raise RenderRefused(
+            NTSTATUS.STATUS_INVALID_PARAMETER, f"the patch location at {first:#x} does not point at an address word"
+        )
+    return NTSTATUS.STATUS_SUCCESS
+
+
+def _decode(command: bytes, offset: int, end: int) -> cmd.Packet:
+    try:
+        return cmd.decode(command, offset, end)
+    except cmd.DecodeError as error:
+        status = (
+            NTSTATUS.STATUS_INVALID_USER_BUFFER
+            if "past the buffer" in str(error)
+            else NTSTATUS.STATUS_ILLEGAL_INSTRUCTION
+        )
+        raise RenderRefused(status, str(error)) from None
+
+
+def _patches_by_word(args: DXGKARG_RENDER) -> dict[int, D3DDDI_PATCHLOCATIONLIST]:
+    if args.PatchLocationListInSize != len(args.pPatchLocationListIn):
+        raise RenderRefused(
+            NTSTATUS.STATUS_INVALID_PARAMETER,
+            f"PatchLocationListInSize {args.PatchLocationListInSize} for {len(args.pPatchLocationListIn)} entries",
+        )
+    by_word: dict[int, D3DDDI_PATCHLOCATIONLIST] = {}
+    for i, patch in enumerate(args.pPatchLocationListIn):
+        if patch.PatchOffset in by_word or patch.PatchOffset % 8:
+            raise RenderRefused(
+                NTSTATUS.STATUS_INVALID_PARAMETER,
+                f"patch location {i}: PatchOffset {patch.PatchOffset:#x} is not a lone word",
+            )
+        by_word[patch.PatchOffset] = patch
+    return by_word
+
+
+def _check_reference(
+    allocations: AllocationTable, slots: list[DXGK_ALLOCATIONLIST], patch: D3DDDI_PATCHLOCATIONLIST, ref: _Reference
+) -> None:
+    if not 0 <= patch.AllocationIndex < len(slots):
+        raise RenderRefused(
+            NTSTATUS.STATUS_INVALID_HANDLE,
+            f"patch location at {ref.offset:#x} names slot {patch.AllocationIndex} of {len(slots)}",
+        )
+    slot = slots[patch.AllocationIndex]
+    allocation = allocations.find(slot.hDeviceSpecificAllocation)
+    if allocation is None:
+        raise RenderRefused(
+            NTSTATUS.STATUS_INVALID_HANDLE, f"slot {patch.AllocationIndex} is not this driver's allocation"
+        )
+    if patch.AllocationOffset < 0 or patch.AllocationOffset + ref.size > allocation.size:
+        raise RenderRefused(
+            NTSTATUS.STATUS_PRIVILEGED_INSTRUCTION,
+            f"{ref.size:#x} bytes at offset {patch.AllocationOffset:#x} leave the {allocation.size:#x}-byte allocation "
+            f"of slot {patch.AllocationIndex}",
+        )
+    if ref.write and not slot.WriteOperation:
+        raise RenderRefused(
+            NTSTATUS.STATUS_INVALID_PARAMETER,
+            f"the packet writes slot {patch.AllocationIndex}, not marked WriteOperation",
+        )
+
+
+def patch(args: DXGKARG_PATCH) -> None:
+    """``DxgkDdiPatch``: the physical address of every reference of the submitted range."""
+    buf = args.pDmaBuffer.bytes(args.DmaBufferSize)
+    end = args.PatchLocationListSubmissionStart + args.PatchLocationListSubmissionLength
+    for location in args.pPatchLocationList[args.PatchLocationListSubmissionStart : end]:
+        slot = args.pAllocationList[location.AllocationIndex]
+        if slot.SegmentId == 0:
+            raise RenderRefused(
+                NTSTATUS.STATUS_INVALID_PARAMETER, f"slot {location.AllocationIndex} is not resident: nothing to patch"
+            )
+        word = hw_address(Space.GPU_PHYS, slot.PhysicalAddress + location.AllocationOffset)
+        _U64.pack_into(buf, location.PatchOffset, word)
+
+
+__all__ = ["RenderRefused", "patch", "render"]

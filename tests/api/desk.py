@@ -1,0 +1,179 @@
+"""A small adapter seen from user mode: one process, one device, one paging queue, and helpers that speak the
+runtime callbacks (``pfnAllocateCb``, ``pfnMakeResidentCb``, ``pfnLockCb`` ...) with the reference user-mode
+driver's private data."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from wddmsim.api import UserDevice, UserProcess
+from wddmsim.core.pointer import ByteArray
+from wddmsim.core.units import KiB, MiB
+from wddmsim.ddi.allocation import D3DDDI_ALLOCATIONINFO, D3DDDICB_ALLOCATE
+from wddmsim.ddi.base import HANDLE
+from wddmsim.ddi.lock import D3DDDICB_LOCK, D3DDDICB_LOCKFLAGS, D3DDDICB_UNLOCK
+from wddmsim.ddi.residency import (
+    D3DDDI_CREATEPAGINGQUEUE,
+    D3DDDI_EVICT_FLAGS,
+    D3DDDI_MAKERESIDENT,
+    D3DDDICB_EVICT,
+)
+from wddmsim.ddi.status import HRESULT
+from wddmsim.hw.gpu import GpuConfig
+from wddmsim.kmd.allocations import AllocationDesc, AllocationUsage, ResourceKind
+from wddmsim.kmd.config import DriverConfig, DriverModel
+from wddmsim.system import Adapter, DriverWrapper, SystemConfig, build_adapter
+from wddmsim.testing.residency import backing_bytes, check_residency, gpu_view
+from wddmsim.vidmm.allocation import VidMmAllocation
+
+SMALL_GPU = GpuConfig(local_size=8 * MiB, bar_size=2 * MiB, aperture_size=4 * MiB, system_size=256 * MiB)
+"""Local memory: a 2 MiB CPU-visible segment and a ~6 MiB one; a 4 MiB aperture segment; 4 swizzling ranges."""
+
+CPU_SEGMENT, LOCAL_SEGMENT, APERTURE_SEGMENT = 1, 2, 3
+CPU = AllocationUsage.CPU_VISIBLE
+SWIZZLED = AllocationUsage.SWIZZLED
+APERTURE_ONLY = AllocationUsage.APERTURE_ONLY
+
+
+class Desk:
+    """One process with one device and one paging queue on a small adapter."""
+
+    def __init__(
+        self,
+        *,
+        model: DriverModel = DriverModel.WDDM2,
+        gpu: GpuConfig = SMALL_GPU,
+        wrap: DriverWrapper | None = None,
+    ) -> None:
+        self.adapter: Adapter = build_adapter(SystemConfig(gpu=gpu, driver=DriverConfig(model=model)), wrap_driver=wrap)
+        self.vidmm = self.adapter.vidmm
+        self.process = self.adapter.runtime.open_process()
+        self.device = self.process.create_device()
+        self.queue = self.new_queue(self.device)
+
+    @property
+    def wddm1(self) -> bool:
+        return self.vidmm.gpummu is None
+
+    def new_queue(self, device: UserDevice) -> HANDLE:
+        args = D3DDDI_CREATEPAGINGQUEUE()
+        device.create_paging_queue(args)
+        return args.hPagingQueue
+
+    def other(self) -> tuple[UserProcess, UserDevice, HANDLE]:
+        """A second process with its device and queue."""
+        process = self.adapter.runtime.open_process()
+        device = process.create_device()
+        return process, device, self.new_queue(device)
+
+    # --- allocations -----------------------------------------------------------------------------------------
+
+    def allocate(self, *descs: AllocationDesc, device: UserDevice | None = None) -> list[HANDLE]:
+        infos = [
+            D3DDDI_ALLOCATIONINFO(pPrivateDriverData=d.encode(), PrivateDriverDataSize=len(d.encode())) for d in descs
+        ]
+        args = D3DDDICB_ALLOCATE(NumAllocations=len(infos), pAllocationInfo=infos)
+        assert (device or self.device).allocate(args) == HRESULT.S_OK
+        return [info.hAllocation for info in infos]
+
+    def buffer(self, size: int, usage: int = CPU, device: UserDevice | None = None) -> HANDLE:
+        return self.allocate(AllocationDesc(ResourceKind.BUFFER, size=size, usage=usage), device=device)[0]
+
+    def surface(self, width: int = 512, height: int = 256, mips: int = 2, usage: int = CPU | SWIZZLED) -> HANDLE:
+        return self.allocate(
+            AllocationDesc(ResourceKind.SURFACE, usage=usage, width_bytes=width, height=height, mip_levels=mips)
+        )[0]
+
+    def a(self, handle: HANDLE) -> VidMmAllocation:
+        return self.vidmm.residency.allocation(handle)
+
+    # --- residency -------------------------------------------------------------------------------------------
+
+    def resident(self, *handles: HANDLE, device: UserDevice | None = None, queue: HANDLE | None = None) -> HRESULT:
+        args = D3DDDI_MAKERESIDENT(
+            hPagingQueue=queue or self.queue, NumAllocations=len(handles), AllocationList=tuple(handles)
+        )
+        result = (device or self.device).make_resident(args)
+        if result == HRESULT.E_PENDING:
+            (device or self.device).wait_for_paging_fence(args.hPagingQueue, args.PagingFenceValue)
+        return result
+
+    def evict(self, *handles: HANDLE, device: UserDevice | None = None, **flags: bool) -> None:
+        (device or self.device).evict(
+            D3DDDICB_EVICT(
+                NumAllocations=len(handles), AllocationList=tuple(handles), Flags=D3DDDI_EVICT_FLAGS(**flags)
+            )
+        )
+        self.settle()
+
+    def settle(self) -> None:
+        self.vidmm.residency.settle()
+
+    def where(self, handle: HANDLE) -> int:
+        """The segment id the allocation is in (0: system memory)."""
+        return self.vidmm.residency.where(handle).segment_id
+
+    def crowd(self, segment: int = CPU_SEGMENT) -> list[HANDLE]:
+        """Fill ``segment`` with another device's allocations that want it (pressure: ours are evicted)."""
+        _, device, queue = self.other()
+        size = self.vidmm.spaces.get(segment).size
+        usage = CPU if segment == CPU_SEGMENT else 0
+        hogs = [self.buffer(size // 4, usage=usage, device=device) for _ in range(4)]
+        for hog in hogs:
+            self.resident(hog, device=device, queue=queue)
+        return hogs
+
+    # --- CPU access ------------------------------------------------------------------------------------------
+
+    def lock(
+        self, handle: HANDLE, *, private: int = 0, device: UserDevice | None = None, **flags: bool
+    ) -> D3DDDICB_LOCK:
+        """Lock (``LockEntire`` unless pages are given); the caller checks the result."""
+        flags.setdefault("LockEntire", True)
+        args = D3DDDICB_LOCK(hAllocation=handle, PrivateDriverData=private, Flags=D3DDDICB_LOCKFLAGS(**flags))
+        result = (device or self.device).lock(args)
+        assert result == HRESULT.S_OK, result
+        return args
+
+    def unlock(self, *handles: HANDLE, device: UserDevice | None = None) -> None:
+        (device or self.device).unlock(D3DDDICB_UNLOCK(NumAllocations=len(handles), phAllocations=tuple(handles)))
+
+    def cpu_write(self, address: int, data: ByteArray) -> None:
+        self.process.cpu_write(address, data.tobytes())
+
+    def cpu_read(self, address: int, size: int) -> ByteArray:
+        return np.frombuffer(self.process.cpu_read(address, size), dtype=np.uint8)
+
+    # --- what the GPU and the backing store hold -----------------------------------------------------------
+
+    def gpu_bytes(self, handle: HANDLE) -> ByteArray:
+        a = self.a(handle)
+        return gpu_view(self.adapter, a, 0, a.size)
+
+    def backing(self, handle: HANDLE) -> ByteArray:
+        return backing_bytes(self.adapter, self.a(handle))
+
+    def tiled(self, handle: HANDLE, linear: ByteArray) -> ByteArray:
+        """``linear`` as the reference GPU stores the surface (every level tiled)."""
+        from wddmsim.hw.swizzle import tile
+
+        kmd = self.adapter.driver.state.allocations.get(handle, "hAllocation")
+        out = linear.copy()
+        for level in kmd.levels:
+            out[level.offset : level.offset + level.size] = tile(
+                linear[level.offset : level.offset + level.size], level.pitch
+            )
+        return out
+
+    def check(self) -> None:
+        self.settle()
+        problems = check_residency(self.adapter)
+        assert not problems, "\n".join(problems)
+
+
+def pattern(size: int, seed: int) -> ByteArray:
+    out: ByteArray = np.random.default_rng(seed).integers(0, 256, size, dtype=np.uint8)
+    return out
+
+
+__all__ = ["APERTURE_SEGMENT", "CPU", "CPU_SEGMENT", "LOCAL_SEGMENT", "SWIZZLED", "Desk", "KiB", "MiB", "pattern"]
