@@ -223,7 +223,7 @@ def disasm(
 
     \b
     Examples:
-      wddmsim disasm                       the tour's buffers (a multipass split at fence 13)
+      wddmsim disasm                       the tour's buffers (a multipass split at fence 12)
       wddmsim disasm --scenario residency
       wddmsim disasm --paging-buffer 4KiB  smaller buffers: more multipass splits
       wddmsim disasm buffer.bin --base 0x1000
