@@ -13,24 +13,40 @@ from wddmsim.scenarios.tour import run_tour
 from wddmsim.vidmm.events import PAGING_OP_NAMES
 
 
-def test_run_verifies_every_check_and_writes_summary_and_events(tmp_path: Path) -> None:
+def test_run_verifies_every_check_and_writes_the_four_files(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["run", "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert "verified" in result.output
+    assert {p.name for p in tmp_path.iterdir()} == {"summary.json", "events.jsonl", "trace.json", "report.html"}
     summary = json.loads((tmp_path / "summary.json").read_text())
-    assert summary["verified"] is True
+    assert summary["verified"] is True and summary["scenario"] == "tour"
     assert all(c["ok"] for c in summary["checks"])
     events = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
     names = {e["event"] for e in events}
     assert {
+        "ReportSegment",
         "PagingOpTransfer",
         "PagingOpFill",
         "BuildPagingBuffer",
         "PagingBufferSubmitted",
         "DmaBufferCompleted",
     } <= names
-    transfers_in = sum(e["size"] for e in events if e["event"] == "PagingOpTransfer" and e["source_segment"] == 0)
+    transfers_in = sum(
+        e["TransferSize"] for e in events if e["event"] == "PagingOpTransfer" and e["SourceSegmentId"] == 0
+    )
     assert transfers_in == summary["BytesTransferredFromMdlToMemory"], "counters agree with the event log"
+    assert json.loads((tmp_path / "trace.json").read_text())["traceEvents"]
+    assert (tmp_path / "report.html").read_text().startswith("<!DOCTYPE html>")
+
+
+def test_run_the_residency_scenario_with_a_seed(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["run", "residency", "--seed", "5"])
+    assert result.exit_code == 0, result.output
+    assert "EvictionsDueToPreparation" in result.output and "5/5 checks passed" in result.output
+    bad = CliRunner().invoke(main, ["run", "nope"])
+    assert bad.exit_code == 2
+    wddm1 = CliRunner().invoke(main, ["run", "residency", "--driver-model", "wddm1"])
+    assert wddm1.exit_code == 2 and "GPU VAs" in wddm1.output
 
 
 def test_the_tour_covers_every_modelled_operation_across_both_driver_models() -> None:
@@ -83,6 +99,7 @@ def test_disasm_of_the_default_run_shows_multipass_splits() -> None:
     assert result.exit_code == 0, result.output
     assert "paging buffer fence 1:" in result.output
     assert "0 complete operation(s)" in result.output, "a partial buffer of a multipass transfer"
+    assert "ends mid-operation: STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER" in result.output
     assert "COPY" in result.output and "WRITE_QWORDS" in result.output and "SIGNAL" in result.output
 
 
@@ -126,8 +143,16 @@ def test_vm_decode_walks_level_by_level_to_the_page_or_the_fault() -> None:
     assert runner.invoke(main, ["vm-decode", "0x1000", "--driver-model", "wddm1"]).exit_code == 2
 
 
-@pytest.mark.parametrize("command", ["run", "disasm", "bench", "vm-decode"])
-def test_every_command_has_help(command: str) -> None:
+@pytest.mark.parametrize("command", ["run", "inspect", "disasm", "bench", "vm-decode"])
+def test_every_command_has_help_with_examples(command: str) -> None:
     result = CliRunner().invoke(main, [command, "--help"])
     assert result.exit_code == 0
     assert "Usage:" in result.output
+    assert "Examples:" in result.output and f"wddmsim {command}" in result.output
+
+
+def test_the_top_level_help_names_every_command() -> None:
+    result = CliRunner().invoke(main, ["--help"])
+    assert result.exit_code == 0
+    for command in ("run", "inspect", "disasm", "vm-decode", "bench"):
+        assert f"wddmsim {command}" in result.output

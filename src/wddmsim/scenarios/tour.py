@@ -10,7 +10,6 @@ computed independently (numpy on the original data), never with the simulator's 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -50,6 +49,7 @@ from wddmsim.hw.faults import AccessKind
 from wddmsim.kmd.allocations import AllocationUsage
 from wddmsim.kmd.config import DriverModel
 from wddmsim.kmd.paging.context import CONTEXT_HEADER_SIZE, CONTEXT_MAGIC
+from wddmsim.scenarios.result import Check, Checks
 from wddmsim.scenarios.rig import PagingRig, ScratchAddressSpace
 from wddmsim.system import SystemConfig
 
@@ -57,24 +57,8 @@ CPU_SEGMENT, LOCAL_SEGMENT, APERTURE_SEGMENT = 1, 2, 3
 BOTH_ENDS = DXGK_TRANSFERFLAGS(TransferStart=True, TransferEnd=True)
 
 
-@dataclass(frozen=True, slots=True)
-class Check:
-    step: str
-    operation: str
-    ok: bool
-    detail: str
-
-
-@dataclass(slots=True)
-class TourResult:
-    checks: list[Check] = field(default_factory=list)
-
-    @property
-    def verified(self) -> bool:
-        return all(c.ok for c in self.checks) and bool(self.checks)
-
-    def check(self, step: str, operation: str, ok: bool, detail: str) -> None:
-        self.checks.append(Check(step, operation, bool(ok), detail))
+TourResult = Checks
+"""The tour's checks (the shared :class:`~wddmsim.scenarios.result.Checks`)."""
 
 
 def _same(actual: ByteArray, expected: ByteArray) -> tuple[bool, str]:
@@ -475,3 +459,6 @@ def run_tour(
     for step in steps:
         step(rig, result)
     return rig, result
+
+
+__all__ = ["STEPS", "Check", "TourResult", "run_tour"]

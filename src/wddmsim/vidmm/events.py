@@ -31,6 +31,10 @@ class PagingOperation(Event):
     source_segment: int
     destination_segment: int
     passes: int
+    direction: str = ""
+    """``TransferVirtual`` only: ``LOCAL_TO_SYSTEM``, ``SYSTEM_TO_LOCAL`` or ``LOCAL_TO_LOCAL``."""
+    args: tuple[tuple[str, int], ...] = ()
+    """The payload's scalar fields by their DDI names (``TransferOffset``, ``Source.SegmentAddress``, ...)."""
 
     def to_record(self) -> dict[str, object]:
         record = Event.to_record(self)
@@ -47,8 +51,8 @@ PAGING_OP_NAMES = {
     "DXGK_OPERATION_MAP_APERTURE_SEGMENT": "PagingOpMapApertureSegment",
     "DXGK_OPERATION_UNMAP_APERTURE_SEGMENT": "PagingOpUnmapApertureSegment",
     "DXGK_OPERATION_SPECIAL_LOCK_TRANSFER": "PagingOpSpecialLockTransfer",
-    "DXGK_OPERATION_VIRTUAL_TRANSFER": "PagingOpTransferVirtual",
-    "DXGK_OPERATION_VIRTUAL_FILL": "PagingOpFillVirtual",
+    "DXGK_OPERATION_VIRTUAL_TRANSFER": "PagingOpVirtualTransfer",
+    "DXGK_OPERATION_VIRTUAL_FILL": "PagingOpVirtualFill",
     "DXGK_OPERATION_INIT_CONTEXT_RESOURCE": "PagingOpInitContextResource",
     "DXGK_OPERATION_UPDATE_PAGE_TABLE": "PagingOpUpdatePageTable",
     "DXGK_OPERATION_FLUSH_TLB": "PagingOpFlushTlb",
@@ -145,6 +149,55 @@ class TotalBytesResidentInSegment(Event):
     NAME: ClassVar[str] = "TotalBytesResidentInSegment"
     segment: int
     bytes: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReportSegment(Event):
+    """A driver segment as VidMm learnt it at start (ETW ``ReportSegment``)."""
+
+    NAME: ClassVar[str] = "ReportSegment"
+    segment: int
+    base_address: int
+    size: int
+    commit_limit: int
+    cpu_translated_address: int
+    flags: int
+    """``DXGK_SEGMENTFLAGS.Value``."""
+    group: int
+    """``D3DKMT_MEMORY_SEGMENT_GROUP``: 0 local, 1 non-local."""
+    aperture: bool
+    cpu_visible: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SegmentRange(Event):
+    """A range of a segment taken or given back -- by an allocation or by one of VidMm's own objects (a page
+    table).  What the segment viewer replays; ``action`` is ``allocate`` or ``free``."""
+
+    NAME: ClassVar[str] = "SegmentRange"
+    segment: int
+    offset: int
+    size: int
+    action: str
+    owner: str
+    """``allocation``, ``page-table`` or ``other``."""
+    allocation: int
+    """The allocation's handle (0 for VidMm's own objects)."""
+    process: int
+    """The owning process's handle (0 for VidMm's own objects)."""
+    label: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PagingQueuePacket(Event):
+    """Work given a paging queue's next fence value (ETW ``PagingQueuePacket``): it is complete when paging
+    buffer ``submission`` (a fence of the paging node) completes."""
+
+    NAME: ClassVar[str] = "PagingQueuePacket"
+    queue: int
+    device: int
+    value: int
+    submission: int
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

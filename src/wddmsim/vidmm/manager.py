@@ -22,6 +22,7 @@ from wddmsim.ddi.segments import DXGK_QUERYSEGMENTIN4, DXGK_QUERYSEGMENTOUT4, DX
 from wddmsim.ddi.status import NTSTATUS, DdiError, InvalidArgument
 from wddmsim.vidmm.callbacks import DxgkrnlCallbacks
 from wddmsim.vidmm.device import Device, FenceArea
+from wddmsim.vidmm.events import AdapterAllocation, ReportSegment
 from wddmsim.vidmm.gpummu import GpuMmuDescription, query_gpummu
 from wddmsim.vidmm.lock import LockManager
 from wddmsim.vidmm.mover import Mover
@@ -74,7 +75,8 @@ class VideoMemoryManager:
         self.segments, self.paging_buffer_size, self.private_data_size = self._query_segments()
         if self.config.paging_buffer_size is not None:
             self.paging_buffer_size = self.config.paging_buffer_size
-        self.spaces = Segments(self.segments)
+        self.spaces = Segments(self.segments, events)
+        self._report_segments()
         self.gpummu: GpuMmuDescription | None = None
         self.paging_process: SystemPagingProcess | None = None
         if self.caps.MemoryManagementCaps.GpuMmuSupported:
@@ -128,6 +130,7 @@ class VideoMemoryManager:
             scratch=self.mover.scratch,
             process=self.paging_process,
         )
+        self.paging.allocation_size = self._allocation_size
         self.reset.listeners.append(self.residency.on_adapter_reset)
         self.callbacks.residency = self.residency
         self.va: VaManager | None = None
@@ -135,6 +138,8 @@ class VideoMemoryManager:
             self.va = VaManager(driver, mm, self.paging, self.gpummu, self.spaces, self.paging_process)
             self.residency.va = self.va
             self.va.residency = self.residency
+        self._sizes: dict[int, int] = {}
+        """Sizes of allocations created directly through :meth:`create_allocation` (paging stories)."""
         self.context_nodes: dict[int, int] = {}
         """Context -> the node its work runs on."""
         self.work = WorkSubmitter(driver, mm, self.scheduler, self.residency, self.reset, self.context_nodes)
@@ -148,6 +153,29 @@ class VideoMemoryManager:
         )
         self.paging.idle_waiter = self.work.quiesce_allocation
         self.render = RenderSubmitter(driver, mm, self.residency, self.work, segment_model=self.gpummu is None)
+
+    def _report_segments(self) -> None:
+        """``ReportSegment`` for each driver segment, as VidMm learnt it."""
+        for space in self.spaces:
+            d = space.descriptor
+            self.events.emit(
+                ReportSegment(
+                    time=self.clock.now,
+                    segment=space.id,
+                    base_address=int(d.BaseAddress),
+                    size=space.size,
+                    commit_limit=int(d.CommitLimit),
+                    cpu_translated_address=int(d.CpuTranslatedAddress),
+                    flags=d.Flags.Value,
+                    group=int(space.group),
+                    aperture=space.aperture,
+                    cpu_visible=space.cpu_visible,
+                )
+            )
+
+    def _allocation_size(self, handle: int) -> int:
+        found = self.residency.allocations.get(handle)
+        return found.size if found is not None else self._sizes.get(handle, 0)
 
     def _scratch(self) -> Scratch | None:
         """GpuMmu drivers get content moved through the paging process's scratch area (unless configured off)."""
@@ -204,6 +232,11 @@ class VideoMemoryManager:
         """``DxgkDdiCreateAllocation`` for one allocation described by the UMD's private data."""
         info = DXGK_ALLOCATIONINFO(pPrivateDriverData=private_data, PrivateDriverDataSize=len(private_data))
         self.driver.create_allocation(DXGKARG_CREATEALLOCATION(NumAllocations=1, pAllocationInfo=[info]))
+        if info.hAllocation:
+            self._sizes[info.hAllocation] = info.Size
+            self.events.emit(
+                AdapterAllocation(time=self.clock.now, allocation=info.hAllocation, size=info.Size, action="create")
+            )
         return info
 
     def create_context(self, device: Device | None = None, *, node: int = 1) -> HANDLE:
@@ -228,3 +261,6 @@ class VideoMemoryManager:
 
     def destroy_allocation(self, handle: HANDLE) -> None:
         self.driver.destroy_allocation(DXGKARG_DESTROYALLOCATION(NumAllocations=1, pAllocationList=(handle,)))
+        size = self._sizes.pop(handle, None)
+        if size is not None:
+            self.events.emit(AdapterAllocation(time=self.clock.now, allocation=handle, size=size, action="destroy"))

@@ -23,13 +23,16 @@ import dataclasses
 from collections.abc import Callable
 from typing import NoReturn, final
 
+from wddmsim.core.bits import BitUnion
 from wddmsim.core.events import EventLog
 from wddmsim.core.pointer import CpuPointer
+from wddmsim.core.units import PAGE_SIZE
 from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.driver import KernelModeDriver
 from wddmsim.ddi.flags import DXGK_DISCARDCONTENTFLAGS
 from wddmsim.ddi.paging import (
     DXGK_BUILDPAGINGBUFFER_DISCARDCONTENT,
+    DXGK_BUILDPAGINGBUFFER_INITCONTEXTRESOURCE,
     DXGK_BUILDPAGINGBUFFER_SPECIALLOCKTRANSFER,
     DXGK_BUILDPAGINGBUFFER_TRANSFER,
     DXGKARG_BUILDPAGINGBUFFER,
@@ -44,6 +47,7 @@ from wddmsim.vidmm.scheduler import GpuHung, GpuScheduler
 _BUSY_CAPABLE = (
     DXGK_BUILDPAGINGBUFFER_TRANSFER,
     DXGK_BUILDPAGINGBUFFER_DISCARDCONTENT,
+    DXGK_BUILDPAGINGBUFFER_INITCONTEXTRESOURCE,
     DXGK_BUILDPAGINGBUFFER_SPECIALLOCKTRANSFER,
 )
 
@@ -84,6 +88,8 @@ class PagingStream:
         self.last_fence = 0
         self.capture: Callable[[PagingBufferSubmitted, bytes], None] | None = None
         """Optional observer of every submission and its bytes (disassembly, reports); it must not mutate."""
+        self.allocation_size: Callable[[int], int] | None = None
+        """Size of an allocation by handle: what ``DiscardContent`` and ``InitContextResource`` cover (events)."""
 
     # --- buffers ------------------------------------------------------------------------------------------
 
@@ -296,22 +302,47 @@ class PagingStream:
             or getattr(payload, "FillSize", 0)
             or getattr(payload, "TransferSizeInBytes", 0)
             or getattr(payload, "FillSizeInBytes", 0)
-            or 4096 * int(getattr(payload, "NumberOfPages", 0))
+            or PAGE_SIZE * int(getattr(payload, "NumberOfPages", 0))
             or 8 * int(getattr(payload, "NumPageTableEntries", 0))
         )
+        handle = int(getattr(payload, "hAllocation", 0))
+        if not size and handle and isinstance(payload, _WHOLE_ALLOCATION) and self.allocation_size is not None:
+            size = self.allocation_size(handle)  # DiscardContent, InitContextResource: the whole allocation
         source = getattr(payload, "Source", None)
         destination = getattr(payload, "Destination", None)
+        direction = getattr(payload, "TransferDirection", None)
         self.events.emit(
             PagingOperation(
                 time=self.scheduler.clock.now,
                 operation=args.Operation.name,
-                allocation=int(getattr(payload, "hAllocation", 0)),
+                allocation=handle,
                 size=size,
                 source_segment=int(getattr(source, "SegmentId", 0)) if source is not None else 0,
                 destination_segment=int(getattr(destination, "SegmentId", getattr(payload, "SegmentId", 0))),
                 passes=passes,
+                direction="" if direction is None else direction.name,
+                args=scalar_fields(payload),
             )
         )
+
+
+_WHOLE_ALLOCATION = (DXGK_BUILDPAGINGBUFFER_DISCARDCONTENT, DXGK_BUILDPAGINGBUFFER_INITCONTEXTRESOURCE)
+
+
+def scalar_fields(payload: object, prefix: str = "") -> tuple[tuple[str, int], ...]:
+    """The integer fields of a payload by DDI name, nested structures flattened (``Source.SegmentId``); arrays,
+    MDLs, pointers and bytes are left out.  Flag unions give their ``Value``."""
+    out: list[tuple[str, int]] = []
+    for f in dataclasses.fields(payload):  # type: ignore[arg-type]
+        value = getattr(payload, f.name)
+        name = prefix + f.name
+        if isinstance(value, int):  # bool and IntEnum too
+            out.append((name, int(value)))
+        elif isinstance(value, BitUnion):
+            out.append((name, value.Value))
+        elif dataclasses.is_dataclass(value) and not prefix:
+            out.extend(scalar_fields(value, name + "."))
+    return tuple(out)
 
 
 def _with_idle_flag(payload: PagingPayload) -> PagingPayload:
@@ -323,4 +354,4 @@ def _with_idle_flag(payload: PagingPayload) -> PagingPayload:
     return payload
 
 
-__all__ = ["DriverContractBreach", "PagingStream"]
+__all__ = ["DriverContractBreach", "PagingStream", "scalar_fields"]

@@ -63,7 +63,7 @@ from wddmsim.ddi.status import HRESULT, NT_SUCCESS, NTSTATUS, DdiError, InvalidA
 from wddmsim.vidmm.allocation import Content, VidMmAllocation
 from wddmsim.vidmm.device import Device, FenceArea, MonitoredFence, PagingQueue, Process, SyncObject
 from wddmsim.vidmm.errors import DeviceRemoved
-from wddmsim.vidmm.events import AdapterAllocation, VidMmEvict, VidMmMakeResident, VidMmPageIn
+from wddmsim.vidmm.events import AdapterAllocation, PagingQueuePacket, VidMmEvict, VidMmMakeResident, VidMmPageIn
 from wddmsim.vidmm.mover import Mover
 from wddmsim.vidmm.paging import PagingStream
 from wddmsim.vidmm.paging_process import SystemPagingProcess
@@ -894,7 +894,16 @@ class ResidencyManager:
                     MonitoredFenceGpuVa=queue.fence.gpu_va, MonitoredFenceValue=value
                 )
             )
-        queue.pending[value] = self.paging.flush()
+        queue.pending[value] = submission = self.paging.flush()
+        self.events.emit(
+            PagingQueuePacket(
+                time=self.events.clock.now,
+                queue=queue.handle,
+                device=queue.device.handle,
+                value=value,
+                submission=submission,
+            )
+        )
         return value
 
     def fence_value(self, queue: PagingQueue) -> int:

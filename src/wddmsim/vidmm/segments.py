@@ -13,10 +13,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import final
 
+from wddmsim.core.events import EventLog
 from wddmsim.core.units import PAGE_SIZE
 from wddmsim.ddi.residency import D3DKMT_MEMORY_SEGMENT_GROUP
 from wddmsim.ddi.segments import DXGK_SEGMENTDESCRIPTOR4
 from wddmsim.ddi.status import NTSTATUS, InvalidArgument
+from wddmsim.vidmm.events import SegmentRange, TotalBytesResidentInSegment
 from wddmsim.vidmm.ranges import RangeAllocator
 
 SYSTEM_SEGMENT = 0
@@ -36,8 +38,10 @@ class Placement:
 class SegmentSpace:
     """One driver segment: its descriptor and its range allocator."""
 
-    def __init__(self, segment_id: int, descriptor: DXGK_SEGMENTDESCRIPTOR4) -> None:
+    def __init__(self, segment_id: int, descriptor: DXGK_SEGMENTDESCRIPTOR4, events: EventLog | None = None) -> None:
         self.id = segment_id
+        self.events = events
+        """Where range changes are reported (``SegmentRange``, ``TotalBytesResidentInSegment``), if anywhere."""
         self.descriptor = descriptor
         usable = min(descriptor.Size, descriptor.CommitLimit or descriptor.Size)  # never commit past CommitLimit
         self.ranges = RangeAllocator(usable - usable % PAGE_SIZE)
@@ -69,14 +73,40 @@ class SegmentSpace:
         return D3DKMT_MEMORY_SEGMENT_GROUP.D3DKMT_MEMORY_SEGMENT_GROUP_LOCAL
 
     def allocate(self, size: int, owner: object, *, alignment: int = 0, from_end: bool = False) -> int | None:
+        free = self.ranges.free_bytes
         offset = self.ranges.allocate(size, alignment=alignment, from_end=from_end)
         if offset is not None:
             self.owners[offset] = owner
+            if self.events is not None and self.events.enabled:
+                self._report(offset, free - self.ranges.free_bytes, "allocate", owner)
         return offset
 
     def free(self, offset: int) -> None:
+        free = self.ranges.free_bytes
         self.ranges.free(offset)
-        del self.owners[offset]
+        owner = self.owners.pop(offset)
+        if self.events is not None and self.events.enabled:
+            self._report(offset, self.ranges.free_bytes - free, "free", owner)
+
+    def _report(self, offset: int, size: int, action: str, owner: object) -> None:
+        assert self.events is not None
+        kind, allocation, process = _describe(owner)
+        now = self.events.clock.now
+        self.events.emit(
+            SegmentRange(
+                time=now,
+                segment=self.id,
+                offset=offset,
+                size=size,
+                action=action,
+                owner=kind,
+                allocation=allocation,
+                process=process,
+                label=repr(owner) if kind != "allocation" else "",
+            )
+        )
+        used = self.ranges.size - self.ranges.free_bytes
+        self.events.emit(TotalBytesResidentInSegment(time=now, segment=self.id, bytes=used))
 
     def held(self) -> Iterator[tuple[int, int, object]]:
         """``(offset, size, owner)`` of every range, in address order."""
@@ -88,8 +118,8 @@ class SegmentSpace:
 class Segments:
     """Every driver segment, by id."""
 
-    def __init__(self, descriptors: list[DXGK_SEGMENTDESCRIPTOR4]) -> None:
-        self.spaces = [SegmentSpace(i + 1, d) for i, d in enumerate(descriptors)]
+    def __init__(self, descriptors: list[DXGK_SEGMENTDESCRIPTOR4], events: EventLog | None = None) -> None:
+        self.spaces = [SegmentSpace(i + 1, d, events) for i, d in enumerate(descriptors)]
 
     def __iter__(self) -> Iterator[SegmentSpace]:
         return iter(self.spaces)
@@ -114,3 +144,19 @@ class Segments:
     @property
     def aperture(self) -> SegmentSpace | None:
         return next((s for s in self.spaces if s.aperture), None)
+
+
+def _describe(owner: object) -> tuple[str, int, int]:
+    """What holds a range, for the event log: (kind, allocation handle, process handle).
+
+    Allocations carry a handle and a device (whose process owns them); page tables carry a level and a key.
+    Read by attribute so that this module does not depend on the owners' modules.
+    """
+    handle = getattr(owner, "handle", None)
+    device = getattr(owner, "device", None)
+    if isinstance(handle, int) and device is not None:
+        process = getattr(getattr(device, "process", None), "handle", 0)
+        return "allocation", int(handle), int(process) if isinstance(process, int) else 0
+    if hasattr(owner, "level") and hasattr(owner, "key"):
+        return "page-table", 0, 0
+    return "other", 0, 0

@@ -1,4 +1,14 @@
-"""Counters from the event log, named after ``D3DKMT_QUERYSTATISTICS`` where the concept exists."""
+"""End-of-run statistics, computed from the exported event log and named after ``D3DKMT_QUERYSTATISTICS``.
+
+Decision 0026 says how each counter maps: the byte counters of ``D3DKMT_QUERYSTATISTICS_PAGING_TRANSFER``
+(``BytesFilled``, ``BytesDiscarded``, ``BytesMappedIntoAperture``, ``BytesUnmappedFromAperture``,
+``BytesTransferredFromMdlToMemory``, ``BytesTransferredFromMemoryToMdl``, ``BytesTransferredFromApertureToMemory``,
+``BytesTransferredFromMemoryToAperture``) count both the physical operations and their WDDM 2.x virtual forms
+(``FillVirtual`` is a fill; ``TransferVirtual`` counts by its ``TransferDirection``); the evictions of
+``D3DKMT_QUERYSTATISTICS_PAGING_FAULT`` by cause; page-ins as faults; then paging buffers and passes.
+
+Reading records (not model objects) means the same numbers come out of a saved ``events.jsonl``.
+"""
 
 from __future__ import annotations
 
@@ -6,42 +16,127 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from wddmsim.core.events import Event
-from wddmsim.vidmm.events import PAGING_OP_NAMES, BuildPagingBuffer, PagingBufferSubmitted, PagingOperation
+from wddmsim.viz.eventlog import Record
+
+EVICTION_COUNTERS = {
+    "pressure": "EvictionsDueToPreparation",
+    "destroy": "EvictionsDueToClose",
+    "offer": "EvictionsDueToPurge",
+    "evict": "EvictionsDueToEvict",
+    "trim": "EvictionsDueToTrim",
+    "reset": "EvictionsDueToReset",
+}
+"""``VidMmEvict.Cause`` -> its counter; the first three are ``D3DKMT_QUERYSTATISTICS_PAGING_FAULT`` fields."""
+
+BYTE_COUNTERS = (
+    "BytesFilled",
+    "BytesDiscarded",
+    "BytesMappedIntoAperture",
+    "BytesUnmappedFromAperture",
+    "BytesTransferredFromMdlToMemory",
+    "BytesTransferredFromMemoryToMdl",
+    "BytesTransferredFromApertureToMemory",
+    "BytesTransferredFromMemoryToAperture",
+    "BytesTransferredWithinMemory",
+)
+
+_TRANSFERS = ("PagingOpTransfer", "PagingOpSpecialLockTransfer")
+_VIRTUAL_DIRECTION = {
+    "LOCAL_TO_SYSTEM": "BytesTransferredFromMemoryToMdl",
+    "SYSTEM_TO_LOCAL": "BytesTransferredFromMdlToMemory",
+    "LOCAL_TO_LOCAL": "BytesTransferredWithinMemory",
+}
 
 
-def counters(events: Iterable[Event], *, aperture_segments: frozenset[int] = frozenset()) -> dict[str, Any]:
-    """Byte counters, operation counts, DDI calls and passes, from one run's events."""
-    out: Counter[str] = Counter()
+def byte_counter(record: Record, apertures: frozenset[int]) -> str | None:
+    """Which byte counter a ``PagingOp*`` record adds its ``Size`` to (None: none)."""
+    name = record["event"]
+    if name in ("PagingOpFill", "PagingOpVirtualFill"):
+        return "BytesFilled"
+    if name == "PagingOpDiscard":
+        return "BytesDiscarded"
+    if name in ("PagingOpMapApertureSegment", "PagingOpMapApertureSegment2"):
+        return "BytesMappedIntoAperture"
+    if name == "PagingOpUnmapApertureSegment":
+        return "BytesUnmappedFromAperture"
+    if name == "PagingOpVirtualTransfer":
+        return _VIRTUAL_DIRECTION.get(record.get("TransferDirection", ""))
+    if name in _TRANSFERS:
+        source, destination = record.get("SourceSegmentId", 0), record.get("DestinationSegmentId", 0)
+        if source == 0:
+            return "BytesTransferredFromMdlToMemory"
+        if destination == 0:
+            return "BytesTransferredFromMemoryToMdl"
+        if source in apertures:
+            return "BytesTransferredFromApertureToMemory"
+        if destination in apertures:
+            return "BytesTransferredFromMemoryToAperture"
+        return "BytesTransferredWithinMemory"
+    return None
+
+
+def statistics(rows: Iterable[Record]) -> dict[str, Any]:
+    """Every counter of one run, from its records."""
+    rows = list(rows)
+    apertures = frozenset(r["ulSegmentId"] for r in rows if r["event"] == "ReportSegment" and r["Aperture"])
+    out: Counter[str] = Counter(dict.fromkeys(BYTE_COUNTERS, 0))
+    for key in ("Evictions", "TotalBytesEvicted", *EVICTION_COUNTERS.values()):
+        out[key] = 0
     operations: Counter[str] = Counter()
-    for event in events:
-        if isinstance(event, PagingOperation):
-            name = PAGING_OP_NAMES.get(event.operation, event.operation)
+    causes: Counter[str] = Counter()
+    segments: dict[int, dict[str, int]] = {}
+    for r in rows:
+        name = r["event"]
+        if name.startswith("PagingOp"):
             operations[name] += 1
             out["PagingOperations"] += 1
-            out["ExtraPasses"] += event.passes - 1
-            if name == "PagingOpFill":
-                out["BytesFilled"] += event.size
-            elif name == "PagingOpDiscard":
-                out["BytesDiscarded"] += event.size
-            elif name in ("PagingOpMapApertureSegment", "PagingOpMapApertureSegment2"):
-                out["BytesMappedIntoAperture"] += event.size
-            elif name == "PagingOpUnmapApertureSegment":
-                out["BytesUnmappedFromAperture"] += event.size
-            elif name in ("PagingOpTransfer", "PagingOpSpecialLockTransfer"):
-                if event.source_segment == 0:
-                    out["BytesTransferredFromMdlToMemory"] += event.size
-                elif event.destination_segment == 0:
-                    out["BytesTransferredFromMemoryToMdl"] += event.size
-                else:
-                    out["BytesTransferredWithinMemory"] += event.size
-        elif isinstance(event, BuildPagingBuffer):
+            out["ExtraPasses"] += r["Passes"] - 1
+            out["MultipassOperations"] += r["Passes"] > 1
+            counter = byte_counter(r, apertures)
+            if counter is not None:
+                out[counter] += r["Size"]
+        elif name == "VidMmEvict":
+            out["Evictions"] += 1
+            out["TotalBytesEvicted"] += r["Size"]
+            out[EVICTION_COUNTERS.get(r["Cause"], "EvictionsDueToOther")] += 1
+            out["EvictionsDemotedToAperture"] += r["Destination"] == "aperture"
+            causes[r["Cause"]] += 1
+        elif name == "PageInAllocation":
+            out["Faults"] += 1
+            out["FaultsFirstTimeAccess"] += r["How"] in ("fill", "init")
+        elif name == "GpuFaultReported":
+            out["GpuPageFaults"] += 1
+        elif name == "VidMmMakeResident":
+            out["MakeResidentCalls"] += 1
+            out["MakeResidentRefused"] += r["Result"] == "E_OUTOFMEMORY"
+        elif name == "AdapterAllocation":
+            out["AllocationsCreated"] += r["Action"] == "create"
+        elif name == "BuildPagingBuffer":
             out["BuildPagingBufferCalls"] += 1
-        elif isinstance(event, PagingBufferSubmitted):
+        elif name == "PagingBufferSubmitted":
             out["PagingBuffersSubmitted"] += 1
-            out["PagingBufferBytes"] += event.end - event.start
-        elif type(event).__name__ == "PacketExecuted":
+            out["PagingBufferBytes"] += r["DmaBufferSubmissionEndOffset"] - r["DmaBufferSubmissionStartOffset"]
+        elif name == "PacketExecuted":
             out["PacketsExecuted"] += 1
-    result: dict[str, Any] = dict(sorted(out.items()))
+        elif name == "ReportSegment":
+            segments[r["ulSegmentId"]] = {
+                "Size": r["Size"],
+                "Aperture": r["Aperture"],
+                "TotalBytesResident": 0,
+                "PeakBytesResident": 0,
+            }
+        elif name == "TotalBytesResidentInSegment" and r["SegmentId"] in segments:
+            seg = segments[r["SegmentId"]]
+            seg["TotalBytesResident"] = r["TotalBytesResident"]
+            seg["PeakBytesResident"] = max(seg["PeakBytesResident"], r["TotalBytesResident"])
+    for key in ("Faults", "FaultsFirstTimeAccess", "GpuPageFaults", "MultipassOperations", "ExtraPasses"):
+        out[key] += 0
+    result: dict[str, Any] = {key: int(value) for key, value in sorted(out.items())}
+    result["SimulatedTimeNs"] = rows[-1]["time"] if rows else 0
+    result["EvictionsByCause"] = dict(sorted(causes.items()))
     result["Operations"] = dict(sorted(operations.items()))
+    result["Segments"] = {str(k): v for k, v in sorted(segments.items())}
     return result
+
+
+__all__ = ["BYTE_COUNTERS", "EVICTION_COUNTERS", "byte_counter", "statistics"]

@@ -1,0 +1,245 @@
+"""The event log as ``events.jsonl`` shows it: one JSON object per line, named as DxgKrnl's ETW events are.
+
+Models emit typed events with Python field names (:mod:`wddmsim.core.events`); this module is the export
+schema (decision 0027).  Each record is ``{"time": ns, "event": Name, ...fields}`` with the field names of the
+ETW event where one exists (``PagingOpTransfer.TransferSize``, ``ReportSegment.ulSegmentId``,
+``TotalBytesResidentInSegment.TotalBytesResident``), the DDI's names otherwise (``SubmissionFenceId``,
+``MultipassOffset``), and PascalCase for wddmsim's own (``Cause``, ``Label``).  ``PagingOp*`` records carry every
+scalar field of the operation's payload, flattened (``Source.SegmentId`` becomes ``SourceSegmentId``), the
+segment offsets ETW shows (``SourceSegmentOffset``), ``hDmaBuffer`` (the submission fence of the paging buffer
+the operation starts in), ``ContinueNextBuffer`` and ``Passes`` (multipass), and ``Size``: the bytes the
+operation covers, what the statistics add up.
+
+Records are built from the events alone, in order, so the same run gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from wddmsim.core.events import Event
+from wddmsim.vidmm.events import PAGING_OP_NAMES, PagingOperation
+
+Record = dict[str, Any]
+
+SCHEMA: dict[str, tuple[str, dict[str, str]]] = {
+    "ReportSegment": (
+        "ReportSegment",
+        {
+            "segment": "ulSegmentId",
+            "base_address": "BaseAddress",
+            "cpu_translated_address": "CpuTranslatedAddress",
+            "size": "Size",
+            "flags": "Flags",
+            "commit_limit": "CommitLimit",
+            "group": "MemorySegmentGroup",
+            "aperture": "Aperture",
+            "cpu_visible": "CpuVisible",
+        },
+    ),
+    "AdapterAllocation": (
+        "AdapterAllocation",
+        {"allocation": "hVidMmGlobalAlloc", "size": "allocSize", "action": "Action"},
+    ),
+    "TotalBytesResidentInSegment": (
+        "TotalBytesResidentInSegment",
+        {"segment": "SegmentId", "bytes": "TotalBytesResident"},
+    ),
+    "SegmentRange": (
+        "SegmentRange",
+        {
+            "segment": "SegmentId",
+            "offset": "SegmentOffset",
+            "size": "Size",
+            "action": "Action",
+            "owner": "Owner",
+            "allocation": "hAllocation",
+            "process": "hProcess",
+            "label": "Label",
+        },
+    ),
+    "VidMmPageIn": (
+        "PageInAllocation",
+        {
+            "allocation": "hAllocationHandle",
+            "segment": "uiSegmentId",
+            "offset": "uliOffset",
+            "size": "Size",
+            "how": "How",
+        },
+    ),
+    "VidMmEvict": (
+        "VidMmEvict",
+        {
+            "allocation": "pVidMmAlloc",
+            "segment": "SegmentId",
+            "size": "Size",
+            "cause": "Cause",
+            "destination": "Destination",
+        },
+    ),
+    "VidMmMakeResident": (
+        "VidMmMakeResident",
+        {
+            "device": "hDevice",
+            "allocations": "NumAllocations",
+            "result": "Result",
+            "paging_fence": "PagingFenceValue",
+            "bytes_to_trim": "NumBytesToTrim",
+        },
+    ),
+    "PagingQueuePacket": (
+        "PagingQueuePacket",
+        {"queue": "hPagingQueue", "device": "hDevice", "value": "PagingFenceValue", "submission": "SubmissionFenceId"},
+    ),
+    "BuildPagingBuffer": (
+        "BuildPagingBuffer",
+        {
+            "operation": "Operation",
+            "status": "Status",
+            "multipass_offset": "MultipassOffset",
+            "bytes_written": "BytesWritten",
+            "buffer_offset": "DmaBufferWriteOffset",
+        },
+    ),
+    "PagingBufferSubmitted": (
+        "PagingBufferSubmitted",
+        {
+            "node": "NodeOrdinal",
+            "fence": "SubmissionFenceId",
+            "start": "DmaBufferSubmissionStartOffset",
+            "end": "DmaBufferSubmissionEndOffset",
+            "operations": "NumOperations",
+        },
+    ),
+    "DmaBufferStarted": ("DmaBufferStarted", {"engine": "NodeOrdinal", "fence": "SubmissionFenceId", "size": "Size"}),
+    "DmaBufferCompleted": ("DmaBufferCompleted", {"engine": "NodeOrdinal", "fence": "SubmissionFenceId"}),
+    "PacketExecuted": (
+        "PacketExecuted",
+        {"engine": "NodeOrdinal", "fence": "SubmissionFenceId", "offset": "Offset", "opcode": "Opcode"},
+    ),
+    "EngineNote": ("EngineNote", {"engine": "NodeOrdinal", "kind": "Kind", "a": "A", "b": "B"}),
+    "EngineFaulted": (
+        "EngineFaulted",
+        {
+            "engine": "NodeOrdinal",
+            "kind": "Kind",
+            "address": "Address",
+            "fence": "SubmissionFenceId",
+            "reason": "Reason",
+        },
+    ),
+    "GpuFaultReported": (
+        "GpuFaultReported",
+        {
+            "interrupt": "InterruptType",
+            "fence": "FaultedFenceId",
+            "address": "FaultedVirtualAddress",
+            "detail": "Detail",
+        },
+    ),
+    "AdapterReset": ("AdapterReset", {"reason": "Reason"}),
+    "CpuLock": (
+        "CpuLock",
+        {"allocation": "hAllocation", "action": "Action", "address": "pData", "target": "Target", "count": "LockCount"},
+    ),
+}
+"""Model event ``NAME`` -> (exported name, {field: exported field}).  Fields not listed keep their names."""
+
+_RENAMED_ARGS = {
+    "hAllocation": None,  # already hAllocationGlobalHandle
+    "NumPageTableEntries": "NumPageTableUpdateEntries",
+    "FillSizeInBytes": "FillSize",
+    "TransferSizeInBytes": "TransferSize",
+    "AllocationOffsetInBytes": "AllocationOffset",
+}
+_SEGMENT_OF = {"Source.SegmentAddress": "Source.SegmentId", "Destination.SegmentAddress": "Destination.SegmentId"}
+
+
+def _paging_op(event: PagingOperation, bases: dict[int, int]) -> Record:
+    record: Record = {
+        "time": event.time,
+        "event": PAGING_OP_NAMES.get(event.operation, "PagingOp"),
+        "Operation": event.operation,
+        "hAllocationGlobalHandle": event.allocation,
+        "hDmaBuffer": 0,
+        "ContinueNextBuffer": event.passes > 1,
+        "Passes": event.passes,
+        "Size": event.size,
+    }
+    if event.direction:
+        record["TransferDirection"] = event.direction
+    args = dict(event.args)
+    for name, value in event.args:
+        renamed = _RENAMED_ARGS.get(name, name.replace(".", ""))
+        if renamed is None or name == "TransferDirection":
+            continue
+        record[renamed] = value
+        if name.endswith("SegmentAddress"):
+            segment = args.get(_SEGMENT_OF.get(name, "SegmentId"), 0)
+            if segment in bases:
+                record[renamed.replace("SegmentAddress", "SegmentOffset")] = value - bases[segment]
+    return record
+
+
+def records(events: Iterable[Event]) -> list[Record]:
+    """Every event as its exported record, in emission order."""
+    out: list[Record] = []
+    bases: dict[int, int] = {}
+    pending: list[Record] = []  # PagingOp records waiting for the submission that carries their last part
+    for event in events:
+        if isinstance(event, PagingOperation):
+            record = _paging_op(event, bases)
+            pending.append(record)
+            out.append(record)
+            continue
+        name, fields = SCHEMA.get(event.NAME, (event.NAME, {}))
+        record = {"time": event.time, "event": name}
+        for key, value in event.fields().items():
+            record[fields.get(key, key)] = value
+        if name == "ReportSegment":
+            bases[record["ulSegmentId"]] = record["BaseAddress"]
+        elif name == "AdapterReset":
+            pending.clear()  # built, never submitted: hDmaBuffer stays 0
+        elif name == "PagingBufferSubmitted":
+            for op in pending:
+                op["hDmaBuffer"] = record["SubmissionFenceId"] - (op["Passes"] - 1)
+            pending.clear()
+        out.append(record)
+    return out
+
+
+def dumps(record: Record) -> str:
+    """One line of ``events.jsonl`` (compact, keys in schema order: byte-identical for identical runs)."""
+    return json.dumps(record, separators=(",", ":"))
+
+
+def write_jsonl(path: Path, rows: Iterable[Record]) -> None:
+    with path.open("w", encoding="utf-8") as f:
+        _write(f, rows)
+
+
+def _write(f: IO[str], rows: Iterable[Record]) -> None:
+    for row in rows:
+        f.write(dumps(row))
+        f.write("\n")
+
+
+def read_jsonl(path: Path) -> list[Record]:
+    """The records of an ``events.jsonl`` (index ``i`` is line ``i + 1``)."""
+    with path.open(encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def iter_named(rows: Iterable[Record], *names: str) -> Iterator[tuple[int, Record]]:
+    """``(index, record)`` of the records whose event is one of ``names``."""
+    wanted = set(names)
+    for index, row in enumerate(rows):
+        if row["event"] in wanted:
+            yield index, row
+
+
+__all__ = ["SCHEMA", "Record", "dumps", "iter_named", "read_jsonl", "records", "write_jsonl"]

@@ -1,0 +1,481 @@
+"""``report.html``: one self-contained, offline page about a run (decision 0029).
+
+Sections: the verdict and the checks; the statistics; segment occupancy over time (a step chart per segment);
+bytes paged in each direction per time slice (mirrored bars: to memory above, to system memory below); evictions
+by cause; GPU faults and adapter resets; the segment map at a chosen moment, after GPUView's segment viewer (a slider steps through up to
+``SNAPSHOTS`` moments; blocks coloured by process, VidMm's page tables grey); the page-table tree of each
+address space (from an end-of-run snapshot); the paging-buffer disassembly with its multipass splits.
+
+Everything is inline: CSS, SVG drawn here, the snapshots as JSON, and a small script (the slider).  A
+Content-Security-Policy forbids every network fetch, so a stray reference fails loudly instead of leaking.
+Charts are down-sampled and snapshots bounded so the file stays small for runs of many thousands of events.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from html import escape
+from typing import Any
+
+from wddmsim.scenarios.result import Check
+from wddmsim.viz.buffers import dma_buffers
+from wddmsim.viz.capture import CapturedBuffer
+from wddmsim.viz.disasm import disassemble
+from wddmsim.viz.eventlog import Record
+from wddmsim.viz.pagetables import AddressSpaceTree, TableNode
+from wddmsim.viz.segmap import SegmentMap, SegmentReplay
+from wddmsim.viz.summary import BYTE_COUNTERS, EVICTION_COUNTERS, byte_counter
+from wddmsim.viz.svg import COLOURS, Series, envelope, horizontal_bars, human, mirrored_bars, step_chart
+
+SNAPSHOTS = 32
+"""At most this many moments in the segment-map slider."""
+MAX_SNAPSHOT_BLOCKS = 12_000
+"""Fewer moments when the maps would hold more blocks than this in all."""
+TIME_BUCKETS = 48
+CHART_POINTS = 600
+MAX_DISASM_LINES = 64
+MAX_TABLE_ROWS = 200
+
+_PROCESS_COLOURS = ("#1f77b4", "#e377c2", "#2ca02c", "#ff7f0e", "#9467bd", "#17becf", "#bcbd22", "#d62728")
+
+_CSS = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#222;background:#fafafa}
+header{background:#263238;color:#fff;padding:14px 24px}header h1{margin:0;font-size:20px}
+header p{margin:4px 0 0;color:#cfd8dc}nav{padding:8px 24px;background:#eceff1;position:sticky;top:0;z-index:2}
+nav a{margin-right:14px;color:#37474f;text-decoration:none}main{padding:0 24px 40px;max-width:1200px}
+section{margin-top:28px}h2{font-size:17px;border-bottom:1px solid #cfd8dc;padding-bottom:4px}
+table{border-collapse:collapse;margin:6px 0}td,th{padding:2px 10px;border-bottom:1px solid #e0e0e0;text-align:left}
+td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}.ok{color:#2e7d32}.bad{color:#c62828;font-weight:bold}
+svg.chart{width:100%;height:auto;background:#fff;border:1px solid #e0e0e0;font-size:11px}
+svg .plot{fill:#fff;stroke:#cfd8dc}svg .grid{stroke:#eceff1}svg .axis{stroke:#90a4ae}
+.cols{display:flex;flex-wrap:wrap;gap:24px}.cols>div{flex:1 1 320px}
+pre{background:#fff;border:1px solid #e0e0e0;padding:8px;overflow-x:auto;font-size:12px}
+.split{color:#c62828}.op{color:#1565c0}details{margin:2px 0 2px 14px}summary{cursor:pointer}
+.segmap svg{width:100%;height:auto;background:#fff;border:1px solid #e0e0e0}.mono{font-family:ui-monospace,monospace}
+.muted{color:#78909c}#scrub{width:60%}
+.swatch{display:inline-block;width:11px;height:11px;margin:0 4px 0 10px;vertical-align:-1px}
+"""
+
+_EARLY_SCRIPT = (
+    "window.addEventListener('error',function(){var d=document.documentElement.dataset;"
+    "d.errors=String((+(d.errors||0))+1);});"
+)
+
+_SCRIPT = r"""
+(function(){
+'use strict';
+var data=JSON.parse(document.getElementById('snapshots').textContent);
+var colours=data.colours, segs=data.segments, snaps=data.snapshots;
+var scrub=document.getElementById('scrub'), label=document.getElementById('scrub-label');
+function hex(n){return '0x'+n.toString(16);}
+function size(n){var u=['B','KiB','MiB','GiB','TiB'],i=0;while(n>=1024&&i<4){n/=1024;i++;}
+  return (i?Math.round(n*10)/10:n)+' '+u[i];}
+function colour(b){return b[2]===0?colours[(b[3]>>2)%colours.length]:'#90a4ae';}
+function name(b){return b[2]===0?'allocation '+hex(b[4]):b[4];}
+function el(tag,attrs,text){var e=document.createElementNS(tag==='svg'||tag==='rect'||tag==='title'||tag==='text'?
+  'http://www.w3.org/2000/svg':'http://www.w3.org/1999/xhtml',tag);for(var k in attrs){e.setAttribute(k,attrs[k]);}
+  if(text!==undefined){e.textContent=text;}return e;}
+function render(k){
+  var snap=snaps[k];label.textContent='event '+snap.i+' ('+snap.e+') at '+snap.t.toLocaleString()+' ns';
+  var host=document.getElementById('segmap');host.textContent='';
+  segs.forEach(function(seg){
+    var blocks=snap.m[seg.id]||[], used=0;blocks.forEach(function(b){used+=b[1];});
+    var box=el('div',{'class':'segmap','data-segment':seg.id});
+    box.appendChild(el('h3',{},'segment '+seg.id+' ('+seg.kind+', '+size(seg.size)+'): '+size(used)+' held in '+
+      blocks.length+' block(s), '+size(seg.size-used)+' free'));
+    var svg=el('svg',{viewBox:'0 0 1000 34',id:'segmap-svg-'+seg.id});
+    svg.appendChild(el('rect',{x:0,y:2,width:1000,height:30,fill:'#eceff1'}));
+    blocks.forEach(function(b){var r=el('rect',{x:(b[0]/seg.size*1000).toFixed(2),y:2,
+      width:Math.max(b[1]/seg.size*1000,0.5).toFixed(2),height:30,fill:colour(b),'class':'block'});
+      r.appendChild(el('title',{},name(b)+' @ '+hex(b[0])+', '+size(b[1])));svg.appendChild(r);});
+    box.appendChild(svg);
+    var det=el('details',{}),sum=el('summary',{},'blocks');det.appendChild(sum);
+    var t=el('table',{'class':'blocks'}),head=el('tr',{});
+    ['offset','size','held by','process'].forEach(function(h){head.appendChild(el('th',{},h));});t.appendChild(head);
+    blocks.slice(0,data.maxRows).forEach(function(b){var tr=el('tr',{});tr.appendChild(el('td',{'class':'n mono'},hex(b[0])));
+      tr.appendChild(el('td',{'class':'n'},size(b[1])));tr.appendChild(el('td',{},name(b)));
+      tr.appendChild(el('td',{'class':'n mono'},b[3]?hex(b[3]):'VidMm'));t.appendChild(tr);});
+    det.appendChild(t);box.appendChild(det);host.appendChild(box);
+  });
+}
+scrub.max=String(snaps.length-1);scrub.value=String(snaps.length-1);
+scrub.addEventListener('input',function(){render(+scrub.value);});
+document.getElementById('prev').addEventListener('click',function(){scrub.value=String(Math.max(+scrub.value-1,0));
+  render(+scrub.value);});
+document.getElementById('next').addEventListener('click',function(){
+  scrub.value=String(Math.min(+scrub.value+1,snaps.length-1));render(+scrub.value);});
+if(snaps.length){render(snaps.length-1);}
+document.documentElement.dataset.rendered='1';
+})();
+"""
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[object]], numeric: Sequence[bool] = ()) -> str:
+    numeric = list(numeric) + [False] * (len(headers) - len(numeric))
+    out = ["<table><tr>"]
+    out += [f"<th{' class=n' if n else ''}>{escape(h)}</th>" for h, n in zip(headers, numeric, strict=True)]
+    out.append("</tr>")
+    for row in rows:
+        out.append("<tr>")
+        for cell, n in zip(row, numeric, strict=True):
+            text = f"{cell:,}" if isinstance(cell, int) and not isinstance(cell, bool) else str(cell)
+            out.append(f"<td{' class=n' if n else ''}>{escape(text)}</td>")
+        out.append("</tr>")
+    out.append("</table>")
+    return "".join(out)
+
+
+def _span(rows: Sequence[Record]) -> tuple[int, int]:
+    return (rows[0]["time"], rows[-1]["time"]) if rows else (0, 0)
+
+
+# --- sections -------------------------------------------------------------------------------------------------
+
+
+def _checks(checks: Sequence[Check]) -> str:
+    rows = [("✓" if c.ok else "✗", c.operation, c.step, c.detail) for c in checks]
+    return _table(("", "operation", "what was checked", "result"), rows)
+
+
+def _statistics(summary: dict[str, Any]) -> str:
+    def pick(keys: Sequence[str]) -> list[tuple[str, int]]:
+        return [(k, int(summary.get(k, 0))) for k in keys]
+
+    groups = [
+        ("Paging transfer (D3DKMT_QUERYSTATISTICS_PAGING_TRANSFER)", pick(BYTE_COUNTERS)),
+        (
+            "Evictions and faults",
+            pick(
+                (
+                    "Evictions",
+                    *EVICTION_COUNTERS.values(),
+                    "EvictionsDemotedToAperture",
+                    "TotalBytesEvicted",
+                    "Faults",
+                    "FaultsFirstTimeAccess",
+                    "GpuPageFaults",
+                )
+            ),
+        ),
+        (
+            "Paging buffers",
+            pick(
+                (
+                    "PagingBuffersSubmitted",
+                    "PagingBufferBytes",
+                    "BuildPagingBufferCalls",
+                    "PagingOperations",
+                    "MultipassOperations",
+                    "ExtraPasses",
+                    "PacketsExecuted",
+                    "MakeResidentCalls",
+                    "MakeResidentRefused",
+                    "AllocationsCreated",
+                )
+            ),
+        ),
+    ]
+    parts = ['<div class="cols">']
+    for title, rows in groups:
+        shown = [
+            (k, f"{v:,}" + (f" ({human(v)})" if k.startswith(("Bytes", "Total", "Paging")) and v else ""))
+            for k, v in rows
+        ]
+        parts.append(f"<div><h3>{escape(title)}</h3>{_table(('counter', 'value'), shown, (False, True))}</div>")
+    operations: dict[str, int] = summary.get("Operations", {})
+    ranked = sorted(operations.items(), key=lambda kv: -kv[1])
+    parts.append(
+        "<div><h3>Paging operations</h3>" + _table(("operation", "count"), ranked, (False, True)) + "</div></div>"
+    )
+    return "".join(parts)
+
+
+def _occupancy(rows: Sequence[Record], replay: SegmentReplay) -> str:
+    start, end = _span(rows)
+    points: dict[int, list[tuple[int, int]]] = {s: [] for s in replay.segments}
+    for r in rows:
+        if r["event"] == "TotalBytesResidentInSegment" and r["SegmentId"] in points:
+            points[r["SegmentId"]].append((r["time"], r["TotalBytesResident"]))
+    series = [
+        Series(
+            f"segment {s} ({info.kind}, {human(info.size)})",
+            COLOURS[i % len(COLOURS)],
+            envelope(points[s], start, end, CHART_POINTS),
+        )
+        for i, (s, info) in enumerate(sorted(replay.segments.items()))
+    ]
+    top = max((info.size for info in replay.segments.values()), default=1)
+    return step_chart(series, start=start, end=end, y_max=top, title="bytes resident per segment over time")
+
+
+def _traffic(rows: Sequence[Record], replay: SegmentReplay) -> tuple[str, str]:
+    start, end = _span(rows)
+    apertures = frozenset(s for s, info in replay.segments.items() if info.aperture)
+    per: dict[str, Counter[int]] = {k: Counter() for k in BYTE_COUNTERS}
+    span = max(end - start, 1)
+    for r in rows:
+        if r["event"].startswith("PagingOp"):
+            counter = byte_counter(r, apertures)
+            if counter is not None and r["Size"]:
+                bucket = min((r["time"] - start) * TIME_BUCKETS // span, TIME_BUCKETS - 1)
+                per[counter][bucket] += r["Size"]
+    up_keys = (
+        ("BytesTransferredFromMdlToMemory", "paged in (system → memory)"),
+        ("BytesTransferredFromApertureToMemory", "aperture → memory"),
+        ("BytesFilled", "filled"),
+        ("BytesMappedIntoAperture", "mapped into the aperture"),
+    )
+    down_keys = (
+        ("BytesTransferredFromMemoryToMdl", "paged out (memory → system)"),
+        ("BytesTransferredFromMemoryToAperture", "memory → aperture"),
+        ("BytesDiscarded", "discarded"),
+        ("BytesUnmappedFromAperture", "unmapped from the aperture"),
+    )
+    colours = iter(COLOURS)
+    up = [Series(label, next(colours), sorted(per[k].items())) for k, label in up_keys if per[k]]
+    down = [Series(label, next(colours), sorted(per[k].items())) for k, label in down_keys if per[k]]
+    chart = mirrored_bars(up, down, start=start, end=end, buckets=TIME_BUCKETS, title="bytes paged per time slice")
+    totals = _table(
+        ("direction", "bytes"),
+        [(label, human(sum(per[k].values()))) for k, label in (*up_keys, *down_keys)],
+        (False, True),
+    )
+    return chart, totals
+
+
+def _evictions(rows: Sequence[Record]) -> str:
+    count: Counter[str] = Counter()
+    size: Counter[str] = Counter()
+    where: dict[str, Counter[str]] = {}
+    for r in rows:
+        if r["event"] == "VidMmEvict":
+            count[r["Cause"]] += 1
+            size[r["Cause"]] += r["Size"]
+            where.setdefault(r["Cause"], Counter())[r["Destination"]] += 1
+    bars = [
+        (
+            f"{cause} ({EVICTION_COUNTERS.get(cause, 'other')})",
+            n,
+            f"· {human(size[cause])} · " + ", ".join(f"{d} {k}" for d, k in sorted(where[cause].items())),
+        )
+        for cause, n in count.most_common()
+    ]
+    return horizontal_bars(bars, title="evictions by cause")
+
+
+def _incidents(rows: Sequence[Record]) -> str:
+    """GPU faults and adapter resets, in order (the first 50)."""
+    shown = []
+    for index, r in enumerate(rows):
+        if r["event"] == "AdapterReset":
+            shown.append((index, r["time"], "AdapterReset", r["Reason"]))
+        elif r["event"] == "GpuFaultReported":
+            shown.append(
+                (index, r["time"], r["event"], f"{r['InterruptType']} fence {r['FaultedFenceId']}: {r['Detail']}")
+            )
+        elif r["event"] == "EngineFaulted":
+            shown.append((index, r["time"], r["event"], f"engine {r['NodeOrdinal']} {r['Kind']}: {r['Reason']}"))
+    if not shown:
+        return "<p class=muted>No GPU fault and no adapter reset.</p>"
+    more = f"<p class=muted>… {len(shown) - 50} more</p>" if len(shown) > 50 else ""
+    return _table(("event", "time (ns)", "what", "detail"), shown[:50], (True, True, False, False)) + more
+
+
+def _snapshot_blocks(segment_map: SegmentMap) -> list[list[object]]:
+    """A segment's blocks for the slider: [offset, size, kind, process, handle or label]; adjacent blocks of
+    VidMm's own objects merged (a run of page tables is one block)."""
+    merged: list[tuple[int, int, int, int, object, int]] = []  # ..., how many were merged
+    for b in segment_map.blocks:
+        kind = {"allocation": 0, "page-table": 1}.get(b.owner, 2)
+        if kind and merged and merged[-1][2] == kind and merged[-1][0] + merged[-1][1] == b.offset:
+            offset, size, _, process, _, count = merged[-1]
+            label = f"{count + 1} page tables" if kind == 1 else f"{count + 1} VidMm objects"
+            merged[-1] = (offset, size + b.size, kind, process, label, count + 1)
+            continue
+        merged.append((b.offset, b.size, kind, b.process, b.allocation if kind == 0 else b.label, 1))
+    return [list(m[:5]) for m in merged]
+
+
+def _snapshot_data(rows: Sequence[Record], replay: SegmentReplay) -> dict[str, Any]:
+    events = replay.memory_events
+    count = min(SNAPSHOTS, len(events)) if events else 0
+    while True:
+        picks = sorted({events[(len(events) - 1) * k // max(count - 1, 1)] for k in range(count)}) if count else []
+        if rows and (not picks or picks[-1] != len(rows) - 1):
+            picks.append(len(rows) - 1)
+        maps = replay.snapshots(picks)
+        snaps = [
+            {
+                "i": index,
+                "t": rows[index]["time"],
+                "e": rows[index]["event"],
+                "m": {str(s): _snapshot_blocks(m) for s, m in per.items()},
+            }
+            for index, per in zip(picks, maps, strict=True)
+        ]
+        blocks = sum(len(m.blocks) for per in maps for m in per.values())
+        if blocks <= MAX_SNAPSHOT_BLOCKS or count <= 2:
+            break
+        count = max(2, count * MAX_SNAPSHOT_BLOCKS // blocks)
+    return {
+        "colours": list(_PROCESS_COLOURS),
+        "maxRows": MAX_TABLE_ROWS,
+        "segments": [{"id": s, "kind": info.kind, "size": info.size} for s, info in sorted(replay.segments.items())],
+        "snapshots": snaps,
+    }
+
+
+def _process_legend(rows: Sequence[Record]) -> str:
+    processes = sorted({r["hProcess"] for r in rows if r["event"] == "SegmentRange" and r["hProcess"]})
+    items = [
+        f'<span class="swatch" style="background:{_PROCESS_COLOURS[(p >> 2) % len(_PROCESS_COLOURS)]}"></span>'
+        f"process {p:#x}"
+        for p in processes
+    ]
+    items.append('<span class="swatch" style="background:#90a4ae"></span>VidMm (page tables)')
+    return " ".join(items)
+
+
+def _segment_maps(rows: Sequence[Record], replay: SegmentReplay) -> str:
+    data = _snapshot_data(rows, replay)
+    payload = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
+    moments = len(data["snapshots"])
+    return (
+        '<p><button id="prev" type="button">◀ previous</button> '
+        f'<input id="scrub" type="range" min="0" max="{max(moments - 1, 0)}" value="{max(moments - 1, 0)}" '
+        'aria-label="moment"> <button id="next" type="button">next ▶</button> '
+        f'<span id="scrub-label" class="muted">(the map needs the page\'s script)</span></p>'
+        f'<p class="muted">{moments} moments, spread over the run\'s {len(replay.memory_events):,} memory events; '
+        "colours are processes, grey is VidMm's page tables. <code>wddmsim inspect RUN_DIR --at N</code> shows any "
+        "event.</p>"
+        f"<p>{_process_legend(rows)}</p>"
+        '<div id="segmap"></div>'
+        f'<script type="application/json" id="snapshots">{payload}</script>'
+    )
+
+
+def _tree_node(node: TableNode, depth: int) -> str:
+    span = node.coverage * node.entries
+    head = (
+        f"level {node.level} {node.kind} at {node.target} {node.address:#x} · VA {node.va:#x}–{node.va + span - 1:#x} "
+        f"· {node.valid} / {node.entries} valid"
+    )
+    body: list[str] = []
+    for run in node.large:
+        what = "Zero" if run.zero else f"large page → {run.target} {run.address:#x}"
+        body.append(f"<li class=mono>VA {run.va:#x} ({human(run.page_size)}): {escape(what)}</li>")
+    for run in node.runs:
+        what = "Zero" if run.zero else f"{run.target} {run.address:#x}"
+        body.append(
+            f"<li class=mono>VA {run.va:#x}–{run.va + run.pages * run.page_size - 1:#x}: {run.pages} × "
+            f"{human(run.page_size)} → {escape(what)}</li>"
+        )
+    children = "".join(_tree_node(c, depth + 1) for c in node.children)
+    more = "<li class=muted>… more not shown</li>" if node.truncated else ""
+    inner = (f"<ul>{''.join(body)}{more}</ul>" if body or more else "") + children
+    opened = " open" if depth < 2 else ""
+    return f"<details{opened}><summary>{escape(head)}</summary>{inner}</details>"
+
+
+def _page_tables(trees: Sequence[AddressSpaceTree]) -> str:
+    if not trees:
+        return "<p class=muted>No GPU virtual address spaces (a WDDM 1.x run).</p>"
+    return "".join(
+        f"<h3>{escape(t.name)}: {t.tables} tables, {t.valid_leaf_entries:,} valid leaf entries</h3>"
+        + _tree_node(t.root, 0)
+        for t in trees
+    )
+
+
+def _disassembly(rows: Sequence[Record], buffers: Sequence[CapturedBuffer]) -> str:
+    if not buffers:
+        return "<p class=muted>No paging buffer was captured.</p>"
+    known = dma_buffers(rows)
+    parts = [
+        f"<p class=muted>{len(buffers)} paging buffer(s) kept: the first ones and those a multipass operation was "
+        "split over (STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER, then a fresh buffer and the same call with "
+        "MultipassOffset).</p>"
+    ]
+    for captured in buffers:
+        info = known.get((0, captured.fence))
+        notes = []
+        if captured.continued:
+            notes.append("continues the operation split over the previous buffer")
+        if captured.split:
+            notes.append("ends mid-operation: STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER")
+        head = (
+            f"paging buffer, fence {captured.fence}: bytes [{captured.start:#x}, {captured.end:#x}), "
+            f"{captured.operations} complete operation(s)" + (f" — {'; '.join(notes)}" if notes else "")
+        )
+        lines = disassemble(captured.data, captured.start)
+        half = MAX_DISASM_LINES // 2
+        shown = lines if len(lines) <= MAX_DISASM_LINES else [*lines[:half], None, *lines[-half:]]
+        text: list[str] = []
+        current = None
+        for line in shown:
+            if line is None:  # the middle of a long buffer: its start and its end (where a split shows) are kept
+                text.append(f'<span class="muted">  … {len(lines) - 2 * half} more packets</span>')
+                current = None
+                continue
+            chunk = info.chunk_at(line.offset) if info is not None else None
+            if chunk is not None and chunk is not current:
+                current = chunk
+                text.append(f'<span class="op">; {escape(chunk.name)}</span>')
+            text.append(escape(f"  {line.offset:#07x}  {line.length:#06x}  {line.text}"))
+        cls = ' class="split"' if captured.split or captured.continued else ""
+        opened = " open" if captured.split else ""
+        parts.append(
+            f"<details{opened}><summary{cls}>{escape(head)}</summary><pre>{chr(10).join(text)}</pre></details>"
+        )
+    return "".join(parts)
+
+
+# --- the page --------------------------------------------------------------------------------------------------
+
+
+def build_report(
+    rows: Sequence[Record],
+    *,
+    summary: dict[str, Any],
+    checks: Sequence[Check] = (),
+    trees: Sequence[AddressSpaceTree] = (),
+    buffers: Sequence[CapturedBuffer] = (),
+) -> str:
+    """The whole page for one run's records and end-of-run snapshots."""
+    replay = SegmentReplay(rows)
+    verified = bool(summary.get("verified"))
+    scenario = str(summary.get("scenario", "run"))
+    traffic_chart, traffic_totals = _traffic(rows, replay)
+    facts = (
+        f"{'verified' if verified else 'VERIFICATION FAILED'} · scenario {scenario} · seed {summary.get('seed', 0)} · "
+        f"{summary.get('driver_model', '')} · {len(rows):,} events · {summary.get('SimulatedTimeNs', 0):,} ns simulated"
+    )
+    sections = [
+        ("checks", "Checks", _checks(checks)),
+        ("statistics", "Statistics", _statistics(summary)),
+        ("occupancy", "Segment occupancy over time", _occupancy(rows, replay)),
+        ("traffic", "Bytes paged in each direction", traffic_chart + traffic_totals),
+        ("evictions", "Evictions by cause", _evictions(rows)),
+        ("incidents", "GPU faults and adapter resets", _incidents(rows)),
+        ("segments", "Segment map at a chosen moment", _segment_maps(rows, replay)),
+        ("pagetables", "Page tables (end of run)", _page_tables(trees)),
+        ("disasm", "Paging-buffer disassembly", _disassembly(rows, buffers)),
+    ]
+    nav = "".join(f'<a href="#{key}">{escape(title)}</a>' for key, title, _ in sections)
+    body = "".join(f'<section id="{key}"><h2>{escape(title)}</h2>{html}</section>' for key, title, html in sections)
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+        "script-src 'unsafe-inline'; img-src data:\">"
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>wddmsim report: {escape(scenario)}</title><style>{_CSS}</style><script>{_EARLY_SCRIPT}</script>"
+        "</head><body>"
+        f'<header><h1>wddmsim: {escape(scenario)}</h1><p class="{"ok" if verified else "bad"}">{escape(facts)}</p>'
+        f"</header><nav>{nav}</nav><main>{body}</main><script>{_SCRIPT}</script></body></html>\n"
+    )
+
+
+__all__ = ["SNAPSHOTS", "build_report"]
