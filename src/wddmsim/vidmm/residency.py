@@ -924,6 +924,25 @@ class ResidencyManager:
         if queue.fence.value < value:
             raise AssertionError(f"paging fence {value} completed but the fence reads {queue.fence.value}")
 
+    def wait_sync(self, sync: SyncObject, value: int) -> None:
+        """Wait on the CPU until a monitored-fence sync object reaches ``value`` (``hFenceObject`` of
+        ``UpdateGpuVirtualAddress``): the paging work queued to signal it runs first.  A value that neither
+        the fence nor any queued work reaches is refused -- with one CPU thread, nothing else could signal it,
+        so the wait would never return."""
+        if not 0 <= value < 1 << 64:
+            raise _bad("FenceValue", value, "must be a UINT64")
+        if sync.fence.value >= value:
+            return
+        if sync.promised < value:
+            raise _bad(
+                "FenceValue",
+                value,
+                f"nothing will signal it: the fence is at {sync.fence.value} and queued work reaches {sync.promised}",
+            )
+        self.settle()  # the paging engine runs in order: the work that signals ``promised`` completes
+        if sync.fence.value < value:
+            raise AssertionError(f"monitored fence promised {sync.promised} but reads {sync.fence.value}")
+
     # --- offer and reclaim -----------------------------------------------------------------------------------
 
     def offer(self, args: D3DKMT_OFFERALLOCATIONS) -> None:
