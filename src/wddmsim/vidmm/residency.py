@@ -630,9 +630,12 @@ class ResidencyManager:
         for a in listed:
             a.residency_count -= 1
             if a.residency_count == 0 and args.Flags.NotWrittenTo:
-                # The GPU has not written since the page-in, which copied (or zero-filled) from the backing, and
-                # may not touch it again before another MakeResident: the backing is as good as the segment.
-                a.backing_current = True
+                # The GPU has not written in this period of use and may not before another MakeResident: the backing
+                # is as good as the segment if it was when the period began (a page-in copied or zero-filled from
+                # it) -- not if an earlier period's writes never left the segment (an EvictOnlyIfNecessary).
+                a.backing_current = a.clean_start
+            elif a.residency_count == 0:
+                a.clean_start = False  # the period ends without the hint: the GPU may have written the placement
             if a.residency_count == 0 and a.placement is not None and not args.Flags.EvictOnlyIfNecessary:
                 self._leave(a, cause="evict")
         self.paging.flush()
@@ -826,6 +829,7 @@ class ResidencyManager:
                 self._entering.discard(a.handle)
         a.content = Content.DATA
         a.backing_current = False
+        a.clean_start = True  # the placement equals the backing store; what the GPU writes next, NotWrittenTo says
         a.moves += 1
         self._clock += 1
         a.placed_at = self._clock
