@@ -86,7 +86,7 @@ class RunResult:
         c = self.config
         return (
             f"{c.name}: {len(self.processes)} processes, {sum(p.resources for p in self.processes)} allocations, "
-            f"{format_size(sum(p.bytes for p in self.processes))} over {format_size(c.adapter.vram)} local memory "
+            f"{sum(p.bytes for p in self.processes) / 2**20:.1f} MiB over {format_size(c.adapter.vram)} local memory "
             f"({c.adapter.driver_model}, policy {c.adapter.policy}, seed {c.seed})"
         )
 

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from wddmsim.core.pointer import ByteArray
-from wddmsim.core.units import format_size
 from wddmsim.scenarios.app import READBACK, App, Resource
 from wddmsim.scenarios.model import GpuCopy, Ref
 
@@ -94,7 +93,7 @@ def verify(app: App) -> list[Check]:
     failed = sum(1 for c in checks if not c.ok)
     checks.append(
         Check(
-            f"process {app.index}: {len(targets)} allocations, {format_size(good)} match the reference model",
+            f"process {app.index}: {len(targets)} allocations, {good / 2**20:.1f} MiB match the reference model",
             "pfnLock2Cb + COPY" if app.wddm2 else "pfnLockCb + pfnRenderCb",
             failed == 0,
             f"{app.frames_done} frames; {len(targets) - failed} of {len(targets)} allocations verified",
