@@ -260,6 +260,15 @@ def run(
         _list_scenarios(console)
         return
     if scenario == "tour":
+        extra = [k for k, v in options.items() if v is not None and k not in ("driver_model", "vram", "paging_buffer")]
+        if extra or settings or record is not None:
+            given = (
+                [f"--{k.replace('_', '-')}" for k in extra] + ["--set"] * bool(settings) + ["--record"] * bool(record)
+            )
+            _fail(
+                console,
+                click.UsageError(f"{', '.join(given)}: the tour takes --driver-model, --vram and --paging-buffer only"),
+            )
         _run_tour(options["driver_model"], options["vram"], options["paging_buffer"], out)
         return
     from wddmsim.scenarios import catalog

@@ -47,7 +47,7 @@ from wddmsim.ddi.va import (
     D3DDDICB_UPDATEGPUVIRTUALADDRESS,
     D3DDDIGPUVIRTUALADDRESS_PROTECTION_TYPE,
 )
-from wddmsim.kmd.allocations import AllocationDesc, ResourceKind
+from wddmsim.kmd.allocations import AllocationDesc, AllocationUsage, ResourceKind
 from wddmsim.kmd.config import DriverModel
 from wddmsim.scenarios.config import TILE, ScenarioConfig
 from wddmsim.scenarios.gpu import ListGpu, VaGpu
@@ -100,8 +100,7 @@ class Problem:
 
 
 def _infra(name: str, size: int, placement: Placement) -> ResourceSpec:
-    from wddmsim.kmd.allocations import AllocationUsage
-
+    """A buffer of the process's own plumbing (staging, readback, tile pool)."""
     usage = 0 if placement == Placement.LOCAL else AllocationUsage.CPU_VISIBLE
     return ResourceSpec(
         name, ResourceKind.BUFFER, placement, AllocationDesc(ResourceKind.BUFFER, size=size, usage=usage), size
@@ -143,7 +142,10 @@ class App:
             self.pool = self._create(_infra(f"p{index}.pool", config.workload.tile_pool * TILE, Placement.LOCAL))
             self.gpu.expose(self.pool.name, self.pool.handle, self.pool.spec.size)  # also reachable untiled
             persistent.append(self.pool)
-        self._make_resident(persistent)
+        if not self._make_resident(persistent) and not self._make_resident(persistent, cant_trim=True):
+            self.problems.append(
+                Problem(f"process {index}: setup", "MakeResident", "E_OUTOFMEMORY for the staging and readback buffers")
+            )
         if config.workload.tiles:
             self._setup_tiles()
         self._hold_locks()
