@@ -1,4 +1,5 @@
-"""The command line: ``wddmsim run | inspect | disasm | vm-decode | bench``.  Thin: parse, build, run, render.
+"""The command line: ``wddmsim run | replay | inspect | disasm | vm-decode | bench``.  Thin: parse, build, run,
+render.
 
 Scenarios live in :mod:`wddmsim.scenarios`, views and the files of ``--out`` in :mod:`wddmsim.viz`.
 """
@@ -7,19 +8,22 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
 
 from wddmsim import __version__
 from wddmsim.core.errors import WddmsimError
 from wddmsim.core.units import format_size, parse_size
 from wddmsim.hw.gpu import GpuConfig
 from wddmsim.kmd.config import DriverConfig, DriverModel
-from wddmsim.scenarios.builtin import SCENARIOS
-from wddmsim.system import SystemConfig
+from wddmsim.scenarios.demos import SCENARIOS as DEMOS
+from wddmsim.system import Adapter, SystemConfig
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 110}
 
@@ -33,8 +37,8 @@ def _size(_ctx: click.Context, _param: click.Parameter, value: str | None) -> in
         raise click.BadParameter(str(error)) from None
 
 
-def _config(scenario: str, driver_model: str, vram: int | None, paging_buffer: int | None) -> SystemConfig:
-    gpu = SCENARIOS[scenario].gpu if vram is None else GpuConfig(local_size=vram)
+def _config(driver_model: str, vram: int | None, paging_buffer: int | None, demo: str = "tour") -> SystemConfig:
+    gpu = DEMOS[demo].gpu if vram is None else GpuConfig(local_size=vram)
     driver = DriverConfig(model=DriverModel(driver_model))
     if paging_buffer is not None:
         driver = DriverConfig(model=DriverModel(driver_model), paging_buffer_size=paging_buffer)
@@ -54,19 +58,21 @@ _common = [
         "--paging-buffer", callback=_size, metavar="SIZE", help="PagingBufferSize the driver reports (default 64KiB)."
     ),
 ]
-_scenario_option = click.option(
-    "--scenario",
-    type=click.Choice(sorted(SCENARIOS)),
-    default="tour",
-    show_default=True,
-    help="The built-in scenario to run first.",
-)
 
 
 def _with_common(fn: Any) -> Any:
     for option in reversed(_common):
         fn = option(fn)
     return fn
+
+
+_demo_option = click.option(
+    "--scenario",
+    type=click.Choice(sorted(DEMOS)),
+    default="tour",
+    show_default=True,
+    help="The demonstration to run first.",
+)
 
 
 @click.group(context_settings=CONTEXT)
@@ -79,10 +85,13 @@ def main() -> None:
 
     \b
     Start here:
-      wddmsim run                          every paging operation, end to end, every byte verified
-      wddmsim run residency --out out/     a residency workload; summary, event log, trace, HTML report
+      wddmsim run                          processes over more than local memory, every byte verified
+      wddmsim run --out out/               the same; summary, event log, trace and an HTML report in out/
+      wddmsim run --list                   the built-in scenarios and every setting
+      wddmsim run tour                     every paging operation driven directly, each result checked
       wddmsim inspect out/ --at 2000       the segment maps after event 2000 of that run
-      wddmsim disasm                       the paging buffers of a run, packet by packet
+      wddmsim replay trace.jsonl --policy lru    a recorded run under another policy
+      wddmsim disasm                       the paging buffers of the tour, packet by packet
       wddmsim vm-decode 0x1001000          a GPU VA walked level by level
       wddmsim bench --list                 the benchmarks and their goals
 
@@ -90,44 +99,11 @@ def main() -> None:
     """
 
 
-_RUN_HELP = """Run a built-in SCENARIO (default: tour) and verify every byte it moved.
-
-\b
-Scenarios:
-{scenarios}
-
-\b
-With --out DIR:
-  summary.json   verified, and counters named as in D3DKMT_QUERYSTATISTICS (BytesFilled,
-                 BytesTransferredFromMdlToMemory, EvictionsDueToPreparation, ...), paging buffers, passes
-  events.jsonl   one event per line, DxgKrnl ETW names (ReportSegment, PagingOpTransfer, VidMmEvict, ...)
-  trace.json     Chrome trace format: open it in https://ui.perfetto.dev or chrome://tracing
-  report.html    one offline page: occupancy, traffic, evictions, segment maps, page tables, disassembly
-
-\b
-Examples:
-  wddmsim run
-  wddmsim run residency --seed 3 --out out/
-  wddmsim run --driver-model wddm1 --vram 80GiB
-
-Exit status 0 when every check passed, 1 when one failed, 2 when the run could not complete.
-""".format(scenarios="\n".join(f"  {name:10} {s.summary}" for name, s in SCENARIOS.items()))
-
-
-@main.command(context_settings=CONTEXT, help=_RUN_HELP)
-@click.argument("scenario", required=False, default="tour", type=click.Choice(sorted(SCENARIOS)))
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the scenario's random choices.")
-@_with_common
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Write summary.json, events.jsonl, trace.json and report.html into this directory.",
-)
-def run(
-    scenario: str, seed: int, driver_model: str, vram: int | None, paging_buffer: int | None, out: Path | None
-) -> None:
-    from wddmsim.scenarios.builtin import run_scenario
-    from wddmsim.system import Adapter
+def _run_demo(
+    name: str, seed: int, driver_model: str | None, vram: int | None, paging_buffer: int | None, out: Path | None
+) -> NoReturn:
+    """``wddmsim run tour`` / ``run residency``: the demonstrations that are not workloads."""
+    from wddmsim.scenarios.demos import run_scenario as run_demo
     from wddmsim.viz.capture import PagingCapture
     from wddmsim.viz.console import checks_table, statistics_table
     from wddmsim.viz.eventlog import records
@@ -135,24 +111,23 @@ def run(
     from wddmsim.viz.summary import statistics
 
     console = Console()
+    model = driver_model or "wddm2"
     captures: list[PagingCapture] = []
-
-    def attach(adapter: Adapter) -> None:
-        captures.append(recorder(adapter))
-
     try:
-        result = run_scenario(
-            scenario,
-            _config(scenario, driver_model, vram, paging_buffer),
+        result = run_demo(
+            name,
+            _config(model, vram, paging_buffer, demo=name),
             seed=seed,
-            on_adapter=attach if out is not None else None,
+            on_adapter=(lambda adapter: captures.append(recorder(adapter))) if out is not None else None,
         )
     except WddmsimError as error:
-        console.print(f"[bold red]error:[/] {error}")
-        sys.exit(2)
+        _fail(console, error)
     adapter = result.adapter
-    title = f"wddmsim {scenario} ({driver_model}, {format_size(adapter.gpu.config.local_size)} local memory)"
-    console.print(checks_table(title, result.result.checks))
+    console.print(
+        checks_table(
+            f"wddmsim {name} ({model}, {format_size(adapter.gpu.config.local_size)} local memory)", result.result.checks
+        )
+    )
     if out is not None:
         written = write_outputs(out, adapter, run_summary(result), capture=captures[0] if captures else None)
         console.print(statistics_table(written.values))
@@ -163,6 +138,292 @@ def run(
     verdict = "[bold green]verified[/]" if result.verified else "[bold red]VERIFICATION FAILED[/]"
     console.print(f"{verdict}: {sum(c.ok for c in checks)}/{len(checks)} checks passed")
     sys.exit(0 if result.verified else 1)
+
+
+def _write(out: Path, adapter: Adapter, summary: dict[str, Any], console: Console, capture: Any = None) -> None:
+    from wddmsim.viz.outputs import write_outputs
+
+    written = write_outputs(out, adapter, summary, capture=capture)
+    console.print(f"wrote {written.summary}, {written.events}, {written.trace} and {written.report}")
+
+
+def _overrides(options: dict[str, object], settings: tuple[str, ...]) -> dict[str, object]:
+    """Dotted-key overrides from the options given (None: not given) and ``--set KEY=VALUE``."""
+    from wddmsim.scenarios.config import parse_override
+
+    keys = {
+        "seed": "seed",
+        "driver_model": "adapter.driver_model",
+        "vram": "adapter.vram",
+        "cpu_visible": "adapter.cpu_visible",
+        "aperture": "adapter.aperture",
+        "paging_buffer": "adapter.paging_buffer",
+        "page_table_levels": "adapter.page_table_levels",
+        "policy": "adapter.policy",
+        "processes": "workload.processes",
+        "frames": "workload.frames",
+        "oversubscription": "workload.oversubscription",
+        "access": "workload.access",
+    }
+    out: dict[str, object] = {keys[k]: v for k, v in options.items() if v is not None}
+    for text in settings:
+        key, value = parse_override(text)
+        out[key] = value
+    return out
+
+
+def _levels(_ctx: click.Context, _param: click.Parameter, value: str | None) -> list[int] | None:
+    if value is None:
+        return None
+    try:
+        return [int(v) for v in value.split(",")]
+    except ValueError:
+        raise click.BadParameter(f"{value!r}: index bits per level, leaf first, e.g. 9,9,9,9") from None
+
+
+_adapter_options = [
+    click.option("--vram", callback=_size, metavar="SIZE", help="Local video memory, e.g. 64MiB (sparse)."),
+    click.option("--cpu-visible", callback=_size, metavar="SIZE", help="The part of local memory behind the BAR."),
+    click.option("--aperture", callback=_size, metavar="SIZE", help="The aperture (GART) segment."),
+    click.option("--paging-buffer", callback=_size, metavar="SIZE", help="PagingBufferSize (DMA buffer size)."),
+    click.option(
+        "--page-table-levels",
+        callback=_levels,
+        metavar="BITS",
+        help="GpuMmu index bits per level, leaf first: 9,9,9,9.",
+    ),
+    click.option("--policy", metavar="NAME", help="Eviction policy: priority-lru, lru, fifo or random."),
+    click.option(
+        "--set",
+        "settings",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="Any setting by its dotted key, e.g. workload.tiles=16 (repeatable; see `wddmsim run --list`).",
+    ),
+]
+
+
+def _with(options: list[Any]) -> Callable[[Any], Any]:
+    def apply(fn: Any) -> Any:
+        for option in reversed(options):
+            fn = option(fn)
+        return fn
+
+    return apply
+
+
+def _fail(console: Console, error: Exception) -> NoReturn:
+    console.print(f"[bold red]error:[/] {error}")
+    sys.exit(2)
+
+
+def _list_scenarios(console: Console) -> None:
+    from wddmsim.scenarios import catalog
+    from wddmsim.scenarios.config import describe_settings
+
+    table = Table(title="built-in scenarios (wddmsim run NAME)", title_justify="left")
+    table.add_column("name")
+    table.add_column("what it shows")
+    for name, description in catalog.describe():
+        table.add_row(name, description)
+    for name, demo in DEMOS.items():
+        table.add_row(name, demo.summary)
+    console.print(table)
+    settings = Table(title="settings (TOML keys; --set KEY=VALUE)", title_justify="left")
+    settings.add_column("key")
+    settings.add_column("default")
+    settings.add_column("meaning")
+    for key, default, doc in describe_settings():
+        settings.add_row(key, default, doc)
+    console.print(settings)
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("scenario", required=False)
+@click.option("--seed", type=int, help="Seed of the workload (same seed, same event log).")
+@click.option(
+    "--driver-model",
+    type=click.Choice([m.value for m in DriverModel]),
+    help="Present the GPU as a WDDM 2.x GpuMmu driver or a WDDM 1.x segment-model driver.",
+)
+@_with(_adapter_options)
+@click.option("--processes", type=int, help="Processes sharing the GPU.")
+@click.option("--frames", type=int, help="Frames each process runs.")
+@click.option("--oversubscription", type=float, help="Bytes of all resources / local memory, e.g. 2.5.")
+@click.option("--access", help="Access pattern: hot-cold, sequential, random or streaming.")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write summary.json, events.jsonl, trace.json and report.html into this directory.",
+)
+@click.option(
+    "--record",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Record every user-mode call to this JSON-lines trace (for `wddmsim replay`).",
+)
+@click.option("--list", "list_only", is_flag=True, help="List the built-in scenarios and every setting.")
+def run(
+    scenario: str | None,
+    out: Path | None,
+    record: Path | None,
+    list_only: bool,
+    settings: tuple[str, ...],
+    **options: Any,
+) -> None:
+    """Run a workload scenario and verify every byte it wrote.
+
+    SCENARIO is a built-in name (default, stress, uploads, tiles -- see --list), a TOML file, or one of the
+    demonstrations `tour` (every paging operation driven directly) and `residency`.  Without it, the built-in
+    default: several processes run a frame loop over textures and buffers whose total exceeds local memory --
+    residency, locks, GPU work through VAs, eviction, the aperture -- then every byte is read back and compared
+    with a reference model.  Options override the scenario's settings.
+
+    \b
+    With --out DIR:
+      summary.json   verified, and counters named as in D3DKMT_QUERYSTATISTICS (BytesFilled,
+                     BytesTransferredFromMdlToMemory, evictions by cause, ...), paging buffers, passes
+      events.jsonl   one event per line, DxgKrnl ETW names (ReportSegment, PagingOpTransfer, VidMmEvict, ...)
+      trace.json     Chrome trace format: open it in https://ui.perfetto.dev or chrome://tracing
+      report.html    one offline page: occupancy, traffic, evictions, segment maps, page tables, disassembly
+
+    \b
+    Examples:
+      wddmsim run
+      wddmsim run stress --seed 3 --out out/
+      wddmsim run --driver-model wddm1 --oversubscription 3 --policy lru
+      wddmsim run my-scenario.toml --set workload.frames=20 --record trace.jsonl
+      wddmsim run tour --vram 80GiB
+
+    Exit status 0 when everything verified, 1 when a check failed, 2 when the run could not start or complete.
+    """
+    console = Console()
+    if list_only:
+        _list_scenarios(console)
+        return
+    if scenario in DEMOS:
+        allowed = ("driver_model", "vram", "paging_buffer", "seed")
+        extra = [k for k, v in options.items() if v is not None and k not in allowed]
+        if extra or settings or record is not None:
+            given = (
+                [f"--{k.replace('_', '-')}" for k in extra] + ["--set"] * bool(settings) + ["--record"] * bool(record)
+            )
+            _fail(
+                console,
+                click.UsageError(
+                    f"{', '.join(given)}: the {scenario} demonstration takes --driver-model, --vram, --paging-buffer "
+                    "and --seed only"
+                ),
+            )
+        _run_demo(
+            scenario, options["seed"] or 0, options["driver_model"], options["vram"], options["paging_buffer"], out
+        )
+    from wddmsim.scenarios import catalog
+    from wddmsim.scenarios.runner import run_scenario
+    from wddmsim.viz.outputs import recorder
+    from wddmsim.viz.runs import checks_table, traffic_table
+
+    try:
+        config = catalog.load(scenario, _overrides(options, settings))
+    except WddmsimError as error:
+        _fail(console, error)
+    console.print(f"[bold]{config.name}[/]: {config.description}" if config.description else f"[bold]{config.name}[/]")
+    trace = None if record is None else record.open("w", encoding="utf-8")
+    captures: list[Any] = []
+
+    def attach(adapter: Adapter) -> None:
+        if out is not None:
+            captures.append(recorder(adapter))
+
+    try:
+        if console.is_terminal:
+            with Progress(transient=True, console=console) as bar:
+                task = bar.add_task("running", total=1)
+
+                def progress(done: int, total: int, what: str) -> None:
+                    bar.update(task, completed=done, total=total, description=what)
+
+                result = run_scenario(config, progress=progress, record=trace, on_adapter=attach)
+        else:
+            result = run_scenario(config, record=trace, on_adapter=attach)
+    except WddmsimError as error:
+        _fail(console, error)
+    finally:
+        if trace is not None:
+            trace.close()
+    console.print(checks_table(result))
+    console.print(traffic_table(result.traffic))
+    if record is not None:
+        console.print(f"recorded the user-mode calls to {record} (wddmsim replay {record} --policy lru ...)")
+    if out is not None:
+        _write(out, result.adapter, result.summary(), console, captures[0] if captures else None)
+    failed = sum(not c.ok for c in result.checks)
+    if result.verified:
+        console.print(f"[bold green]verified[/]: {len(result.checks)} checks passed")
+    else:
+        console.print(f"[bold red]VERIFICATION FAILED[/]: {failed} of {len(result.checks)} checks failed")
+    sys.exit(0 if result.verified else 1)
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("trace", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@_with(_adapter_options)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write the replay's summary.json and events.jsonl here.",
+)
+def replay(trace: Path, out: Path | None, settings: tuple[str, ...], **options: Any) -> None:
+    """Re-run a recorded call trace under another policy or configuration; print what changed.
+
+    TRACE is a file `wddmsim run --record` wrote.  The replay issues the same user-mode calls, in the same order,
+    on an adapter configured as recorded except for the options given, and prints the difference in paging
+    traffic (bytes paged in and out, evictions by cause, paging buffers ...) between the recorded run and the
+    replay.  Every CPU read is compared with the recording: content must survive any policy.
+
+    \b
+    Examples:
+      wddmsim run stress --record trace.jsonl && wddmsim replay trace.jsonl --policy lru
+      wddmsim replay trace.jsonl --vram 48MiB --out out/
+      wddmsim replay trace.jsonl --paging-buffer 8KiB
+
+    Exit status 0 when every read matched, 1 when one did not, 2 when the trace could not be replayed.
+    """
+    from wddmsim.scenarios.callfmt import TraceFormatError
+    from wddmsim.scenarios.replay import read_trace
+    from wddmsim.scenarios.replay import replay as run_replay
+    from wddmsim.viz.runs import replay_table
+
+    console = Console()
+    try:
+        recorded = read_trace(trace)
+        result = run_replay(recorded, _overrides(options, settings))
+    except (WddmsimError, TraceFormatError) as error:
+        _fail(console, error)
+    console.print(f"replayed {result.calls} calls of {trace} ({recorded.config.name}, seed {recorded.config.seed})")
+    if result.difference():
+        console.print(replay_table(result))
+    else:
+        console.print("[bold]no difference[/] in paging traffic from the recorded run")
+    if result.identical_events:
+        console.print("the event log is identical to the recorded run's")
+    if result.differing:
+        console.print(f"{result.differing} call(s) returned otherwise than recorded, e.g.:")
+        for line in result.examples[:5]:
+            console.print(f"  {line}")
+    verdict = "[bold green]content preserved[/]" if result.content_preserved else "[bold red]CONTENT DIFFERS[/]"
+    console.print(f"{verdict}: {result.reads - result.reads_differing}/{result.reads} CPU reads match the recording")
+    if out is not None:
+        summary = {
+            "verified": result.content_preserved,
+            "scenario": recorded.config.name,
+            "replay_of": str(trace),
+            "config": result.config.to_dict(),
+            "traffic": result.traffic,
+            "recorded_traffic": result.recorded,
+            "difference": {k: list(v) for k, v in result.difference().items()},
+        }
+        _write(out, result.adapter, summary, console)
+    sys.exit(0 if result.content_preserved else 1)
 
 
 @main.command(context_settings=CONTEXT)
@@ -184,7 +445,7 @@ def inspect(
 
     \b
     Examples:
-      wddmsim run residency --out out/ && wddmsim inspect out/
+      wddmsim run --out out/ && wddmsim inspect out/
       wddmsim inspect out/ --at 2000 --segment 2
       wddmsim inspect out/ --time 500000
     """
@@ -210,7 +471,7 @@ def inspect(
 
 @main.command(context_settings=CONTEXT)
 @click.argument("file", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@_scenario_option
+@_demo_option
 @_with_common
 @click.option("--base", default="0", help="Offset shown for the first byte of FILE.")
 def disasm(
@@ -228,7 +489,7 @@ def disasm(
       wddmsim disasm --paging-buffer 4KiB  smaller buffers: more multipass splits
       wddmsim disasm buffer.bin --base 0x1000
     """
-    from wddmsim.scenarios.builtin import run_scenario
+    from wddmsim.scenarios.demos import run_scenario
     from wddmsim.viz.capture import PagingCapture
     from wddmsim.viz.disasm import disassemble, render
 
@@ -237,7 +498,7 @@ def disasm(
         return
     capture = PagingCapture()
     try:
-        run_scenario(scenario, _config(scenario, driver_model, vram, paging_buffer), on_adapter=capture.attach)
+        run_scenario(scenario, _config(driver_model, vram, paging_buffer, demo=scenario), on_adapter=capture.attach)
     except WddmsimError as error:
         raise click.ClickException(str(error)) from None
     for b in capture.buffers:
@@ -276,7 +537,7 @@ def vm_decode(va: int, driver_model: str, vram: int | None, paging_buffer: int |
 
     if driver_model != "wddm2":
         raise click.BadParameter("GPU virtual addresses exist in the WDDM 2.x model only", param_hint="--driver-model")
-    rig, _ = run_tour(_config("tour", driver_model, vram, paging_buffer))
+    rig, _ = run_tour(_config(driver_model, vram, paging_buffer))
     engine = rig.gpu.engines[0]
     if engine.root is None:
         raise click.ClickException("the paging engine has no address space")

@@ -13,10 +13,25 @@ from wddmsim.scenarios.tour import run_tour
 from wddmsim.vidmm.events import PAGING_OP_NAMES
 
 
-def test_run_verifies_every_check_and_writes_the_four_files(tmp_path: Path) -> None:
+def test_run_verifies_the_default_workload_and_writes_the_four_files(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["run", "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
-    assert "verified" in result.output
+    assert "verified" in result.output and "paging traffic" in result.output
+    assert {p.name for p in tmp_path.iterdir()} == {"summary.json", "events.jsonl", "trace.json", "report.html"}
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["verified"] is True and summary["scenario"] == "default"
+    assert all(c["ok"] for c in summary["checks"])
+    assert summary["workload"]["bytes"] > summary["workload"]["local_memory"], "oversubscribed"
+    events = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
+    names = {e["event"] for e in events}
+    assert {"VidMmMakeResident", "VidMmEvict", "PagingOpVirtualTransfer", "PagingBufferSubmitted", "CpuLock"} <= names
+    evicted = sum(e["Size"] for e in events if e["event"] == "VidMmEvict" and e["Cause"] == "pressure")
+    assert evicted == summary["traffic"]["BytesEvicted.pressure"], "counters agree with the event log"
+
+
+def test_run_tour_verifies_every_check_and_writes_the_four_files(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["run", "tour", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
     assert {p.name for p in tmp_path.iterdir()} == {"summary.json", "events.jsonl", "trace.json", "report.html"}
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["verified"] is True and summary["scenario"] == "tour"
@@ -72,14 +87,39 @@ def test_the_tour_covers_every_modelled_operation_across_both_driver_models() ->
 def test_run_is_deterministic(tmp_path: Path) -> None:
     runner = CliRunner()
     for name in ("a", "b"):
-        assert runner.invoke(main, ["run", "--out", str(tmp_path / name)]).exit_code == 0
+        result = runner.invoke(main, ["run", "--frames", "4", "--seed", "3", "--out", str(tmp_path / name)])
+        assert result.exit_code == 0, result.output
     assert (tmp_path / "a" / "events.jsonl").read_bytes() == (tmp_path / "b" / "events.jsonl").read_bytes()
 
 
-def test_run_with_wddm1_and_an_80_gib_sparse_gpu() -> None:
-    result = CliRunner().invoke(main, ["run", "--driver-model", "wddm1", "--vram", "80GiB"])
+def test_run_tour_with_wddm1_and_an_80_gib_sparse_gpu() -> None:
+    result = CliRunner().invoke(main, ["run", "tour", "--driver-model", "wddm1", "--vram", "80GiB"])
     assert result.exit_code == 0, result.output
     assert "80 GiB local memory" in result.output
+
+
+def test_run_options_override_the_scenario(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        main,
+        [
+            "run",
+            "uploads",
+            "--frames",
+            "3",
+            "--processes",
+            "2",
+            "--policy",
+            "lru",
+            "--set",
+            "workload.uploads=4",
+            "--out",
+            str(tmp_path),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert (summary["driver_model"], summary["policy"], summary["workload"]["processes"]) == ("wddm1", "lru", 2)
+    assert summary["config"]["workload"]["uploads"] == 4 and summary["workload"]["frames"] == 3
 
 
 def test_bad_sizes_are_refused_with_the_text() -> None:
@@ -88,10 +128,70 @@ def test_bad_sizes_are_refused_with_the_text() -> None:
     assert "'lots'" in result.output
 
 
-def test_a_paging_buffer_too_small_for_the_driver_is_a_configuration_error() -> None:
-    result = CliRunner().invoke(main, ["run", "--paging-buffer", "32"])
-    assert result.exit_code == 2
-    assert "paging_buffer_size=32" in result.output
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--paging-buffer", "32"], "adapter.paging_buffer=32: must be a multiple of 4096"),
+        (["tour", "--paging-buffer", "32"], "paging_buffer_size=32"),
+        (["--set", "workload.frames=0"], "workload.frames=0: must lie between 1 and 100000"),
+        (["--set", "workload.frame=3"], "workload.frame=3: is not a setting"),
+        (["--set", "frames"], "--set='frames': must be KEY=VALUE"),
+        (["--policy", "best"], "adapter.policy='best': must be one of the eviction policies"),
+        (["--oversubscription", "20"], "workload.oversubscription=20.0: must lie between 0.05 and 16"),
+        (["nope"], "SCENARIO='nope': is neither a built-in scenario"),
+        (["tour", "--frames", "3"], "--frames: the tour demonstration takes --driver-model, --vram, --paging-buffer and --seed only"),
+    ],
+)
+def test_bad_settings_exit_2_naming_the_key_the_value_and_the_rule(args: list[str], message: str) -> None:
+    result = CliRunner().invoke(main, ["run", *args])
+    assert result.exit_code == 2, result.output
+    assert message in " ".join(result.output.split()), result.output
+
+
+def test_a_failed_verification_exits_1(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from wddmsim.scenarios import runner
+    from wddmsim.scenarios.app import App
+    from wddmsim.scenarios.result import Check
+    from wddmsim.scenarios.verify import verify
+
+    def corrupted(app: App) -> list[Check]:
+        app.model.bytes[app.resources[0].name][0] ^= 1
+        return verify(app)
+
+    monkeypatch.setattr(runner, "verify", corrupted)
+    result = CliRunner().invoke(main, ["run", "--frames", "2", "--out", str(tmp_path)])
+    assert result.exit_code == 1, result.output
+    assert "VERIFICATION FAILED" in result.output
+    assert json.loads((tmp_path / "summary.json").read_text())["verified"] is False
+
+
+def test_run_list_shows_the_scenarios_and_the_settings() -> None:
+    result = CliRunner().invoke(main, ["run", "--list"])
+    assert result.exit_code == 0
+    for word in ("default", "stress", "uploads", "tiles", "tour", "adapter.vram", "workload.oversubscription"):
+        assert word in result.output
+
+
+def test_record_then_replay(tmp_path: Path) -> None:
+    runner = CliRunner()
+    trace = tmp_path / "calls.jsonl"
+    recorded = runner.invoke(main, ["run", "--frames", "6", "--record", str(trace)])
+    assert recorded.exit_code == 0, recorded.output
+    same = runner.invoke(main, ["replay", str(trace)])
+    assert same.exit_code == 0, same.output
+    text = " ".join(same.output.split())
+    assert "no difference" in text and "the event log is identical" in text and "content preserved" in text
+    other = runner.invoke(main, ["replay", str(trace), "--policy", "random", "--out", str(tmp_path / "out")])
+    assert other.exit_code == 0, other.output
+    text = " ".join(other.output.split())
+    assert "recorded run -> replay" in text and "policy random" in text
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["verified"] is True and summary["difference"]
+    bad = runner.invoke(main, ["replay", str(trace), "--vram", "1MiB"])
+    assert bad.exit_code == 2 and "adapter.vram=1048576" in bad.output
+    (tmp_path / "junk.jsonl").write_text("{}\n")
+    junk = runner.invoke(main, ["replay", str(tmp_path / "junk.jsonl")])
+    assert junk.exit_code == 2 and "is not a wddmsim-calls header" in junk.output
 
 
 def test_disasm_of_the_default_run_shows_multipass_splits() -> None:
@@ -143,7 +243,7 @@ def test_vm_decode_walks_level_by_level_to_the_page_or_the_fault() -> None:
     assert runner.invoke(main, ["vm-decode", "0x1000", "--driver-model", "wddm1"]).exit_code == 2
 
 
-@pytest.mark.parametrize("command", ["run", "inspect", "disasm", "bench", "vm-decode"])
+@pytest.mark.parametrize("command", ["run", "replay", "inspect", "disasm", "bench", "vm-decode"])
 def test_every_command_has_help_with_examples(command: str) -> None:
     result = CliRunner().invoke(main, [command, "--help"])
     assert result.exit_code == 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from wddmsim.core.events import Event
 from wddmsim.hw.events import DmaBufferCompleted
-from wddmsim.scenarios.builtin import SCENARIOS, run_scenario
+from wddmsim.scenarios.demos import SCENARIOS, run_scenario
 from wddmsim.scenarios.residency import run_residency_demo
 from wddmsim.system import Adapter
 from wddmsim.vidmm.events import SegmentRange, VidMmEvict, VidMmPageIn

@@ -112,6 +112,21 @@ def test_not_written_to_discards_instead_of_copying_back() -> None:
     assert np.array_equal(w.read(a), data), "the backing store still held the bytes"
 
 
+def test_not_written_to_still_copies_back_what_an_earlier_period_left_in_the_segment() -> None:
+    w = World()
+    a = w.buffer(64 * KiB)
+    w.make_resident(a)
+    data = pattern(a.size, 4)
+    w.write(a, data)  # the GPU writes in the first period of use
+    w.evict(a, EvictOnlyIfNecessary=True)  # no pressure: it stays in its segment, the bytes only there
+    w.make_resident(a)  # a second period: nothing moves, nothing is written
+    before = len(ops(w))
+    w.evict(a, NotWrittenTo=True)  # true of the second period only
+    assert "DXGK_OPERATION_DISCARD_CONTENT" not in ops(w)[before:], "the backing store never received the bytes"
+    w.make_resident(a)
+    assert np.array_equal(w.read(a), data)
+
+
 def test_a_failed_make_resident_changes_no_count_and_reports_bytes_to_trim() -> None:
     w = World()
     a, b = w.buffer(1 * MiB), w.buffer(1 * MiB)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from wddmsim.scenarios.builtin import run_scenario
+from wddmsim.scenarios.demos import run_scenario
 from wddmsim.scenarios.result import ScenarioRun
 from wddmsim.system import Adapter
 from wddmsim.viz.capture import PagingCapture

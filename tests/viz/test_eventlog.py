@@ -10,7 +10,7 @@ import pytest
 
 from wddmsim.core.events import Event
 from wddmsim.hw import events as hw_events
-from wddmsim.scenarios.builtin import run_scenario
+from wddmsim.scenarios.demos import run_scenario
 from wddmsim.vidmm import events as vidmm_events
 from wddmsim.viz.eventlog import SCHEMA, read_jsonl, records, write_jsonl
 from wddmsim.viz.outputs import run_summary, write_outputs

@@ -322,6 +322,14 @@ class UserDevice:
         self.vidmm.residency.signal_from_cpu(hSyncObject, value)
         return HRESULT.S_OK
 
+    def wait_for_sync_object(self, hSyncObject: HANDLE, value: int) -> HRESULT:
+        """``pfnWaitForSynchronizationObjectFromCpuCb`` on one monitored fence (e.g. the ``hFenceObject`` an
+        ``UpdateGpuVirtualAddress`` signals with ``FenceValue + 1``): returns once it reached ``value``."""
+        self._sync(hSyncObject, "hSyncObject")
+        residency = self.vidmm.residency
+        residency.wait_sync(residency.sync_object(hSyncObject), value)
+        return HRESULT.S_OK
+
     def submit_command(self, hContext: HANDLE, commands: bytes) -> int:
         """``pfnSubmitCommandCb``: run the reference GPU's packets on the context; returns the fence to wait on."""
         self._context(hContext)

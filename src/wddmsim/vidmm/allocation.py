@@ -59,6 +59,10 @@ class VidMmAllocation:
     backing_current: bool = True
     """The backing store holds the same bytes as the placement (true right after a page-in, or after
     ``Evict`` with ``NotWrittenTo``): evicting may then discard instead of copy."""
+    clean_start: bool = True
+    """Nothing but the GPU has written the placement since it last equalled the backing store (a page-in), and
+    no period of use ended without ``NotWrittenTo`` since: an ``Evict`` with ``NotWrittenTo`` then leaves the
+    backing store as good as the segment (decision 0015)."""
     residency_count: int = 0
     """``MakeResident`` calls not yet matched by ``Evict`` (the device's residency list holds it while > 0)."""
     last_use: int = 0

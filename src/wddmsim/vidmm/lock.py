@@ -509,6 +509,7 @@ class LockManager:
             a.content = Content.DATA
             if lock.on_bus:
                 a.backing_current = False
+                a.clean_start = False  # a CPU write to the placement: NotWrittenTo speaks of the GPU only
 
     def _view(self, a: VidMmAllocation) -> CpuVa:
         if a.cpu_view is None:

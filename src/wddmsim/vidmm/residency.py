@@ -630,9 +630,12 @@ class ResidencyManager:
         for a in listed:
             a.residency_count -= 1
             if a.residency_count == 0 and args.Flags.NotWrittenTo:
-                # The GPU has not written since the page-in, which copied (or zero-filled) from the backing, and
-                # may not touch it again before another MakeResident: the backing is as good as the segment.
-                a.backing_current = True
+                # The GPU has not written in this period of use and may not before another MakeResident: the backing
+                # is as good as the segment if it was when the period began (a page-in copied or zero-filled from
+                # it) -- not if an earlier period's writes never left the segment (an EvictOnlyIfNecessary).
+                a.backing_current = a.clean_start
+            elif a.residency_count == 0:
+                a.clean_start = False  # the period ends without the hint: the GPU may have written the placement
             if a.residency_count == 0 and a.placement is not None and not args.Flags.EvictOnlyIfNecessary:
                 self._leave(a, cause="evict")
         self.paging.flush()
@@ -823,6 +826,7 @@ class ResidencyManager:
                 self._entering.discard(a.handle)
         a.content = Content.DATA
         a.backing_current = False
+        a.clean_start = True  # the placement equals the backing store; what the GPU writes next, NotWrittenTo says
         a.moves += 1
         self._clock += 1
         a.placed_at = self._clock
@@ -929,6 +933,25 @@ class ResidencyManager:
         self._retire(queue)
         if queue.fence.value < value:
             raise AssertionError(f"paging fence {value} completed but the fence reads {queue.fence.value}")
+
+    def wait_sync(self, sync: SyncObject, value: int) -> None:
+        """Wait on the CPU until a monitored-fence sync object reaches ``value`` (``hFenceObject`` of
+        ``UpdateGpuVirtualAddress``): the paging work queued to signal it runs first.  A value that neither
+        the fence nor any queued work reaches is refused -- with one CPU thread, nothing else could signal it,
+        so the wait would never return."""
+        if not 0 <= value < 1 << 64:
+            raise _bad("FenceValue", value, "must be a UINT64")
+        if sync.fence.value >= value:
+            return
+        if sync.promised < value:
+            raise _bad(
+                "FenceValue",
+                value,
+                f"nothing will signal it: the fence is at {sync.fence.value} and queued work reaches {sync.promised}",
+            )
+        self.settle()  # the paging engine runs in order: the work that signals ``promised`` completes
+        if sync.fence.value < value:
+            raise AssertionError(f"monitored fence promised {sync.promised} but reads {sync.fence.value}")
 
     # --- offer and reclaim -----------------------------------------------------------------------------------
 

@@ -1,4 +1,5 @@
-"""The built-in scenarios by name: what ``wddmsim run [SCENARIO]`` runs.
+"""The demonstrations that are not workloads: ``wddmsim run tour`` (every paging operation driven directly) and
+``wddmsim run residency`` (a small residency frame loop); ``disasm --scenario`` replays them too.
 
 Each is a function ``(config, seed, on_adapter) -> ScenarioRun``; ``on_adapter`` sees the adapter before the
 first step (to attach read-only observers such as a paging-buffer capture).  ``config`` None means the
@@ -58,10 +59,10 @@ SCENARIOS: dict[str, Scenario] = {
 def run_scenario(
     name: str, config: SystemConfig | None = None, *, seed: int = 0, on_adapter: OnAdapter | None = None
 ) -> ScenarioRun:
-    """Run the built-in scenario ``name``."""
+    """Run the demonstration ``name``."""
     scenario = SCENARIOS.get(name)
     if scenario is None:
-        raise ConfigurationError("scenario", name, f"built-in scenarios are {sorted(SCENARIOS)}")
+        raise ConfigurationError("scenario", name, f"demonstrations are {sorted(SCENARIOS)}")
     return scenario.run(config, seed, on_adapter)
 
 

@@ -1,0 +1,459 @@
+"""One process of a workload: an application and its user-mode driver, speaking only the runtime callbacks.
+
+What it models:
+
+- **Setup** -- a device and a paging queue; the resources of :func:`~wddmsim.scenarios.workload.resources`
+  created with ``pfnAllocateCb`` and the reference user-mode driver's private data; on WDDM 2.x a context, a GPU VA
+  mapping of every resource, a CPU-visible staging buffer (uploads to resources the CPU cannot see) and a
+  readback buffer (verification), and optionally a tiled resource: a reserved VA range whose 64 KiB tiles
+  ``UpdateGpuVirtualAddress`` maps onto a tile pool.  Some CPU-visible resources may stay locked for the whole
+  run (persistently mapped buffers).
+- **A frame** -- ``MakeResident`` of the working set's newcomers, then a wait for the paging fence; CPU uploads
+  through locks (``pfnLock2Cb`` on WDDM 2.x, ``pfnLockCb`` on WDDM 1.x) -- in place for CPU-visible resources,
+  through the staging buffer and a GPU copy for the others; on WDDM 2.x a tile remap and GPU copies and fills,
+  submitted in one DMA buffer and waited for; then ``QueryVideoMemoryInfo`` and ``Evict`` of the least recently
+  used resources until the process is back under its share of the budget (with ``EvictOnlyIfNecessary`` for some,
+  ``NotWrittenTo`` for those nothing wrote since they were made resident).
+- **The model** -- every write updates :class:`~wddmsim.scenarios.model.Model` with numpy, from the write's own
+  description; :mod:`~wddmsim.scenarios.verify` compares at the end.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+
+from wddmsim.core.units import PAGE_SIZE, KiB, MiB
+from wddmsim.ddi.allocation import D3DDDI_ALLOCATIONINFO, D3DDDICB_ALLOCATE, D3DDDICB_DEALLOCATE
+from wddmsim.ddi.base import HANDLE
+from wddmsim.ddi.lock import D3DDDICB_LOCK, D3DDDICB_LOCK2, D3DDDICB_LOCKFLAGS, D3DDDICB_UNLOCK, D3DDDICB_UNLOCK2
+from wddmsim.ddi.residency import (
+    D3DDDI_CREATEPAGINGQUEUE,
+    D3DDDI_EVICT_FLAGS,
+    D3DDDI_MAKERESIDENT,
+    D3DDDI_MAKERESIDENT_FLAGS,
+    D3DDDICB_EVICT,
+    D3DKMT_MEMORY_SEGMENT_GROUP,
+    D3DKMT_QUERYVIDEOMEMORYINFO,
+)
+from wddmsim.ddi.status import HRESULT
+from wddmsim.ddi.va import (
+    D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP,
+    D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION,
+    D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION_TYPE,
+    D3DDDI_UPDATEGPUVIRTUALADDRESS_UNMAP,
+    D3DDDICB_UPDATEGPUVIRTUALADDRESS,
+    D3DDDIGPUVIRTUALADDRESS_PROTECTION_TYPE,
+)
+from wddmsim.kmd.allocations import AllocationDesc, AllocationUsage, ResourceKind
+from wddmsim.kmd.config import DriverModel
+from wddmsim.scenarios.config import TILE, ScenarioConfig
+from wddmsim.scenarios.gpu import ListGpu, VaGpu
+from wddmsim.scenarios.model import GpuCopy, GpuFill, GpuOp, Model, Ref, Tile, TileState
+from wddmsim.scenarios.patterns import pattern
+from wddmsim.scenarios.record import TracedDevice, TracedProcess, TracedRuntime
+from wddmsim.scenarios.workload import Placement, ResourceSpec, resources
+
+GRANULE: Final = 256
+"""Offsets and sizes of uploads and GPU operations are multiples of this (smaller than a page, on purpose)."""
+MAX_UPLOAD: Final = 128 * KiB
+MAX_GPU_OP: Final = 128 * KiB
+READBACK: Final = 1 * MiB
+UpdateType = D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION_TYPE
+LOCAL = D3DKMT_MEMORY_SEGMENT_GROUP.D3DKMT_MEMORY_SEGMENT_GROUP_LOCAL
+NON_LOCAL = D3DKMT_MEMORY_SEGMENT_GROUP.D3DKMT_MEMORY_SEGMENT_GROUP_NON_LOCAL
+
+
+@dataclass(slots=True)
+class Resource:
+    """A resource as its application holds it."""
+
+    spec: ResourceSpec
+    handle: HANDLE
+    view: int = 0
+    """``pData`` of its locks (the address stays for the allocation's life)."""
+    held: bool = False
+    """Locked for the whole run."""
+    last_use: int = -1
+    """The last frame that used it; -1: not in the residency set."""
+    written: bool = False
+    """Written since it was last made resident (an Evict of it may not say ``NotWrittenTo``)."""
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def group(self) -> D3DKMT_MEMORY_SEGMENT_GROUP:
+        return NON_LOCAL if self.spec.placement == Placement.APERTURE else LOCAL
+
+
+@dataclass(slots=True)
+class Problem:
+    """Something the application could not do as planned (a refused MakeResident ...): a failed check."""
+
+    step: str
+    operation: str
+    detail: str
+
+
+def _infra(name: str, size: int, placement: Placement) -> ResourceSpec:
+    """A buffer of the process's own plumbing (staging, readback, tile pool)."""
+    usage = 0 if placement == Placement.LOCAL else AllocationUsage.CPU_VISIBLE
+    return ResourceSpec(
+        name, ResourceKind.BUFFER, placement, AllocationDesc(ResourceKind.BUFFER, size=size, usage=usage), size
+    )
+
+
+class App:
+    """One process of the workload, with the model of everything it wrote."""
+
+    def __init__(self, runtime: TracedRuntime, config: ScenarioConfig, index: int, model: Model) -> None:
+        self.config = config
+        self.index = index
+        self.model = model
+        self.rng = np.random.default_rng([config.seed, index])
+        self.wddm2 = config.adapter.model == DriverModel.WDDM2
+        self.problems: list[Problem] = []
+        self.process: TracedProcess = runtime.open_process()
+        self.device: TracedDevice = self.process.create_device()
+        args = D3DDDI_CREATEPAGINGQUEUE()
+        self.device.create_paging_queue(args)
+        self.queue = args.hPagingQueue
+        self.gpu: VaGpu | ListGpu = VaGpu(self.device, self.queue) if self.wddm2 else ListGpu(self.device)
+        """The GPU path: by VA on WDDM 2.x, by allocation and patch-location lists on WDDM 1.x."""
+        self.resources = [self._create(spec) for spec in resources(config, index, self.rng)]
+        self.pool: Resource | None = None
+        self.tiled = ""
+        self.sync = HANDLE(0)
+        self.sync_value = 0
+        self.frames_done = 0
+        for r in self.resources:
+            self.gpu.expose(r.name, r.handle, r.spec.size)
+        uploads = max(config.workload.uploads, 1)
+        self.staging = self._create(_infra(f"p{index}.staging", uploads * MAX_UPLOAD, Placement.CPU_VISIBLE))
+        self.readback = self._create(_infra(f"p{index}.readback", READBACK, Placement.CPU_VISIBLE))
+        self.gpu.expose(self.staging.name, self.staging.handle, self.staging.spec.size)
+        self.gpu.expose(self.readback.name, self.readback.handle, self.readback.spec.size)
+        persistent = [self.staging, self.readback]
+        if config.workload.tiles:
+            self.pool = self._create(_infra(f"p{index}.pool", config.workload.tile_pool * TILE, Placement.LOCAL))
+            self.gpu.expose(self.pool.name, self.pool.handle, self.pool.spec.size)  # also reachable untiled
+            persistent.append(self.pool)
+        if not self._make_resident(persistent) and not self._make_resident(persistent, cant_trim=True):
+            self.problems.append(
+                Problem(f"process {index}: setup", "MakeResident", "E_OUTOFMEMORY for the staging and readback buffers")
+            )
+        if config.workload.tiles:
+            self._setup_tiles()
+        self._hold_locks()
+
+    # --- allocations ---------------------------------------------------------------------------------------
+
+    def _create(self, spec: ResourceSpec) -> Resource:
+        data = spec.desc.encode()
+        info = D3DDDI_ALLOCATIONINFO(pPrivateDriverData=data, PrivateDriverDataSize=len(data))
+        self.device.allocate(D3DDDICB_ALLOCATE(NumAllocations=1, pAllocationInfo=[info]))
+        self.model.create(spec.name, spec.size)
+        return Resource(spec, info.hAllocation)
+
+    def destroy(self) -> None:
+        """Unlock what is held and ``pfnDeallocateCb`` every allocation (their VAs go with them)."""
+        for r in self._all():
+            if r.held:
+                self._unlock(r)
+                r.held = False
+        handles = tuple(r.handle for r in self._all())
+        self.device.deallocate(D3DDDICB_DEALLOCATE(NumAllocations=len(handles), HandleList=handles))
+
+    def _all(self) -> list[Resource]:
+        return self.resources + [self.staging, self.readback] + ([self.pool] if self.pool is not None else [])
+
+    # --- residency -------------------------------------------------------------------------------------------
+
+    def _make_resident(self, listed: list[Resource], *, cant_trim: bool = False) -> bool:
+        handles = tuple(r.handle for r in listed)
+        args = D3DDDI_MAKERESIDENT(
+            hPagingQueue=self.queue,
+            NumAllocations=len(handles),
+            AllocationList=handles,
+            Flags=D3DDDI_MAKERESIDENT_FLAGS(CantTrimFurther=cant_trim),
+        )
+        result = self.device.make_resident(args)
+        if result == HRESULT.E_PENDING:
+            self.device.wait_for_paging_fence(self.queue, args.PagingFenceValue)
+        if result == HRESULT.E_OUTOFMEMORY:
+            return False
+        for r in listed:
+            r.written = False
+        return True
+
+    def _evict(self, listed: list[Resource]) -> None:
+        """``Evict``: those nothing wrote since they were made resident say ``NotWrittenTo``; some calls say
+        ``EvictOnlyIfNecessary``."""
+        lazy = bool(self.rng.random() < self.config.workload.lazy_evictions)
+        for written in (True, False):
+            group = [r for r in listed if r.written == written]
+            if not group:
+                continue
+            handles = tuple(r.handle for r in group)
+            self.device.evict(
+                D3DDDICB_EVICT(
+                    NumAllocations=len(handles),
+                    AllocationList=handles,
+                    Flags=D3DDDI_EVICT_FLAGS(EvictOnlyIfNecessary=lazy, NotWrittenTo=not written),
+                )
+            )
+            for r in group:
+                r.last_use = -1
+
+    def _bring(self, working: list[Resource], frame: int) -> None:
+        """The working set resident: MakeResident of the newcomers; refused, trim the rest and retry, then try
+        with ``CantTrimFurther``."""
+        new = [r for r in working if r.last_use < 0]
+        if new and not self._make_resident(new):
+            others = [r for r in self.resources if r.last_use >= 0 and r not in working]
+            if others:
+                self._evict(others)
+            if not self._make_resident(new) and not self._make_resident(new, cant_trim=True):
+                self.problems.append(
+                    Problem(
+                        f"process {self.index}, frame {frame}: make the working set resident",
+                        "MakeResident",
+                        f"E_OUTOFMEMORY for {len(new)} allocation(s) even with CantTrimFurther",
+                    )
+                )
+                for r in new:
+                    working.remove(r)
+        for r in working:
+            r.last_use = frame
+
+    def bring_for_readback(self, r: Resource) -> None:
+        """Make ``r`` resident so GPU work can copy it out (verification)."""
+        working = [r]
+        self._bring(working, self.frames_done)
+
+    def release_after_readback(self, r: Resource) -> None:
+        self._evict([r])
+
+    def _trim(self, working: list[Resource]) -> None:
+        """Back under this process's share of each budget: evict the least recently used of the rest."""
+        w = self.config.workload
+        for group in (LOCAL, NON_LOCAL):
+            info = D3DKMT_QUERYVIDEOMEMORYINFO(MemorySegmentGroup=group)
+            self.process.query_video_memory_info(info)
+            target = int(info.Budget * w.resident_target / w.processes)
+            over = info.CurrentUsage - target
+            if over <= 0:
+                continue
+            candidates = sorted(
+                (r for r in self.resources if r.last_use >= 0 and r.group == group and r not in working),
+                key=lambda r: r.last_use,
+            )
+            chosen: list[Resource] = []
+            for r in candidates:
+                if over <= 0:
+                    break
+                chosen.append(r)
+                over -= r.spec.size
+            if chosen:
+                self._evict(chosen)
+
+    # --- CPU access ----------------------------------------------------------------------------------------
+
+    def _lock(self, r: Resource, pages: tuple[int, ...] | None = None, level: int = 0) -> int:
+        """Lock ``r`` (``pfnLock2Cb``; ``pfnLockCb`` on WDDM 1.x, of the pages listed or all of it, through the
+        swizzling range of MIP ``level`` for a swizzled surface); returns ``pData``."""
+        if r.held:
+            return r.view
+        if self.wddm2:
+            args2 = D3DDDICB_LOCK2(hAllocation=r.handle)
+            self.device.lock2(args2)
+            r.view = args2.pData
+            return r.view
+        if pages is None:
+            args = D3DDDICB_LOCK(
+                hAllocation=r.handle, PrivateDriverData=level, Flags=D3DDDICB_LOCKFLAGS(LockEntire=True)
+            )
+        else:
+            args = D3DDDICB_LOCK(hAllocation=r.handle, PrivateDriverData=level, NumPages=len(pages), pPages=pages)
+        self.device.lock(args)
+        r.view = args.pData
+        return r.view
+
+    def _unlock(self, r: Resource) -> None:
+        if self.wddm2:
+            self.device.unlock2(D3DDDICB_UNLOCK2(hAllocation=r.handle))
+        else:
+            self.device.unlock(D3DDDICB_UNLOCK(NumAllocations=1, phAllocations=(r.handle,)))
+
+    def _hold_locks(self) -> None:
+        """Persistently mapped buffers: locked once, written between frames (never swizzled surfaces, whose
+        locks show one level at a time)."""
+        visible = [r for r in self.resources if r.spec.cpu_visible and not r.spec.swizzled]
+        for r in visible[: self.config.workload.persistent_locks]:
+            self._lock(r)
+            r.held = True
+
+    def read(self, r: Resource, offset: int, size: int, level: int = 0) -> bytes:
+        """Read through a lock (the held one, or a lock taken for the read)."""
+        held = r.held
+        address = self._lock(r, level=level) + offset
+        data = self.process.cpu_read(address, size)
+        if not held:
+            self._unlock(r)
+        return data
+
+    def _upload_in_place(self, r: Resource, offset: int, size: int, seed: int, level: int) -> None:
+        pages = None
+        if not self.wddm2 and not r.held and not r.spec.swizzled and self.rng.random() < 0.3:
+            pages = tuple(range(offset // PAGE_SIZE, -(-(offset + size) // PAGE_SIZE)))  # lock only those pages
+        base = self._lock(r, pages, level)
+        self.process.cpu_write_pattern(base + offset, seed, size)
+        if not r.held:
+            self._unlock(r)
+        self.model.write(r.name, offset, pattern(seed, size))
+        r.written = True
+
+    # --- a frame ---------------------------------------------------------------------------------------------
+
+    def _extent(self, limit: int, room: int) -> int:
+        top = max(1, min(limit, room) // GRANULE)
+        return GRANULE * int(self.rng.integers(1, top + 1))
+
+    def _offset(self, size: int, extent: int) -> int:
+        return GRANULE * int(self.rng.integers(0, (size - extent) // GRANULE + 1))
+
+    def frame(self, frame: int, chosen: list[int]) -> None:
+        working = [self.resources[i] for i in chosen]
+        self._bring(working, frame)
+        ops: list[GpuOp] = []
+        staged: list[tuple[int, int, int]] = []  # (staging offset, size, seed)
+        for _ in range(self.config.workload.uploads if working else 0):
+            r = working[int(self.rng.integers(len(working)))]
+            regions = r.spec.regions()
+            level = int(self.rng.integers(len(regions)))
+            start, length = regions[level]
+            size = self._extent(MAX_UPLOAD, length)
+            offset = start + self._offset(length, size)
+            seed = int(self.rng.integers(1 << 62))
+            if r.spec.cpu_visible:
+                self._upload_in_place(r, offset, size, seed, level)
+            else:
+                at = sum(n for _, n, _ in staged)
+                staged.append((at, size, seed))
+                ops.append(GpuCopy(Ref(self.staging.name, at), Ref(r.name, offset), size))
+                r.written = True
+        if staged:
+            base = self._lock(self.staging)
+            for at, size, seed in staged:
+                self.process.cpu_write_pattern(base + at, seed, size)
+                self.model.write(self.staging.name, at, pattern(seed, size))
+            self._unlock(self.staging)
+        if self.tiled and frame % 2 == 1:
+            self._remap_tiles()
+        ops += self._gpu_ops(working)
+        for op in ops:
+            self.model.apply(op)
+        self.gpu.run(ops)
+        self._trim(working)
+        self.frames_done += 1
+
+    def _gpu_ops(self, working: list[Resource]) -> list[GpuOp]:
+        """Copies and fills among the working set (and the tiled range): never on swizzled surfaces (the GPU sees
+        their tiled layout), nor on WDDM 1.x on what the process holds locked (``CANTRENDERLOCKEDALLOCATION``)."""
+        usable = [r for r in working if not r.spec.swizzled and (self.wddm2 or not r.held)]
+        views = [r.name for r in usable] + ([self.tiled] if self.tiled else [])
+        if not views:
+            return []
+        by_name = {r.name: r for r in usable}
+        ops: list[GpuOp] = []
+        for _ in range(self.config.workload.gpu_ops):
+            dst = views[int(self.rng.integers(len(views)))]
+            src = views[int(self.rng.integers(len(views)))]
+            dst_size, src_size = self.model.size(dst), self.model.size(src)
+            size = self._extent(MAX_GPU_OP, min(dst_size, src_size))
+            target = Ref(dst, self._offset(dst_size, size))
+            source = Ref(src, self._offset(src_size, size))
+            op: GpuOp
+            if self.rng.random() < 0.35 or self.model.overlap(source, target, size):
+                op = GpuFill(target, size, int(self.rng.integers(1 << 32)))
+            else:
+                op = GpuCopy(source, target, size)
+            ops.append(op)
+            if dst in by_name:
+                by_name[dst].written = True
+            elif self.pool is not None:
+                self.pool.written = True
+        return ops
+
+    # --- tiled resources ---------------------------------------------------------------------------------------
+
+    def _setup_tiles(self) -> None:
+        assert isinstance(self.gpu, VaGpu)
+        assert self.pool is not None
+        tiles = self.config.workload.tiles
+        self.tiled = f"p{self.index}.tiled"
+        self.gpu.reserve(self.tiled, tiles * TILE)
+        self.model.create_tiled(self.tiled, tiles)
+        self.sync = self.device.create_sync_object()
+        pool_tiles = self.config.workload.tile_pool
+        self._update([(i, i % pool_tiles) for i in range(tiles)])
+
+    def _remap_tiles(self) -> None:
+        """Some tiles onto other pool tiles, some to the Zero state (reads zero, writes dropped)."""
+        tiles, pool_tiles = self.config.workload.tiles, self.config.workload.tile_pool
+        count = max(1, tiles // 4)
+        chosen = sorted(int(i) for i in self.rng.choice(tiles, size=count, replace=False))
+        plan: list[tuple[int, int | None]] = []
+        for i in chosen:
+            plan.append((i, None if self.rng.random() < 0.25 else int(self.rng.integers(pool_tiles))))
+        self._update(plan)
+
+    def _update(self, plan: list[tuple[int, int | None]]) -> None:
+        """One ``UpdateGpuVirtualAddress`` (MAP a tile onto a pool tile; UNMAP to Zero for None), applied once the
+        sync object reaches the current value; then a CPU wait for the value it signals."""
+        assert isinstance(self.gpu, VaGpu)
+        assert self.pool is not None
+        base = self.gpu.bases[self.tiled]
+        ops: list[D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION] = []
+        for tile, pool_tile in plan:
+            if pool_tile is None:
+                ops.append(
+                    D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION(
+                        OperationType=UpdateType.D3DDDI_UPDATEGPUVIRTUALADDRESS_UNMAP,
+                        payload=D3DDDI_UPDATEGPUVIRTUALADDRESS_UNMAP(
+                            BaseAddress=base + tile * TILE,
+                            SizeInBytes=TILE,
+                            Protection=D3DDDIGPUVIRTUALADDRESS_PROTECTION_TYPE(Zero=True),
+                        ),
+                    )
+                )
+                self.model.set_tile(self.tiled, tile, Tile(TileState.ZERO))
+            else:
+                ops.append(
+                    D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION(
+                        OperationType=UpdateType.D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP,
+                        payload=D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP(
+                            BaseAddress=base + tile * TILE,
+                            SizeInBytes=TILE,
+                            hAllocation=self.pool.handle,
+                            AllocationOffsetInBytes=pool_tile * TILE,
+                            AllocationSizeInBytes=TILE,
+                        ),
+                    )
+                )
+                self.model.set_tile(self.tiled, tile, Tile(TileState.MAPPED, self.pool.name, pool_tile * TILE))
+        self.device.update_gpu_va(
+            D3DDDICB_UPDATEGPUVIRTUALADDRESS(
+                hContext=self.gpu.context,
+                hFenceObject=self.sync,
+                NumOperations=len(ops),
+                Operations=tuple(ops),
+                FenceValue=self.sync_value,
+            )
+        )
+        self.sync_value += 1
+        self.device.wait_for_sync_object(self.sync, self.sync_value)

@@ -1,0 +1,55 @@
+"""Where scenarios come from: the built-in TOML files shipped in ``scenarios/builtin/``, or a TOML file of the
+user's, with command-line overrides applied on top.
+
+``tour`` is not a workload but the paging tour (:mod:`wddmsim.scenarios.tour`): every paging operation driven
+directly and checked one by one; the command line runs it under that name.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from importlib import resources
+from pathlib import Path
+from typing import Final
+
+from wddmsim.core.errors import ConfigurationError
+from wddmsim.scenarios.config import ScenarioConfig, apply_overrides, from_dict
+
+BUILTIN: Final = ("default", "stress", "uploads", "tiles")
+"""The workload scenarios shipped with wddmsim (``wddmsim run NAME``)."""
+TOUR: Final = "tour"
+
+
+def builtin_text(name: str) -> str:
+    """The TOML text of built-in scenario ``name`` (a starting point for your own file)."""
+    if name not in BUILTIN:
+        raise ConfigurationError("SCENARIO", name, f"built-in scenarios are {', '.join(BUILTIN)} (and {TOUR})")
+    return resources.files("wddmsim.scenarios").joinpath("builtin", f"{name}.toml").read_text(encoding="utf-8")
+
+
+def load(spec: str | None = None, overrides: Mapping[str, object] | None = None) -> ScenarioConfig:
+    """A checked configuration: built-in scenario or TOML file ``spec`` (default: ``default``), overridden."""
+    name = spec or "default"
+    if name in BUILTIN:
+        text = builtin_text(name)
+    else:
+        path = Path(name)
+        if not path.is_file():
+            raise ConfigurationError(
+                "SCENARIO",
+                name,
+                f"is neither a built-in scenario ({', '.join(BUILTIN)}, {TOUR}) nor a TOML file",
+            )
+        text = path.read_text(encoding="utf-8")
+        name = path.stem
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigurationError("SCENARIO", spec, f"is not valid TOML: {error}") from None
+    return from_dict(apply_overrides(doc, overrides or {}), name=name)
+
+
+def describe() -> list[tuple[str, str]]:
+    """``(name, description)`` of every built-in scenario."""
+    return [(name, load(name).description) for name in BUILTIN]

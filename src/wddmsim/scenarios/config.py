@@ -1,0 +1,524 @@
+"""Scenario configuration: the adapter a run builds, and the workload its processes run on it.
+
+What it models: the knobs of design section 6 -- local memory and aperture sizes, driver model (WDDM 1.x or
+2.x), page-table layout, paging (DMA) buffer size, eviction policy; processes, allocation size distribution,
+access pattern, oversubscription factor, frames, seed.  A scenario is a TOML document::
+
+    name = "default"
+    seed = 1
+    [adapter]                   # what the GPU and its driver are
+    vram = "64MiB"
+    [workload]                  # what the applications do
+    processes = 3
+    [workload.sizes]
+    distribution = "log-uniform"
+
+Every value is checked before anything runs: a bad one raises
+:class:`~wddmsim.core.errors.ConfigurationError` naming the key (``workload.frames``), the value and the rule.
+Unknown keys are refused the same way (a typo must not silently run the default).  Command-line overrides are
+dotted keys applied to the document (:func:`apply_overrides`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Final
+
+from wddmsim.core.errors import ConfigurationError
+from wddmsim.core.units import GiB, KiB, MiB, format_size, parse_size
+from wddmsim.hw.gpu import GpuConfig
+from wddmsim.kmd.config import DriverConfig, DriverModel
+from wddmsim.system import SystemConfig
+from wddmsim.vidmm.manager import VidMmConfig
+from wddmsim.vidmm.policy import POLICIES
+
+MODEL_LIMIT: Final = 2 * GiB
+"""The most allocation bytes a workload may create: the reference model keeps every expected byte in RAM."""
+
+TILE: Final = 64 * KiB
+"""A tile of a tiled resource (D3D12's standard tile size; ``UpdateGpuVirtualAddress`` maps whole tiles)."""
+
+
+class Kind(Enum):
+    SIZE = "a size such as 64KiB, 256MiB or 4096"
+    INT = "an integer"
+    FLOAT = "a number"
+    BOOL = "true or false"
+    STR = "a string"
+    INT_LIST = "a list of integers"
+
+
+def setting(default: Any, kind: Kind, check: Callable[[Any], bool], rule: str, doc: str) -> Any:
+    """A dataclass field carrying how to read and check it."""
+    return field(default=default, metadata={"kind": kind, "check": check, "rule": rule, "doc": doc})
+
+
+def _multiple_of_64k(lo: int, hi: int) -> Callable[[int], bool]:
+    return lambda v: lo <= v <= hi and v % (64 * KiB) == 0
+
+
+def _fraction(v: float) -> bool:
+    return 0.0 <= v <= 1.0
+
+
+ACCESS_PATTERNS: Final = ("hot-cold", "sequential", "random", "streaming")
+DISTRIBUTIONS: Final = ("log-uniform", "uniform", "fixed")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AdapterSettings:
+    """The simulated GPU, its driver and VidMm's policy."""
+
+    driver_model: str = setting(
+        "wddm2",
+        Kind.STR,
+        lambda v: v in ("wddm1", "wddm2"),
+        "must be wddm1 (segment model) or wddm2 (GpuMmu)",
+        "How the reference driver presents the GPU.",
+    )
+    vram: int = setting(
+        64 * MiB,
+        Kind.SIZE,
+        _multiple_of_64k(4 * MiB, 1 << 40),
+        "must be a multiple of 64 KiB between 4 MiB and 1 TiB",
+        "Local video memory (sparse: only what is written is committed).",
+    )
+    cpu_visible: int = setting(
+        16 * MiB,
+        Kind.SIZE,
+        _multiple_of_64k(64 * KiB, 1 << 40),
+        "must be a positive multiple of 64 KiB",
+        "The part of local memory the CPU reaches through the PCI BAR (the first segment).",
+    )
+    aperture: int = setting(
+        32 * MiB,
+        Kind.SIZE,
+        _multiple_of_64k(64 * KiB, 1 << 40),
+        "must be a positive multiple of 64 KiB",
+        "The aperture (GART) segment: system pages the GPU reaches through a page table.",
+    )
+    system_memory: int = setting(
+        4 * GiB,
+        Kind.SIZE,
+        _multiple_of_64k(64 * MiB, 1 << 42),
+        "must be a multiple of 64 KiB between 64 MiB and 4 TiB",
+        "Host RAM (sparse): backing stores, paging buffers, page frames.",
+    )
+    page_table_levels: tuple[int, ...] = setting(
+        (9, 9, 9, 9),
+        Kind.INT_LIST,
+        lambda v: 2 <= len(v) <= 6 and all(1 <= b <= 16 for b in v),
+        "must list 2 to 6 levels of 1 to 16 index bits each, leaf level first",
+        "Index bits per GpuMmu page-table level, leaf first (4 x 9: a 48-bit VA).",
+    )
+    dual_pte: bool = setting(
+        True, Kind.BOOL, lambda v: True, "", "Level-1 entries point at a 4 KB and a 64 KB leaf table at once."
+    )
+    paging_buffer: int = setting(
+        64 * KiB,
+        Kind.SIZE,
+        lambda v: v > 0,
+        "must be positive",
+        "PagingBufferSize the driver reports: the DMA buffer each paging operation is built into.",
+    )
+    policy: str = setting(
+        "priority-lru",
+        Kind.STR,
+        lambda v: v in POLICIES,
+        f"must be one of the eviction policies {', '.join(sorted(POLICIES))}",
+        "VidMm's eviction victim policy (wddmsim.vidmm.policy).",
+    )
+
+    @property
+    def model(self) -> DriverModel:
+        return DriverModel(self.driver_model)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SizeDistribution:
+    """How large the workload's allocations are."""
+
+    distribution: str = setting(
+        "log-uniform",
+        Kind.STR,
+        lambda v: v in DISTRIBUTIONS,
+        f"must be one of {', '.join(DISTRIBUTIONS)}",
+        "log-uniform: as many small as large; uniform; fixed: every allocation is `max` bytes.",
+    )
+    min: int = setting(
+        256 * KiB, Kind.SIZE, lambda v: 4 * KiB <= v <= 1 * GiB, "must lie between 4 KiB and 1 GiB", "Smallest."
+    )
+    max: int = setting(
+        4 * MiB, Kind.SIZE, lambda v: 4 * KiB <= v <= 1 * GiB, "must lie between 4 KiB and 1 GiB", "Largest."
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WorkloadSettings:
+    """What the applications do: how many, with how much memory, touching it how."""
+
+    processes: int = setting(3, Kind.INT, lambda v: 1 <= v <= 64, "must lie between 1 and 64", "Processes.")
+    frames: int = setting(12, Kind.INT, lambda v: 1 <= v <= 100_000, "must lie between 1 and 100000", "Frames.")
+    oversubscription: float = setting(
+        1.5,
+        Kind.FLOAT,
+        lambda v: 0.05 <= v <= 16,
+        "must lie between 0.05 and 16",
+        "Bytes of all processes' resources / local memory.",
+    )
+    textures: float = setting(
+        0.4, Kind.FLOAT, _fraction, "must lie between 0 and 1", "Share of resources that are 2D surfaces."
+    )
+    cpu_visible: float = setting(
+        0.3,
+        Kind.FLOAT,
+        _fraction,
+        "must lie between 0 and 1",
+        "Share of resources created CPU-visible (written in place through locks). WDDM 1.x: all are.",
+    )
+    aperture: float = setting(
+        0.1,
+        Kind.FLOAT,
+        _fraction,
+        "must lie between 0 and 1",
+        "Share of resources that live in the aperture only (upload heaps; CPU-visible).",
+    )
+    access: str = setting(
+        "hot-cold",
+        Kind.STR,
+        lambda v: v in ACCESS_PATTERNS,
+        f"must be one of {', '.join(ACCESS_PATTERNS)}",
+        "Which resources a frame uses: hot-cold (a few often), sequential (a sliding window), random, "
+        "streaming (each once, in order, wrapping).",
+    )
+    working_set: float = setting(
+        0.5,
+        Kind.FLOAT,
+        lambda v: 0 < v <= 1,
+        "must lie in (0, 1]",
+        "Share of a process's resources one frame uses.",
+    )
+    uploads: int = setting(
+        3, Kind.INT, lambda v: 0 <= v <= 10_000, "must lie between 0 and 10000", "CPU uploads per process per frame."
+    )
+    gpu_ops: int = setting(
+        6,
+        Kind.INT,
+        lambda v: 0 <= v <= 10_000,
+        "must lie between 0 and 10000",
+        "GPU Copy/Fill packets per process per frame (WDDM 2.x).",
+    )
+    lazy_evictions: float = setting(
+        0.5,
+        Kind.FLOAT,
+        _fraction,
+        "must lie between 0 and 1",
+        "Share of evictions made with EvictOnlyIfNecessary.",
+    )
+    resident_target: float = setting(
+        1.0,
+        Kind.FLOAT,
+        lambda v: 0.05 <= v <= 4,
+        "must lie between 0.05 and 4",
+        "A process trims its residency set beyond this share of its part of the local budget.",
+    )
+    persistent_locks: int = setting(
+        0,
+        Kind.INT,
+        lambda v: 0 <= v <= 64,
+        "must lie between 0 and 64",
+        "CPU-visible resources each process keeps locked for the whole run (written between frames).",
+    )
+    tiles: int = setting(
+        0,
+        Kind.INT,
+        lambda v: 0 <= v <= 4096,
+        "must lie between 0 and 4096",
+        "64 KiB tiles of each process's tiled resource (UpdateGpuVirtualAddress); 0: none.",
+    )
+    tile_pool: int = setting(
+        8,
+        Kind.INT,
+        lambda v: 1 <= v <= 4096,
+        "must lie between 1 and 4096",
+        "64 KiB tiles in each process's tile pool.",
+    )
+    sizes: SizeDistribution = field(default_factory=SizeDistribution)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScenarioConfig:
+    """One scenario: a name, a seed, an adapter and a workload."""
+
+    name: str = "custom"
+    description: str = ""
+    seed: int = 1
+    adapter: AdapterSettings = field(default_factory=AdapterSettings)
+    workload: WorkloadSettings = field(default_factory=WorkloadSettings)
+
+    @property
+    def workload_bytes(self) -> int:
+        """Bytes of all processes' resources (before rounding to whole pages)."""
+        return int(self.workload.oversubscription * self.adapter.vram)
+
+    def system_config(self) -> SystemConfig:
+        """The adapter this scenario runs on."""
+        a = self.adapter
+        return SystemConfig(
+            gpu=GpuConfig(
+                local_size=a.vram,
+                bar_size=a.cpu_visible,
+                aperture_size=a.aperture,
+                system_size=a.system_memory,
+                mmu_index_bits=a.page_table_levels,
+                dual_pte=a.dual_pte,
+            ),
+            driver=DriverConfig(model=a.model, paging_buffer_size=a.paging_buffer),
+            vidmm=VidMmConfig(eviction_policy=a.policy),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The document this configuration reads back from (sizes in bytes)."""
+        out = dataclasses.asdict(self)
+        out["adapter"]["page_table_levels"] = list(self.adapter.page_table_levels)
+        return out
+
+    def with_changes(self, overrides: Mapping[str, object]) -> ScenarioConfig:
+        """A copy with dotted-key overrides applied and checked."""
+        return from_dict(apply_overrides(self.to_dict(), overrides))
+
+
+# --- reading -------------------------------------------------------------------------------------------------
+
+
+def _convert(key: str, kind: Kind, value: object) -> object:
+    def bad() -> ConfigurationError:
+        return ConfigurationError(key, value, f"must be {kind.value}")
+
+    match kind:
+        case Kind.SIZE:
+            if isinstance(value, bool):
+                raise bad()
+            if isinstance(value, int):
+                return value
+            if isinstance(value, str):
+                try:
+                    return parse_size(value)
+                except ValueError:
+                    raise bad() from None
+            raise bad()
+        case Kind.INT:
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise bad()
+            return value
+        case Kind.FLOAT:
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise bad()
+            return float(value)
+        case Kind.BOOL:
+            if not isinstance(value, bool):
+                raise bad()
+            return value
+        case Kind.STR:
+            if not isinstance(value, str):
+                raise bad()
+            return value
+        case Kind.INT_LIST:
+            if not isinstance(value, (list, tuple)) or not all(
+                isinstance(v, int) and not isinstance(v, bool) for v in value
+            ):
+                raise bad()
+            return tuple(value)
+    raise AssertionError(kind)
+
+
+def _read(cls: type[Any], doc: Mapping[str, object], prefix: str) -> Any:
+    """An instance of the settings dataclass ``cls`` from the table ``doc``; every key checked."""
+    if not isinstance(doc, Mapping):
+        raise ConfigurationError(prefix.rstrip("."), doc, "must be a table")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = [k for k in doc if k not in fields]
+    if unknown:
+        raise ConfigurationError(
+            prefix + unknown[0], doc[unknown[0]], f"is not a setting; known: {', '.join(sorted(fields))}"
+        )
+    values: dict[str, object] = {}
+    for name, f in fields.items():
+        if name not in doc:
+            continue
+        key = prefix + name
+        if "kind" not in f.metadata:  # a nested table
+            nested = f.default_factory if f.default_factory is not dataclasses.MISSING else None
+            assert nested is not None
+            values[name] = _read(type(nested()), doc[name], key + ".")  # type: ignore[arg-type]
+            continue
+        value = _convert(key, f.metadata["kind"], doc[name])
+        if not f.metadata["check"](value):
+            raise ConfigurationError(key, doc[name], f.metadata["rule"])
+        values[name] = value
+    return cls(**values)
+
+
+_TOP = ("name", "description", "seed", "adapter", "workload")
+
+
+def from_dict(doc: Mapping[str, object], *, name: str | None = None) -> ScenarioConfig:
+    """A checked configuration from a TOML document (already parsed)."""
+    unknown = [k for k in doc if k not in _TOP]
+    if unknown:
+        raise ConfigurationError(unknown[0], doc[unknown[0]], f"is not a setting; known: {', '.join(_TOP)}")
+    title = doc.get("name", name or "custom")
+    if not isinstance(title, str) or not title:
+        raise ConfigurationError("name", title, "must be a non-empty string")
+    description = doc.get("description", "")
+    if not isinstance(description, str):
+        raise ConfigurationError("description", description, "must be a string")
+    seed = doc.get("seed", 1)
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 1 << 63:
+        raise ConfigurationError("seed", seed, "must be an integer between 0 and 2**63 - 1")
+    config = ScenarioConfig(
+        name=title,
+        description=description,
+        seed=seed,
+        adapter=_read(AdapterSettings, doc.get("adapter", {}), "adapter."),  # type: ignore[arg-type]
+        workload=_read(WorkloadSettings, doc.get("workload", {}), "workload."),  # type: ignore[arg-type]
+    )
+    check(config)
+    return config
+
+
+def loads(text: str, *, name: str | None = None) -> ScenarioConfig:
+    """A configuration from TOML text; a syntax error is a :class:`ConfigurationError` too."""
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigurationError("scenario file", name or "<text>", f"is not valid TOML: {error}") from None
+    return from_dict(doc, name=name)
+
+
+def check(config: ScenarioConfig) -> None:
+    """The rules that tie settings together (each alone was checked as it was read)."""
+    a, w = config.adapter, config.workload
+    if w.sizes.min > w.sizes.max:
+        raise ConfigurationError(
+            "workload.sizes.min", w.sizes.min, f"must not exceed workload.sizes.max ({w.sizes.max})"
+        )
+    if w.cpu_visible + w.aperture > 1:
+        raise ConfigurationError(
+            "workload.aperture",
+            w.aperture,
+            f"workload.cpu_visible + workload.aperture must not exceed 1 ({w.cpu_visible} + {w.aperture})",
+        )
+    if config.workload_bytes > MODEL_LIMIT:
+        raise ConfigurationError(
+            "workload.oversubscription",
+            w.oversubscription,
+            f"{w.oversubscription} x {format_size(a.vram)} of resources exceeds {format_size(MODEL_LIMIT)}, the most "
+            "the reference model holds in RAM (lower adapter.vram or workload.oversubscription; "
+            "`wddmsim run tour --vram 80GiB` shows a large sparse GPU)",
+        )
+    if config.workload_bytes < w.processes * w.sizes.min:
+        raise ConfigurationError(
+            "workload.oversubscription",
+            w.oversubscription,
+            f"gives {format_size(config.workload_bytes)}: less than one {format_size(w.sizes.min)} allocation per process",
+        )
+    if a.system_memory < 2 * config.workload_bytes + 64 * MiB:
+        raise ConfigurationError(
+            "adapter.system_memory",
+            a.system_memory,
+            f"must hold every backing store and the paging buffers: at least {format_size(2 * config.workload_bytes + 64 * MiB)}",
+        )
+    if a.model == DriverModel.WDDM1 and w.tiles:
+        raise ConfigurationError(
+            "workload.tiles", w.tiles, "tiled resources need GPU virtual addresses: adapter.driver_model = wddm2"
+        )
+    if w.tiles and w.tile_pool * TILE > a.vram // 4:
+        raise ConfigurationError(
+            "workload.tile_pool", w.tile_pool, f"{w.tile_pool} 64 KiB tiles must fit in a quarter of adapter.vram"
+        )
+    if w.persistent_locks and w.cpu_visible + w.aperture == 0 and a.model == DriverModel.WDDM2:
+        raise ConfigurationError(
+            "workload.persistent_locks",
+            w.persistent_locks,
+            "needs CPU-visible resources: raise workload.cpu_visible or workload.aperture",
+        )
+    system = config.system_config()
+    renames = {
+        "local_size": "adapter.vram",
+        "bar_size": "adapter.cpu_visible",
+        "aperture_size": "adapter.aperture",
+        "system_size": "adapter.system_memory",
+        "mmu_index_bits": "adapter.page_table_levels",
+        "paging_buffer_size": "adapter.paging_buffer",
+    }
+    try:
+        system.gpu.validate()
+        system.driver.validate()
+    except ConfigurationError as error:
+        raise ConfigurationError(renames.get(error.setting, error.setting), error.value, error.rule) from None
+    if a.cpu_visible >= a.vram - system.gpu.aperture_table_size:
+        raise ConfigurationError(
+            "adapter.cpu_visible", a.cpu_visible, "must leave local memory the CPU cannot see (less than adapter.vram)"
+        )
+
+
+# --- overrides -------------------------------------------------------------------------------------------------
+
+
+def parse_override(text: str) -> tuple[str, object]:
+    """``KEY=VALUE`` from the command line; VALUE is read as TOML (``3``, ``1.5``, ``true``, ``[9, 9]``),
+    else taken as a string (``lru``, ``128MiB``)."""
+    key, sep, raw = text.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise ConfigurationError("--set", text, "must be KEY=VALUE, e.g. workload.frames=20")
+    raw = raw.strip()
+    try:
+        value: object = tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw
+    return key, value
+
+
+def apply_overrides(doc: Mapping[str, object], overrides: Mapping[str, object]) -> dict[str, Any]:
+    """A copy of ``doc`` with each dotted key set (tables are created as needed; checking happens on read)."""
+    out: dict[str, Any] = _copy(doc)
+    for key, value in overrides.items():
+        parts = key.split(".")
+        table = out
+        for i, part in enumerate(parts[:-1]):
+            nxt = table.setdefault(part, {})
+            if not isinstance(nxt, dict):
+                raise ConfigurationError(".".join(parts[: i + 1]), nxt, "is a value, not a table")
+            table = nxt
+        table[parts[-1]] = value
+    return out
+
+
+def _copy(doc: Mapping[str, object]) -> dict[str, Any]:
+    return {k: _copy(v) if isinstance(v, Mapping) else v for k, v in doc.items()}
+
+
+def describe_settings() -> list[tuple[str, str, str]]:
+    """``(key, default, what it is)`` for every setting, for ``--help`` and the documentation."""
+    rows: list[tuple[str, str, str]] = []
+
+    def walk(cls: type[Any], prefix: str) -> None:
+        for f in dataclasses.fields(cls):
+            if "kind" not in f.metadata:
+                assert f.default_factory is not dataclasses.MISSING
+                walk(type(f.default_factory()), f"{prefix}{f.name}.")
+                continue
+            default: Any = f.default
+            shown = format_size(default) if f.metadata["kind"] == Kind.SIZE else str(default)
+            rows.append((prefix + f.name, shown, f.metadata["doc"]))
+
+    walk(AdapterSettings, "adapter.")
+    walk(WorkloadSettings, "workload.")
+    return rows

@@ -1,0 +1,162 @@
+"""The reference model a workload is verified against: the bytes every resource should hold -- computed with numpy
+from the workload's own description of each write, never from the simulator's output.
+
+GPU work is described against *views*: a resource seen whole (what a ``MapGpuVirtualAddress`` of it shows), or a
+tiled resource whose 64 KiB tiles each show a tile of a pool, read as zero (``Zero``), or are not to be touched
+(``NoAccess``) -- what ``UpdateGpuVirtualAddress`` set up.  :class:`Model` applies a ``COPY`` or ``FILL`` by
+resolving its views the way the application mapped them; a wrong page-table entry, a stale translation or a lost
+page in the simulator then shows up as a difference at verification.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import final
+
+import numpy as np
+
+from wddmsim.core.pointer import ByteArray
+from wddmsim.scenarios.config import TILE
+from wddmsim.scenarios.patterns import fill_bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """A byte of a view: ``offset`` into resource or tiled view ``view``."""
+
+    view: str
+    offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class GpuCopy:
+    """A ``COPY`` packet (source and destination never share a byte)."""
+
+    src: Ref
+    dst: Ref
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class GpuFill:
+    """A ``FILL`` packet with a 32-bit pattern."""
+
+    dst: Ref
+    size: int
+    value: int
+
+
+GpuOp = GpuCopy | GpuFill
+
+
+class TileState(Enum):
+    MAPPED = "mapped"
+    ZERO = "zero"
+    NO_ACCESS = "no-access"
+
+
+@dataclass(frozen=True, slots=True)
+class Tile:
+    state: TileState
+    pool: str = ""
+    offset: int = 0
+    """Byte offset of the pool tile (MAPPED)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """``size`` bytes at ``offset`` of resource ``name`` (None: a Zero tile)."""
+
+    name: str | None
+    offset: int
+    size: int
+
+
+class Unreachable(Exception):
+    """An access to a NoAccess tile or past a view (the workload never generates one on purpose)."""
+
+
+@final
+class Model:
+    """Expected bytes per resource (zero at creation, as VidMm's first page-in fills them) and the tiled views."""
+
+    def __init__(self) -> None:
+        self.bytes: dict[str, ByteArray] = {}
+        self.tiles: dict[str, list[Tile]] = {}
+
+    # --- resources and views ---------------------------------------------------------------------------------
+
+    def create(self, name: str, size: int) -> None:
+        self.bytes[name] = np.zeros(size, dtype=np.uint8)
+
+    def create_tiled(self, name: str, tiles: int) -> None:
+        """A reserved VA range of ``tiles`` tiles, none accessible yet."""
+        self.tiles[name] = [Tile(TileState.NO_ACCESS)] * tiles
+
+    def set_tile(self, view: str, index: int, tile: Tile) -> None:
+        self.tiles[view][index] = tile
+
+    def size(self, view: str) -> int:
+        if view in self.tiles:
+            return len(self.tiles[view]) * TILE
+        return int(self.bytes[view].shape[0])
+
+    def pieces(self, ref: Ref, size: int) -> list[Piece]:
+        """Where ``size`` bytes from ``ref`` land, in order."""
+        if ref.offset < 0 or ref.offset + size > self.size(ref.view):
+            raise Unreachable(f"{ref.view}+{ref.offset:#x}+{size:#x} leaves the view")
+        tiles = self.tiles.get(ref.view)
+        if tiles is None:
+            return [Piece(ref.view, ref.offset, size)]
+        out: list[Piece] = []
+        at, end = ref.offset, ref.offset + size
+        while at < end:
+            index, within = divmod(at, TILE)
+            n = min(end - at, TILE - within)
+            tile = tiles[index]
+            if tile.state == TileState.NO_ACCESS:
+                raise Unreachable(f"tile {index} of {ref.view} is NoAccess")
+            out.append(Piece(None, 0, n) if tile.state == TileState.ZERO else Piece(tile.pool, tile.offset + within, n))
+            at += n
+        return out
+
+    # --- CPU and GPU writes ----------------------------------------------------------------------------------
+
+    def write(self, name: str, offset: int, data: ByteArray) -> None:
+        """A CPU write through a lock of resource ``name``."""
+        self.bytes[name][offset : offset + data.shape[0]] = data
+
+    def read(self, ref: Ref, size: int) -> ByteArray:
+        parts = [
+            np.zeros(p.size, dtype=np.uint8) if p.name is None else self.bytes[p.name][p.offset : p.offset + p.size]
+            for p in self.pieces(ref, size)
+        ]
+        out: ByteArray = np.concatenate(parts)
+        return out
+
+    def _store(self, ref: Ref, data: ByteArray) -> None:
+        position = 0
+        for p in self.pieces(ref, int(data.shape[0])):
+            if p.name is not None:  # a write to a Zero tile is dropped
+                self.bytes[p.name][p.offset : p.offset + p.size] = data[position : position + p.size]
+            position += p.size
+
+    def apply(self, op: GpuOp) -> None:
+        """What the GPU does for ``op``."""
+        if isinstance(op, GpuCopy):
+            self._store(op.dst, self.read(op.src, op.size))
+        else:
+            self._store(op.dst, fill_bytes(op.value, op.size))
+
+    def overlap(self, a: Ref, b: Ref, size: int) -> bool:
+        """Whether ``size`` bytes from ``a`` and from ``b`` share a byte of some resource (aliased tiles too)."""
+        left = [(p.name, p.offset, p.offset + p.size) for p in self.pieces(a, size) if p.name is not None]
+        for q in self.pieces(b, size):
+            for name, start, end in left:
+                if name == q.name and start < q.offset + q.size and q.offset < end:
+                    return True
+        return False
+
+    def total(self) -> int:
+        return sum(int(b.shape[0]) for b in self.bytes.values())

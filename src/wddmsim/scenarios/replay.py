@@ -1,0 +1,551 @@
+"""Replay a recorded call trace on a fresh adapter -- the recorded configuration, or another one (a different
+eviction policy, local memory or aperture size, paging-buffer size, page-table layout) -- and compare.
+
+What it models: an application replayed call by call, as a capture tool replays a capture.  Every handle,
+address and fence value the trace names by symbol is mapped to what this run's VidMm hands out.  The replay
+reports calls whose result differs from the recording (a MakeResident that now fails ...), CPU reads whose bytes
+differ (content must survive any residency history, under any policy), and the paging traffic of both runs
+(:mod:`~wddmsim.scenarios.traffic`).  Under the recorded configuration the replay issues exactly the recorded
+calls, so the event logs are identical.
+
+One rule where the runs may diverge: a call recorded as complete (``S_OK``, fence 0) that now returns
+``E_PENDING`` is waited for at once, as the application would have had to; a recorded wait for a fence that is 0
+in the replay returns at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from wddmsim.api import UserDevice, UserProcess
+from wddmsim.core.errors import ConfigurationError, WddmsimError
+from wddmsim.ddi.allocation import D3DDDI_ALLOCATIONINFO, D3DDDICB_ALLOCATE, D3DDDICB_DEALLOCATE
+from wddmsim.ddi.base import HANDLE
+from wddmsim.ddi.lock import D3DDDICB_LOCK, D3DDDICB_LOCK2, D3DDDICB_LOCKFLAGS, D3DDDICB_UNLOCK, D3DDDICB_UNLOCK2
+from wddmsim.ddi.render import D3DDDI_ALLOCATIONLIST, D3DDDI_PATCHLOCATIONLIST, D3DDDICB_RENDER, D3DDDICB_RENDERFLAGS
+from wddmsim.ddi.residency import (
+    D3DDDI_CREATEPAGINGQUEUE,
+    D3DDDI_EVICT_FLAGS,
+    D3DDDI_MAKERESIDENT,
+    D3DDDI_MAKERESIDENT_FLAGS,
+    D3DDDI_OFFER_PRIORITY,
+    D3DDDI_PAGINGQUEUE_PRIORITY,
+    D3DDDICB_EVICT,
+    D3DKMT_MEMORY_SEGMENT_GROUP,
+    D3DKMT_OFFER_FLAGS,
+    D3DKMT_OFFERALLOCATIONS,
+    D3DKMT_QUERYVIDEOMEMORYINFO,
+    D3DKMT_RECLAIMALLOCATIONS2,
+)
+from wddmsim.ddi.status import HRESULT, DdiError
+from wddmsim.ddi.va import (
+    D3DDDI_MAPGPUVIRTUALADDRESS,
+    D3DDDI_RESERVEGPUVIRTUALADDRESS,
+    D3DDDI_UPDATEGPUVIRTUALADDRESS_COPY,
+    D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP,
+    D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP_PROTECT,
+    D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION,
+    D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION_TYPE,
+    D3DDDI_UPDATEGPUVIRTUALADDRESS_UNMAP,
+    D3DDDICB_FREEGPUVIRTUALADDRESS,
+    D3DDDICB_UPDATEGPUVIRTUALADDRESS,
+    D3DDDICB_UPDATEGPUVIRTUALADDRESS_FLAGS,
+    D3DDDIGPUVIRTUALADDRESS_PROTECTION_TYPE,
+)
+from wddmsim.scenarios.callfmt import (
+    FORMAT,
+    VERSION,
+    Json,
+    Ranges,
+    Symbols,
+    TraceFormatError,
+    packets_from_json,
+    unblob,
+)
+from wddmsim.scenarios.config import ScenarioConfig, apply_overrides, from_dict
+from wddmsim.scenarios.patterns import pattern
+from wddmsim.scenarios.record import VIEW_SPAN
+from wddmsim.scenarios.traffic import difference, event_digest, traffic
+from wddmsim.system import Adapter, build_adapter
+
+MAX_LISTED: Final = 20
+"""How many differing calls a result keeps word of (the count is exact)."""
+UpdateType = D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION_TYPE
+
+
+@dataclass(slots=True)
+class Trace:
+    """A call trace read from disk."""
+
+    scenario: dict[str, Any]
+    calls: list[dict[str, Json]]
+    trailer: dict[str, Json] | None
+
+    @property
+    def config(self) -> ScenarioConfig:
+        return from_dict(self.scenario)
+
+
+def read_trace(path: Path) -> Trace:
+    """Parse and check a trace file (:class:`TraceFormatError` names the line)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    if not lines:
+        raise TraceFormatError(f"{path}: empty, not a {FORMAT} trace")
+    try:
+        records = [json.loads(line) for line in lines if line.strip()]
+    except json.JSONDecodeError as error:
+        raise TraceFormatError(f"{path}: line {error.lineno}: not JSON: {error.msg}") from None
+    header = records[0]
+    if not isinstance(header, dict) or header.get("trace") != FORMAT:
+        raise TraceFormatError(f"{path}: line 1 is not a {FORMAT} header")
+    if header.get("version") != VERSION:
+        raise TraceFormatError(f"{path}: version {header.get('version')!r}; this wddmsim reads version {VERSION}")
+    trailer = records[-1].get("end") if isinstance(records[-1], dict) and "end" in records[-1] else None
+    calls = records[1:-1] if trailer is not None else records[1:]
+    for i, record in enumerate(calls, start=2):
+        if not isinstance(record, dict) or "call" not in record:
+            raise TraceFormatError(f"{path}: line {i} is not a call")
+    return Trace(header["scenario"], calls, trailer)
+
+
+@dataclass(slots=True)
+class ReplayResult:
+    """What a replay found."""
+
+    config: ScenarioConfig
+    adapter: Adapter
+    recorded: dict[str, int]
+    """The recorded run's traffic (from the trace's trailer)."""
+    recorded_digest: str
+    calls: int = 0
+    differing: int = 0
+    """Calls whose result (or error) differs from the recording."""
+    examples: list[str] = field(default_factory=list)
+    reads: int = 0
+    reads_differing: int = 0
+
+    @property
+    def traffic(self) -> dict[str, int]:
+        return traffic(self.adapter.events)
+
+    def difference(self) -> dict[str, tuple[int, int, int]]:
+        """Counter -> (recorded, replay, replay - recorded), for those that differ."""
+        return difference(self.recorded, self.traffic)
+
+    @property
+    def identical_events(self) -> bool:
+        return bool(self.recorded_digest) and event_digest(self.adapter.events)[1] == self.recorded_digest
+
+    @property
+    def content_preserved(self) -> bool:
+        return self.reads_differing == 0
+
+
+class _Replayer:
+    """Runs one trace's calls, mapping symbols to this run's handles and addresses."""
+
+    def __init__(self, adapter: Adapter, result: ReplayResult) -> None:
+        self.adapter = adapter
+        self.result = result
+        self.symbols = Symbols()
+        self.processes: dict[str, UserProcess] = {}
+        self.devices: dict[str, UserDevice] = {}
+        self.vas: dict[str, Ranges] = {}
+        self.views: dict[str, Ranges] = {}
+        self.fences: dict[int, int] = {}
+        """seq of a recorded call -> the fence value it returned in the replay."""
+        self.device_process: dict[str, str] = {}
+        self.handlers: dict[str, Callable[[dict[str, Json]], object]] = {
+            name.removeprefix("do_"): getattr(self, name) for name in dir(self) if name.startswith("do_")
+        }
+
+    # --- helpers -----------------------------------------------------------------------------------------------
+
+    def v(self, symbol: Json) -> HANDLE:
+        return HANDLE(self.symbols.value(symbol))
+
+    def fence(self, value: Json) -> int:
+        if isinstance(value, dict) and "fence" in value:
+            return self.fences.get(int(value["fence"]), 0)
+        return int(value)
+
+    def device(self, rec: dict[str, Json]) -> UserDevice:
+        return self.devices[str(rec["device"])]
+
+    def process_of(self, rec: dict[str, Json]) -> str:
+        """The process symbol of the record (device records: the device's process)."""
+        if "process" in rec:
+            return str(rec["process"])
+        return self.device_process[str(rec["device"])]
+
+    def pending(self, rec: dict[str, Json], result: HRESULT, queue: HANDLE, value: int) -> None:
+        """A fence value the replay got: remembered for later waits; waited for at once if the recording did not
+        have one (the application would have had to)."""
+        self.fences[int(rec["seq"])] = value
+        recorded = rec.get("out", {}).get("PagingFenceValue", 0) if isinstance(rec.get("out"), dict) else 0
+        if result == HRESULT.E_PENDING and not recorded:
+            device = self.device(rec)
+            device.wait_for_paging_fence(queue, value)
+
+    # --- running -------------------------------------------------------------------------------------------
+
+    def run(self, calls: list[dict[str, Json]]) -> None:
+        for rec in calls:
+            self.result.calls += 1
+            handler = self.handlers.get(str(rec["call"]))
+            if handler is None:
+                raise TraceFormatError(f"seq {rec.get('seq')}: unknown call {rec['call']!r}")
+            expected_error = rec.get("error")
+            try:
+                outcome = handler(rec)
+            except (DdiError, WddmsimError) as error:
+                status = error.status.name if isinstance(error, DdiError) else type(error).__name__
+                if not (isinstance(expected_error, dict) and expected_error.get("status") == status):
+                    self._differ(rec, f"raised {status}: {error}")
+                continue
+            if expected_error is not None:
+                self._differ(rec, "succeeded; the recording was refused")
+            elif "result" in rec and isinstance(outcome, HRESULT) and outcome.name != rec["result"]:
+                self._differ(rec, f"returned {outcome.name}; recorded {rec['result']}")
+
+    def _differ(self, rec: dict[str, Json], what: str) -> None:
+        self.result.differing += 1
+        if len(self.result.examples) < MAX_LISTED:
+            self.result.examples.append(f"seq {rec.get('seq')} {rec['call']}: {what}")
+
+    # --- processes and devices ---------------------------------------------------------------------------------
+
+    def do_open_process(self, rec: dict[str, Json]) -> None:
+        process = self.adapter.runtime.open_process()
+        name = str(rec["out"]["process"])
+        self.symbols.bind(name, process.handle)
+        self.processes[name] = process
+        self.vas[name] = Ranges("va")
+        self.views[name] = Ranges("view")
+
+    def do_create_device(self, rec: dict[str, Json]) -> None:
+        device = self.processes[str(rec["process"])].create_device()
+        name = str(rec["out"]["device"])
+        self.symbols.bind(name, device.handle)
+        self.devices[name] = device
+        self.device_process[name] = str(rec["process"])
+
+    # --- allocations and residency -----------------------------------------------------------------------------
+
+    def do_allocate(self, rec: dict[str, Json]) -> HRESULT:
+        a = rec["args"]
+        infos = [
+            D3DDDI_ALLOCATIONINFO(pPrivateDriverData=bytes.fromhex(d), PrivateDriverDataSize=len(d) // 2)
+            for d in a["allocations"]
+        ]
+        resource = bytes.fromhex(a.get("resource", ""))
+        args = D3DDDICB_ALLOCATE(
+            NumAllocations=len(infos),
+            pAllocationInfo=infos,
+            pPrivateDriverData=resource,
+            PrivateDriverDataSize=len(resource),
+        )
+        result = self.device(rec).allocate(args)
+        for name, info in zip(rec["out"]["handles"], infos, strict=True):
+            self.symbols.bind(name, info.hAllocation)
+        return result
+
+    def do_deallocate(self, rec: dict[str, Json]) -> HRESULT:
+        handles = tuple(self.v(h) for h in rec["args"]["HandleList"])
+        return self.device(rec).deallocate(D3DDDICB_DEALLOCATE(NumAllocations=len(handles), HandleList=handles))
+
+    def do_create_paging_queue(self, rec: dict[str, Json]) -> HRESULT:
+        args = D3DDDI_CREATEPAGINGQUEUE(Priority=D3DDDI_PAGINGQUEUE_PRIORITY(rec["args"]["Priority"]))
+        result = self.device(rec).create_paging_queue(args)
+        self.symbols.bind(rec["out"]["hPagingQueue"], args.hPagingQueue)
+        self.symbols.bind(rec["out"]["hSyncObject"], args.hSyncObject)
+        return result
+
+    def do_make_resident(self, rec: dict[str, Json]) -> HRESULT:
+        a = rec["args"]
+        handles = tuple(self.v(h) for h in a["AllocationList"])
+        args = D3DDDI_MAKERESIDENT(
+            hPagingQueue=self.v(a["hPagingQueue"]),
+            NumAllocations=len(handles),
+            AllocationList=handles,
+            Flags=D3DDDI_MAKERESIDENT_FLAGS.from_value(a["Flags"]),
+        )
+        result = self.device(rec).make_resident(args)
+        self.pending(rec, result, args.hPagingQueue, args.PagingFenceValue)
+        return result
+
+    def do_evict(self, rec: dict[str, Json]) -> HRESULT:
+        a = rec["args"]
+        handles = tuple(self.v(h) for h in a["AllocationList"])
+        return self.device(rec).evict(
+            D3DDDICB_EVICT(
+                NumAllocations=len(handles), AllocationList=handles, Flags=D3DDDI_EVICT_FLAGS.from_value(a["Flags"])
+            )
+        )
+
+    def do_wait_for_paging_fence(self, rec: dict[str, Json]) -> HRESULT:
+        a = rec["args"]
+        return self.device(rec).wait_for_paging_fence(self.v(a["hPagingQueue"]), self.fence(a["value"]))
+
+    def do_offer(self, rec: dict[str, Json]) -> HRESULT:
+        a = rec["args"]
+        handles = tuple(self.v(h) for h in a["HandleList"])
+        device = self.device(rec)
+        return device.offer(
+            D3DKMT_OFFERALLOCATIONS(
+                hDevice=device.handle,
+                HandleList=handles,
+                NumAllocations=len(handles),
+                Priority=D3DDDI_OFFER_PRIORITY(a["Priority"]),
+                Flags=D3DKMT_OFFER_FLAGS.from_value(a["Flags"]),
+            )
+        )
+
+    def do_reclaim(self, rec: dict[str, Json]) -> HRESULT:
+        a = rec["args"]
+        handles = tuple(self.v(h) for h in a["HandleList"])
+        args = D3DKMT_RECLAIMALLOCATIONS2(
+            hPagingQueue=self.v(a["hPagingQueue"]), NumAllocations=len(handles), HandleList=handles
+        )
+        result = self.device(rec).reclaim(args)
+        self.pending(rec, result, args.hPagingQueue, args.PagingFenceValue)
+        return result
+
+    def do_query_video_memory_info(self, rec: dict[str, Json]) -> HRESULT:
+        args = D3DKMT_QUERYVIDEOMEMORYINFO(
+            MemorySegmentGroup=D3DKMT_MEMORY_SEGMENT_GROUP(rec["args"]["MemorySegmentGroup"])
+        )
+        return self.processes[str(rec["process"])].query_video_memory_info(args)
+
+    # --- CPU access --------------------------------------------------------------------------------------------
+
+    def _viewed(self, rec: dict[str, Json], handle: Json, address: int) -> None:
+        out = rec.get("out", {})
+        if isinstance(out, dict) and isinstance(out.get("pData"), dict) and address:
+            self.views[self.process_of(rec)].add(str(out["pData"]["view"]), address, VIEW_SPAN)
+
+    def do_lock(self, rec: dict[str, Json]) -> HRESULT:
+        a = rec["args"]
+        pages = a.get("pPages")
+        args = D3DDDICB_LOCK(
+            hAllocation=self.v(a["hAllocation"]),
+            PrivateDriverData=a.get("PrivateDriverData", 0),
+            NumPages=a.get("NumPages", 0),
+            pPages=None if pages is None else tuple(pages),
+            Flags=D3DDDICB_LOCKFLAGS.from_value(a["Flags"]),
+        )
+        result = self.device(rec).lock(args)
+        self._viewed(rec, a["hAllocation"], args.pData)
+        return result
+
+    def do_unlock(self, rec: dict[str, Json]) -> HRESULT:
+        handles = tuple(self.v(h) for h in rec["args"]["phAllocations"])
+        return self.device(rec).unlock(D3DDDICB_UNLOCK(NumAllocations=len(handles), phAllocations=handles))
+
+    def do_lock2(self, rec: dict[str, Json]) -> HRESULT:
+        args = D3DDDICB_LOCK2(hAllocation=self.v(rec["args"]["hAllocation"]))
+        result = self.device(rec).lock2(args)
+        self._viewed(rec, rec["args"]["hAllocation"], args.pData)
+        return result
+
+    def do_unlock2(self, rec: dict[str, Json]) -> HRESULT:
+        return self.device(rec).unlock2(D3DDDICB_UNLOCK2(hAllocation=self.v(rec["args"]["hAllocation"])))
+
+    def do_cpu_write(self, rec: dict[str, Json]) -> None:
+        a = rec["args"]
+        process = str(rec["process"])
+        address = self.views[process].resolve(a["address"])
+        if "pattern" in a:
+            data = pattern(int(a["pattern"]["seed"]), int(a["pattern"]["size"])).tobytes()
+        else:
+            data = unblob(a["data"])
+        self.processes[process].cpu_write(address, data)
+
+    def do_cpu_read(self, rec: dict[str, Json]) -> None:
+        a = rec["args"]
+        process = str(rec["process"])
+        data = self.processes[process].cpu_read(self.views[process].resolve(a["address"]), int(a["size"]))
+        self.result.reads += 1
+        if hashlib.sha256(data).hexdigest() != rec["out"]["sha256"]:
+            self.result.reads_differing += 1
+            self._differ(rec, f"read {len(data)} bytes that differ from the recording")
+
+    # --- GPU virtual addresses -----------------------------------------------------------------------------
+
+    def do_reserve_gpu_va(self, rec: dict[str, Json]) -> HRESULT:
+        a = rec["args"]
+        vas = self.vas[self.process_of(rec)]
+        args = D3DDDI_RESERVEGPUVIRTUALADDRESS(
+            hPagingQueue=self.v(a["hPagingQueue"]),
+            BaseAddress=vas.resolve(a["BaseAddress"]),
+            MinimumAddress=a["MinimumAddress"],
+            MaximumAddress=a["MaximumAddress"],
+            Size=a["Size"],
+            ReservationType=a["ReservationType"],
+            DriverProtection=a["DriverProtection"],
+        )
+        result = self.device(rec).reserve_gpu_va(args)
+        vas.add(str(rec["out"]["VirtualAddress"]), args.VirtualAddress, args.Size)
+        self.pending(rec, result, args.hPagingQueue, args.PagingFenceValue)
+        return result
+
+    def do_map_gpu_va(self, rec: dict[str, Json]) -> HRESULT:
+        a = rec["args"]
+        vas = self.vas[self.process_of(rec)]
+        args = D3DDDI_MAPGPUVIRTUALADDRESS(
+            hPagingQueue=self.v(a["hPagingQueue"]),
+            BaseAddress=vas.resolve(a["BaseAddress"]),
+            MinimumAddress=a["MinimumAddress"],
+            MaximumAddress=a["MaximumAddress"],
+            hAllocation=self.v(a["hAllocation"]) if a["hAllocation"] else HANDLE(0),
+            OffsetInPages=a["OffsetInPages"],
+            SizeInPages=a["SizeInPages"],
+            Protection=D3DDDIGPUVIRTUALADDRESS_PROTECTION_TYPE.from_value(a["Protection"]),
+            DriverProtection=a["DriverProtection"],
+        )
+        result = self.device(rec).map_gpu_va(args)
+        va = rec["out"]["VirtualAddress"]
+        if isinstance(va, str):
+            vas.add(va, args.VirtualAddress, args.SizeInPages * 4096)
+        self.pending(rec, result, args.hPagingQueue, args.PagingFenceValue)
+        return result
+
+    def do_update_gpu_va(self, rec: dict[str, Json]) -> HRESULT:
+        a = rec["args"]
+        vas = self.vas[self.process_of(rec)]
+        ops: list[D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION] = []
+        for op in a["Operations"]:
+            kind = UpdateType(op["OperationType"])
+            payload: Any
+            if kind == UpdateType.D3DDDI_UPDATEGPUVIRTUALADDRESS_COPY:
+                payload = D3DDDI_UPDATEGPUVIRTUALADDRESS_COPY(
+                    SourceAddress=vas.resolve(op["SourceAddress"]),
+                    DestAddress=vas.resolve(op["DestAddress"]),
+                    SizeInBytes=op["SizeInBytes"],
+                )
+            elif kind == UpdateType.D3DDDI_UPDATEGPUVIRTUALADDRESS_UNMAP:
+                payload = D3DDDI_UPDATEGPUVIRTUALADDRESS_UNMAP(
+                    BaseAddress=vas.resolve(op["BaseAddress"]),
+                    SizeInBytes=op["SizeInBytes"],
+                    Protection=D3DDDIGPUVIRTUALADDRESS_PROTECTION_TYPE.from_value(op["Protection"]),
+                )
+            else:
+                common = {
+                    "BaseAddress": vas.resolve(op["BaseAddress"]),
+                    "SizeInBytes": op["SizeInBytes"],
+                    "hAllocation": self.v(op["hAllocation"]),
+                    "AllocationOffsetInBytes": op.get("AllocationOffsetInBytes", 0),
+                    "AllocationSizeInBytes": op.get("AllocationSizeInBytes", 0),
+                }
+                if kind == UpdateType.D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP:
+                    payload = D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP(**common)
+                else:
+                    payload = D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP_PROTECT(
+                        **common,
+                        Protection=D3DDDIGPUVIRTUALADDRESS_PROTECTION_TYPE.from_value(op["Protection"]),
+                        DriverProtection=op.get("DriverProtection", 0),
+                    )
+            ops.append(D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION(OperationType=kind, payload=payload))
+        return self.device(rec).update_gpu_va(
+            D3DDDICB_UPDATEGPUVIRTUALADDRESS(
+                hContext=self.v(a["hContext"]),
+                hFenceObject=self.v(a["hFenceObject"]),
+                NumOperations=len(ops),
+                Operations=tuple(ops),
+                FenceValue=a["FenceValue"],
+                Flags=D3DDDICB_UPDATEGPUVIRTUALADDRESS_FLAGS.from_value(a["Flags"]),
+            )
+        )
+
+    def do_free_gpu_va(self, rec: dict[str, Json]) -> HRESULT:
+        a = rec["args"]
+        vas = self.vas[self.process_of(rec)]
+        base = vas.resolve(a["BaseAddress"])
+        result = self.device(rec).free_gpu_va(D3DDDICB_FREEGPUVIRTUALADDRESS(BaseAddress=base, Size=a["Size"]))
+        vas.remove(base)
+        return result
+
+    # --- contexts, synchronisation and work ------------------------------------------------------------------
+
+    def do_create_context(self, rec: dict[str, Json]) -> None:
+        self.symbols.bind(rec["out"]["hContext"], self.device(rec).create_context(int(rec["args"]["node"])))
+
+    def do_create_sync_object(self, rec: dict[str, Json]) -> None:
+        self.symbols.bind(rec["out"]["hSyncObject"], self.device(rec).create_sync_object())
+
+    def do_signal_from_cpu(self, rec: dict[str, Json]) -> HRESULT:
+        a = rec["args"]
+        return self.device(rec).signal_from_cpu(self.v(a["hSyncObject"]), int(a["value"]))
+
+    def do_wait_for_sync_object(self, rec: dict[str, Json]) -> HRESULT:
+        a = rec["args"]
+        return self.device(rec).wait_for_sync_object(self.v(a["hSyncObject"]), int(a["value"]))
+
+    def do_submit_command(self, rec: dict[str, Json]) -> None:
+        a = rec["args"]
+        data = packets_from_json(a["packets"], self.vas[self.process_of(rec)])
+        self.fences[int(rec["seq"])] = self.device(rec).submit_command(self.v(a["hContext"]), data)
+
+    def do_render(self, rec: dict[str, Json]) -> HRESULT:
+        a = rec["args"]
+        data = packets_from_json(a["packets"], self.vas[self.process_of(rec)])
+        slots = tuple(
+            D3DDDI_ALLOCATIONLIST(hAllocation=self.v(e["hAllocation"]), WriteOperation=bool(e["WriteOperation"]))
+            for e in a["pAllocationList"]
+        )
+        patches = tuple(
+            D3DDDI_PATCHLOCATIONLIST(
+                AllocationIndex=p[0],
+                AllocationOffset=p[1],
+                PatchOffset=p[2],
+                SlotId=p[3],
+                DriverId=p[4],
+                SplitOffset=p[5],
+            )
+            for p in a["pPatchLocationList"]
+        )
+        args = D3DDDICB_RENDER(
+            hContext=self.v(a["hContext"]),
+            pCommandBuffer=data,
+            CommandLength=len(data),
+            NumAllocations=len(slots),
+            pAllocationList=slots,
+            NumPatchLocations=len(patches),
+            pPatchLocationList=patches,
+            Flags=D3DDDICB_RENDERFLAGS.from_value(a.get("Flags", 0)),
+        )
+        result = self.device(rec).render(args)
+        self.fences[int(rec["seq"])] = args.SubmissionFenceId
+        return result
+
+    def do_wait_for_context(self, rec: dict[str, Json]) -> HRESULT:
+        a = rec["args"]
+        return self.device(rec).wait_for_context(self.v(a["hContext"]), self.fence(a["fence"]))
+
+
+def replay(trace: Trace, overrides: Mapping[str, object] | None = None) -> ReplayResult:
+    """Run ``trace`` on the configuration it was recorded with, changed by ``overrides`` (dotted keys of
+    :mod:`~wddmsim.scenarios.config`; the driver model must stay: a trace's calls belong to one model)."""
+    recorded = trace.config
+    config = from_dict(apply_overrides(recorded.to_dict(), overrides or {}))
+    if config.adapter.driver_model != recorded.adapter.driver_model:
+        raise ConfigurationError(
+            "adapter.driver_model",
+            config.adapter.driver_model,
+            f"a trace replays on the driver model it was recorded with ({recorded.adapter.driver_model})",
+        )
+    adapter = build_adapter(config.system_config())
+    trailer = trace.trailer or {}
+    result = ReplayResult(
+        config,
+        adapter,
+        {str(k): int(v) for k, v in dict(trailer.get("traffic", {})).items()},
+        str(trailer.get("events_sha256", "")),
+    )
+    _Replayer(adapter, result).run(trace.calls)
+    return result

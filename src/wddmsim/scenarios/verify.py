@@ -1,0 +1,109 @@
+"""End-of-run verification: every byte every process wrote, read back through the runtime and compared with the
+reference model.
+
+What it models: how an application checks its data -- CPU-visible resources through a lock (``pfnLock2Cb`` /
+``pfnLockCb``, and the locks it held all along through their views first), the others by GPU work that copies
+them into a CPU-visible readback buffer, which is then read through a lock.  A tiled resource is also read
+through its tiled VA range, so the tile mappings themselves are checked (Zero tiles must read zero).  Each
+resource not in the process's residency set is made resident for the copy and evicted again.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from wddmsim.core.pointer import ByteArray
+from wddmsim.scenarios.app import READBACK, App, Resource
+from wddmsim.scenarios.model import GpuCopy, Ref
+from wddmsim.scenarios.result import Check
+
+
+def compare(actual: bytes | ByteArray, expected: ByteArray) -> str | None:
+    """None when equal; else where and how much they differ."""
+    got = np.frombuffer(actual, dtype=np.uint8) if isinstance(actual, bytes) else actual
+    if got.shape != expected.shape:
+        return f"read {got.shape[0]} bytes, expected {expected.shape[0]}"
+    diff = np.flatnonzero(got != expected)
+    if diff.shape[0] == 0:
+        return None
+    first = int(diff[0])
+    return (
+        f"{diff.shape[0]} byte(s) differ, first at offset {first:#x} "
+        f"(read {int(got[first]):#04x}, expected {int(expected[first]):#04x})"
+    )
+
+
+def _gpu_read(app: App, view: str, offset: int, size: int) -> bytes:
+    """Copy ``size`` bytes of ``view`` into the readback buffer on the GPU, then read that through a lock."""
+    app.gpu.run([GpuCopy(Ref(view, offset), Ref(app.readback.name, 0), size)])
+    return app.read(app.readback, 0, size)
+
+
+def _read_resource(app: App, r: Resource) -> tuple[ByteArray, ByteArray, str]:
+    """What ``r`` holds and what it should, over the bytes a reader can see (each level of a swizzled surface,
+    through its own swizzling range)."""
+    expected = app.model.bytes[r.name]
+    if r.spec.cpu_visible:
+        regions = r.spec.regions()
+        got = [np.frombuffer(app.read(r, start, n, level), dtype=np.uint8) for level, (start, n) in enumerate(regions)]
+        want = [expected[start : start + n] for start, n in regions]
+        return np.concatenate(got), np.concatenate(want), "pfnLock2Cb" if app.wddm2 else "pfnLockCb"
+    borrowed = r.last_use < 0 and r is not app.pool
+    if borrowed:
+        app.bring_for_readback(r)
+    parts = [_gpu_read(app, r.name, at, min(READBACK, r.spec.size - at)) for at in range(0, r.spec.size, READBACK)]
+    if borrowed:
+        app.release_after_readback(r)
+    return np.frombuffer(b"".join(parts), dtype=np.uint8), expected, "COPY to readback"
+
+
+def verify(app: App) -> list[Check]:
+    """The checks of one process: one per resource that differs, one summary; and what the app reported."""
+    checks = [Check(p.step, p.operation, False, p.detail) for p in app.problems]
+    targets = [r for r in app.resources if r.held] + [r for r in app.resources if not r.held] + [app.staging]
+    if app.pool is not None:
+        targets.append(app.pool)
+    good = 0
+    for r in targets:
+        data, expected, how = _read_resource(app, r)
+        problem = compare(data, expected)
+        if problem is None:
+            good += r.spec.size
+            continue
+        where = "held lock" if r.held else how
+        checks.append(
+            Check(
+                f"process {app.index}: {r.name} ({r.spec.kind.name.lower()}, {r.spec.placement.value})",
+                where,
+                False,
+                problem,
+            )
+        )
+    failed = sum(1 for c in checks if not c.ok)
+    checks.append(
+        Check(
+            f"process {app.index}: {len(targets)} allocations, {good / 2**20:.1f} MiB match the reference model",
+            "pfnLock2Cb + COPY" if app.wddm2 else "pfnLockCb + pfnRenderCb",
+            failed == 0,
+            f"{app.frames_done} frames; {len(targets) - failed} of {len(targets)} allocations verified",
+        )
+    )
+    if app.tiled:
+        size = app.model.size(app.tiled)
+        bad = None
+        for at in range(0, size, READBACK):
+            n = min(READBACK, size - at)
+            bad = compare(_gpu_read(app, app.tiled, at, n), app.model.read(Ref(app.tiled, at), n))
+            if bad is not None:
+                bad = f"at tiled offset {at:#x}: {bad}"
+                break
+        checks.append(
+            Check(
+                f"process {app.index}: the tiled range reads its tile mappings (Zero tiles read zero)",
+                "UpdateGpuVirtualAddress + COPY",
+                bad is None,
+                bad
+                or f"{size // 65536} tiles over a {app.model.size(app.pool.name) // 65536 if app.pool else 0}-tile pool",
+            )
+        )
+    return checks

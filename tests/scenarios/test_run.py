@@ -1,0 +1,131 @@
+"""Workload runs: every built-in scenario verifies every byte, the same seed gives the same event log, and a
+wrong expectation is reported, not hidden."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from wddmsim.scenarios import catalog
+from wddmsim.scenarios.config import TILE
+from wddmsim.scenarios.model import GpuCopy, GpuFill, Model, Ref, Tile, TileState, Unreachable
+from wddmsim.scenarios.patterns import fill_bytes, pattern
+from wddmsim.scenarios.runner import run_scenario
+from wddmsim.scenarios.traffic import event_digest
+from wddmsim.vidmm.events import CpuLockEvent, VidMmEvict, VidMmMakeResident, VidMmPageIn
+
+SMALL = {"workload.frames": 4, "workload.processes": 2, "adapter.vram": "32MiB", "adapter.cpu_visible": "8MiB"}
+
+
+def test_the_default_run_verifies_and_shows_the_whole_path() -> None:
+    result = run_scenario(catalog.load("default"))
+    assert result.verified, [c for c in result.checks if not c.ok]
+    events = result.adapter.events
+    causes = {e.cause for e in events.of_type(VidMmEvict)}
+    assert {"evict", "pressure"} <= causes, causes
+    assert any(e.destination == "aperture" for e in events.of_type(VidMmEvict)), "pressure demoted to the aperture"
+    assert {e.how for e in events.of_type(VidMmPageIn)} >= {"fill", "transfer", "map"}, "zero-fill, page back, aperture"
+    assert {e.action for e in events.of_type(CpuLockEvent)} >= {"lock2", "unlock"}
+    assert any(e.result == "E_PENDING" for e in events.of_type(VidMmMakeResident))
+    traffic = result.traffic
+    assert traffic["BytesPagedIn"] > 0 and traffic["BytesPagedOut"] > 0
+    assert result.summary()["workload"]["bytes"] > result.config.adapter.vram, "oversubscribed"
+
+
+def test_the_same_scenario_and_seed_give_the_same_event_log() -> None:
+    config = catalog.load("default", SMALL)
+    first, second = run_scenario(config), run_scenario(config)
+    assert event_digest(first.adapter.events) == event_digest(second.adapter.events)
+    other = run_scenario(config.with_changes({"seed": config.seed + 1}))
+    assert event_digest(other.adapter.events) != event_digest(first.adapter.events)
+
+
+@pytest.mark.parametrize("name", ["uploads", "tiles"])
+def test_built_in_scenarios_verify(name: str) -> None:
+    result = run_scenario(catalog.load(name))
+    assert result.verified, [c for c in result.checks if not c.ok]
+
+
+@pytest.mark.slow
+def test_the_stress_scenario_verifies_under_constant_pressure() -> None:
+    result = run_scenario(catalog.load("stress"))
+    assert result.verified, [c for c in result.checks if not c.ok]
+    assert result.traffic["Evictions.pressure"] > result.traffic.get("Evictions.evict", 0)
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"adapter.driver_model": "wddm1"},
+        {"adapter.policy": "random", "workload.access": "streaming"},
+        {"adapter.policy": "fifo", "workload.access": "sequential", "adapter.paging_buffer": "8KiB"},
+        {
+            "adapter.page_table_levels": [9, 10, 10],
+            "adapter.dual_pte": False,
+            "workload.tiles": 8,
+            "workload.tile_pool": 4,
+        },
+        {"workload.persistent_locks": 3, "workload.cpu_visible": 0.6, "workload.sizes.distribution": "fixed"},
+    ],
+    ids=["wddm1", "random-streaming", "fifo-small-paging-buffers", "three-level-tables-tiles", "held-locks"],
+)
+def test_variations_verify(changes: dict[str, object]) -> None:
+    result = run_scenario(catalog.load("default", {**SMALL, **changes}))
+    assert result.verified, [c for c in result.checks if not c.ok]
+
+
+def test_a_wrong_expectation_fails_the_run_and_names_the_allocation(monkeypatch: pytest.MonkeyPatch) -> None:
+    from wddmsim.scenarios import runner
+    from wddmsim.scenarios.app import App
+    from wddmsim.scenarios.result import Check
+    from wddmsim.scenarios.verify import verify
+
+    def corrupted(app: App) -> list[Check]:
+        if app.index == 1:
+            app.model.bytes["p1.r2"][100] ^= 0x5A  # one byte of one expectation
+        return verify(app)
+
+    monkeypatch.setattr(runner, "verify", corrupted)
+    result = run_scenario(catalog.load("default", SMALL))
+    assert not result.verified
+    failed = [c for c in result.checks if not c.ok]
+    assert len(failed) == 2, failed  # the allocation, and process 1's verdict
+    assert "p1.r2" in failed[0].step and "1 byte(s) differ, first at offset 0x64" in failed[0].detail
+    assert result.summary()["verified"] is False
+
+
+def test_progress_reports_every_step() -> None:
+    seen: list[tuple[int, int]] = []
+    run_scenario(catalog.load("default", SMALL), progress=lambda done, total, _: seen.append((done, total)))
+    assert seen[-1][0] == seen[-1][1] == 2 * (4 + 2)
+    assert [d for d, _ in seen] == list(range(1, len(seen) + 1))
+
+
+# --- the reference model -------------------------------------------------------------------------------------
+
+
+def test_the_model_resolves_tiles_zero_and_aliases() -> None:
+    m = Model()
+    m.create("pool", 2 * TILE)
+    m.create("buf", TILE)
+    m.create_tiled("t", 4)
+    m.set_tile("t", 0, Tile(TileState.MAPPED, "pool", TILE))
+    m.set_tile("t", 1, Tile(TileState.MAPPED, "pool", TILE))  # aliases tile 0
+    m.set_tile("t", 2, Tile(TileState.ZERO))
+    m.apply(GpuFill(Ref("t", TILE - 8), 16, 0x11223344))  # across tiles 0 and 1: the same pool bytes
+    assert list(m.bytes["pool"][TILE : TILE + 8]) == list(fill_bytes(0x11223344, 16)[8:])
+    assert list(m.bytes["pool"][2 * TILE - 8 :]) == list(fill_bytes(0x11223344, 8))
+    assert m.overlap(Ref("t", 0), Ref("t", TILE), 16), "two tiles on one pool tile alias"
+    m.apply(GpuFill(Ref("t", 2 * TILE), 64, 0xFFFFFFFF))  # a Zero tile drops writes
+    m.write("buf", 0, pattern(1, 64))
+    m.apply(GpuCopy(Ref("t", 2 * TILE), Ref("buf", 0), 32))  # and reads zero
+    assert not m.bytes["buf"][:32].any() and np.array_equal(m.bytes["buf"][32:64], pattern(1, 64)[32:])
+    with pytest.raises(Unreachable, match="NoAccess"):
+        m.read(Ref("t", 3 * TILE), 4)
+    with pytest.raises(Unreachable, match="leaves the view"):
+        m.read(Ref("buf", TILE - 2), 4)
+
+
+def test_patterns_are_the_pcg64_raw_stream() -> None:
+    assert pattern(5, 12).tobytes() == np.random.PCG64(5).random_raw(2).astype("<u8").tobytes()[:12]
+    assert fill_bytes(0x04030201, 6, phase=1).tolist() == [2, 3, 4, 1, 2, 3]
