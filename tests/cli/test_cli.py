@@ -139,7 +139,10 @@ def test_bad_sizes_are_refused_with_the_text() -> None:
         (["--policy", "best"], "adapter.policy='best': must be one of the eviction policies"),
         (["--oversubscription", "20"], "workload.oversubscription=20.0: must lie between 0.05 and 16"),
         (["nope"], "SCENARIO='nope': is neither a built-in scenario"),
-        (["tour", "--frames", "3"], "--frames: the tour demonstration takes --driver-model, --vram, --paging-buffer and --seed only"),
+        (
+            ["tour", "--frames", "3"],
+            "--frames: the tour demonstration takes --driver-model, --vram, --paging-buffer and --seed only",
+        ),
     ],
 )
 def test_bad_settings_exit_2_naming_the_key_the_value_and_the_rule(args: list[str], message: str) -> None:
