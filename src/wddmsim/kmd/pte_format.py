@@ -17,7 +17,7 @@ Vectorised over arrays of ``DXGK_PTE_DTYPE``, through small lookup tables:
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, NoReturn
 
 import numpy as np
 import numpy.typing as npt
@@ -61,6 +61,7 @@ _HW_LEAF64K: Final = np.uint64(_H["Leaf64K"].shifted_mask)
 _HW_TARGET_SHIFT: Final = np.uint64(_H["Target"].lsb)
 _HW_ADDRESS_SHIFT: Final = np.uint64(_H["Address"].lsb)
 _HW_KEY_SHIFT: Final = np.uint64(_H["Key"].lsb)
+_U64_MAX: Final = (1 << 64) - 1
 
 
 class SegmentTables:
@@ -75,6 +76,30 @@ class SegmentTables:
             if s.kind == SegmentKind.MEMORY:
                 self.base_pages[s.segment_id] = s.base >> PAGE_SHIFT
                 self.targets[s.segment_id] = np.uint64(Target.LOCAL) << _HW_TARGET_SHIFT
+        self._uniform: dict[tuple[int, int, bool, int], tuple[int, int] | None] = {}
+
+    def uniform(self, flag_word: int, *, level: int, dual: bool, key: int) -> tuple[int, int] | None:
+        """``(base page, template)`` for entries that all have ``flag_word``: each becomes
+        ``(PageAddress + base page) << 12 | template``; ``None``: they are all invalid (zero words).  Computed once
+        per distinct flags word and level kind (VidMm maps a range with one flags word); a refused flags word
+        raises :class:`LookupError`, and :func:`translate_into` explains it."""
+        cache_key = (flag_word, min(level, 2), dual, key)
+        try:
+            found = self._uniform[cache_key]
+        except KeyError:
+            found = self._uniform[cache_key] = self._template(flag_word, level, dual, key)
+        return found
+
+    def _template(self, flag_word: int, level: int, dual: bool, key: int) -> tuple[int, int] | None:
+        low = int(_LOW_BITS[flag_word & 0x1F])
+        if not low:
+            return None
+        segment = (flag_word >> int(_SEGMENT_SHIFT)) & int(_SEGMENT_MASK)
+        base = int(self.base_pages[segment])
+        if base < 0 or flag_word & int(_FORBIDDEN) or (level == 0 and flag_word & int(_LARGE)):
+            raise LookupError(flag_word)
+        template = low | int(self.targets[segment]) | int(_upper_bits(np.uint64(flag_word), level, dual)) | key
+        return base, template
 
 
 def translate(
@@ -87,14 +112,55 @@ def translate(
     argument: str = "pPageTableEntries",
 ) -> U64:
     """Hardware words for ``entries`` of a table at ``level``."""
+    out: U64 = np.empty(entries.shape[0], dtype=np.uint64)
+    translate_into(out, entries, tables, level=level, dual=dual, driver_protection=driver_protection, argument=argument)
+    return out
+
+
+def translate_into(
+    out: U64,
+    entries: PteArray,
+    tables: SegmentTables,
+    *,
+    level: int,
+    dual: bool,
+    driver_protection: int = 0,
+    argument: str = "pPageTableEntries",
+) -> None:
+    """Write the hardware words for ``entries`` of a table at ``level`` into ``out`` (e.g. a DMA buffer's inline
+    words, so the words are built where they are sent from)."""
     flags = entries["Flags"]
+    count = flags.shape[0]
+    if count == 0:
+        return
+    key = (driver_protection & 0xFF) << int(_HW_KEY_SHIFT) if level == 0 else 0
+    first = flags.item(0)
+    # VidMm maps a range of one allocation with one protection: usually every entry shares its flags word.
+    if count == 1 or flags.tobytes() == first.to_bytes(8, "little") * count:
+        try:
+            uniform = tables.uniform(first, level=level, dual=dual, key=key)
+        except LookupError:
+            _explain(entries, tables, level, 0, argument)
+        if uniform is None:
+            out.fill(0)
+            return
+        base, template = uniform
+        np.left_shift(entries["PageAddress"], _HW_ADDRESS_SHIFT, out=out)
+        if template >> int(_HW_ADDRESS_SHIFT) == 0:
+            # Low bits only: adding them is OR-ing them into the zero low 12 bits, in one pass with the base.
+            np.add(out, np.uint64(((base << int(_HW_ADDRESS_SHIFT)) | template) & _U64_MAX), out=out)
+        else:
+            np.add(out, np.uint64((base << int(_HW_ADDRESS_SHIFT)) & _U64_MAX), out=out)
+            np.bitwise_or(out, np.uint64(template), out=out)
+        return
+    out[:] = _translate_mixed(entries, flags, tables, level=level, dual=dual, key=np.uint64(key), argument=argument)
+
+
+def _translate_mixed(
+    entries: PteArray, flags: U64, tables: SegmentTables, *, level: int, dual: bool, key: np.uint64, argument: str
+) -> U64:
+    """Entries with different flags words, each through the lookup tables."""
     pages = entries["PageAddress"]
-    key = np.uint64(driver_protection & 0xFF) << _HW_KEY_SHIFT if level == 0 and driver_protection else np.uint64(0)
-    if flags.shape[0] and (flags == flags[0]).all():
-        # VidMm maps a range of one allocation with one protection: every entry shares its flags.
-        return _translate_uniform(
-            entries, int(flags[0]), pages, tables, level=level, dual=dual, key=key, argument=argument
-        )
     flags = flags.astype(np.uint64)
     low = _LOW_BITS[(flags & np.uint64(0x1F)).astype(np.intp)]
     live = low != 0
@@ -121,31 +187,7 @@ def _upper_bits(flags: U64 | np.uint64, level: int, dual: bool) -> U64 | np.uint
     return bits
 
 
-def _translate_uniform(
-    entries: PteArray,
-    flag_word: int,
-    pages: npt.NDArray[np.uint64],
-    tables: SegmentTables,
-    *,
-    level: int,
-    dual: bool,
-    key: np.uint64,
-    argument: str,
-) -> U64:
-    flags = np.uint64(flag_word)
-    low = _LOW_BITS[flag_word & 0x1F]
-    if not low:
-        return np.zeros(entries.shape[0], dtype=np.uint64)
-    segment = int((flags >> _SEGMENT_SHIFT) & _SEGMENT_MASK)
-    base = int(tables.base_pages[segment])
-    if base < 0 or flag_word & int(_FORBIDDEN) or (level == 0 and flag_word & int(_LARGE)):
-        _explain(entries, tables, level, 0, argument)
-    template = low | tables.targets[segment] | _upper_bits(flags, level, dual) | key
-    out: U64 = ((pages + np.uint64(base)) << _HW_ADDRESS_SHIFT) | template
-    return out
-
-
-def _explain(entries: PteArray, tables: SegmentTables, level: int, index: int, argument: str) -> None:
+def _explain(entries: PteArray, tables: SegmentTables, level: int, index: int, argument: str) -> NoReturn:
     entry = DXGK_PTE.decode(int(entries["Flags"][index]), int(entries["PageAddress"][index]))
     name = f"{argument}[{index}]"
     if tables.base_pages[entry.Segment] < 0:

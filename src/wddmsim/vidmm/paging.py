@@ -41,6 +41,8 @@ from wddmsim.vidmm.paging_buffer import PagingBuffer, PagingBufferPool
 from wddmsim.vidmm.reset import ResetPath
 from wddmsim.vidmm.scheduler import GpuHung, GpuScheduler
 
+_SUCCESS = NTSTATUS.STATUS_SUCCESS  # enum members read once (class attribute access is slow)
+_INSUFFICIENT = NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER
 _BUSY_CAPABLE = (
     DXGK_BUILDPAGINGBUFFER_TRANSFER,
     DXGK_BUILDPAGINGBUFFER_DISCARDCONTENT,
@@ -159,7 +161,7 @@ class PagingStream:
             payload,
             pDmaBuffer=buffer.cursor,
             DmaSize=buffer.remaining,
-            pDmaBufferPrivateData=buffer.private_pointer(),
+            pDmaBufferPrivateData=buffer.private_cursor,
             DmaBufferPrivateDataSize=self.pool.private_size,
             MultipassOffset=0,
             hSystemContext=self.context,
@@ -169,11 +171,11 @@ class PagingStream:
         idle_retry = False
         while True:
             status, progress = self._call(args, buffer)
-            if status == NTSTATUS.STATUS_SUCCESS:
+            if status == _SUCCESS:
                 self._ops_in_current += 1
                 self._account(args, payload, passes)
                 return passes
-            if status == NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER:
+            if status == _INSUFFICIENT:
                 if progress == 0 and buffer.used == 0:
                     self._fatal(
                         f"{args.Operation.name}: STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER on an empty "
@@ -207,7 +209,7 @@ class PagingStream:
     def _rebind(self, args: DXGKARG_BUILDPAGINGBUFFER, buffer: PagingBuffer) -> None:
         args.pDmaBuffer = buffer.cursor
         args.DmaSize = buffer.remaining
-        args.pDmaBufferPrivateData = buffer.private_pointer()
+        args.pDmaBufferPrivateData = buffer.private_cursor
         args.DmaBufferPrivateDataSize = self.pool.private_size
         args.DmaBufferWriteOffset = buffer.used
 
@@ -235,7 +237,7 @@ class PagingStream:
             written = self._check(args, buffer, raw, before, size_before)
         except DriverContractBreach as breach:
             self._fatal(f"{args.Operation.name}: {breach}")
-        status = NTSTATUS(raw)
+        status = raw if type(raw) is NTSTATUS else NTSTATUS(raw)
         buffer.used += written
         if self.events.enabled:
             self.events.emit(
