@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
 from functools import partial
-from typing import final
+from typing import final, get_args
 
 import numpy as np
 
@@ -414,8 +414,11 @@ _EXECUTION_ERRORS = (GpuFault, ValueError, IndexError, OverflowError, MemoryErro
 """What executing a packet may raise: a fault, or a packet the engine cannot carry out (an invalid instruction)."""
 
 
+_OPCODE_NAMES: dict[type[cmd.Packet], str] = {kind: kind.__name__.upper() for kind in get_args(cmd.Packet)}
+
+
 def _opcode(kind: type[cmd.Packet]) -> str:
-    return kind.__name__.upper()
+    return _OPCODE_NAMES[kind]
 
 
 def _check_unprivileged(packet: cmd.Packet) -> None:

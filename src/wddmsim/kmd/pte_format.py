@@ -76,30 +76,89 @@ class SegmentTables:
             if s.kind == SegmentKind.MEMORY:
                 self.base_pages[s.segment_id] = s.base >> PAGE_SHIFT
                 self.targets[s.segment_id] = np.uint64(Target.LOCAL) << _HW_TARGET_SHIFT
-        self._uniform: dict[tuple[int, int, bool, int], tuple[int, int] | None] = {}
+        self._translators: dict[tuple[int, bool, int], Translator] = {}
 
-    def uniform(self, flag_word: int, *, level: int, dual: bool, key: int) -> tuple[int, int] | None:
-        """``(base page, template)`` for entries that all have ``flag_word``: each becomes
-        ``(PageAddress + base page) << 12 | template``; ``None``: they are all invalid (zero words).  Computed once
-        per distinct flags word and level kind (VidMm maps a range with one flags word); a refused flags word
-        raises :class:`LookupError`, and :func:`translate_into` explains it."""
-        cache_key = (flag_word, min(level, 2), dual, key)
-        try:
-            found = self._uniform[cache_key]
-        except KeyError:
-            found = self._uniform[cache_key] = self._template(flag_word, level, dual, key)
+    def translator(self, level: int, dual: bool, driver_protection: int = 0) -> Translator:
+        """The translator for tables at ``level`` (one per level kind, dual-PTE mode and leaf protection key)."""
+        key = (driver_protection & 0xFF) << int(_HW_KEY_SHIFT) if level == 0 else 0
+        cache_key = (min(level, 2), dual, key)  # the format differs at the leaf, at level 1 and above it
+        found = self._translators.get(cache_key)
+        if found is None:
+            found = self._translators[cache_key] = Translator(self, level, dual, key)
         return found
 
-    def _template(self, flag_word: int, level: int, dual: bool, key: int) -> tuple[int, int] | None:
+
+_Template = tuple[np.uint64, np.uint64 | None]
+"""A uniform run's words are ``(PageAddress << 12) + add``, then ``| bits`` when ``bits`` is not None."""
+
+
+class Translator:
+    """``DXGK_PTE`` arrays -> hardware words for the tables of one level.
+
+    VidMm maps a range of one allocation with one protection, so usually every entry of an update shares its
+    flags word: then the words are two whole-array operations from a template worked out once per flags word.
+    Entries with different flags go through the per-field lookup tables.
+    """
+
+    __slots__ = ("_templates", "dual", "key", "level", "tables")
+
+    def __init__(self, tables: SegmentTables, level: int, dual: bool, key: int) -> None:
+        self.tables = tables
+        self.level = level
+        self.dual = dual
+        self.key = key
+        """``DriverProtection``'s bits, already in the ``Key`` field (level 0 only)."""
+        self._templates: dict[int, _Template | None] = {}
+
+    def into(self, out: U64, entries: PteArray, argument: str = "pPageTableEntries") -> None:
+        """Write the hardware words of ``entries`` into ``out`` (e.g. a DMA buffer's inline words, so the words
+        are built where they are sent from); a refused entry raises :class:`DriverContractError`, ``out`` may then
+        hold part of the words."""
+        flags = entries["Flags"]
+        count = flags.shape[0]
+        if count == 0:
+            return
+        first = flags.item(0)
+        if count > 1 and flags.tobytes() != first.to_bytes(8, "little") * count:
+            out[:] = _translate_mixed(
+                entries,
+                flags,
+                self.tables,
+                level=self.level,
+                dual=self.dual,
+                key=np.uint64(self.key),
+                argument=argument,
+            )
+            return
+        try:
+            template = self._templates[first]
+        except KeyError:
+            template = self._templates[first] = self._template(first, entries, argument)
+        if template is None:
+            out.fill(0)
+            return
+        add, bits = template
+        np.left_shift(entries["PageAddress"], _HW_ADDRESS_SHIFT, out)
+        np.add(out, add, out)
+        if bits is not None:
+            np.bitwise_or(out, bits, out)
+
+    def _template(self, flag_word: int, entries: PteArray, argument: str) -> _Template | None:
         low = int(_LOW_BITS[flag_word & 0x1F])
         if not low:
-            return None
+            return None  # invalid (and not Zero): the word is 0
+        tables, level = self.tables, self.level
         segment = (flag_word >> int(_SEGMENT_SHIFT)) & int(_SEGMENT_MASK)
-        base = int(self.base_pages[segment])
+        base = int(tables.base_pages[segment])
         if base < 0 or flag_word & int(_FORBIDDEN) or (level == 0 and flag_word & int(_LARGE)):
-            raise LookupError(flag_word)
-        template = low | int(self.targets[segment]) | int(_upper_bits(np.uint64(flag_word), level, dual)) | key
-        return base, template
+            _explain(entries, tables, level, 0, argument)
+        template = low | int(tables.targets[segment]) | int(_upper_bits(np.uint64(flag_word), level, self.dual))
+        shifted_base = (base << int(_HW_ADDRESS_SHIFT)) & _U64_MAX
+        if not self.key:
+            # Only bits below the address: adding them is OR-ing them into its zero low bits.
+            return np.uint64(shifted_base | template), None
+        # The key sits above the address, where an oversized PageAddress would carry: OR it, as for mixed entries.
+        return np.uint64(shifted_base), np.uint64(template | self.key)
 
 
 def translate(
@@ -113,47 +172,8 @@ def translate(
 ) -> U64:
     """Hardware words for ``entries`` of a table at ``level``."""
     out: U64 = np.empty(entries.shape[0], dtype=np.uint64)
-    translate_into(out, entries, tables, level=level, dual=dual, driver_protection=driver_protection, argument=argument)
+    tables.translator(level, dual, driver_protection).into(out, entries, argument)
     return out
-
-
-def translate_into(
-    out: U64,
-    entries: PteArray,
-    tables: SegmentTables,
-    *,
-    level: int,
-    dual: bool,
-    driver_protection: int = 0,
-    argument: str = "pPageTableEntries",
-) -> None:
-    """Write the hardware words for ``entries`` of a table at ``level`` into ``out`` (e.g. a DMA buffer's inline
-    words, so the words are built where they are sent from)."""
-    flags = entries["Flags"]
-    count = flags.shape[0]
-    if count == 0:
-        return
-    key = (driver_protection & 0xFF) << int(_HW_KEY_SHIFT) if level == 0 else 0
-    first = flags.item(0)
-    # VidMm maps a range of one allocation with one protection: usually every entry shares its flags word.
-    if count == 1 or flags.tobytes() == first.to_bytes(8, "little") * count:
-        try:
-            uniform = tables.uniform(first, level=level, dual=dual, key=key)
-        except LookupError:
-            _explain(entries, tables, level, 0, argument)
-        if uniform is None:
-            out.fill(0)
-            return
-        base, template = uniform
-        np.left_shift(entries["PageAddress"], _HW_ADDRESS_SHIFT, out=out)
-        if template >> int(_HW_ADDRESS_SHIFT) == 0:
-            # Low bits only: adding them is OR-ing them into the zero low 12 bits, in one pass with the base.
-            np.add(out, np.uint64(((base << int(_HW_ADDRESS_SHIFT)) | template) & _U64_MAX), out=out)
-        else:
-            np.add(out, np.uint64((base << int(_HW_ADDRESS_SHIFT)) & _U64_MAX), out=out)
-            np.bitwise_or(out, np.uint64(template), out=out)
-        return
-    out[:] = _translate_mixed(entries, flags, tables, level=level, dual=dual, key=np.uint64(key), argument=argument)
 
 
 def _translate_mixed(

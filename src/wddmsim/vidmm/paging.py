@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import NoReturn, final
+from dataclasses import dataclass
+from typing import Any, NoReturn, final
 
 from wddmsim.core.events import EventLog
 from wddmsim.core.pointer import CpuPointer
@@ -33,6 +34,7 @@ from wddmsim.ddi.paging import (
     DXGK_BUILDPAGINGBUFFER_SPECIALLOCKTRANSFER,
     DXGK_BUILDPAGINGBUFFER_TRANSFER,
     DXGKARG_BUILDPAGINGBUFFER,
+    Op,
     PagingPayload,
 )
 from wddmsim.ddi.status import BUILD_PAGING_BUFFER_STATUSES, NTSTATUS, status_name
@@ -243,7 +245,7 @@ class PagingStream:
             self.events.emit(
                 BuildPagingBuffer(
                     time=self.scheduler.clock.now,
-                    operation=args.Operation.name,
+                    operation=_OP_NAMES[args.Operation],
                     status=status.name,
                     multipass_offset=args.MultipassOffset,
                     bytes_written=written,
@@ -288,27 +290,63 @@ class PagingStream:
     def _account(self, args: DXGKARG_BUILDPAGINGBUFFER, payload: PagingPayload, passes: int) -> None:
         if not self.events.enabled:
             return
-        size = int(
-            getattr(payload, "TransferSize", 0)
-            or getattr(payload, "FillSize", 0)
-            or getattr(payload, "TransferSizeInBytes", 0)
-            or getattr(payload, "FillSizeInBytes", 0)
-            or 4096 * int(getattr(payload, "NumberOfPages", 0))
-            or 8 * int(getattr(payload, "NumPageTableEntries", 0))
-        )
-        source = getattr(payload, "Source", None)
-        destination = getattr(payload, "Destination", None)
+        kind = _payload_kind(payload)
+        size = 0
+        for name, unit in kind.sizes:
+            size = int(getattr(payload, name)) * unit
+            if size:
+                break
+        source = kind.read(payload, "Source", None)
+        destination = kind.read(payload, "Destination", None)
         self.events.emit(
             PagingOperation(
                 time=self.scheduler.clock.now,
-                operation=args.Operation.name,
-                allocation=int(getattr(payload, "hAllocation", 0)),
+                operation=_OP_NAMES[args.Operation],
+                allocation=int(kind.read(payload, "hAllocation", 0)),
                 size=size,
                 source_segment=int(getattr(source, "SegmentId", 0)) if source is not None else 0,
-                destination_segment=int(getattr(destination, "SegmentId", getattr(payload, "SegmentId", 0))),
+                destination_segment=int(getattr(destination, "SegmentId", kind.read(payload, "SegmentId", 0))),
                 passes=passes,
             )
         )
+
+
+_OP_NAMES = {op: op.name for op in Op}
+
+_SIZE_FIELDS = (
+    ("TransferSize", 1),
+    ("FillSize", 1),
+    ("TransferSizeInBytes", 1),
+    ("FillSizeInBytes", 1),
+    ("NumberOfPages", 4096),
+    ("NumPageTableEntries", 8),
+)
+"""Where a payload says how many bytes it moves: the first of these it has that is not zero."""
+
+
+@dataclass(frozen=True, slots=True)
+class _PayloadKind:
+    """What the ``PagingOp`` event reads of a payload type, worked out once per type (looking for an attribute a
+    slotted payload does not have costs an exception)."""
+
+    sizes: tuple[tuple[str, int], ...]
+    fields: frozenset[str]
+
+    def read(self, payload: PagingPayload, name: str, default: object) -> Any:
+        return getattr(payload, name) if name in self.fields else default
+
+
+_KINDS: dict[type, _PayloadKind] = {}
+
+
+def _payload_kind(payload: PagingPayload) -> _PayloadKind:
+    kind = _KINDS.get(type(payload))
+    if kind is None:
+        t = type(payload)
+        fields = frozenset(name for name in ("Source", "Destination", "SegmentId", "hAllocation") if hasattr(t, name))
+        sizes = tuple((name, unit) for name, unit in _SIZE_FIELDS if hasattr(t, name))
+        kind = _KINDS[t] = _PayloadKind(sizes, fields)
+    return kind
 
 
 def _with_idle_flag(payload: PagingPayload) -> PagingPayload:

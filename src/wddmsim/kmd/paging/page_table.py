@@ -36,7 +36,6 @@ from wddmsim.hw.mmu import PAGES_PER_64K, MmuLayout
 from wddmsim.hw.pte import HW_PTE, PTE_SIZE
 from wddmsim.kmd.dma import DmaWriter, multipass, single_packet
 from wddmsim.kmd.errors import DriverContractError
-from wddmsim.kmd.pte_format import translate_into
 from wddmsim.kmd.state import DriverState
 
 Mode = DXGK_PAGETABLEUPDATEMODE
@@ -192,35 +191,27 @@ def _update_by_cpu(args: DXGKARG_BUILDPAGINGBUFFER, chunk: _Chunker) -> NTSTATUS
 class _Chunker:
     """Turns entries ``[done, done + n)`` of the update into hardware words at a word offset in the table."""
 
-    __slots__ = ("dual", "leaf64k", "level", "p", "plain", "protection", "shape", "tables")
+    __slots__ = ("alignment", "leaf64k", "level", "p", "plain", "shape", "translator")
 
     def __init__(self, state: DriverState, p: DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE, shape: Geometry) -> None:
         self.p = p
         self.shape = shape
-        self.level = p.PageTableLevel
-        self.dual = state.gpu.mmu.layout.dual_pte
-        self.tables = state.pte_tables
-        self.protection = p.DriverProtection if self.level == 0 else 0
-        self.leaf64k = self.level == 1 and not self.dual and p.Flags.Use64KBPages
+        self.level = level = p.PageTableLevel
+        dual = state.gpu.mmu.layout.dual_pte
+        self.translator = state.pte_tables.translator(level, dual, p.DriverProtection if level == 0 else 0)
+        self.leaf64k = level == 1 and not dual and p.Flags.Use64KBPages
         """Level-1 entries of a single-PTE MMU pointing at 64 KB-page leaf tables."""
+        self.alignment = shape.alignment_pages
         self.plain = shape.words_per_entry == 1 and shape.ratio == 1 and not p.Flags.Repeat
         """Entry ``i`` becomes word ``StartIndex + i``, one for one (the common case)."""
 
     def translate_into(self, out: U64, source: PteArray, argument: str) -> None:
         """The hardware words of ``source`` entries, written into ``out``."""
-        translate_into(
-            out,
-            source,
-            self.tables,
-            level=self.level,
-            dual=self.dual,
-            driver_protection=self.protection,
-            argument=argument,
-        )
+        self.translator.into(out, source, argument)
         if self.leaf64k:
             out |= np.where(out != 0, _LEAF64K, np.uint64(0))
-        if self.shape.alignment_pages > 1:
-            _check_alignment(out, self.shape.alignment_pages, argument)
+        if self.alignment > 1:
+            _check_alignment(out, self.alignment, argument)
 
     def _words(self, source: PteArray, argument: str) -> U64:
         words: U64 = np.empty(source.shape[0], dtype=np.uint64)
