@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -216,9 +217,10 @@ _PTE_MAP_CALLS = 513
 """UpdatePageTable calls of ``_pte_map``: one per leaf table of the 1 GiB (512), one for their level-1 entries."""
 
 
-def _pte_map(use_64k: bool) -> tuple[float, int]:
-    """Seconds to map 1 GiB of local memory through ``UpdatePageTable`` (GPU_VIRTUAL: the GPU writes the
-    tables, reached through the paging process's VA), and how many entries that wrote."""
+def _pte_map(use_64k: bool) -> tuple[Callable[[], int], Callable[[], None]]:
+    """A run that maps 1 GiB of local memory through ``UpdatePageTable`` (GPU_VIRTUAL: the GPU writes the tables,
+    reached through the paging process's VA) and returns how many entries it wrote, and a check of what the GPU
+    wrote."""
     rig = _rig(2 * GiB, 1 * GiB)
     layout = rig.gpu.mmu.layout
     space = ScratchAddressSpace(rig)
@@ -264,13 +266,13 @@ def _pte_map(use_64k: bool) -> tuple[float, int]:
         rig.vidmm.paging.wait(rig.vidmm.paging.flush())
         return tables * per_table + tables
 
-    count = run()
-    elapsed = best_of(3, run)
-    # What the GPU wrote, read back by its own MMU from the level-1 table it filled.
-    level1 = TablePointer(Target.LOCAL, rig.segment_address(LOCAL, level1_offset))
-    if not rig.gpu.mmu.read_entry(level1, 7, 1)[1 if use_64k else 0] & 1:
-        raise AssertionError("the level-1 entry the GPU wrote is not valid")
-    return elapsed, count
+    def check() -> None:
+        """What the GPU wrote, read back by its own MMU from the level-1 table it filled."""
+        level1 = TablePointer(Target.LOCAL, rig.segment_address(LOCAL, level1_offset))
+        if not rig.gpu.mmu.read_entry(level1, 7, 1)[1 if use_64k else 0] & 1:
+            raise AssertionError("the level-1 entry the GPU wrote is not valid")
+
+    return run, check
 
 
 @REGISTRY.add(
@@ -279,7 +281,10 @@ def _pte_map(use_64k: bool) -> tuple[float, int]:
     "value >= 50 000 000 PTE/s",
 )
 def pte_map_1gib_4k() -> dict[str, Any]:
-    elapsed, count = _pte_map(use_64k=False)
+    run, check = _pte_map(use_64k=False)
+    count = run()  # the first run commits the tables' pages and fills the TLB, as later runs find them
+    elapsed = best_of(5, run)
+    check()
     return result(
         "pte_map_1gib_4k",
         count / elapsed,
@@ -292,8 +297,15 @@ def pte_map_1gib_4k() -> dict[str, Any]:
 
 @REGISTRY.add("pte_map_1gib_64k", "the same with 64 KB PTEs", "time_ratio_vs_4k <= 0.125")
 def pte_map_1gib_64k() -> dict[str, Any]:
-    small, small_count = _pte_map(use_64k=False)
-    big, count = _pte_map(use_64k=True)
+    run_small, check_small = _pte_map(use_64k=False)
+    run_big, check_big = _pte_map(use_64k=True)
+    small_count, count = run_small(), run_big()
+    small = big = float("inf")
+    for _ in range(5):  # interleaved, so both see the same machine
+        small = min(small, best_of(1, run_small))
+        big = min(big, best_of(1, run_big))
+    check_small()
+    check_big()
     # Both map 1 GiB with the same 513 UpdatePageTable calls (one per leaf table, and one for level 1); they
     # differ only in entries.  time = calls * c + entries * e gives the fixed cost c of a call and the cost e of
     # an entry (decision 0018): the ratio is (c + 32 e) / (c + 512 e), at most 0.125 only while c <= ~36 e.

@@ -108,7 +108,8 @@ class Translator:
         self.dual = dual
         self.key = key
         """``DriverProtection``'s bits, already in the ``Key`` field (level 0 only)."""
-        self._templates: dict[int, _Template | None] = {}
+        self._templates: dict[int, _Template] = {}
+        """Per flags word of a live entry (at most one per combination of the bits that matter)."""
 
     def into(self, out: U64, entries: PteArray, argument: str = "pPageTableEntries") -> None:
         """Write the hardware words of ``entries`` into ``out`` (e.g. a DMA buffer's inline words, so the words
@@ -130,13 +131,13 @@ class Translator:
                 argument=argument,
             )
             return
-        try:
-            template = self._templates[first]
-        except KeyError:
-            template = self._templates[first] = self._template(first, entries, argument)
+        template = self._templates.get(first)
         if template is None:
-            out.fill(0)
-            return
+            template = self._template(first, entries, argument)
+            if template is None:  # invalid entries (their other bits do not matter, so they are not remembered)
+                out.fill(0)
+                return
+            self._templates[first] = template
         add, bits = template
         np.left_shift(entries["PageAddress"], _HW_ADDRESS_SHIFT, out)
         np.add(out, add, out)
