@@ -250,10 +250,14 @@ def _pte_map(use_64k: bool) -> tuple[Callable[[], int], Callable[[], None]]:
             )
         )
 
+    # VidMm's entry buffer and the allocation's page numbers, made once: every run writes every entry again, into
+    # memory already committed (a fresh 4 MiB array costs a page fault per 4 KiB, which is not the paging path).
+    leaves = pte_array(tables * per_table)
+    first_pages = np.arange(tables * per_table, dtype=np.uint64)
+
     def run() -> int:
-        leaves = pte_array(tables * per_table)
         leaves["Flags"] = pte_flags(Valid=1, Segment=LOCAL)
-        leaves["PageAddress"] = np.arange(tables * per_table, dtype=np.uint64) * step
+        np.multiply(first_pages, step, out=leaves["PageAddress"])
         flags = DXGK_UPDATEPAGETABLEFLAGS(Use64KBPages=use_64k)
         for t in range(tables):
             update(0, window + t * PAGE_SIZE, leaves[t * per_table : (t + 1) * per_table], flags)
