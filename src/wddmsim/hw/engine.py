@@ -356,7 +356,8 @@ class Engine:
         ``repeat``."""
         if repeat:
             words = bytes(words[:8]) * count
-        self._check_aligned(dst, 8)
+        if split_address(dst)[1] & 7:
+            self._check_aligned(dst, 8)
         write_runs(self._runs(dst, 8 * count, _WRITE), words)
 
     def _execute_copy(self, packet: cmd.Copy) -> None:

@@ -31,7 +31,7 @@ _INSUFFICIENT = NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER
 class DmaWriter:
     """The free space of one paging buffer during one ``DxgkDdiBuildPagingBuffer`` call."""
 
-    __slots__ = ("args", "buf", "bytes", "end", "pos", "start")
+    __slots__ = ("args", "buf", "bytes", "end", "pos", "start", "words")
 
     def __init__(self, args: DXGKARG_BUILDPAGINGBUFFER) -> None:
         pointer = args.pDmaBuffer
@@ -44,6 +44,7 @@ class DmaWriter:
         self.args = args
         self.buf = pointer.mapping.view
         self.bytes = pointer.mapping.data
+        self.words = pointer.mapping.words
         self.start = self.pos = pointer.offset
         self.end = pointer.offset + args.DmaSize
 
@@ -68,6 +69,8 @@ class DmaWriter:
         pos = self.pos
         self.pos += cmd.encode_write_qwords_header_into(self.buf, pos, dst, count, inline, repeat=repeat)
         first = pos + cmd.WRITE_QWORDS_FIXED_SIZE
+        if self.words is not None and not first & 7:
+            return self.words[first >> 3 : (first >> 3) + inline]
         words: U64 = self.bytes[first : first + 8 * inline].view(cmd.LE_U64)
         return words
 
