@@ -191,12 +191,12 @@ def _update_by_cpu(args: DXGKARG_BUILDPAGINGBUFFER, chunk: _Chunker) -> NTSTATUS
 class _Chunker:
     """Turns entries ``[done, done + n)`` of the update into hardware words at a word offset in the table."""
 
-    __slots__ = ("alignment", "leaf64k", "level", "p", "plain", "shape", "translator")
+    __slots__ = ("alignment", "leaf64k", "p", "plain", "shape", "translator")
 
     def __init__(self, state: DriverState, p: DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE, shape: Geometry) -> None:
         self.p = p
         self.shape = shape
-        self.level = level = p.PageTableLevel
+        level = p.PageTableLevel
         dual = state.gpu.mmu.layout.dual_pte
         self.translator = state.pte_tables.translator(level, dual, p.DriverProtection if level == 0 else 0)
         self.leaf64k = level == 1 and not dual and p.Flags.Use64KBPages
