@@ -124,3 +124,47 @@ def _reference_runs(pfns: list[int]) -> list[tuple[int, int]]:
         else:
             runs.append((pfn, 1))
     return runs
+
+
+def _fast_agrees_with_decode(data: bytes, offset: int, end: int) -> None:
+    """``write_qwords_at`` reads exactly the WRITE_QWORDS that ``decode`` accepts, with the same fields."""
+    fast = cmd.write_qwords_at(data, offset, end)
+    try:
+        packet: cmd.Packet | None = cmd.decode(data, offset, end)
+    except cmd.DecodeError:
+        packet = None
+    if not isinstance(packet, cmd.WriteQwords):
+        assert fast is None
+        return
+    assert fast is not None
+    dst, count, repeat, words, length = fast
+    inline = 1 if repeat else count
+    assert (dst, count, repeat, length) == (packet.dst, packet.count, packet.repeat, packet.length)
+    assert np.array_equal(np.frombuffer(data, dtype="<u8", count=inline, offset=words), packet.data)
+
+
+@given(write_qwords(), st.data())
+def test_the_write_qwords_fast_path_reads_what_decode_reads(packet: cmd.WriteQwords, data: st.DataObject) -> None:
+    """Valid packets, then each with a random byte changed, cut short, or followed by more bytes."""
+    raw = cmd.encode(packet)
+    _fast_agrees_with_decode(raw, 0, len(raw))
+    spoiled = bytearray(raw)
+    where = data.draw(st.integers(0, len(raw) - 1))
+    spoiled[where] = data.draw(st.integers(0, 255))
+    _fast_agrees_with_decode(bytes(spoiled), 0, len(spoiled))
+    _fast_agrees_with_decode(raw, 0, data.draw(st.integers(0, len(raw))))
+    padded = bytes(16) + raw + data.draw(st.binary(max_size=40))
+    _fast_agrees_with_decode(padded, 16, len(padded))
+
+
+@given(packets)
+def test_the_write_qwords_fast_path_declines_every_other_packet(packet: cmd.Packet) -> None:
+    raw = cmd.encode(packet)
+    _fast_agrees_with_decode(raw, 0, len(raw))
+
+
+@given(st.binary(min_size=0, max_size=96))
+def test_the_write_qwords_fast_path_on_arbitrary_bytes(data: bytes) -> None:
+    _fast_agrees_with_decode(data, 0, len(data))
+    header = cmd.HEADER.pack(cmd.Opcode.WRITE_QWORDS, 0, 32)
+    _fast_agrees_with_decode(header + data, 0, len(header + data))

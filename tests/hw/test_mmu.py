@@ -116,3 +116,39 @@ def test_an_engine_reaches_memory_by_va_once_given_a_root() -> None:
     engine.submit(Submission(hw_address(Space.SYSTEM, 0x10000), len(data), 2))
     gpu.clock.run_all()
     assert gpu.local.read(0x30_0000, 4) == bytes([4, 3, 2, 1])
+
+
+def test_remembered_page_translations_are_per_access_kind_root_and_offset() -> None:
+    """A repeated access inside one page is answered from the TLB snapshot without a walk -- per access kind
+    (a read of a read-only page never lets a write through), per root, at the accessed offset."""
+    gpu, tables = gpu_and_tables()
+    mmu = gpu.mmu
+    tables.set_leaf(0x1000, encode_pte(address=0x2000, read_only=True))
+    for _ in range(3):
+        assert mmu.translate(tables.root, 0x1000, 8, AccessKind.READ) == [(gpu.local, 0x2000, 8)]
+    assert mmu.translate(tables.root, 0x1000 + 100, 8, AccessKind.READ) == [(gpu.local, 0x2000 + 100, 8)]
+    walks = mmu.walks
+    for _ in range(2):
+        with pytest.raises(GpuFault, match="read-only"):
+            mmu.translate(tables.root, 0x1000, 8, AccessKind.WRITE)
+    assert mmu.walks == walks, "the region stays cached; only the page answer is per access kind"
+
+    other = Tables.__new__(Tables)  # a second address space whose VA 0x1000 is another page
+    other.gpu, other.layout, other.next, other.by_key = gpu, mmu.layout, tables.next, {}
+    other.root = TablePointer(Target.LOCAL, other._new())
+    other.set_leaf(0x1000, encode_pte(address=0x7000))
+    for _ in range(2):
+        assert mmu.translate(other.root, 0x1000, 8, AccessKind.WRITE) == [(gpu.local, 0x7000, 8)]
+        assert mmu.translate(tables.root, 0x1000, 8, AccessKind.READ) == [(gpu.local, 0x2000, 8)]
+    same = TablePointer(Target.LOCAL, tables.root.address)  # equal, not identical: the same address space
+    assert mmu.translate(same, 0x1000, 8, AccessKind.READ) == [(gpu.local, 0x2000, 8)]
+
+    tables.set_leaf(0x1000, encode_pte(address=0x3000))
+    assert mmu.translate(tables.root, 0x1000, 8, AccessKind.READ) == [(gpu.local, 0x2000, 8)], "stale"
+    mmu.invalidate_all()
+    assert mmu.translate(tables.root, 0x1000, 8, AccessKind.READ) == [(gpu.local, 0x3000, 8)]
+    assert mmu.translate(tables.root, 0x1000, 8, AccessKind.WRITE) == [(gpu.local, 0x3000, 8)]
+    tables.set_leaf(0x2000, encode_pte(address=0x9000))
+    mmu.invalidate(tables.root, 0, 0)
+    spanning = mmu.translate(tables.root, 0x1000 + PAGE_SIZE - 8, 16, AccessKind.READ)
+    assert spanning == [(gpu.local, 0x3000 + PAGE_SIZE - 8, 8), (gpu.local, 0x9000, 8)]

@@ -40,6 +40,14 @@ def best_of(repeats: int, fn: Callable[[], object]) -> float:
     return best
 
 
+def timed(fn: Callable[[], object]) -> tuple[float, float]:
+    """One run of ``fn``: ``(wall seconds, CPU seconds of this thread)``.  CPU time leaves out the time other
+    processes had the core, the largest noise on a shared machine; differences of small costs use it."""
+    wall, cpu = time.perf_counter(), time.thread_time()
+    fn()
+    return time.perf_counter() - wall, time.thread_time() - cpu
+
+
 def result(name: str, value: float, unit: str, *, baseline: float | None = None, **extra: Any) -> dict[str, Any]:
     """A benchmark record: ``ratio`` = value / baseline when a baseline applies (higher is better)."""
     out: dict[str, Any] = {"name": name, "value": round(value, 3), "unit": unit}

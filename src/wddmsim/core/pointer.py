@@ -23,12 +23,16 @@ ByteArray = npt.NDArray[np.uint8]
 class CpuMapping:
     """A contiguous kernel virtual mapping of simulated memory: ``base`` is its CPU VA, ``data`` its bytes."""
 
-    __slots__ = ("base", "data", "view")
+    __slots__ = ("base", "data", "view", "words")
 
     def __init__(self, base: CpuVa, data: ByteArray) -> None:
         self.base = base
         self.data = data
         self.view = memoryview(data)  # type: ignore[arg-type]
+        self.words: npt.NDArray[np.uint64] | None = (
+            data.view("<u8") if data.shape[0] % 8 == 0 and data.ctypes.data % 8 == 0 else None
+        )
+        """The same bytes as little-endian 64-bit words (``None`` unless the mapping is whole aligned words)."""
 
     @property
     def size(self) -> int:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Any, ClassVar, Generic, TypeVar, overload
+from typing import Any, ClassVar, Final, Generic, TypeVar, overload
 
 from wddmsim.core.pointer import CpuPointer
 from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS, HANDLE, NULL
@@ -244,13 +244,18 @@ class DXGK_BUILDPAGINGBUFFER_FILLVIRTUAL:
     DestinationVirtualAddress: int
 
 
+# Defaults of the page-table payloads, built on every update: frozen values, so one instance serves them all.
+_NO_PHYSICAL_ADDRESS: Final = D3DGPU_PHYSICAL_ADDRESS()
+_NO_UPDATEPAGETABLEFLAGS: Final = DXGK_UPDATEPAGETABLEFLAGS()
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DXGK_PAGETABLEUPDATEADDRESS:
     """The ``PageTableAddress`` union; which member is meaningful depends on ``UpdateMode``."""
 
     CpuVirtual: CpuPointer | None = None
     GpuVirtual: int = 0
-    GpuPhysical: D3DGPU_PHYSICAL_ADDRESS = field(default_factory=D3DGPU_PHYSICAL_ADDRESS)
+    GpuPhysical: D3DGPU_PHYSICAL_ADDRESS = _NO_PHYSICAL_ADDRESS
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -265,7 +270,7 @@ class DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE:
     StartIndex: int
     NumPageTableEntries: int
     Reserved0: int = 0
-    Flags: DXGK_UPDATEPAGETABLEFLAGS = field(default_factory=DXGK_UPDATEPAGETABLEFLAGS)
+    Flags: DXGK_UPDATEPAGETABLEFLAGS = _NO_UPDATEPAGETABLEFLAGS
     DriverProtection: int = 0
     AllocationOffsetInBytes: int = 0
     hProcess: HANDLE = NULL

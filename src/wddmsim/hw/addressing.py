@@ -31,7 +31,7 @@ def hw_address(space: Space, address: int) -> int:
     """Encode ``address`` in ``space`` as a packet address word."""
     if address < 0 or address > _ADDRESS_MASK:
         raise ValueError(f"address={address:#x}: does not fit the 60-bit address field")
-    return (int(space) << _SPACE_LSB) | address
+    return (space << _SPACE_LSB) | address
 
 
 def split_address(word: int) -> tuple[int, int]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Final
+from typing import Final, NoReturn
 
 import numpy as np
 import numpy.typing as npt
@@ -26,6 +26,8 @@ from wddmsim.core.units import PAGE_SIZE, U64_MAX, align_down, align_up
 
 PACKET_ALIGNMENT: Final = 16
 """Every packet's length is a multiple of this; the driver pads (``DXGKARG_BUILDPAGINGBUFFER.pDmaBuffer``)."""
+LE_U64: Final = np.dtype("<u8")
+"""Inline words and page-list extents are little-endian 64-bit words."""
 
 
 class Opcode(IntEnum):
@@ -225,12 +227,15 @@ Packet = Nop | Copy | Fill | WriteQwords | ReadMem | WriteMem | Signal | TlbInva
 MIN_PACKET_LENGTH: Final = PACKET_ALIGNMENT
 
 
+_PAD: Final = PACKET_ALIGNMENT - 1
+
+
 def copy_length(extent_count: int) -> int:
-    return padded(COPY_FIXED_SIZE + 8 * extent_count)
+    return (COPY_FIXED_SIZE + 8 * extent_count + _PAD) & ~_PAD
 
 
 def write_qwords_length(inline_count: int) -> int:
-    return padded(WRITE_QWORDS_FIXED_SIZE + 8 * inline_count)
+    return (WRITE_QWORDS_FIXED_SIZE + 8 * inline_count + _PAD) & ~_PAD
 
 
 def max_extents_in(space: int) -> int:
@@ -323,7 +328,7 @@ def encode_copy_into(
     end = offset + COPY_FIXED_SIZE
     if count:
         assert extents is not None
-        buf[end : end + 8 * count] = extents.astype("<u8", copy=False).tobytes()
+        buf[end : end + 8 * count] = extents.astype(LE_U64, copy=False).tobytes()
         end += 8 * count
     if end != offset + length:
         buf[end : offset + length] = bytes(offset + length - end)
@@ -335,14 +340,28 @@ def encode_write_qwords_into(
 ) -> int:
     """Write a WRITE_QWORDS whose inline words are ``data`` (one word when ``repeat``)."""
     inline = int(data.shape[0])
-    length = write_qwords_length(inline)
-    _WRITE_QWORDS.pack_into(buf, offset, Opcode.WRITE_QWORDS, int(repeat), length, dst, count, 0)
-    end = offset + WRITE_QWORDS_FIXED_SIZE
-    buf[end : end + 8 * inline] = data.astype("<u8", copy=False).tobytes()
-    end += 8 * inline
-    if end != offset + length:
-        buf[end : offset + length] = bytes(offset + length - end)
+    length = encode_write_qwords_header_into(buf, offset, dst, count, inline, repeat=repeat)
+    start = offset + WRITE_QWORDS_FIXED_SIZE
+    buf[start : start + 8 * inline] = data.astype(LE_U64, copy=False).tobytes()
     return length
+
+
+def encode_write_qwords_header_into(
+    buf: memoryview, offset: int, dst: int, count: int, inline: int, *, repeat: bool = False
+) -> int:
+    """Write a WRITE_QWORDS's header and padding, leaving its ``inline`` words (at ``offset + 24``) to the caller,
+    who fills them in place -- e.g. translating page-table entries straight into the DMA buffer.  Returns the
+    packet length."""
+    length = write_qwords_length(inline)
+    _WRITE_QWORDS.pack_into(buf, offset, _OP_WRITE_QWORDS, repeat, length, dst, count, 0)
+    end = offset + WRITE_QWORDS_FIXED_SIZE + 8 * inline
+    if end != offset + length:
+        buf[end : offset + length] = _ZEROS[: offset + length - end]
+    return length
+
+
+_ZEROS: Final = bytes(PACKET_ALIGNMENT)
+_OP_WRITE_QWORDS: Final = int(Opcode.WRITE_QWORDS)
 
 
 def encode_into(buf: memoryview, offset: int, packet: Packet) -> int:
@@ -422,6 +441,29 @@ class DecodeError(Exception):
 
 def _zero(buf: memoryview | bytes, start: int, end: int) -> bool:
     return not any(buf[start:end])
+
+
+WriteQwordsFields = tuple[int, int, bool, int, int]
+"""``(dst, count, repeat, offset of the inline words, packet length)`` of a WRITE_QWORDS."""
+
+
+def write_qwords_at(buf: memoryview | bytes, offset: int, end: int) -> WriteQwordsFields | None:
+    """The fast path for the most frequent packet of paging buffers: the fields of the well-formed WRITE_QWORDS
+    at ``offset``, read without building a packet or an array -- or ``None`` when the packet there is anything
+    else, well-formed or not (:func:`decode` it: it returns the same WRITE_QWORDS, or explains the fault).
+    """
+    if end - offset < WRITE_QWORDS_FIXED_SIZE + 8:
+        return None
+    opcode, flags, length, dst, count, reserved = _WRITE_QWORDS.unpack_from(buf, offset)
+    if opcode != _OP_WRITE_QWORDS or flags >> 1 or reserved or count <= 0:
+        return None
+    start = offset + WRITE_QWORDS_FIXED_SIZE
+    words_end = start + 8 * (1 if flags else count)
+    if length != (words_end - offset + _PAD) & ~_PAD or offset + length > end:
+        return None
+    if words_end != offset + length and not _zero(buf, words_end, offset + length):
+        return None
+    return dst, count, flags == 1, start, length
 
 
 def decode(buf: memoryview | bytes, offset: int, end: int) -> Packet:
@@ -506,16 +548,25 @@ def _decode_fill(buf: memoryview | bytes, offset: int, flags: int, length: int) 
 
 
 def _decode_write_qwords(buf: memoryview | bytes, offset: int, flags: int, length: int) -> Packet:
-    _expect(offset, length >= WRITE_QWORDS_FIXED_SIZE + 8 and flags >> 1 == 0, "WRITE_QWORDS header malformed")
+    # One test for the well-formed case (a page table's worth of words per packet is the hot path); the
+    # explanations only when it fails.
+    if length < WRITE_QWORDS_FIXED_SIZE + 8 or flags >> 1:
+        raise DecodeError(offset, "WRITE_QWORDS header malformed")
     _, _, _, dst, count, reserved = _WRITE_QWORDS.unpack_from(buf, offset)
-    repeat = bool(flags & 1)
-    inline = 1 if repeat else count
-    _expect(offset, reserved == 0 and count > 0, "WRITE_QWORDS count must be positive, reserved zero")
-    _expect(offset, length == write_qwords_length(inline), f"WRITE_QWORDS length {length:#x} does not match count")
+    repeat = flags == 1
     start = offset + WRITE_QWORDS_FIXED_SIZE
-    data = np.frombuffer(buf, dtype="<u8", count=inline, offset=start).astype(np.uint64)
-    _expect(offset, _zero(buf, start + 8 * inline, offset + length), "WRITE_QWORDS padding not zero")
+    end = start + 8 * (1 if repeat else count)
+    if reserved or count <= 0 or length != (end - offset + _PAD) & ~_PAD:
+        _write_qwords_error(offset, count, reserved, length)
+    _expect(offset, end == offset + length or _zero(buf, end, offset + length), "WRITE_QWORDS padding not zero")
+    # The words stay where they were fetched (a view, no copy).
+    data = np.frombuffer(buf, dtype=LE_U64, count=(end - start) >> 3, offset=start)
     return WriteQwords(dst, count, data, repeat)
+
+
+def _write_qwords_error(offset: int, count: int, reserved: int, length: int) -> NoReturn:
+    _expect(offset, reserved == 0 and count > 0, "WRITE_QWORDS count must be positive, reserved zero")
+    raise DecodeError(offset, f"WRITE_QWORDS length {length:#x} does not match count")
 
 
 def _decode_read_mem(buf: memoryview | bytes, offset: int, flags: int, length: int) -> Packet:

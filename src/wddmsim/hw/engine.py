@@ -15,12 +15,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
 from functools import partial
-from typing import final
+from typing import final, get_args
 
 import numpy as np
 
 from wddmsim.core.clock import Clock
 from wddmsim.core.events import EventLog
+from wddmsim.core.pointer import ByteArray
 from wddmsim.hw import commands as cmd
 from wddmsim.hw.addressing import Space, split_address
 from wddmsim.hw.cost import CostModel
@@ -38,6 +39,12 @@ from wddmsim.hw.memsys import (
 from wddmsim.hw.mmu import Run
 from wddmsim.hw.pte import TablePointer, Target
 from wddmsim.hw.swizzle import check_surface
+
+# Enum members read once: attribute access on an enum class is slow on the per-packet path.
+_READ = AccessKind.READ
+_WRITE = AccessKind.WRITE
+_SYSTEM = Space.SYSTEM
+_GPU_PHYS = Space.GPU_PHYS
 
 
 @dataclass(slots=True)
@@ -163,7 +170,7 @@ class Engine:
         self._schedule_next_packet(generation)
 
     def _fetch(self, sub: Submission) -> memoryview | bytes:
-        runs = self.memsys.runs(sub.address, sub.size, AccessKind.READ, self.root, self.root_entries)
+        runs = self.memsys.runs(sub.address, sub.size, _READ, self.root, self.root_entries)
         mem, offset, size = runs[0]
         if len(runs) == 1 and mem is not None:
             return mem.view[offset : offset + size]
@@ -179,6 +186,15 @@ class Engine:
                 self._begin_next(generation)
                 return
             offset = self._offset
+            fast = cmd.write_qwords_at(self._buffer, offset, sub.size) if self.privileged else None
+            if fast is not None:  # the paging buffer's staple, without building a packet
+                dst, count, repeat, words, length = fast
+                if self.clock.try_advance(self.clock.now + self._write_words_ns(dst, count)):
+                    self._offset += length
+                    if not self._run_write_qwords(sub, offset, dst, count, repeat, words):
+                        return
+                    continue
+                # It completes later: the general path below keeps the packet until then.
             try:
                 packet = cmd.decode(self._buffer, offset, sub.size)
             except cmd.DecodeError as error:
@@ -204,17 +220,31 @@ class Engine:
         """Apply ``packet``'s effects now; ``False`` if it faulted (the engine is halted)."""
         try:
             self._execute(packet)
-        except GpuFault as fault:
-            self._halt(fault, sub, offset)
-            return False
-        except (ValueError, IndexError, OverflowError, MemoryError) as error:
-            self._halt(GpuFault(FaultKind.INVALID_INSTRUCTION, offset, f"cannot execute: {error}"), sub, offset)
-            return False
+        except _EXECUTION_ERRORS as error:
+            return self._failed(error, sub, offset)
+        return self._executed(sub, offset, type(packet))
+
+    def _run_write_qwords(self, sub: Submission, offset: int, dst: int, count: int, repeat: bool, words: int) -> bool:
+        """:meth:`_run_packet` for a WRITE_QWORDS read by :func:`~.commands.write_qwords_at`: its inline words are
+        taken straight from the fetched buffer."""
+        try:
+            self._write_words(dst, count, self._buffer[words : words + (8 if repeat else 8 * count)], repeat)
+        except _EXECUTION_ERRORS as error:
+            return self._failed(error, sub, offset)
+        return self._executed(sub, offset, cmd.WriteQwords)
+
+    def _failed(self, error: Exception, sub: Submission, offset: int) -> bool:
+        if not isinstance(error, GpuFault):
+            error = GpuFault(FaultKind.INVALID_INSTRUCTION, offset, f"cannot execute: {error}")
+        self._halt(error, sub, offset)
+        return False
+
+    def _executed(self, sub: Submission, offset: int, kind: type[cmd.Packet]) -> bool:
         self.packets_executed += 1
         if self.events.enabled:
             self.events.emit(
                 PacketExecuted(
-                    time=self.clock.now, engine=self.index, fence=sub.fence, offset=offset, opcode=_opcode(packet)
+                    time=self.clock.now, engine=self.index, fence=sub.fence, offset=offset, opcode=_opcode(kind)
                 )
             )
         return True
@@ -266,17 +296,20 @@ class Engine:
             case cmd.Fill():
                 return cost.transfer_ns(packet.size, crosses_pcie=self._crosses_pcie(packet.dst))
             case cmd.WriteQwords():
-                return cost.transfer_ns(8 * packet.count, crosses_pcie=self._crosses_pcie(packet.dst))
+                return self._write_words_ns(packet.dst, packet.count)
             case cmd.Sync():
                 return cost.sync_ns
             case _:
                 return cost.packet_overhead_ns
 
+    def _write_words_ns(self, dst: int, count: int) -> int:
+        return self.cost.transfer_ns(8 * count, crosses_pcie=self._crosses_pcie(dst))
+
     def _crosses_pcie(self, word: int) -> bool:
         space, address = split_address(word)
-        if space == Space.SYSTEM:
+        if space == _SYSTEM:
             return True
-        return space == Space.GPU_PHYS and self.memsys.aperture.contains(address)
+        return space == _GPU_PHYS and self.memsys.aperture.contains(address)
 
     def _runs(self, word: int, size: int, access: AccessKind) -> list[Run]:
         return self.memsys.runs(word, size, access, self.root, self.root_entries)
@@ -288,11 +321,11 @@ class Engine:
             case cmd.Copy():
                 self._execute_copy(packet)
             case cmd.Fill():
-                fill_runs(self._runs(packet.dst, packet.size, AccessKind.WRITE), packet.pattern)
+                fill_runs(self._runs(packet.dst, packet.size, _WRITE), packet.pattern)
             case cmd.WriteQwords():
-                data = np.full(packet.count, packet.data[0], dtype="<u8") if packet.repeat else packet.data
-                self._check_aligned(packet.dst, 8)
-                write_runs(self._runs(packet.dst, 8 * packet.count, AccessKind.WRITE), data.view(np.uint8))
+                self._write_words(
+                    packet.dst, packet.count, packet.data.astype(cmd.LE_U64, copy=False).view(np.uint8), packet.repeat
+                )
             case cmd.ReadMem():
                 raw = read_runs(self._runs(packet.address, packet.size, AccessKind.READ))
                 self.last_read = int.from_bytes(raw.tobytes(), "little")
@@ -317,6 +350,15 @@ class Engine:
                 )
             case cmd.Sync() | cmd.Nop():
                 pass
+
+    def _write_words(self, dst: int, count: int, words: memoryview | bytes | ByteArray, repeat: bool) -> None:
+        """WRITE_QWORDS: ``count`` words at ``dst``; ``words`` holds their little-endian bytes, or one word's when
+        ``repeat``."""
+        if repeat:
+            words = bytes(words[:8]) * count
+        if split_address(dst)[1] & 7:
+            self._check_aligned(dst, 8)
+        write_runs(self._runs(dst, 8 * count, _WRITE), words)
 
     def _execute_copy(self, packet: cmd.Copy) -> None:
         if (
@@ -369,8 +411,15 @@ class Engine:
             raise GpuFault(FaultKind.INVALID_INSTRUCTION, address, f"address must be {alignment}-byte aligned")
 
 
-def _opcode(packet: cmd.Packet) -> str:
-    return type(packet).__name__.upper()
+_EXECUTION_ERRORS = (GpuFault, ValueError, IndexError, OverflowError, MemoryError)
+"""What executing a packet may raise: a fault, or a packet the engine cannot carry out (an invalid instruction)."""
+
+
+_OPCODE_NAMES: dict[type[cmd.Packet], str] = {kind: kind.__name__.upper() for kind in get_args(cmd.Packet)}
+
+
+def _opcode(kind: type[cmd.Packet]) -> str:
+    return _OPCODE_NAMES[kind]
 
 
 def _check_unprivileged(packet: cmd.Packet) -> None:

@@ -40,7 +40,16 @@ _NO_EXECUTE: Final = np.uint64(HW_PTE["NoExecute"].shifted_mask)
 _TARGET_SHIFT: Final = np.uint64(HW_PTE["Target"].lsb)
 _ADDRESS_SHIFT: Final = np.uint64(HW_PTE["Address"].lsb)
 _ADDRESS_MASK: Final = np.uint64(HW_PTE["Address"].mask)
+_ADDRESS_LSB: Final = HW_PTE["Address"].lsb
+_ADDRESS_BITS: Final = HW_PTE["Address"].mask
+_TARGET_LSB: Final = HW_PTE["Target"].lsb
+_ZERO_BIT: Final = HW_PTE["Zero"].shifted_mask
+_READ_ONLY_BIT: Final = HW_PTE["ReadOnly"].shifted_mask
+_NO_EXECUTE_BIT: Final = HW_PTE["NoExecute"].shifted_mask
 PAGES_PER_64K: Final = 16
+_PAGE_MASK: Final = PAGE_SIZE - 1
+_WRITE: Final = AccessKind.WRITE  # enum members read once (class attribute access is slow)
+_EXECUTE: Final = AccessKind.EXECUTE
 
 Run = tuple[PhysicalMemory | None, int, int]
 """``(memory, offset, length)``; memory ``None`` is a Zero page: reads return zero, writes are dropped."""
@@ -109,12 +118,17 @@ class MmuLayout:
 
 @dataclass(frozen=True, slots=True)
 class _Region:
-    """A cached translation of one level-1 region: its leaf tables (4 KB kind, 64 KB kind), or a large page."""
+    """A cached translation of one level-1 region: its leaf tables (4 KB kind, 64 KB kind), or a large page.
+
+    ``pages`` remembers, per (4 KiB page, access kind), what an access inside one page resolved to --
+    ``(memory, page address)`` -- so a repeated access is a lookup; it lives and dies with the snapshot it was
+    derived from."""
 
     small: U64 | None = None
     big: U64 | None = None
     large: int = -1
     large_level: int = 0
+    pages: dict[int, tuple[PhysicalMemory | None, int]] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +158,21 @@ class Walk:
 class Mmu:
     """Translates GPU VAs for any address space, given its root table."""
 
-    __slots__ = ("caches_invalid", "layout", "local", "system", "tlb", "walks")
+    __slots__ = (
+        "_last_regions",
+        "_last_root",
+        "_leaf_mask",
+        "_memories",
+        "_region_shift",
+        "_top_shift",
+        "_va_limit",
+        "caches_invalid",
+        "layout",
+        "local",
+        "system",
+        "tlb",
+        "walks",
+    )
 
     def __init__(
         self, layout: MmuLayout, local: LocalMemory, system: SystemMemory, *, caches_invalid: bool = True
@@ -153,11 +181,20 @@ class Mmu:
         self.local = local
         self.system = system
         self.caches_invalid = caches_invalid
-        self.tlb: dict[tuple[TablePointer, int], _Region] = {}
+        self.tlb: dict[TablePointer, dict[int, _Region]] = {}
+        """Per root: level-1 region number -> its cached translation."""
         self.walks = 0
+        # The layout's numbers, computed once for the translation hot path.
+        self._memories: tuple[PhysicalMemory, PhysicalMemory] = (local, system)  # indexed by Target
+        self._region_shift = layout.shift(1)
+        self._top_shift = layout.shift(layout.levels - 1)
+        self._va_limit = 1 << layout.va_bits
+        self._leaf_mask = layout.entries(0) - 1
+        self._last_root: TablePointer | None = None
+        self._last_regions: dict[int, _Region] = {}
 
     def memory(self, target: Target) -> PhysicalMemory:
-        return self.local if target == Target.LOCAL else self.system
+        return self._memories[target]
 
     def _words(self, table: TablePointer, first: int, count: int, access: AccessKind) -> U64:
         mem = self.memory(table.target)
@@ -207,28 +244,42 @@ class Mmu:
             raise GpuFault(FaultKind.PAGE_FAULT, va, "level 1 entry is invalid", access=access, level=1)
         return _Region(small=small, big=big)
 
+    def _regions(self, root: TablePointer) -> dict[int, _Region]:
+        """The TLB entries of ``root`` (the engine's root is one object for many accesses: found by identity)."""
+        if root is self._last_root:
+            return self._last_regions
+        regions = self.tlb.get(root)
+        if regions is None:
+            regions = self.tlb[root] = {}
+        self._last_root, self._last_regions = root, regions
+        return regions
+
     def _region(self, root: TablePointer, va: int, access: AccessKind, *, refresh: bool = False) -> _Region:
-        key = (root, va >> self.layout.shift(1))
-        region = None if refresh else self.tlb.get(key)
+        regions = self._regions(root)
+        key = va >> self._region_shift
+        region = None if refresh else regions.get(key)
         if region is None:
             region = self._walk_region(root, va, access)
-            self.tlb[key] = region
+            regions[key] = region
         return region
 
     def invalidate(self, root: TablePointer, start: int, end: int) -> int:
         """Forget cached translations of ``root`` for VAs in [start, end]; ``start == end == 0`` means all."""
-        shift = self.layout.shift(1)
+        regions = self.tlb.get(root)
+        if not regions:
+            return 0
         if start == 0 and end == 0:
-            doomed = [k for k in self.tlb if k[0] == root]
+            doomed = list(regions)
         else:
-            lo, hi = start >> shift, end >> shift
-            doomed = [k for k in self.tlb if k[0] == root and lo <= k[1] <= hi]
+            lo, hi = start >> self._region_shift, end >> self._region_shift
+            doomed = [k for k in regions if lo <= k <= hi]
         for key in doomed:
-            del self.tlb[key]
+            del regions[key]
         return len(doomed)
 
     def invalidate_all(self) -> None:
         self.tlb.clear()
+        self._last_root, self._last_regions = None, {}
 
     # --- translation ----------------------------------------------------------------------------------------
 
@@ -242,15 +293,26 @@ class Mmu:
         """
         if size <= 0:
             return []
-        layout = self.layout
-        top = layout.levels - 1
-        if va < 0 or va + size > 1 << layout.va_bits:
+        top = self.layout.levels - 1
+        if va < 0 or va + size > self._va_limit:
             raise GpuFault(FaultKind.PAGE_FAULT, va, "address beyond the VA width", access=access, level=top)
-        if root_entries is not None and (va + size - 1) >> layout.shift(top) >= root_entries:
-            fault_va = max(va, root_entries << layout.shift(top))
+        if root_entries is not None and (va + size - 1) >> self._top_shift >= root_entries:
+            fault_va = max(va, root_entries << self._top_shift)
             raise GpuFault(FaultKind.PAGE_FAULT, fault_va, "beyond the root's NumEntries", access=access, level=top)
+        offset = va & _PAGE_MASK
+        if offset + size <= PAGE_SIZE:  # inside one page: a hit needs no walk and no vector work
+            regions = self._last_regions if root is self._last_root else self._regions(root)
+            region = regions.get(va >> self._region_shift)
+            if region is not None:
+                hit = region.pages.get((va >> PAGE_SHIFT) << 2 | access)
+                if hit is not None:
+                    mem, page = hit
+                    return [(mem, page + offset if mem is not None else 0, size)]
         runs: list[Run] = []
-        region_size = 1 << layout.shift(1)
+        region_size = 1 << self._region_shift
+        if va >> self._region_shift == (va + size - 1) >> self._region_shift:  # one region: the common case
+            self._translate_in_region(root, va, size, access, runs)
+            return runs
         cursor, end = va, va + size
         while cursor < end:
             region_end = min(end, (cursor // region_size + 1) * region_size)
@@ -276,31 +338,36 @@ class Mmu:
 
     def _one_page(self, region: _Region, va: int, size: int, access: AccessKind, runs: list[Run]) -> bool:
         """The common case of an access inside one 4 KiB page, without vector work; ``False``: take the long way."""
-        page = (va >> PAGE_SHIFT) & (self.layout.entries(0) - 1)
+        page = (va >> PAGE_SHIFT) & self._leaf_mask
         word = 0
         address = 0
         if region.small is not None:
             ratio = self.layout.gpu_page_ratio
             word = int(region.small[page // ratio])
-            address = (((word >> 12) & int(_ADDRESS_MASK)) << PAGE_SHIFT) + ((page % ratio) << PAGE_SHIFT)
+            address = (((word >> _ADDRESS_LSB) & _ADDRESS_BITS) << PAGE_SHIFT) + ((page % ratio) << PAGE_SHIFT)
         if region.big is not None:
             big = int(region.big[page // PAGES_PER_64K])
             if big & 1:
                 if word & 1:
                     return False  # both kinds valid: the long way raises the documented fault
                 word = big
-                address = (((big >> 12) & int(_ADDRESS_MASK)) << PAGE_SHIFT) + ((page % PAGES_PER_64K) << PAGE_SHIFT)
-        if not word & 1 or (access == AccessKind.WRITE and word & int(_READ_ONLY) and not word & int(_ZERO)):
+                address = (((big >> _ADDRESS_LSB) & _ADDRESS_BITS) << PAGE_SHIFT) + (
+                    (page % PAGES_PER_64K) << PAGE_SHIFT
+                )
+        if not word & 1 or (access == _WRITE and word & _READ_ONLY_BIT and not word & _ZERO_BIT):
             return False
-        if access == AccessKind.EXECUTE and word & int(_NO_EXECUTE):
+        if access == _EXECUTE and word & _NO_EXECUTE_BIT:
             return False
-        if word & int(_ZERO):
+        key = (va >> PAGE_SHIFT) << 2 | access
+        if word & _ZERO_BIT:
+            region.pages[key] = (None, 0)
             runs.append((None, 0, size))
             return True
-        mem = self.memory(Target((word >> int(_TARGET_SHIFT)) & 1))
-        start = address + (va & (PAGE_SIZE - 1))
-        if not mem.contains(start, size):
+        mem = self._memories[(word >> _TARGET_LSB) & 1]
+        start = address + (va & _PAGE_MASK)
+        if start < 0 or start + size > mem.size:
             return False
+        region.pages[key] = (mem, address)  # the whole page is in ``mem``: sizes are whole pages
         runs.append((mem, start, size))
         return True
 

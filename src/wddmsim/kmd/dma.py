@@ -14,17 +14,24 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import final
 
+import numpy as np
+import numpy.typing as npt
+
 from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER
 from wddmsim.ddi.status import NTSTATUS
 from wddmsim.hw import commands as cmd
 from wddmsim.kmd.errors import DriverContractError
+
+U64 = npt.NDArray[np.uint64]
+_SUCCESS = NTSTATUS.STATUS_SUCCESS  # enum members read once (class attribute access is slow)
+_INSUFFICIENT = NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER
 
 
 @final
 class DmaWriter:
     """The free space of one paging buffer during one ``DxgkDdiBuildPagingBuffer`` call."""
 
-    __slots__ = ("args", "buf", "end", "pos", "start")
+    __slots__ = ("args", "buf", "bytes", "end", "pos", "start", "words")
 
     def __init__(self, args: DXGKARG_BUILDPAGINGBUFFER) -> None:
         pointer = args.pDmaBuffer
@@ -36,6 +43,8 @@ class DmaWriter:
             raise DriverContractError("DmaSize", args.DmaSize, "must not be negative")
         self.args = args
         self.buf = pointer.mapping.view
+        self.bytes = pointer.mapping.data
+        self.words = pointer.mapping.words
         self.start = self.pos = pointer.offset
         self.end = pointer.offset + args.DmaSize
 
@@ -53,6 +62,17 @@ class DmaWriter:
             return False
         self.pos += cmd.encode_into(self.buf, self.pos, packet)
         return True
+
+    def reserve_write_qwords(self, dst: int, count: int, inline: int, *, repeat: bool = False) -> U64:
+        """Encode a WRITE_QWORDS of ``inline`` words (the caller checked there is room) and return its words, for
+        the caller to fill in place."""
+        pos = self.pos
+        self.pos += cmd.encode_write_qwords_header_into(self.buf, pos, dst, count, inline, repeat=repeat)
+        first = pos + cmd.WRITE_QWORDS_FIXED_SIZE
+        if self.words is not None and not first & 7:
+            return self.words[first >> 3 : (first >> 3) + inline]
+        words: U64 = self.bytes[first : first + 8 * inline].view(cmd.LE_U64)
+        return words
 
     def put_bytes(self, packet: bytes) -> bool:
         """Copy an already-encoded packet if it fits."""
@@ -92,21 +112,21 @@ def multipass(
         if covered == 0:
             writer.commit()
             args.MultipassOffset = done
-            return NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER
+            return _INSUFFICIENT
         done += covered
     if tail is not None and not writer.put_bytes(tail):
         writer.commit()
         args.MultipassOffset = done
-        return NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER
+        return _INSUFFICIENT
     writer.commit()
     args.MultipassOffset = done
-    return NTSTATUS.STATUS_SUCCESS
+    return _SUCCESS
 
 
 def single_packet(args: DXGKARG_BUILDPAGINGBUFFER, packet: cmd.Packet) -> NTSTATUS:
     """Write an operation that is one packet: it fits, or nothing is written and the buffer is declared full."""
     writer = DmaWriter(args)
     if not writer.put(packet):
-        return NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER
+        return _INSUFFICIENT
     writer.commit()
-    return NTSTATUS.STATUS_SUCCESS
+    return _SUCCESS

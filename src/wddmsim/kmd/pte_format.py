@@ -17,7 +17,7 @@ Vectorised over arrays of ``DXGK_PTE_DTYPE``, through small lookup tables:
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, NoReturn
 
 import numpy as np
 import numpy.typing as npt
@@ -61,6 +61,7 @@ _HW_LEAF64K: Final = np.uint64(_H["Leaf64K"].shifted_mask)
 _HW_TARGET_SHIFT: Final = np.uint64(_H["Target"].lsb)
 _HW_ADDRESS_SHIFT: Final = np.uint64(_H["Address"].lsb)
 _HW_KEY_SHIFT: Final = np.uint64(_H["Key"].lsb)
+_U64_MAX: Final = (1 << 64) - 1
 
 
 class SegmentTables:
@@ -75,6 +76,90 @@ class SegmentTables:
             if s.kind == SegmentKind.MEMORY:
                 self.base_pages[s.segment_id] = s.base >> PAGE_SHIFT
                 self.targets[s.segment_id] = np.uint64(Target.LOCAL) << _HW_TARGET_SHIFT
+        self._translators: dict[tuple[int, bool, int], Translator] = {}
+
+    def translator(self, level: int, dual: bool, driver_protection: int = 0) -> Translator:
+        """The translator for tables at ``level`` (one per level kind, dual-PTE mode and leaf protection key)."""
+        key = (driver_protection & 0xFF) << int(_HW_KEY_SHIFT) if level == 0 else 0
+        cache_key = (min(level, 2), dual, key)  # the format differs at the leaf, at level 1 and above it
+        found = self._translators.get(cache_key)
+        if found is None:
+            found = self._translators[cache_key] = Translator(self, level, dual, key)
+        return found
+
+
+_Template = tuple[np.uint64, np.uint64 | None]
+"""A uniform run's words are ``(PageAddress << 12) + add``, then ``| bits`` when ``bits`` is not None."""
+
+
+class Translator:
+    """``DXGK_PTE`` arrays -> hardware words for the tables of one level.
+
+    VidMm maps a range of one allocation with one protection, so usually every entry of an update shares its
+    flags word: then the words are two whole-array operations from a template worked out once per flags word.
+    Entries with different flags go through the per-field lookup tables.
+    """
+
+    __slots__ = ("_templates", "dual", "key", "level", "tables")
+
+    def __init__(self, tables: SegmentTables, level: int, dual: bool, key: int) -> None:
+        self.tables = tables
+        self.level = level
+        self.dual = dual
+        self.key = key
+        """``DriverProtection``'s bits, already in the ``Key`` field (level 0 only)."""
+        self._templates: dict[int, _Template] = {}
+        """Per flags word of a live entry (at most one per combination of the bits that matter)."""
+
+    def into(self, out: U64, entries: PteArray, argument: str = "pPageTableEntries") -> None:
+        """Write the hardware words of ``entries`` into ``out`` (e.g. a DMA buffer's inline words, so the words
+        are built where they are sent from); a refused entry raises :class:`DriverContractError`, ``out`` may then
+        hold part of the words."""
+        flags = entries["Flags"]
+        count = flags.shape[0]
+        if count == 0:
+            return
+        first = flags.item(0)
+        if count > 1 and flags.tobytes() != first.to_bytes(8, "little") * count:
+            out[:] = _translate_mixed(
+                entries,
+                flags,
+                self.tables,
+                level=self.level,
+                dual=self.dual,
+                key=np.uint64(self.key),
+                argument=argument,
+            )
+            return
+        template = self._templates.get(first)
+        if template is None:
+            template = self._template(first, entries, argument)
+            if template is None:  # invalid entries (their other bits do not matter, so they are not remembered)
+                out.fill(0)
+                return
+            self._templates[first] = template
+        add, bits = template
+        np.left_shift(entries["PageAddress"], _HW_ADDRESS_SHIFT, out)
+        np.add(out, add, out)
+        if bits is not None:
+            np.bitwise_or(out, bits, out)
+
+    def _template(self, flag_word: int, entries: PteArray, argument: str) -> _Template | None:
+        low = int(_LOW_BITS[flag_word & 0x1F])
+        if not low:
+            return None  # invalid (and not Zero): the word is 0
+        tables, level = self.tables, self.level
+        segment = (flag_word >> int(_SEGMENT_SHIFT)) & int(_SEGMENT_MASK)
+        base = int(tables.base_pages[segment])
+        if base < 0 or flag_word & int(_FORBIDDEN) or (level == 0 and flag_word & int(_LARGE)):
+            _explain(entries, tables, level, 0, argument)
+        template = low | int(tables.targets[segment]) | int(_upper_bits(np.uint64(flag_word), level, self.dual))
+        shifted_base = (base << int(_HW_ADDRESS_SHIFT)) & _U64_MAX
+        if not self.key:
+            # Only bits below the address: adding them is OR-ing them into its zero low bits.
+            return np.uint64(shifted_base | template), None
+        # The key sits above the address, where an oversized PageAddress would carry: OR it, as for mixed entries.
+        return np.uint64(shifted_base), np.uint64(template | self.key)
 
 
 def translate(
@@ -87,14 +172,16 @@ def translate(
     argument: str = "pPageTableEntries",
 ) -> U64:
     """Hardware words for ``entries`` of a table at ``level``."""
-    flags = entries["Flags"]
+    out: U64 = np.empty(entries.shape[0], dtype=np.uint64)
+    tables.translator(level, dual, driver_protection).into(out, entries, argument)
+    return out
+
+
+def _translate_mixed(
+    entries: PteArray, flags: U64, tables: SegmentTables, *, level: int, dual: bool, key: np.uint64, argument: str
+) -> U64:
+    """Entries with different flags words, each through the lookup tables."""
     pages = entries["PageAddress"]
-    key = np.uint64(driver_protection & 0xFF) << _HW_KEY_SHIFT if level == 0 and driver_protection else np.uint64(0)
-    if flags.shape[0] and (flags == flags[0]).all():
-        # VidMm maps a range of one allocation with one protection: every entry shares its flags.
-        return _translate_uniform(
-            entries, int(flags[0]), pages, tables, level=level, dual=dual, key=key, argument=argument
-        )
     flags = flags.astype(np.uint64)
     low = _LOW_BITS[(flags & np.uint64(0x1F)).astype(np.intp)]
     live = low != 0
@@ -121,31 +208,7 @@ def _upper_bits(flags: U64 | np.uint64, level: int, dual: bool) -> U64 | np.uint
     return bits
 
 
-def _translate_uniform(
-    entries: PteArray,
-    flag_word: int,
-    pages: npt.NDArray[np.uint64],
-    tables: SegmentTables,
-    *,
-    level: int,
-    dual: bool,
-    key: np.uint64,
-    argument: str,
-) -> U64:
-    flags = np.uint64(flag_word)
-    low = _LOW_BITS[flag_word & 0x1F]
-    if not low:
-        return np.zeros(entries.shape[0], dtype=np.uint64)
-    segment = int((flags >> _SEGMENT_SHIFT) & _SEGMENT_MASK)
-    base = int(tables.base_pages[segment])
-    if base < 0 or flag_word & int(_FORBIDDEN) or (level == 0 and flag_word & int(_LARGE)):
-        _explain(entries, tables, level, 0, argument)
-    template = low | tables.targets[segment] | _upper_bits(flags, level, dual) | key
-    out: U64 = ((pages + np.uint64(base)) << _HW_ADDRESS_SHIFT) | template
-    return out
-
-
-def _explain(entries: PteArray, tables: SegmentTables, level: int, index: int, argument: str) -> None:
+def _explain(entries: PteArray, tables: SegmentTables, level: int, index: int, argument: str) -> NoReturn:
     entry = DXGK_PTE.decode(int(entries["Flags"][index]), int(entries["PageAddress"][index]))
     name = f"{argument}[{index}]"
     if tables.base_pages[entry.Segment] < 0:

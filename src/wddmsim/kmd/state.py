@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from wddmsim.hw.bar import DetileWindow
 from wddmsim.hw.gpu import Gpu
@@ -10,6 +11,9 @@ from wddmsim.kmd.allocations import AllocationTable, KmdAllocation
 from wddmsim.kmd.config import DriverConfig, DriverModel
 from wddmsim.kmd.pte_format import SegmentTables
 from wddmsim.kmd.segments import SegmentMap
+
+if TYPE_CHECKING:
+    from wddmsim.kmd.paging.page_table import Geometry
 
 
 @dataclass(slots=True)
@@ -21,10 +25,14 @@ class DriverState:
     allocations: AllocationTable = field(default_factory=AllocationTable)
     pending_transfer: int | None = None
     """The allocation whose sub-transfers began with TransferStart and have not yet seen TransferEnd."""
+    page_table_shapes: dict[tuple[int, bool], Geometry] = field(default_factory=dict)
+    """UpdatePageTable's table geometry per (level, 64 KB-page leaf), worked out on first use."""
 
-    @property
-    def wddm2(self) -> bool:
-        return self.config.model == DriverModel.WDDM2
+    wddm2: bool = field(init=False)
+    """The driver presents the GpuMmu model (read on every build: kept as a plain field)."""
+
+    def __post_init__(self) -> None:
+        self.wddm2 = self.config.model == DriverModel.WDDM2
 
     def program_detile_window(
         self, allocation: KmdAllocation, key: tuple[int, int], index: int, window: DetileWindow

@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import NoReturn, final
+from dataclasses import dataclass
+from typing import Any, NoReturn, final
 
 from wddmsim.core.bits import BitUnion
 from wddmsim.core.events import EventLog
 from wddmsim.core.pointer import CpuPointer
-from wddmsim.core.units import PAGE_SIZE
 from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.driver import KernelModeDriver
 from wddmsim.ddi.flags import DXGK_DISCARDCONTENTFLAGS
@@ -36,6 +36,7 @@ from wddmsim.ddi.paging import (
     DXGK_BUILDPAGINGBUFFER_SPECIALLOCKTRANSFER,
     DXGK_BUILDPAGINGBUFFER_TRANSFER,
     DXGKARG_BUILDPAGINGBUFFER,
+    Op,
     PagingPayload,
 )
 from wddmsim.ddi.status import BUILD_PAGING_BUFFER_STATUSES, NTSTATUS, status_name
@@ -44,6 +45,8 @@ from wddmsim.vidmm.paging_buffer import PagingBuffer, PagingBufferPool
 from wddmsim.vidmm.reset import ResetPath
 from wddmsim.vidmm.scheduler import GpuHung, GpuScheduler
 
+_SUCCESS = NTSTATUS.STATUS_SUCCESS  # enum members read once (class attribute access is slow)
+_INSUFFICIENT = NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER
 _BUSY_CAPABLE = (
     DXGK_BUILDPAGINGBUFFER_TRANSFER,
     DXGK_BUILDPAGINGBUFFER_DISCARDCONTENT,
@@ -167,7 +170,7 @@ class PagingStream:
             payload,
             pDmaBuffer=buffer.cursor,
             DmaSize=buffer.remaining,
-            pDmaBufferPrivateData=buffer.private_pointer(),
+            pDmaBufferPrivateData=buffer.private_cursor,
             DmaBufferPrivateDataSize=self.pool.private_size,
             MultipassOffset=0,
             hSystemContext=self.context,
@@ -177,11 +180,11 @@ class PagingStream:
         idle_retry = False
         while True:
             status, progress = self._call(args, buffer)
-            if status == NTSTATUS.STATUS_SUCCESS:
+            if status == _SUCCESS:
                 self._ops_in_current += 1
                 self._account(args, payload, passes)
                 return passes
-            if status == NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER:
+            if status == _INSUFFICIENT:
                 if progress == 0 and buffer.used == 0:
                     self._fatal(
                         f"{args.Operation.name}: STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER on an empty "
@@ -215,7 +218,7 @@ class PagingStream:
     def _rebind(self, args: DXGKARG_BUILDPAGINGBUFFER, buffer: PagingBuffer) -> None:
         args.pDmaBuffer = buffer.cursor
         args.DmaSize = buffer.remaining
-        args.pDmaBufferPrivateData = buffer.private_pointer()
+        args.pDmaBufferPrivateData = buffer.private_cursor
         args.DmaBufferPrivateDataSize = self.pool.private_size
         args.DmaBufferWriteOffset = buffer.used
 
@@ -246,13 +249,13 @@ class PagingStream:
             written = self._check(args, buffer, raw, before, size_before)
         except DriverContractBreach as breach:
             self._fatal(f"{args.Operation.name}: {breach}")
-        status = NTSTATUS(raw)
+        status = raw if type(raw) is NTSTATUS else NTSTATUS(raw)
         buffer.used += written
         if self.events.enabled:
             self.events.emit(
                 BuildPagingBuffer(
                     time=self.scheduler.clock.now,
-                    operation=args.Operation.name,
+                    operation=_OP_NAMES[args.Operation],
                     status=status.name,
                     multipass_offset=args.MultipassOffset,
                     bytes_written=written,
@@ -297,28 +300,26 @@ class PagingStream:
     def _account(self, args: DXGKARG_BUILDPAGINGBUFFER, payload: PagingPayload, passes: int) -> None:
         if not self.events.enabled:
             return
-        size = int(
-            getattr(payload, "TransferSize", 0)
-            or getattr(payload, "FillSize", 0)
-            or getattr(payload, "TransferSizeInBytes", 0)
-            or getattr(payload, "FillSizeInBytes", 0)
-            or PAGE_SIZE * int(getattr(payload, "NumberOfPages", 0))
-            or 8 * int(getattr(payload, "NumPageTableEntries", 0))
-        )
-        handle = int(getattr(payload, "hAllocation", 0))
+        kind = _payload_kind(payload)
+        size = 0
+        for name, unit in kind.sizes:
+            size = int(getattr(payload, name)) * unit
+            if size:
+                break
+        handle = int(kind.read(payload, "hAllocation", 0))
         if not size and handle and isinstance(payload, _WHOLE_ALLOCATION) and self.allocation_size is not None:
             size = self.allocation_size(handle)  # DiscardContent, InitContextResource: the whole allocation
-        source = getattr(payload, "Source", None)
-        destination = getattr(payload, "Destination", None)
-        direction = getattr(payload, "TransferDirection", None)
+        source = kind.read(payload, "Source", None)
+        destination = kind.read(payload, "Destination", None)
+        direction = kind.read(payload, "TransferDirection", None)
         self.events.emit(
             PagingOperation(
                 time=self.scheduler.clock.now,
-                operation=args.Operation.name,
+                operation=_OP_NAMES[args.Operation],
                 allocation=handle,
                 size=size,
                 source_segment=int(getattr(source, "SegmentId", 0)) if source is not None else 0,
-                destination_segment=int(getattr(destination, "SegmentId", getattr(payload, "SegmentId", 0))),
+                destination_segment=int(getattr(destination, "SegmentId", kind.read(payload, "SegmentId", 0))),
                 passes=passes,
                 direction="" if direction is None else direction.name,
                 args=scalar_fields(payload),
@@ -329,13 +330,24 @@ class PagingStream:
 _WHOLE_ALLOCATION = (DXGK_BUILDPAGINGBUFFER_DISCARDCONTENT, DXGK_BUILDPAGINGBUFFER_INITCONTEXTRESOURCE)
 
 
+_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(t: type) -> tuple[str, ...]:
+    """The fields of a payload type (or a structure inside one), in declaration order, worked out once."""
+    names = _NAMES.get(t)
+    if names is None:
+        names = _NAMES[t] = tuple(f.name for f in dataclasses.fields(t))
+    return names
+
+
 def scalar_fields(payload: object, prefix: str = "") -> tuple[tuple[str, int], ...]:
     """The integer fields of a payload by DDI name, nested structures flattened (``Source.SegmentId``); arrays,
     MDLs, pointers and bytes are left out.  Flag unions give their ``Value``."""
     out: list[tuple[str, int]] = []
-    for f in dataclasses.fields(payload):  # type: ignore[arg-type]
-        value = getattr(payload, f.name)
-        name = prefix + f.name
+    for field_name in _field_names(type(payload)):
+        value = getattr(payload, field_name)
+        name = prefix + field_name
         if isinstance(value, int):  # bool and IntEnum too
             out.append((name, int(value)))
         elif isinstance(value, BitUnion):
@@ -343,6 +355,45 @@ def scalar_fields(payload: object, prefix: str = "") -> tuple[tuple[str, int], .
         elif dataclasses.is_dataclass(value) and not prefix:
             out.extend(scalar_fields(value, name + "."))
     return tuple(out)
+
+
+_OP_NAMES = {op: op.name for op in Op}
+
+_SIZE_FIELDS = (
+    ("TransferSize", 1),
+    ("FillSize", 1),
+    ("TransferSizeInBytes", 1),
+    ("FillSizeInBytes", 1),
+    ("NumberOfPages", 4096),
+    ("NumPageTableEntries", 8),
+)
+"""Where a payload says how many bytes it moves: the first of these it has that is not zero."""
+
+
+@dataclass(frozen=True, slots=True)
+class _PayloadKind:
+    """What the ``PagingOp`` event reads of a payload type, worked out once per type (looking for an attribute a
+    slotted payload does not have costs an exception)."""
+
+    sizes: tuple[tuple[str, int], ...]
+    fields: frozenset[str]
+
+    def read(self, payload: PagingPayload, name: str, default: object) -> Any:
+        return getattr(payload, name) if name in self.fields else default
+
+
+_KINDS: dict[type, _PayloadKind] = {}
+
+
+def _payload_kind(payload: PagingPayload) -> _PayloadKind:
+    kind = _KINDS.get(type(payload))
+    if kind is None:
+        t = type(payload)
+        wanted = ("Source", "Destination", "SegmentId", "hAllocation", "TransferDirection")
+        fields = frozenset(name for name in wanted if hasattr(t, name))
+        sizes = tuple((name, unit) for name, unit in _SIZE_FIELDS if hasattr(t, name))
+        kind = _KINDS[t] = _PayloadKind(sizes, fields)
+    return kind
 
 
 def _with_idle_flag(payload: PagingPayload) -> PagingPayload:

@@ -23,13 +23,26 @@ CANARY: Final = bytes([0xA5, 0x5A, 0xC3, 0x3C]) * (GUARD_SIZE // 4)
 class PagingBuffer:
     """One paging buffer: ``size`` usable bytes, the bytes ``used`` so far, and the fence of its last use."""
 
-    __slots__ = ("fence", "mapping", "mdl", "physical_address", "private", "private_mdl", "size", "submitted", "used")
+    __slots__ = (
+        "fence",
+        "mapping",
+        "mdl",
+        "physical_address",
+        "private",
+        "private_cursor",
+        "private_mdl",
+        "size",
+        "submitted",
+        "used",
+    )
 
     def __init__(self, mm: SystemMemoryServices, size: int, private_size: int) -> None:
         self.size = size
         self.mdl, self.mapping = mm.allocate_contiguous(size + GUARD_SIZE)
         self.mapping.view[size : size + GUARD_SIZE] = CANARY
         self.private_mdl, self.private = mm.allocate_contiguous(max(private_size, 1))
+        self.private_cursor = self.private.pointer(0)
+        """``pDmaBufferPrivateData`` (pointers are values: one serves every call)."""
         self.used = 0
         """Bytes written by the driver."""
         self.submitted = 0
@@ -47,9 +60,6 @@ class PagingBuffer:
 
     def guard_intact(self) -> bool:
         return self.mapping.data[self.size : self.size + GUARD_SIZE].tobytes() == CANARY
-
-    def private_pointer(self) -> CpuPointer:
-        return self.private.pointer(0)
 
     def reset(self) -> None:
         self.used = self.submitted = 0

@@ -32,18 +32,21 @@ from wddmsim.ddi.pte import PteArray
 from wddmsim.ddi.status import NTSTATUS
 from wddmsim.hw import commands as cmd
 from wddmsim.hw.addressing import Space, hw_address
-from wddmsim.hw.mmu import PAGES_PER_64K
+from wddmsim.hw.mmu import PAGES_PER_64K, MmuLayout
 from wddmsim.hw.pte import HW_PTE, PTE_SIZE
 from wddmsim.kmd.dma import DmaWriter, multipass, single_packet
 from wddmsim.kmd.errors import DriverContractError
-from wddmsim.kmd.pte_format import translate
 from wddmsim.kmd.state import DriverState
 
 Mode = DXGK_PAGETABLEUPDATEMODE
+_CPU_VIRTUAL = Mode.DXGK_PAGETABLEUPDATE_CPU_VIRTUAL  # enum members read once (class attribute access is slow)
+_GPU_VIRTUAL = Mode.DXGK_PAGETABLEUPDATE_GPU_VIRTUAL
+_GPU_VA = Space.GPU_VA
 U64 = npt.NDArray[np.uint64]
 _ZERO = np.uint64(HW_PTE["Zero"].shifted_mask)
 _ADDRESS_SHIFT = np.uint64(HW_PTE["Address"].lsb)
 _ADDRESS_MASK = np.uint64(HW_PTE["Address"].mask)
+_LEAF64K = np.uint64(HW_PTE["Leaf64K"].shifted_mask)
 
 
 def table_word(state: DriverState, address: D3DGPU_PHYSICAL_ADDRESS, argument: str) -> int:
@@ -70,12 +73,22 @@ class Geometry:
 
 
 def geometry(state: DriverState, p: DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE) -> Geometry:
-    layout = state.gpu.mmu.layout
-    level = p.PageTableLevel
-    if level == 0 and p.Flags.Use64KBPages:
+    """The geometry of the table an update writes (worked out once per level and leaf kind: the MMU's layout
+    never changes)."""
+    key = (p.PageTableLevel, p.PageTableLevel == 0 and p.Flags.Use64KBPages)
+    shape = state.page_table_shapes.get(key)
+    if shape is None:
+        shape = state.page_table_shapes[key] = _geometry(state.gpu.mmu.layout, *key)
+    return shape
+
+
+def _geometry(layout: MmuLayout, level: int, use_64k: bool) -> Geometry:
+    if use_64k:
         return Geometry(layout.leaf64_entries, 1, 1, PAGES_PER_64K)
     if level == 0:
         return Geometry(layout.entries(0), 1, layout.gpu_page_ratio, layout.gpu_page_ratio)
+    if not 0 < level < layout.levels:
+        return Geometry(0, 1, 1, 1)  # no such level: _check names it
     return Geometry(layout.entries(level), 2 if layout.dual_pte and level == 1 else 1, 1, 1)
 
 
@@ -121,12 +134,12 @@ def build_update_page_table(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER)
     shape = geometry(state, p)
     _check(state, p, shape)
     chunk = _Chunker(state, p, shape)
-    if p.UpdateMode == Mode.DXGK_PAGETABLEUPDATE_CPU_VIRTUAL:
+    if p.UpdateMode == _CPU_VIRTUAL:
         return _update_by_cpu(args, chunk)
     if args.pDmaBuffer is None:
         raise DriverContractError("pDmaBuffer", None, "NULL only with the forced CPU_VIRTUAL update mode")
-    if p.UpdateMode == Mode.DXGK_PAGETABLEUPDATE_GPU_VIRTUAL:
-        base = hw_address(Space.GPU_VA, p.PageTableAddress.GpuVirtual)
+    if p.UpdateMode == _GPU_VIRTUAL:
+        base = hw_address(_GPU_VA, p.PageTableAddress.GpuVirtual)
     else:
         base = table_word(state, p.PageTableAddress.GpuPhysical, "UpdatePageTable.PageTableAddress.GpuPhysical")
     writer = DmaWriter(args)
@@ -144,7 +157,16 @@ def build_update_page_table(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER)
             )
         return covered
 
-    return multipass(args, writer, p.NumPageTableEntries, emit)
+    def emit_plain(done: int) -> int:
+        """One word per entry, each entry written: translated straight into the packet's inline words."""
+        n = min(p.NumPageTableEntries - done, cmd.max_qwords_in(writer.room))
+        if n <= 0:
+            return 0
+        words = writer.reserve_write_qwords(base + PTE_SIZE * (p.StartIndex + done), n, n)
+        chunk.translate_into(words, p.pPageTableEntries[done : done + n], "pPageTableEntries")
+        return n
+
+    return multipass(args, writer, p.NumPageTableEntries, emit_plain if chunk.plain else emit)
 
 
 def _update_by_cpu(args: DXGKARG_BUILDPAGINGBUFFER, chunk: _Chunker) -> NTSTATUS:
@@ -169,24 +191,31 @@ def _update_by_cpu(args: DXGKARG_BUILDPAGINGBUFFER, chunk: _Chunker) -> NTSTATUS
 class _Chunker:
     """Turns entries ``[done, done + n)`` of the update into hardware words at a word offset in the table."""
 
-    __slots__ = ("dual", "level", "p", "protection", "shape", "tables")
+    __slots__ = ("alignment", "leaf64k", "p", "plain", "shape", "translator")
 
     def __init__(self, state: DriverState, p: DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE, shape: Geometry) -> None:
         self.p = p
         self.shape = shape
-        self.level = p.PageTableLevel
-        self.dual = state.gpu.mmu.layout.dual_pte
-        self.tables = state.pte_tables
-        self.protection = p.DriverProtection if self.level == 0 else 0
+        level = p.PageTableLevel
+        dual = state.gpu.mmu.layout.dual_pte
+        self.translator = state.pte_tables.translator(level, dual, p.DriverProtection if level == 0 else 0)
+        self.leaf64k = level == 1 and not dual and p.Flags.Use64KBPages
+        """Level-1 entries of a single-PTE MMU pointing at 64 KB-page leaf tables."""
+        self.alignment = shape.alignment_pages
+        self.plain = shape.words_per_entry == 1 and shape.ratio == 1 and not p.Flags.Repeat
+        """Entry ``i`` becomes word ``StartIndex + i``, one for one (the common case)."""
+
+    def translate_into(self, out: U64, source: PteArray, argument: str) -> None:
+        """The hardware words of ``source`` entries, written into ``out``."""
+        self.translator.into(out, source, argument)
+        if self.leaf64k:
+            out |= np.where(out != 0, _LEAF64K, np.uint64(0))
+        if self.alignment > 1:
+            _check_alignment(out, self.alignment, argument)
 
     def _words(self, source: PteArray, argument: str) -> U64:
-        words = translate(
-            source, self.tables, level=self.level, dual=self.dual, driver_protection=self.protection, argument=argument
-        )
-        if self.level == 1 and not self.dual and self.p.Flags.Use64KBPages:
-            words |= np.where(words != 0, np.uint64(HW_PTE["Leaf64K"].shifted_mask), np.uint64(0))
-        if self.shape.alignment_pages > 1:
-            _check_alignment(words, self.shape.alignment_pages, argument)
+        words: U64 = np.empty(source.shape[0], dtype=np.uint64)
+        self.translate_into(words, source, argument)
         return words
 
     def next(self, done: int, room_words: int) -> tuple[int, int, U64, int]:
@@ -230,9 +259,10 @@ class _Chunker:
 
 def _check_alignment(words: U64, pages: int, argument: str) -> None:
     """Valid, non-Zero entries must map pages aligned to ``pages`` 4 KiB pages (invalid entries are all zero)."""
-    misaligned = (words & np.uint64((pages - 1) << int(_ADDRESS_SHIFT))) != 0
-    if not misaligned.any():
-        return
+    mask = (pages - 1) << int(_ADDRESS_SHIFT)
+    if not int(np.bitwise_or.reduce(words)) & mask:
+        return  # no word has a misaligned address bit: one pass over the words
+    misaligned = (words & np.uint64(mask)) != 0
     bad = np.flatnonzero(misaligned & ((words & _ZERO) == 0))
     if bad.shape[0]:
         index = int(bad[0])
