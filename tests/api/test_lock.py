@@ -277,19 +277,25 @@ class _Refusing:
         return getattr(self.inner, name)
 
 
-def test_unavailable_makes_vidmm_release_a_range_in_use_and_retry() -> None:
-    wrappers: list[_Refusing] = []
+def refusing_desk(status: NTSTATUS, *, times: int) -> tuple[Desk, _Refusing]:
+    """A WDDM 1.x desk whose driver answers ``status`` to the next ``times`` swizzling-range requests."""
+    made: list[_Refusing] = []
 
     def wrap(inner: ReferenceDriver) -> _Refusing:
-        wrappers.append(_Refusing(inner, NTSTATUS.STATUS_GRAPHICS_UNSWIZZLING_APERTURE_UNAVAILABLE, 0))
-        return wrappers[0]
+        made.append(_Refusing(inner, status, times))
+        return made[0]
 
     desk = Desk(model=DriverModel.WDDM1, wrap=wrap)  # type: ignore[arg-type]
+    return desk, made[0]
+
+
+def test_unavailable_makes_vidmm_release_a_range_in_use_and_retry() -> None:
+    desk, refusing = refusing_desk(NTSTATUS.STATUS_GRAPHICS_UNSWIZZLING_APERTURE_UNAVAILABLE, times=0)
     first, second = desk.surface(width=256, height=64, mips=1), desk.surface(width=256, height=64, mips=1)
     desk.resident(first, second)
     desk.lock(first, AcquireAperture=True)
     desk.unlock(first)  # its range stays cached
-    wrappers[0].times = 1
+    refusing.times = 1
     desk.lock(second, AcquireAperture=True)
     assert desk.a(first).ranges == {}, "the range in use was released"
     assert desk.a(second).ranges, "and the retry succeeded"
@@ -297,13 +303,7 @@ def test_unavailable_makes_vidmm_release_a_range_in_use_and_retry() -> None:
 
 
 def test_unsupported_gives_up_at_once_and_the_lock_falls_back_to_system_memory() -> None:
-    wrappers: list[_Refusing] = []
-
-    def wrap(inner: ReferenceDriver) -> _Refusing:
-        wrappers.append(_Refusing(inner, NTSTATUS.STATUS_GRAPHICS_UNSWIZZLING_APERTURE_UNSUPPORTED, 99))
-        return wrappers[0]
-
-    desk = Desk(model=DriverModel.WDDM1, wrap=wrap)  # type: ignore[arg-type]
+    desk, refusing = refusing_desk(NTSTATUS.STATUS_GRAPHICS_UNSWIZZLING_APERTURE_UNSUPPORTED, times=99)
     s = swizzled_surface(desk)
     a = desk.a(s)
     before = pattern(a.size, 11)
@@ -313,7 +313,7 @@ def test_unsupported_gives_up_at_once_and_the_lock_falls_back_to_system_memory()
     a.content = type(a.content).DATA
     a.backing_current = False
     args = desk.lock(s, AcquireAperture=True)
-    assert len(wrappers[0].calls) == 1, "no further attempt after UNSUPPORTED"
+    assert len(refusing.calls) == 1, "no further attempt after UNSUPPORTED"
     assert desk.where(s) == 0 and a.backing_linear
     assert np.array_equal(desk.cpu_read(args.pData, a.size), before), "unswizzled into system memory"
     desk.unlock(s)
@@ -321,13 +321,7 @@ def test_unsupported_gives_up_at_once_and_the_lock_falls_back_to_system_memory()
 
 
 def test_donotevict_fails_with_notavailable_and_changes_nothing() -> None:
-    wrappers: list[_Refusing] = []
-
-    def wrap(inner: ReferenceDriver) -> _Refusing:
-        wrappers.append(_Refusing(inner, NTSTATUS.STATUS_GRAPHICS_UNSWIZZLING_APERTURE_UNSUPPORTED, 99))
-        return wrappers[0]
-
-    desk = Desk(model=DriverModel.WDDM1, wrap=wrap)  # type: ignore[arg-type]
+    desk, _ = refusing_desk(NTSTATUS.STATUS_GRAPHICS_UNSWIZZLING_APERTURE_UNSUPPORTED, times=99)
     s = swizzled_surface(desk)
     args = D3DDDICB_LOCK(
         hAllocation=s, Flags=D3DDDICB_LOCKFLAGS(LockEntire=True, AcquireAperture=True, DonotEvict=True)
@@ -337,13 +331,7 @@ def test_donotevict_fails_with_notavailable_and_changes_nothing() -> None:
 
 
 def test_a_pinned_allocation_that_would_have_to_be_evicted_cannot_be_locked() -> None:
-    wrappers: list[_Refusing] = []
-
-    def wrap(inner: ReferenceDriver) -> _Refusing:
-        wrappers.append(_Refusing(inner, NTSTATUS.STATUS_GRAPHICS_UNSWIZZLING_APERTURE_UNSUPPORTED, 99))
-        return wrappers[0]
-
-    desk = Desk(model=DriverModel.WDDM1, wrap=wrap)  # type: ignore[arg-type]
+    desk, _ = refusing_desk(NTSTATUS.STATUS_GRAPHICS_UNSWIZZLING_APERTURE_UNSUPPORTED, times=99)
     s = swizzled_surface(desk)
     desk.vidmm.residency.pin(s)
     args = D3DDDICB_LOCK(hAllocation=s, Flags=D3DDDICB_LOCKFLAGS(LockEntire=True, AcquireAperture=True))
