@@ -25,6 +25,7 @@ from wddmsim.kmd.config import DriverConfig, DriverModel
 from wddmsim.system import Adapter, DriverWrapper, SystemConfig, build_adapter
 from wddmsim.testing.residency import backing_bytes, check_residency, gpu_view
 from wddmsim.vidmm.allocation import VidMmAllocation
+from wddmsim.vidmm.manager import VidMmConfig
 
 SMALL_GPU = GpuConfig(local_size=8 * MiB, bar_size=2 * MiB, aperture_size=4 * MiB, system_size=256 * MiB)
 """Local memory: a 2 MiB CPU-visible segment and a ~6 MiB one; a 4 MiB aperture segment; 4 swizzling ranges."""
@@ -44,8 +45,10 @@ class Desk:
         model: DriverModel = DriverModel.WDDM2,
         gpu: GpuConfig = SMALL_GPU,
         wrap: DriverWrapper | None = None,
+        policy: str = "priority-lru",
     ) -> None:
-        self.adapter: Adapter = build_adapter(SystemConfig(gpu=gpu, driver=DriverConfig(model=model)), wrap_driver=wrap)
+        config = SystemConfig(gpu=gpu, driver=DriverConfig(model=model), vidmm=VidMmConfig(eviction_policy=policy))
+        self.adapter: Adapter = build_adapter(config, wrap_driver=wrap)
         self.vidmm = self.adapter.vidmm
         self.process = self.adapter.runtime.open_process()
         self.device = self.process.create_device()

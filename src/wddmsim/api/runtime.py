@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import final
 
 from wddmsim.core.addresses import CpuVa
-from wddmsim.ddi.allocation import D3DDDICB_ALLOCATE, D3DDDICB_DEALLOCATE
+from wddmsim.ddi.allocation import D3DDDICB_ALLOCATE, D3DDDICB_DEALLOCATE, D3DDDICB_SETPRIORITY
 from wddmsim.ddi.base import HANDLE, NULL
 from wddmsim.ddi.lock import D3DDDICB_LOCK, D3DDDICB_LOCK2, D3DDDICB_UNLOCK, D3DDDICB_UNLOCK2
 from wddmsim.ddi.render import D3DDDICB_RENDER
@@ -189,6 +189,11 @@ class UserDevice:
         for handle in args.HandleList:
             self.vidmm.residency.destroy_allocation(handle)
         return HRESULT.S_OK
+
+    def set_priority(self, args: D3DDDICB_SETPRIORITY) -> HRESULT:
+        """``pfnSetPriorityCb``: eviction priorities (higher stays longer under ``priority-lru``)."""
+        self._allocations(args.phAllocationList, "phAllocationList")
+        return self.vidmm.residency.set_priority(self.device, args)
 
     # --- paging queues and residency -----------------------------------------------------------------------
 

@@ -194,3 +194,14 @@ class D3DDDICB_DEALLOCATE:
     hResource: HANDLE = NULL
     NumAllocations: int = 0
     HandleList: tuple[HANDLE, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class D3DDDICB_SETPRIORITY:
+    """``D3DDDICB_SETPRIORITY`` (``pfnSetPriorityCb``): one ``UINT`` eviction priority per listed allocation
+    (``D3DDDI_ALLOCATIONPRIORITY_MINIMUM`` ... ``_MAXIMUM`` are the documented landmarks; higher stays longer)."""
+
+    hResource: HANDLE = NULL
+    NumAllocations: int = 0
+    phAllocationList: tuple[HANDLE, ...] = ()
+    pPriorities: tuple[int, ...] = ()

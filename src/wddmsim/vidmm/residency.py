@@ -34,6 +34,7 @@ from wddmsim.core.events import EventLog
 from wddmsim.core.units import PAGE_SIZE
 from wddmsim.ddi.allocation import (
     D3DDDI_ALLOCATIONPRIORITY_MAXIMUM,
+    D3DDDICB_SETPRIORITY,
     DXGK_ALLOCATIONINFO,
     DXGKARG_CREATEALLOCATION,
     DXGKARG_DESTROYALLOCATION,
@@ -725,6 +726,27 @@ class ResidencyManager:
         """Drop a reference :meth:`hold` took; the allocation stays where it is until pressure wants the room."""
         if a.handle in self.allocations and a.residency_count > 0:
             a.residency_count -= 1
+
+    def set_priority(self, device: Device, args: D3DDDICB_SETPRIORITY) -> HRESULT:
+        """``pfnSetPriorityCb``: each listed allocation's eviction priority (what ``priority-lru`` ranks by); all
+        checked before any changes."""
+        if args.NumAllocations != len(args.phAllocationList) or not args.phAllocationList:
+            raise _bad(
+                "NumAllocations",
+                args.NumAllocations,
+                f"must be positive and match phAllocationList ({len(args.phAllocationList)})",
+            )
+        if len(args.pPriorities) != len(args.phAllocationList):
+            raise _bad("pPriorities", len(args.pPriorities), "needs one priority per allocation")
+        listed = [self.allocation(h, f"phAllocationList[{i}]") for i, h in enumerate(args.phAllocationList)]
+        for i, (a, priority) in enumerate(zip(listed, args.pPriorities, strict=True)):
+            if a.device is not device:
+                raise _bad(f"phAllocationList[{i}]", a.handle, "belongs to another device")
+            if not isinstance(priority, int) or not 0 <= priority <= 0xFFFF_FFFF:
+                raise _bad(f"pPriorities[{i}]", priority, "is a UINT")
+        for a, priority in zip(listed, args.pPriorities, strict=True):
+            a.priority = priority
+        return HRESULT.S_OK
 
     def touch(self, allocations: Iterable[VidMmAllocation]) -> None:
         """Record a use (GPU work referencing them): the recency the eviction policies see."""
