@@ -176,6 +176,18 @@ def test_fragmentation_refuses_a_range_larger_than_every_hole() -> None:
     space.check()
 
 
+def test_a_block_that_grew_into_a_larger_class_is_not_taken_through_its_old_entry() -> None:
+    space = RangeAllocator(64 * PAGE_SIZE)
+    r0, _, r2, r3, _ = (allocate(space, n) for n in (2, 2, 2, 8, 2))
+    space.free(r0 * PAGE_SIZE)  # a 2-page block at 0
+    space.free(r2 * PAGE_SIZE)  # a 2-page block at 4, filed after it
+    space.free(r3 * PAGE_SIZE)  # ... which grows to 10 pages: its 2-page class entry goes stale
+    assert extents(space)[1] == [(0, 2), (4, 10), (16, 48)]
+    assert allocate(space, 2) == 0, "the 2-page block fits exactly; the 10-page one is left whole"
+    assert allocate(space, 9) == 4
+    space.check()
+
+
 def test_a_size_in_the_rounded_class_is_still_found_when_only_its_own_class_has_room() -> None:
     # Sizes 16 and 17 pages share a class: a 17-page request rounds up past it, and the scan of its own class
     # finds the 17-page hole.

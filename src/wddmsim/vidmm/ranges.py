@@ -227,9 +227,9 @@ class RangeAllocator:
                 length = -rec[start]
             except KeyError:
                 length = 0
-            # A free block that holds the range is taken even if it has since moved to another class: its entry
-            # there goes stale, so the stale count is unchanged.
-            if length >= units:
+            # Live: a free block of this class starts there (a block that has grown into a larger class is
+            # left to that class, as TLSF's good fit wants).
+            if length > 0 and (_CLASS[length] if length < _TABLE_SIZE else _class_of(length)) == index:
                 break
             self._stale -= 1
         rest = length - units
