@@ -1,0 +1,124 @@
+"""What a process's GPU VA space holds, as VidMm records it: regions, the mappings inside them, the tables.
+
+A *region* is a range obtained from Reserve or from a Map on free VA -- the unit Free releases (decision 0016).
+Inside a region, mappings are runs of pages: an allocation's pages, the Zero state or the Invalid state.  The
+records are the truth the page tables are written from: a table's entries can always be recomputed from them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING
+
+from wddmsim.core.pointer import CpuMapping
+from wddmsim.core.units import PAGE_SIZE
+from wddmsim.vidmm.allocation import VidMmAllocation
+from wddmsim.vidmm.ranges import RangeAllocator
+
+if TYPE_CHECKING:
+    from wddmsim.vidmm.device import Process
+
+
+@dataclass(slots=True, eq=False)
+class ProcessTable:
+    """One table of a process's tree, placed in its level's segment."""
+
+    level: int
+    key: int
+    segment_id: int
+    offset: int
+    size: int
+    window: int = 0
+    """Its VA in the paging process (``GPU_VIRTUAL`` updates), 0 otherwise."""
+    cpu: CpuMapping | None = None
+    """Its CPU mapping (``CPU_VIRTUAL`` updates)."""
+
+    def __repr__(self) -> str:
+        return f"process level-{self.level} table #{self.key:#x}"
+
+
+class Kind(Enum):
+    """What a mapped run of pages shows."""
+
+    ALLOCATION = "allocation"
+    ZERO = "zero"
+    NO_ACCESS = "no-access"
+
+
+@dataclass(slots=True, eq=False)
+class VaMapping:
+    """A run of ``pages`` pages at ``va``: an allocation's pages from ``offset_pages``, or the Zero or Invalid
+    state.  Created by Map (or what is left of an earlier mapping a later Map covered in part)."""
+
+    space: GpuVaSpace
+    region: Region
+    va: int
+    pages: int
+    kind: Kind = Kind.ALLOCATION
+    allocation: VidMmAllocation | None = None
+    offset_pages: int = 0
+    write: bool = False
+    execute: bool = False
+    driver_protection: int = 0
+
+    @property
+    def end(self) -> int:
+        return self.va + self.pages * PAGE_SIZE
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateStep:
+    """One checked operation of ``UpdateGpuVirtualAddress``, ready to apply."""
+
+    address: int
+    apply: Callable[[], None]
+    source: int | None = None
+    pool: VidMmAllocation | None = None
+    """The allocation a MAP maps (a tile pool)."""
+
+    def __call__(self) -> None:
+        self.apply()
+
+
+@dataclass(slots=True, eq=False)
+class Region:
+    """A range obtained from Reserve or Map: the unit Free releases.  Pages no mapping covers show the
+    reservation's state (Invalid for ``NO_ACCESS``, zero for ``ZERO``)."""
+
+    base: int
+    size: int
+    from_map: bool
+    zero: bool = False
+    driver_protection: int = 0
+    mappings: list[VaMapping] = field(default_factory=list)
+
+    @property
+    def end(self) -> int:
+        return self.base + self.size
+
+
+@dataclass(slots=True, eq=False)
+class GpuVaSpace:
+    """A process's GPU VA space: its regions, its tables."""
+
+    process: Process
+    ranges: RangeAllocator
+    tables: dict[tuple[int, int], ProcessTable] = field(default_factory=dict)
+    leaves64: dict[int, ProcessTable] = field(default_factory=dict)
+    """64 KB-page leaf tables (dual PTEs), by the 2 MiB region they cover."""
+    root_entries: int = 0
+    """``NumEntries`` of the root (all of them, except for a 2-level root that grows with use)."""
+    regions: dict[int, Region] = field(default_factory=dict)
+
+    @property
+    def mappings(self) -> dict[int, VaMapping]:
+        return {m.va: m for r in self.regions.values() for m in r.mappings}
+
+    def region_at(self, va: int, size: int) -> Region | None:
+        """The region holding all of ``[va, va + size)``, if one does."""
+        for region in self.regions.values():
+            if region.base <= va and va + size <= region.end:
+                return region
+        return None
