@@ -44,6 +44,8 @@ class AllocationUsage(IntEnum):
     ACCESSED_PHYSICALLY = 0x4
     EXPLICIT_RESIDENCY = 0x8
     APERTURE_ONLY = 0x10
+    NO_LARGE_PAGES = 0x20
+    """``DXGK_ALLOCATIONINFOFLAGS_WDDM2_0.DisableLargePageMapping``: the allocation is never mapped by a large page."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +150,8 @@ class AllocationTable:
     def __init__(self) -> None:
         self._by_handle: dict[int, KmdAllocation] = {}
         self._next = 0x1000
+        self.granule = PAGE_SIZE
+        """Allocations are sized and aligned to this: 64 KiB when the memory segments ``Use64KBPages``."""
 
     def __len__(self) -> int:
         return len(self._by_handle)
@@ -155,12 +159,12 @@ class AllocationTable:
     def add(self, desc: AllocationDesc) -> KmdAllocation:
         if desc.kind == ResourceKind.SURFACE:
             levels = surface_levels(desc.width_bytes, desc.height, desc.mip_levels)
-            size = align_up(levels[-1].offset + levels[-1].size, PAGE_SIZE)
+            size = align_up(levels[-1].offset + levels[-1].size, self.granule)
         else:
             if desc.size <= 0:
                 raise DriverContractError("pPrivateDriverData.size", desc.size, "must be positive")
             levels = ()
-            size = align_up(desc.size, PAGE_SIZE)
+            size = align_up(desc.size, self.granule)
         if desc.usage & AllocationUsage.SWIZZLED and desc.kind != ResourceKind.SURFACE:
             raise DriverContractError("pPrivateDriverData.usage", desc.usage, "only surfaces can be swizzled")
         handle = HANDLE(self._next)
@@ -189,7 +193,13 @@ class AllocationTable:
 
 
 def describe(
-    allocation: KmdAllocation, info: DXGK_ALLOCATIONINFO, *, cpu_segment: int, local_segment: int, aperture_segment: int
+    allocation: KmdAllocation,
+    info: DXGK_ALLOCATIONINFO,
+    *,
+    cpu_segment: int,
+    local_segment: int,
+    aperture_segment: int,
+    alignment: int = PAGE_SIZE,
 ) -> None:
     """Fill the driver's outputs of ``DXGK_ALLOCATIONINFO`` for ``allocation``."""
     usage = allocation.desc.usage
@@ -204,7 +214,7 @@ def describe(
         segments = segment_set(cpu_segment, local_segment, aperture_segment)
         preferred = DXGK_SEGMENTPREFERENCE(SegmentId0=local_segment, SegmentId1=cpu_segment)
     info.Size = allocation.size
-    info.Alignment = PAGE_SIZE
+    info.Alignment = alignment  # with Use64KBPages segments a multiple of 64 KB (wddm-spec section 2.7)
     info.PitchAlignedSize = allocation.size
     info.PreferredSegment = preferred
     info.SupportedReadSegmentSet = segments
@@ -221,4 +231,5 @@ def describe(
         CpuVisible=cpu_visible,
         AccessedPhysically=bool(usage & AllocationUsage.ACCESSED_PHYSICALLY),
         ExplicitResidencyNotification=bool(usage & AllocationUsage.EXPLICIT_RESIDENCY),
+        DisableLargePageMapping=bool(usage & AllocationUsage.NO_LARGE_PAGES),
     )

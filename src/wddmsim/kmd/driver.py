@@ -107,6 +107,8 @@ class ReferenceDriver:
         self.gpu = gpu
         segments = SegmentMap(gpu.config, use_64k_pages=self.config.cpu_visible_64k_pages)
         self.state = DriverState(gpu, self.config, segments, SegmentTables(segments))
+        if self.config.cpu_visible_64k_pages:
+            self.state.allocations.granule = 64 * 1024
         self.contexts: dict[int, int] = {PAGING_CONTEXT: PAGING_ENGINE}
         self.context_allocations: dict[int, tuple[HANDLE, HANDLE]] = {}
         self.context_roots: dict[int, tuple[TablePointer, int]] = {}
@@ -149,7 +151,9 @@ class ReferenceDriver:
                 NoExecuteMemorySupported=True,
                 ZeroInPteSupported=True,
                 CacheCoherentMemorySupported=True,
-                LargePageSupported=True,
+                ExplicitPageTableInvalidation=self.config.explicit_page_table_invalidation,
+                PageTableUpdateRequireAddressSpaceIdle=self.config.page_table_update_requires_idle,
+                LargePageSupported=self.config.large_pages,
                 DualPteSupported=layout.dual_pte,
                 InvalidTlbEntriesNotCached=not self.gpu.config.caches_invalid_translations,
             ),
@@ -293,6 +297,7 @@ class ReferenceDriver:
                 cpu_segment=seg.segments[0].segment_id,
                 local_segment=seg.segments[1].segment_id,
                 aperture_segment=seg.aperture.segment_id,
+                alignment=self.state.allocations.granule,
             )
         return NTSTATUS.STATUS_SUCCESS
 

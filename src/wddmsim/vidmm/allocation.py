@@ -75,6 +75,8 @@ class VidMmAllocation:
     """The use-counter stamp of its last page-in (first in, first out)."""
     context: bool = False
     """A context or device allocation (``DxgkCbCreateContextAllocation``): initialised by ``InitContextResource``."""
+    large_pages_disabled: bool = False
+    """``DXGK_ALLOCATIONINFOFLAGS_WDDM2_0.DisableLargePageMapping``: never mapped with a large page."""
 
     @staticmethod
     def from_info(
@@ -94,6 +96,7 @@ class VidMmAllocation:
             group=group,
             backing=backing,
             notify=bool(info.Flags.ExplicitResidencyNotification and info.Flags.AccessedPhysically),
+            large_pages_disabled=bool(info.FlagsWddm2.DisableLargePageMapping),
         )
 
     @property

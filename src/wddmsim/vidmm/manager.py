@@ -132,6 +132,7 @@ class VideoMemoryManager:
         if self.gpummu is not None and self.paging_process is not None:
             self.va = VaManager(driver, mm, self.paging, self.gpummu, self.spaces, self.paging_process)
             self.residency.va = self.va
+            self.residency.evict_idle_tables = self.va.evict_idle_tables
             self.va.residency = self.residency
         self.context_nodes: dict[int, int] = {}
         """Context -> the node its work runs on."""

@@ -173,6 +173,9 @@ class ResidencyManager:
         """Called before an allocation of a device leaves its range: the device's work in flight completes."""
         self.va: VaManager | None = None
         """GPU VA spaces (GpuMmu): told of every move so that mappings follow their allocations."""
+        self.evict_idle_tables: Callable[[SegmentSpace, int, object, int, bool], int | None] | None = None
+        """Room from VidMm's own movable objects (page tables of idle processes), asked before allocations
+        a residency list needs are evicted."""
         self.system_device = self.create_device(self.create_process())
         """The system device: owner of context allocations created with ``hDevice`` NULL."""
 
@@ -691,6 +694,10 @@ class ResidencyManager:
         offset = space.allocate(size, owner, alignment=alignment, from_end=from_end)
         if offset is not None or victims is None:
             return offset
+        if victims is _anyone and self.evict_idle_tables is not None:
+            offset = self.evict_idle_tables(space, size, owner, alignment, from_end)
+            if offset is not None:
+                return offset
         protected = protected | self._entering
         candidates = [v for v in self.residents(space) if v.handle not in protected and v.pin_count == 0 and victims(v)]
         if sum(v.size for v in candidates) + space.ranges.free_bytes < size:

@@ -32,10 +32,10 @@ from wddmsim.vidmm.gpummu import GpuMmuDescription
 from wddmsim.vidmm.paging import PagingStream
 from wddmsim.vidmm.paging_process import SystemPagingProcess
 from wddmsim.vidmm.ranges import RangeAllocator
-from wddmsim.vidmm.segments import Segments
+from wddmsim.vidmm.segments import Segments, SegmentSpace
 from wddmsim.vidmm.vaspace.checks import bad, u64
 from wddmsim.vidmm.vaspace.entries import Entries
-from wddmsim.vidmm.vaspace.regions import GpuVaSpace, Kind, Region, VaMapping
+from wddmsim.vidmm.vaspace.regions import GpuVaSpace, Kind, ProcessTable, Region, VaMapping
 from wddmsim.vidmm.vaspace.tables import VA_ALIGNMENT, PageTables
 from wddmsim.vidmm.vaspace.update import TiledUpdates
 
@@ -65,6 +65,7 @@ class VaManager:
         self.segments = segments
         self.tables = PageTables(driver, mm, paging, mmu, segments, process)
         self.entries = Entries(self.tables, use_64k_ptes=use_64k_ptes)
+        self.tables.render = self.entries.render
         self.updates = TiledUpdates(self)
         self.spaces: dict[int, GpuVaSpace] = {}
         self.by_allocation: dict[int, list[VaMapping]] = {}
@@ -83,7 +84,7 @@ class VaManager:
 
     @property
     def root_moves(self) -> int:
-        """How many times a resizable root grew (and moved)."""
+        """How many times a resizable root was replaced (grown or shrunk)."""
         return self.tables.root_moves
 
     # --- spaces ------------------------------------------------------------------------------------------------
@@ -105,7 +106,50 @@ class VaManager:
 
     def set_root(self, space: GpuVaSpace, context: HANDLE) -> None:
         """``DxgkDdiSetRootPageTable`` for a context of the process (the context is idle)."""
+        self.tables.ensure(space)
         self.tables.set_root(space, context)
+
+    # --- before a process's work runs -------------------------------------------------------------------------
+
+    def bring_back(self, process: Process) -> None:
+        """Before any context of the process runs: its page tables are in place (an evicted tree comes back,
+        its contexts re-pointed at the new root)."""
+        space = self.spaces.get(process.handle)
+        if space is not None:
+            self.tables.ensure(space)
+
+    def resume(self, process: Process) -> None:
+        """Before any context of the process runs: page-table work built while its contexts were suspended
+        (``PageTableUpdateRequireAddressSpaceIdle``, a single-PTE conversion) has run."""
+        space = self.spaces.get(process.handle)
+        if space is not None:
+            self.tables.resume(space)
+
+    def evict_idle_tables(
+        self, segment: SegmentSpace, size: int, owner: object, alignment: int, from_end: bool
+    ) -> int | None:
+        """Memory pressure in ``segment`` that allocations alone cannot relieve: the page-table trees of other,
+        idle processes leave it, least recently used first, until ``size`` bytes fit (decision 0021).  The
+        tree being changed and the process ``owner`` belongs to are spared."""
+        spared = None
+        if isinstance(owner, VidMmAllocation):
+            spared = owner.device.process
+        elif isinstance(owner, ProcessTable) and owner.space is not None:
+            spared = owner.space.process
+        trees = [
+            s
+            for s in self.spaces.values()
+            if not s.evicted
+            and not s.busy
+            and s.process is not spared
+            and any(t.segment_id == segment.id for t in self.tables.all_tables(s))
+        ]
+        for space in sorted(trees, key=lambda s: s.last_use):
+            self.tables.evict_tree(space)
+            offset = segment.allocate(size, owner, alignment=alignment, from_end=from_end)
+            if offset is not None:
+                return offset
+        return None
 
     # --- the user-mode calls: Reserve, Map, Free ---------------------------------------------------------------
 
@@ -132,6 +176,7 @@ class VaManager:
             space, args.BaseAddress, args.MinimumAddress, args.MaximumAddress, args.Size, VA_ALIGNMENT
         )
         zero = args.ReservationType == Reservation.D3DDDIGPUVIRTUALADDRESS_RESERVE_ZERO
+        self.tables.ensure(space)
         region = Region(base, args.Size, from_map=False, zero=zero, driver_protection=args.DriverProtection)
         space.regions[base] = region
         args.VirtualAddress = base
@@ -243,6 +288,7 @@ class VaManager:
                 args.BaseAddress,
                 f"[{args.BaseAddress:#x}, +{args.Size:#x}) is not a range obtained from Reserve or Map",
             )
+        self.tables.ensure(space)
         self._release(space, region)
         self.paging.wait(self.paging.flush())
 
@@ -271,6 +317,7 @@ class VaManager:
         size = count * PAGE_SIZE
         if base is not None and not self._free(space, base, size):
             raise bad("BaseAddress", base, f"[{base:#x}, {base + size:#x}) is not free")
+        self.tables.ensure(space)
         va = self._place_range(space, base or 0, 0, 0, size, PAGE_SIZE if base else VA_ALIGNMENT)
         region = Region(va, size, from_map=True)
         space.regions[va] = region
@@ -283,6 +330,7 @@ class VaManager:
         region = space.regions.get(va)
         if region is None:
             raise bad("BaseAddress", va, "is not a mapped range of the process")
+        self.tables.ensure(space)
         self._release(space, region)
 
     def forget(self, allocation: VidMmAllocation) -> None:
@@ -313,7 +361,8 @@ class VaManager:
         if self.residency is None:
             raise VidMmError("the VA services are not wired to a residency manager")
         queue = self.residency.queue(handle)
-        return queue, self.create_space(queue.device.process)
+        space = self.create_space(queue.device.process)
+        return queue, space
 
     def _allocation(self, handle: HANDLE, queue: PagingQueue) -> VidMmAllocation:
         assert self.residency is not None
@@ -366,6 +415,7 @@ class VaManager:
 
     def install(self, mapping: VaMapping, *, write_entries: bool = True) -> None:
         """Put ``mapping`` in its region (cutting what it covers out of earlier mappings) and write its entries."""
+        self.tables.ensure(mapping.space)
         region = mapping.region
         kept: list[VaMapping] = []
         replaced = region.zero  # Zero entries are valid: replacing them changes a translation
@@ -413,13 +463,23 @@ class VaManager:
             self.by_allocation[mapping.allocation.handle].remove(mapping)
 
     def _release(self, space: GpuVaSpace, region: Region) -> None:
+        """The region goes: entries in leaf tables that stay (another region shares them) are invalidated; a
+        table no region needs any more is freed after its parent entry is invalidated and flushed -- its own
+        entries untouched unless the driver reports ``ExplicitPageTableInvalidation`` (wddm-spec 2.2, 2.6)."""
         for mapping in region.mappings:
             self._detach(mapping)
         region.mappings = []
-        self.entries.write_state(space, region.base, region.size // PAGE_SIZE, zero=False, protection=0)
-        self.tables.flush_range(space, region.base, region.size)
         del space.regions[region.base]
         space.ranges.free(region.base)
+        span = self.tables.span1
+        at = region.base
+        while at < region.end:
+            end = min(region.end, (at // span + 1) * span)
+            if self.tables.needed(space, at - at % span, at - at % span + span):
+                self.entries.write_state(space, at, (end - at) // PAGE_SIZE, zero=False, protection=0)
+            at = end
+        self.tables.flush_range(space, region.base, region.size)
+        self.tables.prune(space, region.base, region.end)
 
     def _complete(
         self, queue: PagingQueue, moved: bool, args: D3DDDI_RESERVEGPUVIRTUALADDRESS | D3DDDI_MAPGPUVIRTUALADDRESS

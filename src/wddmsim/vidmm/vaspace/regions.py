@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from wddmsim.core.pointer import CpuMapping
 from wddmsim.core.units import PAGE_SIZE
+from wddmsim.ddi.pte import PteArray
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.ranges import RangeAllocator
 
@@ -34,6 +35,12 @@ class ProcessTable:
     """Its VA in the paging process (``GPU_VIRTUAL`` updates), 0 otherwise."""
     cpu: CpuMapping | None = None
     """Its CPU mapping (``CPU_VIRTUAL`` updates)."""
+    space: GpuVaSpace | None = None
+    """The space whose tree it belongs to."""
+    big: bool = False
+    """A 64 KB-page leaf table."""
+    entries: int = 0
+    """How many entries it holds."""
 
     def __repr__(self) -> str:
         return f"process level-{self.level} table #{self.key:#x}"
@@ -111,6 +118,17 @@ class GpuVaSpace:
     root_entries: int = 0
     """``NumEntries`` of the root (all of them, except for a 2-level root that grows with use)."""
     regions: dict[int, Region] = field(default_factory=dict)
+    large: dict[int, PteArray] = field(default_factory=dict)
+    """Level-1 entries that map a large page (``LargePage``), by the 2 MiB (level-1 key) they cover."""
+    evicted: bool = False
+    """The tree left its segment (decision 0021): only the records are kept; it comes back before use."""
+    saved: set[tuple[int, int]] = field(default_factory=set)
+    """While evicted: which tables to bring back (``(level, key)``; level -1 for 64 KB-page leaf tables)."""
+    suspended: bool = False
+    """Its contexts are held back until the page-table work built since has run."""
+    busy: int = 0
+    """VidMm is in the middle of changing the tree: it may not be evicted now."""
+    last_use: int = 0
 
     @property
     def mappings(self) -> dict[int, VaMapping]:

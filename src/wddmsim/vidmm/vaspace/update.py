@@ -69,6 +69,7 @@ class TiledUpdates:
         paging = va.paging
 
         def apply() -> None:
+            va.tables.ensure(space)
             for step in steps:
                 step()
             paging.build(
