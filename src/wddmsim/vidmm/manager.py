@@ -134,6 +134,8 @@ class VideoMemoryManager:
             self.residency.va = self.va
             self.residency.evict_idle_tables = self.va.evict_idle_tables
             self.va.residency = self.residency
+            if self.mover.scratch is not None:  # paging mappings carry unique driver protections
+                self.mover.scratch.protections = self.va.unique_protections
         self.context_nodes: dict[int, int] = {}
         """Context -> the node its work runs on."""
         self.work = WorkSubmitter(driver, mm, self.scheduler, self.residency, self.reset, self.context_nodes)

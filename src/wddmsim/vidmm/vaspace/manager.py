@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, final
 
+import numpy as np
+
 from wddmsim.core.units import PAGE_SIZE
 from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS, HANDLE
 from wddmsim.ddi.driver import KernelModeDriver, SystemMemoryServices
@@ -339,6 +341,19 @@ class VaManager:
             if mapping.region.base in mapping.space.regions:
                 self._release(mapping.space, mapping.region)
         self.by_allocation.pop(allocation.handle, None)
+
+    def unique_protections(self, allocation: VidMmAllocation) -> list[tuple[int, int, int]]:
+        """``(first page, pages, DriverProtection)`` runs covering the allocation for its paging-process mappings:
+        pages a GPU VA maps with a unique driver protection (``D3DGPU_UNIQUE_DRIVER_PROTECTION``) carry it, every
+        other page 0 (DOC:driver-protection.md; decision 0025)."""
+        total = allocation.size // PAGE_SIZE
+        values = np.zeros(total, dtype=np.uint64)
+        for m in self.by_allocation.get(allocation.handle, []):
+            if m.driver_protection & D3DGPU_UNIQUE_DRIVER_PROTECTION:
+                values[m.offset_pages : m.offset_pages + m.pages] = m.driver_protection
+        edges = (np.flatnonzero(np.diff(values)) + 1).tolist()
+        starts, ends = [0, *edges], [*edges, total]
+        return [(s, e - s, int(values[s])) for s, e in zip(starts, ends, strict=True)]
 
     # --- following the allocation --------------------------------------------------------------------------
 
