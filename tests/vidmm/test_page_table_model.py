@@ -28,9 +28,15 @@ from wddmsim.ddi.flags import DXGK_PAGETABLEUPDATEMODE
 from wddmsim.ddi.status import HRESULT, NTSTATUS, DdiError, InvalidArgument
 from wddmsim.ddi.va import (
     D3DDDI_MAPGPUVIRTUALADDRESS,
+    D3DDDI_RESERVEGPUVIRTUALADDRESS,
+    D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP,
+    D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION,
     D3DDDICB_FREEGPUVIRTUALADDRESS,
+    D3DDDICB_UPDATEGPUVIRTUALADDRESS,
+    D3DDDICB_UPDATEGPUVIRTUALADDRESS_FLAGS,
     D3DDDIGPUVIRTUALADDRESS_PROTECTION_TYPE,
 )
+from wddmsim.ddi.va import D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION_TYPE as UpdateType
 from wddmsim.hw.faults import AccessKind
 from wddmsim.hw.gpu import GpuConfig
 from wddmsim.hw.memsys import read_runs
@@ -43,6 +49,7 @@ from .test_vaspace import root_of
 from .world import SMALL_GPU, World, pattern
 
 RW = D3DDDIGPUVIRTUALADDRESS_PROTECTION_TYPE(Write=True)
+TILED_SIZE = 4 * MiB
 SIZES = [64 * KiB, 128 * KiB, 12 * KiB, 2 * MiB, 2 * MiB + 64 * KiB]
 USAGES = [0, 0, 0, AllocationUsage.APERTURE_ONLY, AllocationUsage.NO_LARGE_PAGES]
 BASES = [0x4000_0000, 0x4020_0000, 0x4021_0000, 0x4040_1000, 0x80_0000_0000, 0x7F_FFE0_0000]
@@ -96,8 +103,8 @@ class PageTableModel(RuleBasedStateMachine):
         self.create(1, 128 * KiB, 0)
         for a, base in zip(self.allocations, (0x4000_0000, 0x4020_0000), strict=True):
             self._map(a, base, 0, a.size // PAGE_SIZE)
-        for device, _ in self.procs:
-            w.vidmm.create_context(device)
+        self.contexts = [w.vidmm.create_context(device) for device, _ in self.procs]
+        self.syncs = [w.rm.create_sync_object(device) for device, _ in self.procs]
 
     # --- helpers -----------------------------------------------------------------------------------------
 
@@ -156,6 +163,45 @@ class PageTableModel(RuleBasedStateMachine):
             self.regions[process].append((va, end))
         for i in range(pages):
             self.pages[(process, va + i * PAGE_SIZE)] = (a, offset + i)
+
+    @precondition(lambda self: any(a.size >= 64 * KiB for a in self.allocations))
+    @rule(data=st.data(), slot=st.integers(0, 63))
+    def tile(self, data: st.DataObject, slot: int) -> None:
+        """UpdateGpuVirtualAddress MAP of 64 KiB of a tile pool into the process's reservation (DoNotWait: its
+        paging companion runs it at once)."""
+        a = data.draw(st.sampled_from([a for a in self.allocations if a.size >= 64 * KiB]))
+        proc = [d for d, _ in self.procs].index(a.device)
+        process = int(a.device.process.handle)
+        base = self.va.va_size // 8 + proc * TILED_SIZE
+        if (base, base + TILED_SIZE) not in self.regions[process]:
+            args = D3DDDI_RESERVEGPUVIRTUALADDRESS(
+                hPagingQueue=self._queue(a.device).handle, BaseAddress=base, Size=TILED_SIZE
+            )
+            try:
+                self.va.reserve(args)
+            except InvalidArgument:
+                return  # a Map took part of it
+            self.regions[process].append((base, base + TILED_SIZE))
+        offset = data.draw(st.integers(0, a.size // (64 * KiB) - 1)) * 64 * KiB
+        va = base + slot * 64 * KiB
+        op = D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION(
+            OperationType=UpdateType.D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP,
+            payload=D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP(
+                BaseAddress=va, SizeInBytes=64 * KiB, hAllocation=a.handle, AllocationOffsetInBytes=offset
+            ),
+        )
+        self.va.update_gpu_va(
+            D3DDDICB_UPDATEGPUVIRTUALADDRESS(
+                hContext=self.contexts[proc],
+                hFenceObject=self.syncs[proc].handle,
+                NumOperations=1,
+                Operations=(op,),
+                Flags=D3DDDICB_UPDATEGPUVIRTUALADDRESS_FLAGS(DoNotWait=True),
+            )
+        )
+        self.w.vidmm.scheduler.wait_idle()  # the application waits for the fence the companion signals
+        for i in range(16):
+            self.pages[(process, va + i * PAGE_SIZE)] = (a, offset // PAGE_SIZE + i)
 
     @precondition(lambda self: any(self.regions.values()))
     @rule(data=st.data())
@@ -251,13 +297,14 @@ class PageTableModel(RuleBasedStateMachine):
             return
         self.w.settle()
         ranges = MemoryRanges.of(self.w.adapter.driver)
-        for space in self.va.spaces.values():
-            if space.evicted:
-                continue
-            problems = check_page_tables(
-                self.w.adapter.gpu, root_of(self.w, space), ranges, root_entries=space.root_entries
-            )
-            assert not problems, problems
+        for app in self.va.spaces.values():
+            for space in (app, app.privileged):
+                if space is None or space.evicted:
+                    continue
+                problems = check_page_tables(
+                    self.w.adapter.gpu, root_of(self.w, space), ranges, root_entries=space.root_entries
+                )
+                assert not problems, problems
         self.w.check()
 
 

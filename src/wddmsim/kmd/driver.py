@@ -439,6 +439,14 @@ class ReferenceDriver:
             raise DriverContractError("DxgkDdiCreateContext", None, "the device is not started")
         if args.NodeOrdinal not in (PAGING_ENGINE, len(self.gpu.engines) - 1):
             raise DriverContractError("NodeOrdinal", args.NodeOrdinal, f"nodes are 0..{len(self.gpu.engines) - 1}")
+        if args.Flags.SystemContext and args.NodeOrdinal != PAGING_ENGINE:
+            raise DriverContractError(
+                "Flags.SystemContext",
+                1,
+                f"a system context is created for the paging engine (node {PAGING_ENGINE}) only",
+            )
+        if args.Flags.Reserved:
+            raise DriverContractError("Flags.Reserved", args.Flags.Reserved, "must be zero")
         record = self.state.allocations.add(AllocationDesc(ResourceKind.CONTEXT, size=CONTEXT_IMAGE_SIZE))
         handle = HANDLE(0x8000_0000 + len(self.contexts))
         request = DXGKARGCB_CREATECONTEXTALLOCATION(
@@ -462,6 +470,8 @@ class ReferenceDriver:
         self.contexts[handle] = args.NodeOrdinal
         self.context_allocations[handle] = (record.handle, request.hAllocation)
         args.hContext = handle
+        args.ContextInfo.DmaBufferSize = self.config.paging_buffer_size
+        args.ContextInfo.PagingCompanionNodeId = PAGING_ENGINE  # page-table updates run where paging runs
         return NTSTATUS.STATUS_SUCCESS
 
     def _local_segment(self) -> int:

@@ -16,7 +16,7 @@ from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE
 from wddmsim.ddi.allocation import DXGK_ALLOCATIONINFO, DXGKARG_CREATEALLOCATION, DXGKARG_DESTROYALLOCATION
 from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.caps import DXGK_DRIVERCAPS, DXGK_QUERYADAPTERINFOTYPE
-from wddmsim.ddi.context import DXGKARG_CREATECONTEXT
+from wddmsim.ddi.context import DXGK_CONTEXTINFO, DXGK_CREATECONTEXTFLAGS, DXGKARG_CREATECONTEXT
 from wddmsim.ddi.driver import DXGKARG_QUERYADAPTERINFO, KernelModeDriver, SystemMemoryServices
 from wddmsim.ddi.segments import DXGK_QUERYSEGMENTIN4, DXGK_QUERYSEGMENTOUT4, DXGK_SEGMENTDESCRIPTOR4
 from wddmsim.ddi.status import NTSTATUS, DdiError, InvalidArgument
@@ -138,6 +138,10 @@ class VideoMemoryManager:
                 self.mover.scratch.protections = self.va.unique_protections
         self.context_nodes: dict[int, int] = {}
         """Context -> the node its work runs on."""
+        self.context_info: dict[int, DXGK_CONTEXTINFO] = {}
+        """Context -> what the driver said of it in ``DxgkDdiCreateContext``."""
+        if self.va is not None:
+            self.va.create_companion = self._create_companion
         self.work = WorkSubmitter(driver, mm, self.scheduler, self.residency, self.reset, self.context_nodes)
 
     def _scratch(self) -> Scratch | None:
@@ -209,9 +213,24 @@ class VideoMemoryManager:
         self.residency.initialize_contexts()
         self.residency.register_context(args.hContext, owner)
         self.context_nodes[args.hContext] = node
+        self.context_info[args.hContext] = args.ContextInfo
         if self.va is not None:
             self.va.set_root(self.va.create_space(owner.process), args.hContext)
         return args.hContext
+
+    def _create_companion(self, context: HANDLE, device: Device) -> tuple[HANDLE, int]:
+        """The paging companion of ``context`` (wddm-spec section 3.4): a system context (``SystemContext``) of
+        the device on the node the driver named in ``DXGK_CONTEXTINFO.PagingCompanionNodeId``.  It runs only
+        kernel-generated buffers, in the process's privileged VA space (VidMm sets its root)."""
+        node = self.context_info[context].PagingCompanionNodeId
+        args = DXGKARG_CREATECONTEXT(
+            hDevice=device.handle, NodeOrdinal=node, Flags=DXGK_CREATECONTEXTFLAGS(SystemContext=True)
+        )
+        status = self.driver.create_context(args)
+        if status != NTSTATUS.STATUS_SUCCESS:
+            raise DdiError(NTSTATUS(status), "DxgkDdiCreateContext (paging companion) failed")
+        self.residency.initialize_contexts()
+        return args.hContext, node
 
     def destroy_context(self, hContext: HANDLE) -> None:
         """``DxgkDdiDestroyContext``."""

@@ -55,6 +55,14 @@ class Entries:
             lo, hi = max(lo, clip[0]), min(hi, clip[1])
             if lo >= hi:
                 return
+        if mapping.kind == Kind.PAGES:
+            assert mapping.page_numbers is not None
+            entries = pte_array((hi - lo) // PAGE_SIZE)
+            entries["Flags"] = pte_flags(Valid=1, Segment=mapping.segment_id, NoExecute=1)
+            first = (lo - mapping.va) // PAGE_SIZE
+            entries["PageAddress"] = mapping.page_numbers[first : first + entries.shape[0]]
+            self.write(mapping.space, lo, entries, 0)
+            return
         if mapping.kind != Kind.ALLOCATION:
             self.write_state(
                 mapping.space,
@@ -87,9 +95,10 @@ class Entries:
         flags = pte_flags(Valid=1, Segment=segment_id, **rights)
         entries["Flags"] = flags
         entries["PageAddress"] = numbers
-        if self.tables.dual and segment_id and self.use_64k:
+        four_k_only = mapping.space.owner is not None  # privileged space: the copy source of 4 KB entries
+        if self.tables.dual and segment_id and self.use_64k and not four_k_only:
             big = self.big_pages(mapping.va, numbers, flags, entries)
-        if self._large_allowed(mapping, segment_id):
+        if self._large_allowed(mapping, segment_id) and not four_k_only:
             large = self.large_pages(mapping, segment_id, numbers, pte_flags(LargePage=1, **rights) | flags)
             for key in large:  # the leaf entries under a large page stay invalid
                 start = key * self.tables.span1
@@ -148,6 +157,16 @@ class Entries:
             entry["PageAddress"] = run[0]
             out[chunk // span] = entry
         return out
+
+    def clear_big(self, space: GpuVaSpace, va: int, pages: int) -> None:
+        """No 64 KB entry nor large page covers ``[va, va + pages)`` any more (their 4 KB entries come next)."""
+        if space.evicted:
+            return
+        end = va + pages * PAGE_SIZE
+        if self.tables.dual and space.leaves64:
+            self.write64(space, list(range(va - va % SIZE_64K, end, SIZE_64K)), None, 0)
+        for key in range(self.tables.key(0, va), self.tables.key(0, end - 1) + 1):
+            self.tables.clear_large(space, key)
 
     def write_state(self, space: GpuVaSpace, va: int, pages: int, *, zero: bool, protection: int) -> None:
         """Entries of pages in the Zero state (``zero``) or the Invalid state."""

@@ -12,11 +12,13 @@ What it models (wddm-spec.md sections 2.5-2.8 and 3.1-3.6; decisions D5 and 0016
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, final
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final, final
 
 import numpy as np
+import numpy.typing as npt
 
-from wddmsim.core.units import PAGE_SIZE
+from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE
 from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS, HANDLE
 from wddmsim.ddi.driver import KernelModeDriver, SystemMemoryServices
 from wddmsim.ddi.status import HRESULT, NTSTATUS, InvalidArgument
@@ -42,8 +44,16 @@ from wddmsim.vidmm.vaspace.tables import VA_ALIGNMENT, PageTables
 from wddmsim.vidmm.vaspace.update import TiledUpdates
 
 if TYPE_CHECKING:
-    from wddmsim.vidmm.device import PagingQueue, Process
+    from wddmsim.vidmm.device import Device, PagingQueue, Process
     from wddmsim.vidmm.residency import ResidencyManager
+
+POOL_AREA: Final = 1
+TABLE_AREA: Final = 2
+"""Quarters of a privileged VA space: tile pools in the second, page tables and fences in the third."""
+
+
+def _area(va_size: int, quarter: int) -> tuple[int, int]:
+    return quarter * va_size // 4, (quarter + 1) * va_size // 4
 
 
 @final
@@ -67,8 +77,14 @@ class VaManager:
         self.segments = segments
         self.tables = PageTables(driver, mm, paging, mmu, segments, process)
         self.entries = Entries(self.tables, use_64k_ptes=use_64k_ptes)
-        self.tables.render = self.entries.render
         self.updates = TiledUpdates(self)
+        self.tables.render = self.entries.render
+        self.tables.on_created = self._table_created
+        self.tables.on_freed = self._table_freed
+        self.tables.wait_companions = self.updates.wait_companions
+        self.create_companion: Callable[[HANDLE, Device], tuple[HANDLE, int]] | None = None
+        """Set by the composition: ``DxgkDdiCreateContext`` of a paging companion (``SystemContext``) for a
+        context; returns it and its node."""
         self.spaces: dict[int, GpuVaSpace] = {}
         self.by_allocation: dict[int, list[VaMapping]] = {}
         self.va_size = 1 << mmu.caps.VirtualAddressBitCount
@@ -110,6 +126,90 @@ class VaManager:
         """``DxgkDdiSetRootPageTable`` for a context of the process (the context is idle)."""
         self.tables.ensure(space)
         self.tables.set_root(space, context)
+
+    # --- the privileged VA space (tiled resources) ---------------------------------------------------------
+
+    def privileged(self, space: GpuVaSpace) -> GpuVaSpace:
+        """The process's privileged VA space (DOC:per-process-gpu-virtual-address-spaces.md; wddm-spec 2.6),
+        created with the first ``ReserveGpuVirtualAddress``: every page table of the application space, every
+        tile pool and the monitored-fence pages are mapped there for good; only the paging companions' buffers
+        (kernel-generated) run in it (decision 0024)."""
+        if space.privileged is not None:
+            return space.privileged
+        priv = GpuVaSpace(space.process, RangeAllocator(self.va_size), owner=space)
+        priv.ranges.reserve(0, VA_ALIGNMENT)
+        space.privileged = priv
+        with self.tables.hold(priv):
+            self.tables.create_root(priv)
+            assert self.residency is not None
+            fences = self.residency.fences
+            priv.fence_base = self._map_pages(priv, TABLE_AREA, 0, fences.pfns).base
+            for table in self.tables.all_tables(space):
+                self._table_created(table)
+        return priv
+
+    def map_pool(self, space: GpuVaSpace, pool: VidMmAllocation) -> int:
+        """The tile pool's VA in the privileged space (mapped on first use, for as long as it lives: it follows
+        the pool's moves like any mapping; 4 KB entries, the copy source of ``CopyPageTableEntries``)."""
+        priv = self.privileged(space)
+        found = priv.pools.get(pool.handle)
+        if found is not None:
+            return found
+        size = pool.size
+        lo, hi = _area(self.va_size, POOL_AREA)
+        base = priv.ranges.allocate_in(size, alignment=VA_ALIGNMENT, lo=lo, hi=hi)
+        if base is None:
+            raise VidMmError("the privileged VA space has no room left for tile pools")
+        region = Region(base, size, from_map=True)
+        priv.regions[base] = region
+        priv.pools[pool.handle] = base
+        self.install(VaMapping(priv, region, base, size // PAGE_SIZE, Kind.ALLOCATION, pool, 0, True, False))
+        return base
+
+    def _map_pages(self, priv: GpuVaSpace, area: int, segment_id: int, numbers: npt.NDArray[np.uint64]) -> Region:
+        """Fixed pages VidMm maps into a privileged space (read-write), in ``area``, 64 KB aligned."""
+        size = int(numbers.shape[0]) * PAGE_SIZE
+        lo, hi = _area(self.va_size, area)
+        base = priv.ranges.allocate_in(size, alignment=VA_ALIGNMENT, lo=lo, hi=hi)
+        if base is None:
+            raise VidMmError("the privileged VA space has no room left for page tables")
+        region = Region(base, size, from_map=True)
+        priv.regions[base] = region
+        mapping = VaMapping(
+            priv, region, base, size // PAGE_SIZE, Kind.PAGES, write=True, segment_id=segment_id, page_numbers=numbers
+        )
+        region.mappings.append(mapping)
+        self.entries.write_mapping(mapping, resident=None)
+        if self.tables.flush_new:
+            self.tables.flush_range(priv, base, size)
+        return region
+
+    def _table_created(self, table: ProcessTable) -> None:
+        """Every table of an application space with a privileged space is mapped there; so is every leaf table
+        of the privileged space that holds tile-pool entries (the companion copies them)."""
+        space = table.space
+        if space is None:
+            return
+        if space.owner is None:
+            target = space.privileged
+        else:
+            lo, hi = _area(self.va_size, POOL_AREA)
+            first, end = self.tables.coverage(table.level, table.key)
+            target = space if table.level == 0 and not table.big and first < hi and lo < end else None
+        if target is None or table.privileged is not None:
+            return
+        numbers = np.arange(table.size // PAGE_SIZE, dtype=np.uint64) + (table.offset >> PAGE_SHIFT)
+        table.privileged = self._map_pages(target, TABLE_AREA, table.segment_id, numbers)
+
+    def _table_freed(self, table: ProcessTable) -> None:
+        """Before a table's range is freed: its privileged mapping goes (invalidated and flushed first)."""
+        region, table.privileged = table.privileged, None
+        space = table.space
+        if region is None or space is None:
+            return
+        target = space.privileged if space.owner is None else space
+        if target is not None and region.base in target.regions:
+            self._release(target, region)
 
     # --- before a process's work runs -------------------------------------------------------------------------
 
@@ -179,6 +279,7 @@ class VaManager:
         )
         zero = args.ReservationType == Reservation.D3DDDIGPUVIRTUALADDRESS_RESERVE_ZERO
         self.tables.ensure(space)
+        self.privileged(space)  # the first Reserve of a process creates its privileged VA space
         region = Region(base, args.Size, from_map=False, zero=zero, driver_protection=args.DriverProtection)
         space.regions[base] = region
         args.VirtualAddress = base
@@ -338,6 +439,7 @@ class VaManager:
     def forget(self, allocation: VidMmAllocation) -> None:
         """The allocation is destroyed: every VA mapped to it is freed (its whole region, as Windows does)."""
         for mapping in list(self.by_allocation.get(allocation.handle, [])):
+            mapping.space.pools.pop(allocation.handle, None)
             if mapping.region.base in mapping.space.regions:
                 self._release(mapping.space, mapping.region)
         self.by_allocation.pop(allocation.handle, None)
@@ -349,7 +451,7 @@ class VaManager:
         total = allocation.size // PAGE_SIZE
         values = np.zeros(total, dtype=np.uint64)
         for m in self.by_allocation.get(allocation.handle, []):
-            if m.driver_protection & D3DGPU_UNIQUE_DRIVER_PROTECTION:
+            if m.space.owner is None and m.driver_protection & D3DGPU_UNIQUE_DRIVER_PROTECTION:
                 values[m.offset_pages : m.offset_pages + m.pages] = m.driver_protection
         edges = (np.flatnonzero(np.diff(values)) + 1).tolist()
         starts, ends = [0, *edges], [*edges, total]
@@ -391,6 +493,8 @@ class VaManager:
     def _check_unique_protection(self, a: VidMmAllocation, offset: int, pages: int, protection: int) -> None:
         """``D3DGPU_UNIQUE_DRIVER_PROTECTION``: every mapping of the same pages uses the same value."""
         for other in self.by_allocation.get(a.handle, []):
+            if other.space.owner is not None:  # VidMm's own mapping of a tile pool (driver protection 0)
+                continue
             overlap = other.offset_pages < offset + pages and offset < other.offset_pages + other.pages
             unique = (protection | other.driver_protection) & D3DGPU_UNIQUE_DRIVER_PROTECTION
             if overlap and unique and other.driver_protection != protection:
@@ -428,8 +532,10 @@ class VaManager:
             )
         return start
 
-    def install(self, mapping: VaMapping, *, write_entries: bool = True) -> None:
-        """Put ``mapping`` in its region (cutting what it covers out of earlier mappings) and write its entries."""
+    def install(self, mapping: VaMapping, *, write_entries: bool = True, flush: bool = True) -> None:
+        """Put ``mapping`` in its region (cutting what it covers out of earlier mappings) and write its entries
+        (``write_entries`` False: they come from a copy the caller builds next, and no 64 KB entry or large page
+        may cover them meanwhile)."""
         self.tables.ensure(mapping.space)
         region = mapping.region
         kept: list[VaMapping] = []
@@ -463,9 +569,11 @@ class VaManager:
         self._attach(mapping)
         if write_entries:
             self.entries.write_mapping(mapping, resident=None)
-            for piece in pieces:  # a 64 KB entry the cut invalidated covered their pages too
-                self.entries.write_mapping(piece, resident=None)
-        if replaced or self.tables.flush_new or not write_entries:
+        else:
+            self.entries.clear_big(mapping.space, mapping.va, mapping.pages)
+        for piece in pieces:  # a 64 KB entry the cut invalidated covered their pages too
+            self.entries.write_mapping(piece, resident=None)
+        if flush and (replaced or self.tables.flush_new or not write_entries):
             # decision D5: invalid -> valid alone needs no flush if the GPU does not cache invalid entries
             self.tables.flush_range(mapping.space, mapping.va, mapping.pages * PAGE_SIZE)
 

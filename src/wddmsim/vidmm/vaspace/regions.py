@@ -7,13 +7,16 @@ records are the truth the page tables are written from: a table's entries can al
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING
 
+import numpy as np
+import numpy.typing as npt
+
 from wddmsim.core.pointer import CpuMapping
 from wddmsim.core.units import PAGE_SIZE
+from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.pte import PteArray
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.ranges import RangeAllocator
@@ -41,6 +44,8 @@ class ProcessTable:
     """A 64 KB-page leaf table."""
     entries: int = 0
     """How many entries it holds."""
+    privileged: Region | None = None
+    """The range of the process's privileged VA space the table is mapped at (the companion names it there)."""
 
     def __repr__(self) -> str:
         return f"process level-{self.level} table #{self.key:#x}"
@@ -52,6 +57,8 @@ class Kind(Enum):
     ALLOCATION = "allocation"
     ZERO = "zero"
     NO_ACCESS = "no-access"
+    PAGES = "pages"
+    """Fixed pages VidMm maps for itself (privileged VA space: page tables, fences), read-write."""
 
 
 @dataclass(slots=True, eq=False)
@@ -69,6 +76,10 @@ class VaMapping:
     write: bool = False
     execute: bool = False
     driver_protection: int = 0
+    segment_id: int = 0
+    """``Kind.PAGES``: the segment of :attr:`page_numbers` (0: system pages)."""
+    page_numbers: npt.NDArray[np.uint64] | None = None
+    """``Kind.PAGES``: ``DXGK_PTE.PageAddress`` of each page."""
 
     @property
     def end(self) -> int:
@@ -80,13 +91,19 @@ class UpdateStep:
     """One checked operation of ``UpdateGpuVirtualAddress``, ready to apply."""
 
     address: int
-    apply: Callable[[], None]
+    """The first VA it changes (a MAP's or UNMAP's base, a COPY's destination)."""
+    size: int
+    region: Region
+    """The reserved range it changes: if that is freed before the step runs, the step is dropped."""
+    pieces: tuple[VaMapping, ...] = ()
+    """MAP, MAP_PROTECT, UNMAP: the mappings it installs, in order (one per tiling repeat)."""
     source: int | None = None
+    """COPY: the first VA of the source range."""
+    source_region: Region | None = None
     pool: VidMmAllocation | None = None
     """The allocation a MAP maps (a tile pool)."""
-
-    def __call__(self) -> None:
-        self.apply()
+    plain_map: bool = False
+    """A MAP (read-write, the reservation's driver protection), not a MAP_PROTECT."""
 
 
 @dataclass(slots=True, eq=False)
@@ -129,6 +146,16 @@ class GpuVaSpace:
     busy: int = 0
     """VidMm is in the middle of changing the tree: it may not be evicted now."""
     last_use: int = 0
+    owner: GpuVaSpace | None = None
+    """A privileged VA space: the application space it belongs to (wddm-spec section 2.6)."""
+    privileged: GpuVaSpace | None = None
+    """An application space of a process using tiled resources: its privileged VA space."""
+    companions: list[HANDLE] = field(default_factory=list)
+    """A privileged VA space: the paging companion contexts that run in it."""
+    pools: dict[int, int] = field(default_factory=dict)
+    """A privileged VA space: tile pool (allocation handle) -> the VA it is mapped at for good."""
+    fence_base: int = 0
+    """A privileged VA space: where the monitored-fence pages are mapped."""
 
     @property
     def mappings(self) -> dict[int, VaMapping]:

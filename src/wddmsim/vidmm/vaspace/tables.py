@@ -122,6 +122,17 @@ class PageTables:
         """Set by the composition: contexts, and room in full segments, come from there."""
         self.render: Render | None = None
         """Set by :class:`.manager.VaManager`: rebuilds entries from the records."""
+        self.on_created: Callable[[ProcessTable], None] | None = None
+        """Set by :class:`.manager.VaManager`: a table was created (it maps it into the privileged VA space)."""
+        self.on_freed: Callable[[ProcessTable], None] | None = None
+        """Set by :class:`.manager.VaManager`: a table is about to be freed."""
+        self.wait_companions: Callable[[Process], None] | None = None
+        """Set by :class:`.manager.VaManager`: the process's paging companions finish what they were given."""
+        self.stream = paging
+        """Where table updates, TLB flushes and entry copies are built: the system paging stream, or -- while
+        :meth:`redirect` holds -- a paging companion's."""
+        self.address: Callable[[ProcessTable], int] | None = None
+        """While redirected (``GPU_VIRTUAL``): the VA the companion names a table by (its privileged VA)."""
         self._stamp = 0
 
     # --- geometry ----------------------------------------------------------------------------------------------
@@ -169,13 +180,19 @@ class PageTables:
             return []
         return [d for d in self.residency.devices.values() if d.process is process]
 
-    def contexts(self, process: Process) -> list[HANDLE]:
+    def contexts(self, space: GpuVaSpace) -> list[HANDLE]:
+        """The contexts that run in ``space``: its process's, or -- a privileged space -- the paging companions."""
+        if space.owner is not None:
+            return list(space.companions)
         if self.residency is None:
             return []
-        return [HANDLE(c) for c, d in self.residency.contexts.items() if d.process is process]
+        return [HANDLE(c) for c, d in self.residency.contexts.items() if d.process is space.process]
 
     def quiesce(self, process: Process) -> None:
-        """Every context of the process is idle: the work it has in flight completes."""
+        """Every context of the process is idle: the work it has in flight completes, and so do the page-table
+        updates its paging companions were given."""
+        if self.wait_companions is not None:
+            self.wait_companions(process)
         if self.residency is None or self.residency.before_move is None:
             return
         for device in self.devices(process):
@@ -208,11 +225,37 @@ class PageTables:
     @contextmanager
     def hold(self, space: GpuVaSpace) -> Iterator[None]:
         """VidMm is changing the tree: memory pressure may not evict it meanwhile."""
+        partner = space.owner or space.privileged  # an application space and its privileged one go together
         space.busy += 1
+        if partner is not None:
+            partner.busy += 1
         try:
             yield
         finally:
             space.busy -= 1
+            if partner is not None:
+                partner.busy -= 1
+
+    @contextmanager
+    def redirect(self, stream: PagingStream, address: Callable[[ProcessTable], int]) -> Iterator[None]:
+        """Build table updates, flushes and entry copies into ``stream`` (a paging companion), naming tables by
+        ``address`` (their privileged VA).  Tables created meanwhile are still created by the system paging
+        stream (which the caller submits first: both run on the paging engine, in submission order)."""
+        kept = self.stream, self.address
+        self.stream, self.address = stream, address
+        try:
+            yield
+        finally:
+            self.stream, self.address = kept
+
+    @contextmanager
+    def _system(self) -> Iterator[None]:
+        kept = self.stream, self.address
+        self.stream, self.address = self.paging, None
+        try:
+            yield
+        finally:
+            self.stream, self.address = kept
 
     def stamp(self, space: GpuVaSpace) -> None:
         self._stamp += 1
@@ -293,7 +336,7 @@ class PageTables:
         )
 
     def set_roots(self, space: GpuVaSpace) -> None:
-        for context in self.contexts(space.process):
+        for context in self.contexts(space):
             self.set_root(space, context)
 
     # --- tables ------------------------------------------------------------------------------------------------
@@ -304,7 +347,8 @@ class PageTables:
         found = space.leaves64.get(key) if big else space.tables.get((level, key))
         if found is not None:
             return found
-        table = self._create(space, level, key, big=big)
+        with self._system():
+            table = self._create(space, level, key, big=big)
         # Making room may have moved allocations mapped here, whose entries may have needed this very table.
         found = space.leaves64.get(key) if big else space.tables.get((level, key))
         if found is not None:
@@ -314,7 +358,8 @@ class PageTables:
             space.leaves64[key] = table
         else:
             space.tables[(level, key)] = table
-        self._initialise(table)
+        with self._system():
+            self._initialise(table)
         return table
 
     def _create(self, space: GpuVaSpace, level: int, key: int, *, big: bool = False) -> ProcessTable:
@@ -348,6 +393,8 @@ class PageTables:
         self.update(
             table, 0, pte_array(count), big=pte_array(count) if dual_level1 else None, initial=True, use_64k=table.big
         )
+        if self.on_created is not None:
+            self.on_created(table)
 
     def _unplace(self, table: ProcessTable) -> None:
         """A table placed but never used: its range and window go back."""
@@ -411,7 +458,8 @@ class PageTables:
         """``UpdatePageTable`` of ``entries`` from ``start`` in ``table``, in the driver's update mode."""
         self._changing(table.space)
         if self.mode == Mode.DXGK_PAGETABLEUPDATE_GPU_VIRTUAL:
-            where = DXGK_PAGETABLEUPDATEADDRESS(GpuVirtual=table.window)
+            va = table.window if self.address is None else self.address(table)
+            where = DXGK_PAGETABLEUPDATEADDRESS(GpuVirtual=va)
         elif self.mode == Mode.DXGK_PAGETABLEUPDATE_GPU_PHYSICAL:
             where = DXGK_PAGETABLEUPDATEADDRESS(
                 GpuPhysical=D3DGPU_PHYSICAL_ADDRESS(SegmentId=table.segment_id, SegmentOffset=table.offset)
@@ -420,7 +468,7 @@ class PageTables:
             assert table.cpu is not None
             self.paging.wait(self.paging.flush())  # the CPU writes now: nothing in flight may still read it
             where = DXGK_PAGETABLEUPDATEADDRESS(CpuVirtual=table.cpu.pointer(0))
-        self.paging.build(
+        self.stream.build(
             DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE(
                 PageTableLevel=table.level,
                 PageTableAddress=where,
@@ -554,6 +602,8 @@ class PageTables:
     def free_table(self, table: ProcessTable) -> None:
         """Free a table nothing points at any more (its range was flushed from the TLB): with
         ``ExplicitPageTableInvalidation`` each of its entries is invalidated through ``UpdatePageTable`` first."""
+        if self.on_freed is not None:
+            self.on_freed(table)
         if self.explicit_invalidation:
             count = self.count(table)
             dual_level1 = self.dual and table.level == 1 and not table.big
@@ -643,6 +693,8 @@ class PageTables:
         assert not space.evicted
         assert not space.busy
         self.quiesce(space.process)
+        if space.privileged is not None and not space.privileged.evicted:
+            self.evict_tree(space.privileged)  # it maps these tables: it goes first, and comes back after
         tables = self.all_tables(space)
         for table in tables:
             count = self.count(table)
@@ -702,6 +754,8 @@ class PageTables:
                 self.render(space, region.base, region.end)
             self.paging.wait(self.paging.flush())  # the tree is written before a context can walk it
             self.set_roots(space)
+            if space.privileged is not None:
+                self.ensure(space.privileged)
             self.events.emit(
                 PageTablesRestored(
                     time=self.events.clock.now,
@@ -710,6 +764,15 @@ class PageTables:
                 )
             )
 
+    def copy_address(self, table: ProcessTable) -> int:
+        """The VA ``CopyPageTableEntries`` names ``table`` by (64 KB aligned): its privileged VA on a companion,
+        else its paging-process window (given one on demand when tables are otherwise updated physically)."""
+        if self.address is not None:
+            return self.address(table)
+        if not table.window:
+            self.window(table)
+        return table.window
+
     # --- the TLB -----------------------------------------------------------------------------------------------
 
     def flush_range(self, space: GpuVaSpace, va: int, size: int) -> None:
@@ -717,7 +780,7 @@ class PageTables:
         if space.evicted:
             return
         self._changing(space)
-        self.paging.build(
+        self.stream.build(
             DXGK_BUILDPAGINGBUFFER_FLUSHTLB(
                 RootPageTableAddress=self.root_address(space), StartVirtualAddress=va, EndVirtualAddress=va + size - 1
             )
