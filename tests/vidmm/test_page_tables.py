@@ -410,3 +410,20 @@ def test_an_idle_process_tables_leave_under_pressure_and_come_back_before_its_wo
             )
             assert not problems, problems
     w.check()
+
+
+def test_a_freed_tables_window_is_not_handed_out_while_operations_built_before_may_name_it() -> None:
+    """The CPU maps a table's paging-process window at once: reusing the window of a freed table while earlier
+    operations naming it are still queued would send those writes to the new table (found by the random model:
+    a replaced root's window, remapped onto an allocation's old pages before its transfer out ran)."""
+    t = Tables(World())
+    a = t.resident(64 * KiB, 30, usage=AllocationUsage.APERTURE_ONLY)  # system pages: 4 KB entries
+    va = t.map(a, 0x4000_0000)
+    leaf = t.space.tables[(0, va >> 21)]
+    window = leaf.window
+    t.free(va, a.size)  # the leaf goes: its window is retired, not reused
+    assert window - t.va.tables.window_base in t.va.tables.retired
+    again = t.map(a, 0x4000_0000)
+    assert t.space.tables[(0, again >> 21)].window != window
+    assert t.reads(again, a, 30)
+    t.check()

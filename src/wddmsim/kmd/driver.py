@@ -454,7 +454,7 @@ class ReferenceDriver:
             hContext=handle,
             hDriverAllocation=record.handle,
             Size=record.size,
-            Alignment=PAGE_SIZE,
+            Alignment=self.state.allocations.granule,
             SupportedSegmentSet=segment_set(*(s.segment_id for s in self.segments.segments)),
             PreferredSegment=DXGK_SEGMENTPREFERENCE(SegmentId0=self._local_segment()),
         )

@@ -113,6 +113,9 @@ class PageTables:
         self.windows = RangeAllocator(WINDOW_SIZE)
         self.window_high = 0
         """Window VAs below this were handed out before (their paging-process entries were valid)."""
+        self.retired: list[int] = []
+        """Windows of freed tables.  Operations already built may still name them, and the CPU maps a window at
+        once: one is handed out again only after everything built so far has run."""
         self.window_base = window_base
         self.root_moves = 0
         """How many times a resizable root was replaced (grown or shrunk)."""
@@ -400,7 +403,7 @@ class PageTables:
         """A table placed but never used: its range and window go back."""
         self.segments.get(table.segment_id).free(table.offset)
         if table.window:
-            self.windows.free(table.window - self.window_base)
+            self.retired.append(table.window - self.window_base)
             table.window = 0
 
     def place(self, segment: SegmentSpace, size: int, table: ProcessTable, alignment: int) -> int:
@@ -426,7 +429,14 @@ class PageTables:
 
     def window(self, table: ProcessTable) -> None:
         """Map the table into the paging process (64 KB aligned: ``CopyPageTableEntries`` names tables so)."""
-        start = self.windows.allocate(max(table.size, VA_ALIGNMENT), alignment=VA_ALIGNMENT)
+        size = max(table.size, VA_ALIGNMENT)
+        start = self.windows.allocate(size, alignment=VA_ALIGNMENT)
+        if start is None and self.retired:
+            self.paging.wait(self.paging.flush())  # nothing built before can still write through them
+            for retired in self.retired:
+                self.windows.free(retired)
+            self.retired.clear()
+            start = self.windows.allocate(size, alignment=VA_ALIGNMENT)
         if start is None:
             raise VidMmError("the paging process's window onto process page tables is full")
         table.window = self.window_base + start
@@ -610,7 +620,7 @@ class PageTables:
             self.update(table, 0, pte_array(count), big=pte_array(count) if dual_level1 else None, use_64k=table.big)
         self.segments.get(table.segment_id).free(table.offset)
         if table.window:
-            self.windows.free(table.window - self.window_base)
+            self.retired.append(table.window - self.window_base)
             table.window = 0
         table.cpu = None
 
