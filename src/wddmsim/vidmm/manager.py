@@ -219,12 +219,13 @@ class VideoMemoryManager:
         return args.hContext
 
     def _create_companion(self, context: HANDLE, device: Device) -> tuple[HANDLE, int]:
-        """The paging companion of ``context`` (wddm-spec section 3.4): a system context (``SystemContext``) of
-        the device on the node the driver named in ``DXGK_CONTEXTINFO.PagingCompanionNodeId``.  It runs only
-        kernel-generated buffers, in the process's privileged VA space (VidMm sets its root)."""
+        """The paging companion of ``context`` (wddm-spec section 3.4): a system context (``SystemContext``, of
+        the system device: its image is VidMm's, not charged to the application) on the node the driver named in
+        ``DXGK_CONTEXTINFO.PagingCompanionNodeId``.  It runs only kernel-generated buffers, in the process's
+        privileged VA space (VidMm sets its root)."""
         node = self.context_info[context].PagingCompanionNodeId
         args = DXGKARG_CREATECONTEXT(
-            hDevice=device.handle, NodeOrdinal=node, Flags=DXGK_CREATECONTEXTFLAGS(SystemContext=True)
+            hDevice=HANDLE(0), NodeOrdinal=node, Flags=DXGK_CREATECONTEXTFLAGS(SystemContext=True)
         )
         status = self.driver.create_context(args)
         if status != NTSTATUS.STATUS_SUCCESS:
