@@ -327,3 +327,66 @@ def test_page_tables_hold_under_random_histories(config: str) -> None:
 @pytest.mark.parametrize("config", list(CONFIGS))
 def test_page_tables_hold_under_long_random_histories(config: str) -> None:
     _run(config, examples=50, steps=60)
+
+
+class _Draws:
+    """Replays the values Hypothesis drew for a shrunk failing example (allocations by handle)."""
+
+    def __init__(self, machine: PageTableModel, values: list[Any]) -> None:
+        self.machine = machine
+        self.values = values
+
+    def draw(self, strategy: object) -> Any:
+        value = self.values.pop(0)
+        if isinstance(value, tuple) and value[0] == "allocation":
+            return next(a for a in self.machine.allocations if a.handle == value[1])
+        return value
+
+
+def _replay(config: str, draws: list[Any], steps: list[tuple[str, dict[str, Any]]]) -> None:
+    machine = type("Replay", (PageTableModel,), {"config": CONFIGS[config]})()
+    data = _Draws(machine, draws)
+    machine.setup()
+    machine.tables_hold()
+    for name, arguments in steps:
+        rule = getattr(machine, name)
+        rule(**({"data": data} | arguments) if name in ("run", "free", "map", "evict", "tile") else arguments)
+        machine.tables_hold()
+
+
+A0, B0 = (0x4000000C, (0x4000_0000, 0x4020_0000)), (0x4000001C, (0x4020_0000, 0x4022_0000))
+
+
+def test_regression_a_retired_window_is_not_remapped_under_queued_writes() -> None:
+    """Found by the model (two-level, seed 102113246287127157937520587946901746739): a replaced root's window was
+    handed to a new table and mapped by the CPU while writes for the old root were still queued."""
+    region = (0x4000000C, (0x4040_1000, 0x4060_1000))
+    draws: list[Any] = [A0, A0, A0, B0, B0, ("allocation", 4096), 0, 512, region, region]
+    draws += [("allocation", 4192), 0, ("allocation", 4096), 0, region]
+    _replay(
+        "two-level",
+        draws,
+        [
+            ("run", {}), ("run", {}), ("free", {}), ("create", {"proc": 1, "size": 65536, "usage": 0}),
+            ("run", {}), ("free", {}), ("squeeze", {"proc": 1}), ("map", {"base": 0x4040_1000}),
+            ("create", {"proc": 1, "size": 65536, "usage": 0}), ("release", {}), ("squeeze", {"proc": 0}),
+            ("run", {}), ("run", {}), ("tile", {"slot": 62}), ("create", {"proc": 0, "size": 65536, "usage": 0}),
+            ("tile", {"slot": 23}), ("squeeze", {"proc": 0}), ("release", {}), ("release", {}),
+            ("squeeze", {"proc": 1}), ("run", {}),
+        ],
+    )  # fmt: skip
+
+
+def test_regression_a_root_that_grows_while_its_replacement_is_placed_is_kept() -> None:
+    """Found by the model (two-level): placing a bigger privileged root moved an allocation whose new table was
+    mapped into the privileged space, writing past the end of the old, smaller root."""
+    draws: list[Any] = [A0, A0, A0, B0, B0, ("allocation", 4096), 0, 512, ("allocation", 4160), 0]
+    _replay(
+        "two-level",
+        draws,
+        [
+            ("run", {}), ("run", {}), ("free", {}), ("create", {"proc": 0, "size": 65536, "usage": 0}),
+            ("run", {}), ("free", {}), ("squeeze", {"proc": 0}), ("map", {"base": 0}),
+            ("create", {"proc": 0, "size": 65536, "usage": 0}), ("tile", {"slot": 18}),
+        ],
+    )  # fmt: skip

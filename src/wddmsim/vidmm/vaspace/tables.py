@@ -303,18 +303,18 @@ class PageTables:
         them when it grows, those below ``entries`` when it shrinks), every context of the process re-pointed
         (``DxgkDdiSetRootPageTable``, each context idle), then the old root flushed from the TLB and freed."""
         with self.hold(space):
-            kept = space.root_entries
-            space.root_entries = entries
-            try:
-                fresh = self._create(space, self.top, 0)  # writes made meanwhile still go to the old root
-            finally:
-                space.root_entries = kept
+            before = space.tables[(self.top, 0)]
+            fresh = self._create(space, self.top, 0, entries=entries)  # writes made meanwhile go to the old root
             old = space.tables[(self.top, 0)]
+            below = {k for (level, k) in space.tables if level == 0} | set(space.leaves64) | set(space.large)
+            if max(below, default=0) >= entries or (old is not before and space.root_entries >= entries):
+                # Making room moved an allocation whose mapping needed the root to grow meanwhile: keep that one.
+                self._unplace(fresh)
+                return
             old_address = D3DGPU_PHYSICAL_ADDRESS(SegmentId=old.segment_id, SegmentOffset=old.offset)
             space.root_entries = entries
             space.tables[(self.top, 0)] = fresh
             self._initialise(fresh)
-            below = {k for (level, k) in space.tables if level == 0} | set(space.leaves64) | set(space.large)
             for key in sorted(below):
                 self.point_down(space, key << self.mmu.shift(1))
             self.paging.wait(self.paging.flush())  # the new root is written before any context uses it
@@ -365,20 +365,23 @@ class PageTables:
             self._initialise(table)
         return table
 
-    def _create(self, space: GpuVaSpace, level: int, key: int, *, big: bool = False) -> ProcessTable:
-        """A table placed in its level's segment and reachable, not yet recorded nor initialised."""
+    def _create(
+        self, space: GpuVaSpace, level: int, key: int, *, big: bool = False, entries: int | None = None
+    ) -> ProcessTable:
+        """A table placed in its level's segment and reachable, not yet recorded nor initialised (a resizable
+        root of ``entries`` entries, default the space's ``root_entries``)."""
         desc = self.mmu.levels[level]
         segment = self.segments.get(desc.PageTableSegmentId, "PageTableSegmentId")
         if big:
             size = -(-self.mmu.caps.LeafPageTableSizeFor64KPagesInBytes // PAGE_SIZE) * PAGE_SIZE
             count = self.entries64()
         elif level == self.top:
+            count = space.root_entries if entries is None else entries
             size = (
-                self.root_size(space.root_entries)[0]
+                self.root_size(count)[0]
                 if self.mmu.resizable_root
                 else -(-desc.PageTableSizeInBytes // PAGE_SIZE) * PAGE_SIZE
             )
-            count = space.root_entries
         else:
             size = -(-desc.PageTableSizeInBytes // PAGE_SIZE) * PAGE_SIZE
             count = self.entries(level)
