@@ -6,11 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from wddmsim.core.units import PAGE_SIZE, KiB, MiB
+from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE, KiB, MiB
 from wddmsim.ddi.flags import DXGK_PAGETABLEUPDATEMODE
 from wddmsim.ddi.paging import Op
-from wddmsim.ddi.residency import D3DKMT_MEMORY_SEGMENT_GROUP, D3DKMT_QUERYVIDEOMEMORYINFO
+from wddmsim.ddi.residency import D3DDDICB_EVICT, D3DKMT_MEMORY_SEGMENT_GROUP, D3DKMT_QUERYVIDEOMEMORYINFO
 from wddmsim.ddi.status import HRESULT, InvalidArgument
+from wddmsim.kmd.allocations import AllocationUsage
+from wddmsim.testing.residency import backing_bytes
 from wddmsim.vidmm.allocation import Content, VidMmAllocation
 from wddmsim.vidmm.events import PagingOperation, VidMmEvict
 from wddmsim.vidmm.segments import Placement
@@ -483,3 +485,34 @@ def test_segments_never_hand_out_more_than_their_commit_limit() -> None:
     w = World()
     for space in w.vidmm.spaces:
         assert space.size <= space.descriptor.CommitLimit
+
+
+def test_a_paging_process_table_placed_where_an_eviction_just_left_waits_for_the_copy_out() -> None:
+    """The paging process's tables are written by the CPU at once (forced ``CPU_VIRTUAL``).  One placed in the
+    range an eviction has just freed must wait for that eviction's copy out, or the copy carries the new table's
+    entries into the backing store (found by the scenario sweep: one PTE inside a CPU-visible buffer)."""
+    w = World()
+    pp = w.vidmm.paging_process
+    assert pp is not None
+    segment = w.vidmm.spaces.get(pp.segment_id)
+    filled: list[tuple[VidMmAllocation, int]] = []
+    while segment.ranges.largest_free() >= 64 * KiB:
+        a = w.buffer(64 * KiB, usage=AllocationUsage.CPU_VISIBLE)
+        w.make_resident(a)
+        assert a.placement is not None and a.placement.segment_id == pp.segment_id
+        w.write(a, pattern(a.size, len(filled)))
+        filled.append((a, len(filled)))
+    top, seed = max(filled, key=lambda item: item[0].placement.offset if item[0].placement else -1)
+    assert top.placement is not None
+    freed = top.placement.offset
+    w.settle()
+    w.rm.evict(D3DDDICB_EVICT(hDevice=w.device.handle, NumAllocations=1, AllocationList=(top.handle,)))
+    assert all(owner is not top for _, _, owner in segment.held())  # recorded; the copy out is built, not run
+    va = 1 << 32  # a fresh 1 GiB region of the paging process's hand-driven space: new tables below the root
+    pp.map(va, segment_id=0, page_numbers=np.array([w.vidmm.dummy_page >> PAGE_SHIFT], dtype=np.uint64))
+    assert w.vidmm.gpummu is not None
+    new_tables = [pp.table_offset(level, va) for level in range(w.vidmm.gpummu.level_count - 1)]
+    assert any(freed <= offset < freed + top.size for offset in new_tables)
+    w.settle()
+    assert np.array_equal(backing_bytes(w.adapter, top), pattern(top.size, seed))
+    w.check()

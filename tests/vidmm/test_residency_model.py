@@ -168,6 +168,10 @@ class ResidencyModel(RuleBasedStateMachine):
         va = self.world.vidmm.va
         assert va is not None
         space = va.create_space(a.device.process)
+        # As before the process's work runs: its page tables back (pressure may have taken them), its list back.
+        va.bring_back(a.device.process)
+        self.world.rm.ensure_resident(a.device)
+        va.resume(a.device.process)
         address = va.root_address(space)
         root = TablePointer(Target.LOCAL, self.world.vidmm.spaces.get(address.SegmentId).base + address.SegmentOffset)
         return read_runs(self.world.adapter.gpu.mmu.translate(root, self.vas[a.handle], a.size, AccessKind.READ))
@@ -226,6 +230,8 @@ class ResidencyModel(RuleBasedStateMachine):
         if va is not None:
             ranges = MemoryRanges.of(self.world.adapter.driver)
             for space in va.spaces.values():
+                if space.evicted:  # its tables left their segment under pressure: nothing of it is in memory
+                    continue
                 address = va.root_address(space)
                 root = TablePointer(
                     Target.LOCAL, self.world.vidmm.spaces.get(address.SegmentId).base + address.SegmentOffset

@@ -354,3 +354,60 @@ def test_no_process_ever_sees_another_process_bytes_through_its_vas(seed: int) -
                     w.adapter.gpu.mmu.translate(root_of(w, space), mappings[j].va, 4096, AccessKind.READ)
         w.evict(*(allocations[i] for i in chosen))
     w.check()
+
+
+def test_paging_mappings_carry_unique_driver_protections_and_moves_split_at_their_boundaries() -> None:
+    """DOC:driver-protection.md: paging mappings use DriverProtection 0 unless the allocation's pages are mapped
+    with a unique protection; then the scratch mappings carry it and the copy is cut at every boundary."""
+    from typing import cast
+
+    from wddmsim.ddi.driver import KernelModeDriver
+    from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_TRANSFERVIRTUAL, DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE
+    from wddmsim.testing.fakes import PayloadRecorder
+
+    recorders: list[PayloadRecorder] = []
+
+    def wrap(driver: object) -> KernelModeDriver:
+        recorders.append(PayloadRecorder(cast(KernelModeDriver, driver)))
+        return recorders[0]
+
+    w = World(wrap_driver=wrap)
+    assert w.vidmm.va is not None
+    va = w.vidmm.va
+    va.create_space(w.process)
+    a = w.buffer(256 * KiB)
+    w.make_resident(a)
+    w.write(a, pattern(a.size, 9))
+    first, second = D3DGPU_UNIQUE_DRIVER_PROTECTION | 0x5, D3DGPU_UNIQUE_DRIVER_PROTECTION | 0x9
+    for offset, protection in ((0, 0x3), (16, first), (48, second)):
+        args = D3DDDI_MAPGPUVIRTUALADDRESS(
+            hPagingQueue=w.queue.handle,
+            hAllocation=a.handle,
+            OffsetInPages=offset,
+            SizeInPages=16,
+            Protection=RW,
+            DriverProtection=protection,
+        )
+        va.map_gpu_va(args)
+    w.settle()
+    recorder = recorders[0]
+    start = len(recorder.payloads)
+    w.evict(a)  # to its backing store, through the scratch area
+    ops = recorder.payloads[start:]
+    copies = [p for p in ops if isinstance(p, DXGK_BUILDPAGINGBUFFER_TRANSFERVIRTUAL)]
+    assert [(c.AllocationOffsetInBytes // 4096, c.TransferSizeInBytes // 4096) for c in copies] == [
+        (0, 16),
+        (16, 16),
+        (32, 16),
+        (48, 16),
+    ], "cut at each unique-protection boundary (the non-unique 0x3 is no boundary)"
+    protections = []
+    for copy in copies:
+        before = ops[: ops.index(copy)]
+        scratch = [p for p in before if isinstance(p, DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE)][-2:]
+        assert len({p.DriverProtection for p in scratch}) == 1, "source and destination mapped alike"
+        protections.append(scratch[0].DriverProtection)
+    assert protections == [0, first, 0, second]
+    w.make_resident(a)
+    assert np.array_equal(w.read(a), pattern(a.size, 9))
+    w.check()

@@ -65,7 +65,13 @@ class Tiles:
                 **fields,
             )
         )
+        self.settle()
+
+    def settle(self) -> None:
+        """What the application does before using the VAs: wait until the fence the update signals (on the
+        paging companion) is reached -- here, until the GPU is idle."""
         self.w.settle()
+        self.w.vidmm.scheduler.wait_idle()
 
     def map(self, offset: int, size: int, pool_offset: int = 0, pool_size: int = 0) -> tuple[T, Any]:
         return T.D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP, D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP(
@@ -97,7 +103,7 @@ def test_an_update_waits_for_its_fence_value_and_a_cpu_signal_releases_it() -> N
     with pytest.raises(GpuFault):
         t.read(0)  # not applied: the fence is at 0
     t.w.rm.signal_from_cpu(t.sync.handle, 5)
-    t.w.settle()
+    t.settle()
     assert t.read(0) == t.pool_bytes(0)
     assert t.sync.fence.value == 6
 
@@ -270,3 +276,161 @@ def test_a_tile_pool_referenced_by_a_queued_update_stays_resident_until_it_runs(
     t.w.settle()
     assert t.w.rm.where(t.pool.handle).residency_count == 0, "released once the update ran"
     assert t.read(0) == t.pool_bytes(0)
+
+
+# --- the paging companion and the privileged VA space ------------------------------------------------------
+
+
+def _priv_read(t: Tiles, va: int, size: int) -> bytes:
+    priv = t.space.privileged
+    assert priv is not None
+    runs = t.w.adapter.gpu.mmu.translate(root_of(t.w, priv), va, size, AccessKind.READ)
+    return read_runs(runs).tobytes()
+
+
+def test_the_first_reserve_creates_a_privileged_space_mapping_the_tables_the_tile_pools_and_the_fences() -> None:
+    from wddmsim.testing.invariants import MemoryRanges, check_page_tables
+
+    w = World()
+    assert w.vidmm.va is not None
+    space = w.vidmm.va.create_space(w.process)
+    assert space.privileged is None, "no tiled resources yet"
+    t = Tiles()
+    priv = t.space.privileged
+    assert priv is not None and priv.owner is t.space
+    t.update(t.map(0, 64 * KiB, 64 * KiB))
+    assert t.pool.handle in priv.pools
+    for table in t.va.tables.all_tables(t.space):  # every table of the application space, at its privileged VA
+        assert table.privileged is not None
+        walk = t.w.adapter.gpu.mmu.walk(root_of(t.w, priv), table.privileged.base)
+        assert walk.address == t.w.vidmm.spaces.get(table.segment_id).base + table.offset, table
+    assert _priv_read(t, priv.pools[t.pool.handle], 4096) == t.pool_bytes(0)
+    fence = _priv_read(t, priv.fence_base + t.sync.fence.offset, 8)
+    assert int.from_bytes(fence, "little") == t.sync.fence.value == 1
+    t.w.evict(t.pool)
+    t.w.make_resident(t.pool)  # the pool moved: its privileged mapping followed it
+    t.settle()
+    assert _priv_read(t, priv.pools[t.pool.handle] + 64 * KiB, 4096) == t.pool_bytes(64 * KiB)
+    problems = check_page_tables(t.w.adapter.gpu, root_of(t.w, priv), MemoryRanges.of(t.w.adapter.driver))
+    assert not problems, problems
+
+
+def test_updates_run_on_the_contexts_paging_companion_which_copies_the_pool_entries() -> None:
+    from typing import cast
+
+    from wddmsim.ddi.driver import KernelModeDriver
+    from wddmsim.ddi.paging import (
+        DXGK_BUILDPAGINGBUFFER_COPYPAGETABLEENTRIES,
+        DXGK_BUILDPAGINGBUFFER_SIGNALMONITOREDFENCE,
+    )
+    from wddmsim.hw.gpu import PAGING_ENGINE
+    from wddmsim.testing.fakes import PayloadRecorder
+
+    recorders: list[PayloadRecorder] = []
+
+    def wrap(driver: object) -> KernelModeDriver:
+        recorders.append(PayloadRecorder(cast(KernelModeDriver, driver)))
+        return recorders[0]
+
+    t = Tiles.__new__(Tiles)
+    t.w = World(wrap_driver=wrap)
+    assert t.w.vidmm.va is not None
+    t.va = t.w.vidmm.va
+    t.space = t.va.create_space(t.w.process)
+    t.context = t.w.vidmm.create_context(t.w.device)
+    t.sync = t.w.rm.create_sync_object(t.w.device)
+    t.pool = t.w.buffer(256 * KiB)
+    t.w.make_resident(t.pool)
+    t.w.write(t.pool, pattern(t.pool.size, 1))
+    args = D3DDDI_RESERVEGPUVIRTUALADDRESS(hPagingQueue=t.w.queue.handle, Size=4 * MiB)
+    t.va.reserve(args)
+    t.base = args.VirtualAddress
+    start = len(recorders[0].payloads)
+    t.update(t.map(0, 128 * KiB, 64 * KiB))
+    companion = t.va.updates.companions[t.context]
+    priv = t.space.privileged
+    assert priv is not None and priv.companions == [companion.context]
+    driver = t.w.adapter.driver
+    assert driver.contexts[companion.context] == PAGING_ENGINE, "PagingCompanionNodeId: the paging engine"
+    assert driver.context_roots[companion.context][0] == root_of(t.w, priv), "it runs in the privileged space"
+    ops = recorders[0].payloads[start:]
+    copies = [p for p in ops if isinstance(p, DXGK_BUILDPAGINGBUFFER_COPYPAGETABLEENTRIES)]
+    assert copies, "a MAP copies the tile pool's entries"
+    quarter = t.va.va_size // 4
+    for copy in copies:
+        for r in copy.pRanges:
+            assert 2 * quarter <= r.SrcPageTableAddress < 3 * quarter, "tables named by privileged VA"
+            assert 2 * quarter <= r.DstPageTableAddress < 3 * quarter
+    (signal,) = [p for p in ops if isinstance(p, DXGK_BUILDPAGINGBUFFER_SIGNALMONITOREDFENCE)]
+    assert signal.MonitoredFenceGpuVa == priv.fence_base + t.sync.fence.offset and signal.MonitoredFenceValue == 1
+    assert t.sync.fence.value == 1
+    assert t.read(0, 128 * KiB) == t.pool_bytes(64 * KiB, 128 * KiB)
+
+
+def test_a_cpu_virtual_gpu_has_no_companion() -> None:
+    t = Tiles(DXGK_PAGETABLEUPDATEMODE.DXGK_PAGETABLEUPDATE_CPU_VIRTUAL)
+    t.update(t.map(0, 64 * KiB))
+    assert t.va.updates.companions == {}
+    assert t.read(0) == t.pool_bytes(0) and t.sync.fence.value == 1
+
+
+def test_an_update_queued_for_a_range_freed_meanwhile_is_dropped() -> None:
+    from wddmsim.ddi.va import D3DDDICB_FREEGPUVIRTUALADDRESS
+
+    t = Tiles()
+    t.update(t.map(0, 64 * KiB), fence=5)
+    t.va.free_gpu_va(t.w.process, D3DDDICB_FREEGPUVIRTUALADDRESS(BaseAddress=t.base, Size=4 * MiB))
+    t.w.rm.signal_from_cpu(t.sync.handle, 5)
+    t.settle()
+    assert t.sync.fence.value == 6, "the fence is still signalled"
+    with pytest.raises(GpuFault):
+        t.read(0)  # nothing was mapped into the freed range
+    assert t.space.region_at(t.base, 4096) is None
+
+
+def _many(t: Tiles, count: int, first: int = 0) -> list[tuple[T, Any]]:
+    return [t.map((first + k) * 4 * KiB, 4 * KiB, (k % 64) * 4 * KiB) for k in range(count)]
+
+
+def test_more_than_128_queued_operations_make_the_caller_wait_for_earlier_ones() -> None:
+    t = Tiles()
+    args_first = _many(t, 100)
+    t.va.update_gpu_va(_call(t, args_first, fence=0, wait=False))
+    companion = t.va.updates.companions[t.context]
+    ((first_fence, _),) = companion.in_flight
+    scheduler = t.w.vidmm.scheduler
+    assert not scheduler.is_complete(companion.node, first_fence), "a call does not wait by itself"
+    t.va.update_gpu_va(_call(t, _many(t, 100, 100), fence=0, wait=False))  # 200 queued: more than 128
+    assert scheduler.is_complete(companion.node, first_fence), "the caller waited for the oldest to run"
+    assert companion.queued <= 128
+    t.settle()
+    assert t.read(150 * 4 * KiB) == t.pool_bytes(50 * 4 * KiB)
+
+
+def test_a_call_that_would_block_forever_is_refused_and_changes_nothing() -> None:
+    from wddmsim.ddi.status import NTSTATUS, DdiError
+
+    t = Tiles()
+    t.va.update_gpu_va(_call(t, _many(t, 100), fence=5, wait=True))
+    companion = t.va.updates.companions[t.context]
+    waiting = (companion.waiting, len(t.sync.waiting), len(t.space.regions[t.base].mappings))
+    with pytest.raises(DdiError, match="NumOperations=40") as error:
+        t.va.update_gpu_va(_call(t, _many(t, 40, 100), fence=5, wait=True))
+    assert error.value.status == NTSTATUS.STATUS_POSSIBLE_DEADLOCK
+    assert (companion.waiting, len(t.sync.waiting), len(t.space.regions[t.base].mappings)) == waiting
+    t.w.rm.signal_from_cpu(t.sync.handle, 5)  # the 100 run
+    t.va.update_gpu_va(_call(t, _many(t, 40, 100), fence=5, wait=True))  # 6 >= 5: applied at once
+    t.settle()
+    assert t.read(120 * 4 * KiB) == t.pool_bytes(20 * 4 * KiB)
+
+
+def _call(t: Tiles, ops: list[tuple[T, Any]], *, fence: int, wait: bool) -> D3DDDICB_UPDATEGPUVIRTUALADDRESS:
+    operations = tuple(D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION(OperationType=k, payload=p) for k, p in ops)
+    return D3DDDICB_UPDATEGPUVIRTUALADDRESS(
+        hContext=t.context,
+        hFenceObject=t.sync.handle,
+        NumOperations=len(operations),
+        Operations=operations,
+        FenceValue=fence,
+        Flags=D3DDDICB_UPDATEGPUVIRTUALADDRESS_FLAGS(DoNotWait=not wait),
+    )

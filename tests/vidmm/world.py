@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from wddmsim.core.pointer import ByteArray
@@ -18,7 +20,7 @@ from wddmsim.ddi.status import HRESULT
 from wddmsim.hw.gpu import GpuConfig
 from wddmsim.kmd.allocations import AllocationDesc, ResourceKind
 from wddmsim.kmd.config import DriverConfig, DriverModel
-from wddmsim.system import Adapter, SystemConfig, build_adapter
+from wddmsim.system import Adapter, DriverWrapper, SystemConfig, build_adapter
 from wddmsim.testing.residency import check_residency, gpu_view
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.device import Device, PagingQueue
@@ -39,19 +41,20 @@ class World:
         physical: bool = False,
         scratch_size: int = 16 * MiB,
         update_mode: DXGK_PAGETABLEUPDATEMODE | None = None,
+        driver_options: dict[str, Any] | None = None,
+        wrap_driver: DriverWrapper | None = None,
     ) -> None:
-        driver = DriverConfig(model=model, map_aperture2=map_aperture2)
+        options: dict[str, Any] = {"model": model, "map_aperture2": map_aperture2, **(driver_options or {})}
         if update_mode is not None:  # CPU_VIRTUAL needs page tables the CPU can reach: the CPU-visible segment
             segment = 1 if update_mode == DXGK_PAGETABLEUPDATEMODE.DXGK_PAGETABLEUPDATE_CPU_VIRTUAL else 2
-            driver = DriverConfig(
-                model=model, map_aperture2=map_aperture2, page_table_update_mode=update_mode, page_table_segment=segment
-            )
+            options.update(page_table_update_mode=update_mode, page_table_segment=segment)
         self.adapter: Adapter = build_adapter(
             SystemConfig(
                 gpu=gpu,
-                driver=driver,
+                driver=DriverConfig(**options),
                 vidmm=VidMmConfig(eviction_policy=policy, physical_moves=physical, scratch_size=scratch_size),
-            )
+            ),
+            wrap_driver=wrap_driver,
         )
         self.vidmm = self.adapter.vidmm
         self.rm = self.vidmm.residency

@@ -153,7 +153,7 @@ def test_page_table_snapshot_agrees_with_the_mmu_walk(tour: SavedRun) -> None:
     trees = address_spaces(adapter)
     assert [t.name for t in trees] == ["system paging process"]
     engine = adapter.gpu.engines[0]
-    assert engine.root is not None
+    assert engine.root is not None and trees[0].root is not None
     stack = [trees[0].root]
     runs: list[LeafRun] = []
     while stack:
@@ -172,4 +172,12 @@ def test_every_process_has_its_tree(residency: SavedRun) -> None:
     trees = address_spaces(residency.run.adapter)
     assert trees[0].name == "system paging process"
     assert len(trees) == 1 + 4
-    assert all(t.valid_leaf_entries > 0 for t in trees)
+    present = [t for t in trees if t.root is not None]
+    away = [t for t in trees if t.root is None]
+    assert all(t.valid_leaf_entries > 0 for t in present)
+    # the demo oversubscribes: idle processes' trees have left their segment (decision 0021), and say so
+    spaces = residency.run.adapter.vidmm.va
+    assert spaces is not None
+    assert len(away) == sum(s.evicted for s in spaces.spaces.values() if s.owner is None)
+    assert all(t.tables == 0 and "evicted" in t.name for t in away)
+    assert all(t.name in residency.outputs.report.read_text() for t in away)

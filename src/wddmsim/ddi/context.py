@@ -52,12 +52,46 @@ class DXGKARGCB_UPDATECONTEXTALLOCATION:
     PrivateDriverDataSize: int = 0
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DXGK_CREATECONTEXTFLAGS(BitUnion):
+    """``DXGK_CREATECONTEXTFLAGS``: ``SystemContext`` bit 0 ("a system context is created for the paging engine
+    only"), ``GdiContext`` 1, ``VirtualAddressing`` 2, ``SystemProtectedContext`` 3, ``HwQueueSupported`` 4,
+    ``TestContext`` 5."""
+
+    SystemContext: bool = flag(0)
+    GdiContext: bool = flag(1)
+    VirtualAddressing: bool = flag(2)
+    SystemProtectedContext: bool = flag(3)
+    HwQueueSupported: bool = flag(4)
+    TestContext: bool = flag(5)
+    Reserved: int = bits(6, 26)
+
+
+@dataclass(slots=True, kw_only=True)
+class DXGK_CONTEXTINFO:
+    """``DXGK_CONTEXTINFO`` (filled by the driver in ``DxgkDdiCreateContext``); ``Caps`` is not modelled.
+
+    ``PagingCompanionNodeId``: the engine of the context's paging companion (WDDM 2.0), where VidMm runs the page
+    table updates of ``UpdateGpuVirtualAddress``."""
+
+    DmaBufferSize: int = 0
+    DmaBufferSegmentSet: int = 0
+    DmaBufferPrivateDataSize: int = 0
+    AllocationListSize: int = 0
+    PatchLocationListSize: int = 0
+    Reserved: int = 0
+    PagingCompanionNodeId: int = 0
+
+
 @dataclass(slots=True, kw_only=True)
 class DXGKARG_CREATECONTEXT:
-    """``DxgkDdiCreateContext`` (the fields the paging path needs): ``hContext`` is [out]."""
+    """``DxgkDdiCreateContext`` (the fields the paging path needs): ``hContext`` and ``ContextInfo`` are [out]."""
 
     hDevice: HANDLE = NULL
     NodeOrdinal: int = 0
     EngineAffinity: int = 0
+    Flags: DXGK_CREATECONTEXTFLAGS = field(default_factory=DXGK_CREATECONTEXTFLAGS)
     hContext: HANDLE = NULL
     """[out] the driver's handle of the context."""
+    ContextInfo: DXGK_CONTEXTINFO = field(default_factory=DXGK_CONTEXTINFO)
+    """[out] what the driver says of the context."""

@@ -48,6 +48,8 @@ class AllocationUsage(IntEnum):
     """The hardware cannot use it over PCIe: never in the aperture segment."""
     CACHED = 0x40
     """The CPU maps it cacheable (``DXGK_ALLOCATIONINFOFLAGS.Cached``)."""
+    NO_LARGE_PAGES = 0x80
+    """``DXGK_ALLOCATIONINFOFLAGS_WDDM2_0.DisableLargePageMapping``: the allocation is never mapped by a large page."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +154,8 @@ class AllocationTable:
     def __init__(self) -> None:
         self._by_handle: dict[int, KmdAllocation] = {}
         self._next = 0x1000
+        self.granule = PAGE_SIZE
+        """Allocations are sized and aligned to this: 64 KiB when the memory segments ``Use64KBPages``."""
 
     def __len__(self) -> int:
         return len(self._by_handle)
@@ -159,12 +163,12 @@ class AllocationTable:
     def add(self, desc: AllocationDesc) -> KmdAllocation:
         if desc.kind == ResourceKind.SURFACE:
             levels = surface_levels(desc.width_bytes, desc.height, desc.mip_levels)
-            size = align_up(levels[-1].offset + levels[-1].size, PAGE_SIZE)
+            size = align_up(levels[-1].offset + levels[-1].size, self.granule)
         else:
             if desc.size <= 0:
                 raise DriverContractError("pPrivateDriverData.size", desc.size, "must be positive")
             levels = ()
-            size = align_up(desc.size, PAGE_SIZE)
+            size = align_up(desc.size, self.granule)
         if desc.usage & AllocationUsage.SWIZZLED and desc.kind != ResourceKind.SURFACE:
             raise DriverContractError("pPrivateDriverData.usage", desc.usage, "only surfaces can be swizzled")
         if desc.usage & AllocationUsage.APERTURE_ONLY and desc.usage & AllocationUsage.NO_APERTURE:
@@ -212,6 +216,7 @@ def describe(
     local_segment: int,
     aperture_segment: int,
     alternate_va: bool = False,
+    alignment: int = PAGE_SIZE,
 ) -> None:
     """Fill the driver's outputs of ``DXGK_ALLOCATIONINFO`` for ``allocation``.
 
@@ -234,7 +239,7 @@ def describe(
         kept = [s for s in preferred.segment_ids() if s != aperture_segment] + [0, 0]
         preferred = DXGK_SEGMENTPREFERENCE(SegmentId0=kept[0], SegmentId1=kept[1])
     info.Size = allocation.size
-    info.Alignment = PAGE_SIZE
+    info.Alignment = alignment  # with Use64KBPages segments a multiple of 64 KB (wddm-spec section 2.7)
     info.PitchAlignedSize = allocation.size
     info.PreferredSegment = preferred
     info.SupportedReadSegmentSet = segments
@@ -254,4 +259,5 @@ def describe(
         Cached=bool(usage & AllocationUsage.CACHED),
         AccessedPhysically=bool(usage & AllocationUsage.ACCESSED_PHYSICALLY),
         ExplicitResidencyNotification=bool(usage & AllocationUsage.EXPLICIT_RESIDENCY),
+        DisableLargePageMapping=bool(usage & AllocationUsage.NO_LARGE_PAGES),
     )

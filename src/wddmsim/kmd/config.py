@@ -33,7 +33,15 @@ class DriverConfig:
     use_alternate_va: bool = True
     """Support ``UseAlternateVA`` locks (and so receive SpecialLockTransfer) in WDDM 1.x."""
     cpu_visible_64k_pages: bool = False
-    """Report ``Use64KBPages`` on memory segments."""
+    """Report ``Use64KBPages`` on memory segments (allocations are then sized and aligned to 64 KB)."""
+    large_pages: bool = True
+    """Report ``DXGK_GPUMMUCAPS.LargePageSupported`` (the MMU walks ``LargePage`` entries above the leaf)."""
+    explicit_page_table_invalidation: bool = False
+    """Report ``DXGK_GPUMMUCAPS.ExplicitPageTableInvalidation``: VidMm invalidates every entry of a table before
+    freeing it."""
+    page_table_update_requires_idle: bool = False
+    """Report ``DXGK_GPUMMUCAPS.PageTableUpdateRequireAddressSpaceIdle``: VidMm suspends the contexts of an
+    address space while it updates its PTEs or invalidates its TLB entries."""
     page_table_update_mode: DXGK_PAGETABLEUPDATEMODE = DXGK_PAGETABLEUPDATEMODE.DXGK_PAGETABLEUPDATE_GPU_VIRTUAL
     """``DXGK_GPUMMUCAPS.PageTableUpdateMode`` (design section 9: GPU_VIRTUAL)."""
     page_table_segment: int = 2

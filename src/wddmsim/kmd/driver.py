@@ -109,6 +109,8 @@ class ReferenceDriver:
         self.gpu = gpu
         segments = SegmentMap(gpu.config, use_64k_pages=self.config.cpu_visible_64k_pages)
         self.state = DriverState(gpu, self.config, segments, SegmentTables(segments))
+        if self.config.cpu_visible_64k_pages:
+            self.state.allocations.granule = 64 * 1024
         self.contexts: dict[int, int] = {PAGING_CONTEXT: PAGING_ENGINE}
         self.context_allocations: dict[int, tuple[HANDLE, HANDLE]] = {}
         """Context -> (the driver's handle of its image, VidMm's handle from DxgkCbCreateContextAllocation)."""
@@ -153,7 +155,9 @@ class ReferenceDriver:
                 NoExecuteMemorySupported=True,
                 ZeroInPteSupported=True,
                 CacheCoherentMemorySupported=True,
-                LargePageSupported=True,
+                ExplicitPageTableInvalidation=self.config.explicit_page_table_invalidation,
+                PageTableUpdateRequireAddressSpaceIdle=self.config.page_table_update_requires_idle,
+                LargePageSupported=self.config.large_pages,
                 DualPteSupported=layout.dual_pte,
                 InvalidTlbEntriesNotCached=not self.gpu.config.caches_invalid_translations,
             ),
@@ -298,6 +302,7 @@ class ReferenceDriver:
                 local_segment=seg.segments[1].segment_id,
                 aperture_segment=seg.aperture.segment_id,
                 alternate_va=not self.state.wddm2 and self.config.use_alternate_va,
+                alignment=self.state.allocations.granule,
             )
         return NTSTATUS.STATUS_SUCCESS
 
@@ -461,6 +466,14 @@ class ReferenceDriver:
             raise DriverContractError("DxgkDdiCreateContext", None, "the device is not started")
         if args.NodeOrdinal not in (PAGING_ENGINE, len(self.gpu.engines) - 1):
             raise DriverContractError("NodeOrdinal", args.NodeOrdinal, f"nodes are 0..{len(self.gpu.engines) - 1}")
+        if args.Flags.SystemContext and args.NodeOrdinal != PAGING_ENGINE:
+            raise DriverContractError(
+                "Flags.SystemContext",
+                1,
+                f"a system context is created for the paging engine (node {PAGING_ENGINE}) only",
+            )
+        if args.Flags.Reserved:
+            raise DriverContractError("Flags.Reserved", args.Flags.Reserved, "must be zero")
         record = self.state.allocations.add(AllocationDesc(ResourceKind.CONTEXT, size=CONTEXT_IMAGE_SIZE))
         handle = HANDLE(0x8000_0000 + len(self.contexts))
         request = DXGKARGCB_CREATECONTEXTALLOCATION(
@@ -468,7 +481,7 @@ class ReferenceDriver:
             hContext=handle,
             hDriverAllocation=record.handle,
             Size=record.size,
-            Alignment=PAGE_SIZE,
+            Alignment=self.state.allocations.granule,
             SupportedSegmentSet=segment_set(*(s.segment_id for s in self.segments.segments)),
             PreferredSegment=DXGK_SEGMENTPREFERENCE(SegmentId0=self._local_segment()),
         )
@@ -484,6 +497,8 @@ class ReferenceDriver:
         self.contexts[handle] = args.NodeOrdinal
         self.context_allocations[handle] = (record.handle, request.hAllocation)
         args.hContext = handle
+        args.ContextInfo.DmaBufferSize = self.config.paging_buffer_size
+        args.ContextInfo.PagingCompanionNodeId = PAGING_ENGINE  # page-table updates run where paging runs
         return NTSTATUS.STATUS_SUCCESS
 
     def _local_segment(self) -> int:

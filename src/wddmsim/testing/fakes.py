@@ -23,7 +23,7 @@ from wddmsim.ddi.driver import (
     DxgkrnlInterface,
     KernelModeDriver,
 )
-from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER, Op
+from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER, Op, PagingPayload
 from wddmsim.ddi.render import DXGKARG_PATCH, DXGKARG_RENDER
 from wddmsim.ddi.status import NTSTATUS
 from wddmsim.ddi.submit import DXGKARG_RESETENGINE, DXGKARG_SUBMITCOMMAND
@@ -186,3 +186,17 @@ class RecordingDriver(DelegatingDriver):
             CallRecord(args.Operation, before, args.MultipassOffset, status, pointer.address, pointer.offset, size)
         )
         return status
+
+
+class PayloadRecorder(DelegatingDriver):
+    """Delegates, and keeps every operation VidMm asked for -- once, on its first pass -- in order, including the
+    forced ``CPU_VIRTUAL`` updates of the paging process's tables."""
+
+    def __init__(self, inner: KernelModeDriver) -> None:
+        super().__init__(inner)
+        self.payloads: list[PagingPayload] = []
+
+    def build_paging_buffer(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
+        if args.MultipassOffset == 0:
+            self.payloads.append(args.payload)
+        return super().build_paging_buffer(args)

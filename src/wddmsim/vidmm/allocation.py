@@ -92,6 +92,8 @@ class VidMmAllocation:
     """The CPU lock in force, if any."""
     ranges: dict[int, int] = field(default_factory=dict)
     """Swizzling ranges held: ``PrivateDriverData`` -> ``RangeId`` (cached until evicted, destroyed or stolen)."""
+    large_pages_disabled: bool = False
+    """``DXGK_ALLOCATIONINFOFLAGS_WDDM2_0.DisableLargePageMapping``: never mapped with a large page."""
 
     @staticmethod
     def from_info(
@@ -117,6 +119,7 @@ class VidMmAllocation:
             backing=backing,
             notify=bool(info.Flags.ExplicitResidencyNotification and info.Flags.AccessedPhysically),
             swizzled=segment_model and bool(info.Flags.Swizzled),  # bit 7 means something else in WDDM 2.x
+            large_pages_disabled=bool(info.FlagsWddm2.DisableLargePageMapping),
         )
 
     @property

@@ -213,3 +213,49 @@ class CpuLockEvent(Event):
     target: str
     """``bus`` (the BAR) or ``pages`` (system pages)."""
     count: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AddressSpaceSuspended(Event):
+    """Every context of a process is idle and held back while VidMm changes its page tables: ``reason`` is
+    ``PageTableUpdateRequireAddressSpaceIdle``, ``64KB->4KB`` (single-PTE conversion) or ``page-table move``."""
+
+    NAME: ClassVar[str] = "AddressSpaceSuspended"
+    process: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AddressSpaceResumed(Event):
+    """The process's contexts may run again: the page-table work built while they were suspended has run."""
+
+    NAME: ClassVar[str] = "AddressSpaceResumed"
+    process: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PageTablesEvicted(Event):
+    """An idle process's page tables left their segment under memory pressure (decision 0021)."""
+
+    NAME: ClassVar[str] = "PageTablesEvicted"
+    process: int
+    tables: int
+    bytes: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PageTablesRestored(Event):
+    """A process's page tables are back (new places, parents and roots re-pointed) before it uses them."""
+
+    NAME: ClassVar[str] = "PageTablesRestored"
+    process: int
+    tables: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PageTableConverted(Event):
+    """Single-PTE mode: the leaf table of a range went from 64 KB pages to 4 KB pages (never back)."""
+
+    NAME: ClassVar[str] = "PageTableConverted"
+    process: int
+    va: int

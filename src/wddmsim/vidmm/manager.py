@@ -16,7 +16,7 @@ from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE
 from wddmsim.ddi.allocation import DXGK_ALLOCATIONINFO, DXGKARG_CREATEALLOCATION, DXGKARG_DESTROYALLOCATION
 from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.caps import DXGK_DRIVERCAPS, DXGK_QUERYADAPTERINFOTYPE
-from wddmsim.ddi.context import DXGKARG_CREATECONTEXT
+from wddmsim.ddi.context import DXGK_CONTEXTINFO, DXGK_CREATECONTEXTFLAGS, DXGKARG_CREATECONTEXT
 from wddmsim.ddi.driver import DXGKARG_QUERYADAPTERINFO, KernelModeDriver, SystemMemoryServices
 from wddmsim.ddi.segments import DXGK_QUERYSEGMENTIN4, DXGK_QUERYSEGMENTOUT4, DXGK_SEGMENTDESCRIPTOR4
 from wddmsim.ddi.status import NTSTATUS, DdiError, InvalidArgument
@@ -106,6 +106,8 @@ class VideoMemoryManager:
             context=HANDLE(self.config.paging_context),
             node=self.caps.PagingNode,
         )
+        if self.paging_process is not None:
+            self.paging_process.before_cpu_write = self._settle_paging
         dummy = mm.allocate_pages_for_mdl(PAGE_SIZE)
         self.dummy_page = int(dummy.pfns[0]) << PAGE_SHIFT
         """The zeroed system page unmapped aperture pages point at (``UnmapApertureSegment.DummyPage``)."""
@@ -137,11 +139,18 @@ class VideoMemoryManager:
         if self.gpummu is not None and self.paging_process is not None:
             self.va = VaManager(driver, mm, self.paging, self.gpummu, self.spaces, self.paging_process)
             self.residency.va = self.va
+            self.residency.evict_idle_tables = self.va.evict_idle_tables
             self.va.residency = self.residency
+            if self.mover.scratch is not None:  # paging mappings carry unique driver protections
+                self.mover.scratch.protections = self.va.unique_protections
         self._sizes: dict[int, int] = {}
         """Sizes of allocations created directly through :meth:`create_allocation` (paging stories)."""
         self.context_nodes: dict[int, int] = {}
         """Context -> the node its work runs on."""
+        self.context_info: dict[int, DXGK_CONTEXTINFO] = {}
+        """Context -> what the driver said of it in ``DxgkDdiCreateContext``."""
+        if self.va is not None:
+            self.va.create_companion = self._create_companion
         self.work = WorkSubmitter(driver, mm, self.scheduler, self.residency, self.reset, self.context_nodes)
         self.locks = LockManager(
             driver,
@@ -176,6 +185,10 @@ class VideoMemoryManager:
     def _allocation_size(self, handle: int) -> int:
         found = self.residency.allocations.get(handle)
         return found.size if found is not None else self._sizes.get(handle, 0)
+
+    def _settle_paging(self) -> None:
+        """Submit what is built and wait for the paging queue to drain."""
+        self.paging.wait(self.paging.flush())
 
     def _scratch(self) -> Scratch | None:
         """GpuMmu drivers get content moved through the paging process's scratch area (unless configured off)."""
@@ -251,9 +264,25 @@ class VideoMemoryManager:
         self.residency.initialize_contexts()
         self.residency.register_context(args.hContext, owner)
         self.context_nodes[args.hContext] = node
+        self.context_info[args.hContext] = args.ContextInfo
         if self.va is not None:
             self.va.set_root(self.va.create_space(owner.process), args.hContext)
         return args.hContext
+
+    def _create_companion(self, context: HANDLE, device: Device) -> tuple[HANDLE, int]:
+        """The paging companion of ``context`` (wddm-spec section 3.4): a system context (``SystemContext``, of
+        the system device: its image is VidMm's, not charged to the application) on the node the driver named in
+        ``DXGK_CONTEXTINFO.PagingCompanionNodeId``.  It runs only kernel-generated buffers, in the process's
+        privileged VA space (VidMm sets its root)."""
+        node = self.context_info[context].PagingCompanionNodeId
+        args = DXGKARG_CREATECONTEXT(
+            hDevice=HANDLE(0), NodeOrdinal=node, Flags=DXGK_CREATECONTEXTFLAGS(SystemContext=True)
+        )
+        status = self.driver.create_context(args)
+        if status != NTSTATUS.STATUS_SUCCESS:
+            raise DdiError(NTSTATUS(status), "DxgkDdiCreateContext (paging companion) failed")
+        self.residency.initialize_contexts()
+        return args.hContext, node
 
     def destroy_context(self, hContext: HANDLE) -> None:
         """``DxgkDdiDestroyContext``."""

@@ -14,6 +14,7 @@ is moved by ``TransferVirtual``.  The rest of the space is free for whoever driv
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Final, final
 
 import numpy as np
@@ -81,6 +82,9 @@ class SystemPagingProcess:
                 "(the paging process's tables are written by the CPU)"
             )
         self.dual = bool(mmu.caps.Flags.DualPteSupported)
+        self.before_cpu_write: Callable[[], None] | None = None
+        """Set once paging queues exist: waits until nothing queued can still touch a range just handed out (a
+        range freed by an eviction whose copy has not run yet would otherwise be overwritten by the CPU first)."""
         self.tables: dict[tuple[int, int], tuple[int, CpuMapping]] = {}
         top = mmu.level_count - 1
         self.root_address = self.physical(top, 0)
@@ -143,6 +147,8 @@ class SystemPagingProcess:
         offset = self.space.allocate(size, owner, from_end=True)
         if offset is None:
             raise VidMmError(f"segment {self.segment_id} has no room for a {size:#x}-byte table of the paging process")
+        if self.before_cpu_write is not None:
+            self.before_cpu_write()  # the CPU writes the table at once; queued moves out of the range run first
         return offset, self.mm.map_io_space(int(self.space.descriptor.CpuTranslatedAddress) + offset, size)
 
     def _table(self, level: int, key: int) -> tuple[int, CpuMapping]:

@@ -191,6 +191,9 @@ class ResidencyManager:
         """GPU VA spaces (GpuMmu): told of every move so that mappings follow their allocations."""
         self.cpu: CpuAccessHooks | None = None
         """CPU locks: told of every move so that views follow their allocations."""
+        self.evict_idle_tables: Callable[[SegmentSpace, int, object, int, bool], int | None] | None = None
+        """Room from VidMm's own movable objects (page tables of idle processes), asked before allocations
+        a residency list needs are evicted."""
         self.system_device = self.create_device(self.create_process())
         """The system device: owner of context allocations created with ``hDevice`` NULL."""
 
@@ -807,6 +810,10 @@ class ResidencyManager:
         offset = space.allocate(size, owner, alignment=alignment, from_end=from_end)
         if offset is not None or victims is None:
             return offset
+        if victims is _anyone and self.evict_idle_tables is not None:
+            offset = self.evict_idle_tables(space, size, owner, alignment, from_end)
+            if offset is not None:
+                return offset
         protected = protected | self._entering
         candidates = [v for v in self.residents(space) if v.handle not in protected and v.pin_count == 0 and victims(v)]
         if sum(v.size for v in candidates) + space.ranges.free_bytes < size:
@@ -972,6 +979,8 @@ class ResidencyManager:
                 f"nothing will signal it: the fence is at {sync.fence.value} and queued work reaches {sync.promised}",
             )
         self.settle()  # the paging engine runs in order: the work that signals ``promised`` completes
+        if self.va is not None:  # tiled updates signal from their paging companion contexts
+            self.va.updates.wait_companions(sync.device.process)
         if sync.fence.value < value:
             raise AssertionError(f"monitored fence promised {sync.promised} but reads {sync.fence.value}")
 

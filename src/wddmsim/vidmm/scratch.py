@@ -10,10 +10,15 @@ paging stream in that order, so the GPU never uses a mapping before it is writte
 
 The scratch mappings are left in place after the move: only the paging process sees them, and the next move
 overwrites them and flushes before using them.
+
+Driver protection (DOC:driver-protection.md, wddm-spec section 3.6): paging mappings use ``DriverProtection`` 0,
+except for pages some GPU VA maps with a unique protection (``D3DGPU_UNIQUE_DRIVER_PROTECTION``): those are
+mapped with that value, and the move is cut into chunks at every boundary between protections (decision 0025).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import final
 
@@ -36,9 +41,11 @@ from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.paging import PagingStream
 from wddmsim.vidmm.paging_process import SystemPagingProcess
 
-__all__ = ["Direction", "Pages", "Scratch"]
+__all__ = ["Direction", "Pages", "Protections", "Scratch"]
 
 Mode = DXGK_PAGETABLEUPDATEMODE
+Protections = Callable[[VidMmAllocation], list[tuple[int, int, int]]]
+"""``(first page, pages, DriverProtection)`` runs covering an allocation, for its paging mappings."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,15 +66,25 @@ class Scratch:
         self.mode = mode
         self.chunk_pages = process.scratch_size // 2 // PAGE_SIZE
         self.moves = 0
+        self.protections: Protections | None = None
+        """Set by the composition (the VA services know the unique protections); None: all 0."""
+
+    def _runs(self, a: VidMmAllocation, total: int, chunk: int) -> list[tuple[int, int, int]]:
+        """``(first page, pages, DriverProtection)`` chunks of at most ``chunk`` pages, cut at protection changes."""
+        runs = [(0, total, 0)] if self.protections is None else self.protections(a)
+        out = []
+        for first, count, protection in runs:
+            for start in range(first, first + count, chunk):
+                out.append((start, min(chunk, first + count - start), protection))
+        return out
 
     def transfer(self, a: VidMmAllocation, source: Pages, destination: Pages, direction: Direction) -> None:
         total = a.size >> PAGE_SHIFT
         base = self.process.scratch_base
-        for first in range(0, total, self.chunk_pages):
-            n = min(self.chunk_pages, total - first)
+        for first, n, protection in self._runs(a, total, self.chunk_pages):
             src_va, dst_va = base, base + self.chunk_pages * PAGE_SIZE
-            self.map_pages(src_va, source.segment_id, source.numbers[first : first + n])
-            self.map_pages(dst_va, destination.segment_id, destination.numbers[first : first + n])
+            self.map_pages(src_va, source.segment_id, source.numbers[first : first + n], protection)
+            self.map_pages(dst_va, destination.segment_id, destination.numbers[first : first + n], protection)
             self.flush_range(src_va, dst_va + n * PAGE_SIZE)
             self.paging.build(
                 DXGK_BUILDPAGINGBUFFER_TRANSFERVIRTUAL(
@@ -84,9 +101,8 @@ class Scratch:
     def fill(self, a: VidMmAllocation, destination: Pages, pattern: int) -> None:
         total = a.size >> PAGE_SHIFT
         va = self.process.scratch_base
-        for first in range(0, total, 2 * self.chunk_pages):
-            n = min(2 * self.chunk_pages, total - first)
-            self.map_pages(va, destination.segment_id, destination.numbers[first : first + n])
+        for first, n, protection in self._runs(a, total, 2 * self.chunk_pages):
+            self.map_pages(va, destination.segment_id, destination.numbers[first : first + n], protection)
             self.flush_range(va, va + n * PAGE_SIZE)
             self.paging.build(
                 DXGK_BUILDPAGINGBUFFER_FILLVIRTUAL(
@@ -99,8 +115,9 @@ class Scratch:
             )
         self.moves += 1
 
-    def map_pages(self, va: int, segment_id: int, numbers: npt.NDArray[np.uint64]) -> None:
-        """``UpdatePageTable`` of the scratch leaf entries from ``va``, one call per leaf table."""
+    def map_pages(self, va: int, segment_id: int, numbers: npt.NDArray[np.uint64], protection: int = 0) -> None:
+        """``UpdatePageTable`` of the scratch leaf entries from ``va``, one call per leaf table, with
+        ``DriverProtection`` ``protection``."""
         if self.mode == Mode.DXGK_PAGETABLEUPDATE_CPU_VIRTUAL:
             # The CPU writes at build time: the paging engine must be done with the previous mapping.
             self.paging.wait(self.paging.flush())
@@ -129,6 +146,7 @@ class Scratch:
                     StartIndex=self.process.index(address, 0),
                     NumPageTableEntries=count,
                     UpdateMode=self.mode,
+                    DriverProtection=protection,
                 )
             )
             done += count

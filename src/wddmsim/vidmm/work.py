@@ -86,7 +86,12 @@ class WorkSubmitter:
                 "must be a positive multiple of 16 bytes (whole packets)",
                 HRESULT.E_INVALIDARG,
             )
+        va = self.residency.va
+        if va is not None:
+            va.bring_back(device.process)  # its page tables are in place before its residency list comes back
         self.residency.ensure_resident(device)  # the residency list gates every context of the device
+        if va is not None:
+            va.resume(device.process)  # page-table work that needed its contexts idle has run
         mdl, mapping = self.mm.allocate_contiguous(len(data))
         mapping.data[: len(data)] = memoryview(data)
         return self.enqueue(Submission(context, device, node, 0, mdl, mapping, len(data)))

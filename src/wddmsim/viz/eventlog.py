@@ -146,6 +146,11 @@ SCHEMA: dict[str, tuple[str, dict[str, str]]] = {
         "CpuLock",
         {"allocation": "hAllocation", "action": "Action", "address": "pData", "target": "Target", "count": "LockCount"},
     ),
+    "AddressSpaceSuspended": ("AddressSpaceSuspended", {"process": "hProcess", "reason": "Reason"}),
+    "AddressSpaceResumed": ("AddressSpaceResumed", {"process": "hProcess"}),
+    "PageTablesEvicted": ("PageTablesEvicted", {"process": "hProcess", "tables": "NumPageTables", "bytes": "Size"}),
+    "PageTablesRestored": ("PageTablesRestored", {"process": "hProcess", "tables": "NumPageTables"}),
+    "PageTableConverted": ("PageTableConverted", {"process": "hProcess", "va": "VirtualAddress"}),
 }
 """Model event ``NAME`` -> (exported name, {field: exported field}).  Fields not listed keep their names."""
 

@@ -65,7 +65,8 @@ class TableNode:
 @dataclass(frozen=True, slots=True)
 class AddressSpaceTree:
     name: str
-    root: TableNode
+    root: TableNode | None
+    """``None`` while the space's tables are away (decision 0021: an idle process's tree left under pressure)."""
     tables: int
     valid_leaf_entries: int
 
@@ -232,6 +233,9 @@ def address_spaces(adapter: Adapter, *, max_tables: int = 256) -> list[AddressSp
         return out
     top = gpu.mmu.layout.levels - 1
     for handle, space in sorted(vidmm.va.spaces.items()):
+        if space.evicted:
+            out.append(AddressSpaceTree(f"process {handle:#x} (tables evicted)", None, 0, 0))
+            continue
         table = space.tables.get((top, 0))
         if table is None:
             continue

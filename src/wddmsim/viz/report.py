@@ -382,11 +382,18 @@ def _tree_node(node: TableNode, depth: int) -> str:
 def _page_tables(trees: Sequence[AddressSpaceTree]) -> str:
     if not trees:
         return "<p class=muted>No GPU virtual address spaces (a WDDM 1.x run).</p>"
-    return "".join(
-        f"<h3>{escape(t.name)}: {t.tables} tables, {t.valid_leaf_entries:,} valid leaf entries</h3>"
-        + _tree_node(t.root, 0)
-        for t in trees
-    )
+    return "".join(_page_table_tree(t) for t in trees)
+
+
+def _page_table_tree(t: AddressSpaceTree) -> str:
+    if t.root is None:
+        return (
+            f"<h3>{escape(t.name)}</h3><p class=muted>The process was idle under memory pressure: its page tables "
+            "left their segment. VidMm keeps its regions and mappings and rebuilds the tree before the process "
+            "runs again.</p>"
+        )
+    head = f"<h3>{escape(t.name)}: {t.tables} tables, {t.valid_leaf_entries:,} valid leaf entries</h3>"
+    return head + _tree_node(t.root, 0)
 
 
 def _disassembly(rows: Sequence[Record], buffers: Sequence[CapturedBuffer]) -> str:

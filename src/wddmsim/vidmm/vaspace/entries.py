@@ -1,0 +1,307 @@
+"""The leaf entries of a mapping, wherever its allocation is, and how they are written.
+
+A mapping points its entries at its allocation's current place: pages of a memory segment, or -- when the
+allocation is in an aperture segment -- its backing pages (segment 0, decision D4); invalid while it is not
+resident.  Then, per the GPU's caps (wddm-spec.md section 2.7; decisions 0016, 0022):
+
+- **large pages** (``LargePageSupported``): every 2 MiB of VA the mapping covers whole, whose pages are one
+  physically contiguous, 2 MiB-aligned run of a memory segment, is mapped by its level-1 entry with
+  ``LargePage`` -- unless the allocation has ``DisableLargePageMapping`` or the mapping a driver protection
+  (which only leaf entries carry).  When the run moves or part of it is remapped, the level-1 entry points at
+  the leaf tables again.
+- **dual PTEs**: every whole, aligned, physically contiguous 64 KiB of a memory segment gets one 64 KB entry
+  and its 4 KB entries stay invalid;
+- **single PTE** (no ``DualPteSupported``): a 2 MiB range uses a 64 KB-page table while every entry written
+  there can be one -- 64 KiB-aligned whole 64 KiB, of segments that ``Use64KBPages`` -- and is converted to a
+  4 KB-page table, once, when one cannot (:meth:`.tables.PageTables.convert_to_4k`).
+"""
+
+from __future__ import annotations
+
+from typing import Final, final
+
+import numpy as np
+import numpy.typing as npt
+
+from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE
+from wddmsim.ddi.pte import DXGK_PTE, PteArray, pte_array, pte_flags
+from wddmsim.vidmm.vaspace.regions import GpuVaSpace, Kind, VaMapping
+from wddmsim.vidmm.vaspace.tables import SIZE_64K, PageTables
+
+_PTE = DXGK_PTE.layout()
+_VALID: Final = np.uint64(_PTE["Valid"].shifted_mask)
+_ZERO: Final = np.uint64(_PTE["Zero"].shifted_mask)
+_SEGMENT_SHIFT: Final = np.uint64(_PTE["Segment"].lsb)
+_SEGMENT_MASK: Final = np.uint64(_PTE["Segment"].mask)
+PER_64K: Final = SIZE_64K // PAGE_SIZE
+
+
+@final
+class Entries:
+    """Computes and writes the entries of mappings and of reservation states."""
+
+    def __init__(self, tables: PageTables, *, use_64k_ptes: bool = True) -> None:
+        self.tables = tables
+        self.use_64k = use_64k_ptes
+        """Map whole, aligned, physically contiguous 64 KiB with 64 KB PTEs where the GPU allows it."""
+
+    # --- what the entries are --------------------------------------------------------------------------------
+
+    def write_mapping(self, mapping: VaMapping, *, resident: bool | None, clip: tuple[int, int] | None = None) -> None:
+        """Entries of ``mapping``: its allocation's pages where they are (``resident`` None: as they are now);
+        only those in ``clip`` if given."""
+        lo, hi = mapping.va, mapping.end
+        if clip is not None:
+            lo, hi = max(lo, clip[0]), min(hi, clip[1])
+            if lo >= hi:
+                return
+        if mapping.kind == Kind.PAGES:
+            assert mapping.page_numbers is not None
+            entries = pte_array((hi - lo) // PAGE_SIZE)
+            entries["Flags"] = pte_flags(Valid=1, Segment=mapping.segment_id, NoExecute=1)
+            first = (lo - mapping.va) // PAGE_SIZE
+            entries["PageAddress"] = mapping.page_numbers[first : first + entries.shape[0]]
+            self.write(mapping.space, lo, entries, 0)
+            return
+        if mapping.kind != Kind.ALLOCATION:
+            self.write_state(
+                mapping.space,
+                lo,
+                (hi - lo) // PAGE_SIZE,
+                zero=mapping.kind == Kind.ZERO,
+                protection=mapping.driver_protection,
+            )
+            return
+        a = mapping.allocation
+        assert a is not None
+        placed = a.placement is not None if resident is None else resident
+        if placed:  # the entries name its pages: it may not move while they are written (tables make room)
+            a.pin_count += 1
+            try:
+                self._write_placed(mapping, lo, hi)
+            finally:
+                a.pin_count -= 1
+            return
+        self.write(mapping.space, lo, pte_array((hi - lo) // PAGE_SIZE), mapping.driver_protection)
+
+    def _write_placed(self, mapping: VaMapping, lo: int, hi: int) -> None:
+        a = mapping.allocation
+        assert a is not None
+        entries = pte_array(mapping.pages)
+        big: dict[int, PteArray] = {}
+        large: dict[int, PteArray] = {}
+        segment_id, numbers = self.targets(mapping)
+        rights = {"ReadOnly": int(not mapping.write), "NoExecute": int(not mapping.execute)}
+        flags = pte_flags(Valid=1, Segment=segment_id, **rights)
+        entries["Flags"] = flags
+        entries["PageAddress"] = numbers
+        four_k_only = mapping.space.owner is not None  # privileged space: the copy source of 4 KB entries
+        if self.tables.dual and segment_id and self.use_64k and not four_k_only:
+            big = self.big_pages(mapping.va, numbers, flags, entries)
+        if self._large_allowed(mapping, segment_id) and not four_k_only:
+            large = self.large_pages(mapping, segment_id, numbers, pte_flags(LargePage=1, **rights) | flags)
+            for key in large:  # the leaf entries under a large page stay invalid
+                start = key * self.tables.span1
+                i = (start - mapping.va) // PAGE_SIZE
+                entries[i : i + self.tables.span1 // PAGE_SIZE] = pte_array(self.tables.span1 // PAGE_SIZE)
+                big = {c: e for c, e in big.items() if not start <= c < start + self.tables.span1}
+        first, last = (lo - mapping.va) // PAGE_SIZE, (hi - mapping.va) // PAGE_SIZE
+        big = {c: e for c, e in big.items() if lo <= c < hi}
+        large = {k: e for k, e in large.items() if lo <= k * self.tables.span1 < hi}
+        self.write(mapping.space, lo, entries[first:last], mapping.driver_protection, big=big, large=large)
+
+    def big_pages(self, va: int, numbers: npt.NDArray[np.uint64], flags: int, entries: PteArray) -> dict[int, PteArray]:
+        """64 KB entries for every whole 64 KiB of the range whose pages are one aligned 64 KiB of a segment;
+        their 4 KB entries become invalid (the two kinds of one range are never both valid)."""
+        out: dict[int, PteArray] = {}
+        first = -(-va // SIZE_64K) * SIZE_64K
+        for chunk in range(first, va + numbers.shape[0] * PAGE_SIZE - SIZE_64K + 1, SIZE_64K):
+            i = (chunk - va) // PAGE_SIZE
+            run = numbers[i : i + PER_64K]
+            if int(run[0]) % PER_64K or int(run[-1]) - int(run[0]) != PER_64K - 1:
+                continue
+            entry = pte_array(1)
+            entry["Flags"] = flags
+            entry["PageAddress"] = run[0]
+            out[chunk] = entry
+            entries[i : i + PER_64K] = pte_array(PER_64K)
+        return out
+
+    def _large_allowed(self, mapping: VaMapping, segment_id: int) -> bool:
+        a = mapping.allocation
+        return (
+            self.tables.large_pages
+            and segment_id != 0  # system memory: SysMemLargePageSupported is not modelled
+            and a is not None
+            and not a.large_pages_disabled
+            and mapping.driver_protection == 0  # driver protection lives in leaf entries only
+        )
+
+    def large_pages(
+        self, mapping: VaMapping, segment_id: int, numbers: npt.NDArray[np.uint64], flags: int
+    ) -> dict[int, PteArray]:
+        """Level-1 ``LargePage`` entries, by level-1 key, for every whole level-1 range of the mapping whose
+        pages are one physically contiguous run aligned to that range (no ``AllowNonAlignedLargePageAddress``)."""
+        span = self.tables.span1
+        per = span // PAGE_SIZE
+        base_page = self.tables.segments.get(segment_id).base >> PAGE_SHIFT
+        out: dict[int, PteArray] = {}
+        first = -(-mapping.va // span) * span
+        for chunk in range(first, mapping.end - span + 1, span):
+            i = (chunk - mapping.va) // PAGE_SIZE
+            run = numbers[i : i + per]
+            if (int(run[0]) + base_page) % per or int(run[-1]) - int(run[0]) != per - 1:
+                continue
+            entry = pte_array(1)
+            entry["Flags"] = flags
+            entry["PageAddress"] = run[0]
+            out[chunk // span] = entry
+        return out
+
+    def clear_big(self, space: GpuVaSpace, va: int, pages: int) -> None:
+        """No 64 KB entry nor large page covers ``[va, va + pages)`` any more (their 4 KB entries come next)."""
+        if space.evicted:
+            return
+        end = va + pages * PAGE_SIZE
+        if self.tables.dual and space.leaves64:
+            self.write64(space, list(range(va - va % SIZE_64K, end, SIZE_64K)), None, 0)
+        for key in range(self.tables.key(0, va), self.tables.key(0, end - 1) + 1):
+            self.tables.clear_large(space, key)
+
+    def write_state(self, space: GpuVaSpace, va: int, pages: int, *, zero: bool, protection: int) -> None:
+        """Entries of pages in the Zero state (``zero``) or the Invalid state."""
+        entries = pte_array(pages)
+        if zero:
+            entries["Flags"] = pte_flags(Zero=1)
+        self.write(space, va, entries, protection)
+
+    def targets(self, mapping: VaMapping) -> tuple[int, npt.NDArray[np.uint64]]:
+        """``(Segment, PageAddress per page)`` of the mapping's pages where the allocation is now."""
+        a = mapping.allocation
+        assert a is not None
+        placement = a.placement
+        assert placement is not None
+        space = self.tables.segments.get(placement.segment_id)
+        if space.aperture:  # the GPU reaches the backing pages directly (segment 0)
+            assert a.backing is not None
+            return 0, a.backing.pfns[mapping.offset_pages : mapping.offset_pages + mapping.pages]
+        first = (placement.offset >> PAGE_SHIFT) + mapping.offset_pages
+        return placement.segment_id, np.arange(first, first + mapping.pages, dtype=np.uint64)
+
+    def render(self, space: GpuVaSpace, lo: int, hi: int) -> None:
+        """Every entry of ``[lo, hi)`` from the records: the Zero state of ``ZERO`` reservations, then every
+        mapping (a table just created is all invalid, so nothing else needs writing)."""
+        for region in sorted(space.regions.values(), key=lambda r: r.base):
+            a, b = max(region.base, lo), min(region.end, hi)
+            if a >= b:
+                continue
+            if region.zero:
+                self.write_state(space, a, (b - a) // PAGE_SIZE, zero=True, protection=region.driver_protection)
+            for mapping in sorted(region.mappings, key=lambda m: m.va):
+                self.write_mapping(mapping, resident=None, clip=(a, b))
+
+    # --- writing them ----------------------------------------------------------------------------------------
+
+    def write(
+        self,
+        space: GpuVaSpace,
+        va: int,
+        entries: PteArray,
+        protection: int,
+        *,
+        big: dict[int, PteArray] | None = None,
+        large: dict[int, PteArray] | None = None,
+    ) -> None:
+        """``UpdatePageTable`` of the leaf entries from ``va``, one call per leaf table; 64 KB entries for the
+        chunks in ``big``; level-1 large pages for the keys in ``large`` (other keys written here that were
+        large go back to their leaf tables).  Order keeps the two kinds of one 64 KiB never both valid: 64 KB
+        entries that no longer apply are invalidated first, then the 4 KB entries are written, then the new
+        64 KB entries; leaf entries are written before a level-1 entry points at them.
+
+        An evicted tree is not written (its records are; it is rebuilt from them), and invalid entries are not
+        written into a range that has no leaf table (nothing can translate there)."""
+        tables = self.tables
+        if space.evicted:
+            return
+        big = big or {}
+        large = large or {}
+        span = tables.span1
+        total = int(entries.shape[0])
+        end = va + total * PAGE_SIZE
+        if tables.dual and space.leaves64:
+            stale = [c for c in range(va - va % SIZE_64K, end, SIZE_64K) if c not in big]
+            self.write64(space, stale, None, protection)
+        done = 0
+        while done < total:
+            at = va + done * PAGE_SIZE
+            count = min(total - done, (span - at % span) // PAGE_SIZE)
+            chunk = entries[done : done + count]
+            done += count
+            key = tables.key(0, at)
+            invalid = not (chunk["Flags"] & (_VALID | _ZERO)).any()
+            if invalid and (0, key) not in space.tables and (tables.dual or key not in space.leaves64):
+                continue
+            as64 = None if tables.dual else self.as64(space, at, chunk)
+            if as64 is not None:
+                table = tables.leaf64(space, at)
+                tables.update(table, (at // SIZE_64K) % tables.entries64(), as64, protection=protection, use_64k=True)
+            else:
+                leaf = tables.leaf(space, at)  # single PTE: a 64 KB-page range is converted first
+                tables.update(leaf, tables.mmu.index(at, 0), chunk, protection=protection)
+        if big:
+            self.write64(space, sorted(big), big, protection)
+        for key in range(tables.key(0, va), tables.key(0, end - 1) + 1):
+            if key in large:
+                tables.set_large(space, key, large[key])
+            elif key in space.large:
+                tables.clear_large(space, key)
+
+    def as64(self, space: GpuVaSpace, va: int, chunk: PteArray) -> PteArray | None:
+        """Single-PTE mode: ``chunk`` as 64 KB entries if its range uses (or, new, may use) a 64 KB-page table
+        and every entry can be one; None: 4 KB entries (the range is or becomes a 4 KB-page one)."""
+        if not self.use_64k or self.tables.kind64(space, va) is False:
+            return None
+        n = int(chunk.shape[0])
+        if va % SIZE_64K or n % PER_64K:
+            return None
+        groups = chunk.reshape(-1, PER_64K)
+        flags = groups["Flags"]
+        pages = groups["PageAddress"]
+        if (flags != flags[:, :1]).any():
+            return None
+        head = flags[:, 0]
+        live = ((head & _VALID) != 0) & ((head & _ZERO) == 0)
+        if live.any():
+            for segment_id in np.unique((head[live] >> _SEGMENT_SHIFT) & _SEGMENT_MASK).tolist():
+                if segment_id == 0 or not self.tables.segments.get(int(segment_id)).descriptor.Flags.Use64KBPages:
+                    return None
+            runs = pages[live]
+            if (runs[:, 0] % PER_64K).any() or (runs - runs[:, :1] != np.arange(PER_64K, dtype=np.uint64)).any():
+                return None
+        out = pte_array(n // PER_64K)
+        out["Flags"] = head
+        out["PageAddress"] = np.where(live, pages[:, 0], 0)
+        return out
+
+    def write64(
+        self, space: GpuVaSpace, chunks: list[int], values: dict[int, PteArray] | None, protection: int
+    ) -> None:
+        """64 KB leaf entries of ``chunks`` (64 KiB-aligned VAs): ``values`` or invalid; one call per run."""
+        tables = self.tables
+        i = 0
+        while i < len(chunks):
+            key = tables.key(0, chunks[i])
+            if values is None and key not in space.leaves64:
+                i += 1
+                continue
+            j = i
+            while j + 1 < len(chunks) and chunks[j + 1] == chunks[j] + SIZE_64K and tables.key(0, chunks[j + 1]) == key:
+                j += 1
+            table = tables.leaf64(space, chunks[i])
+            run = pte_array(j - i + 1)
+            if values is not None:
+                for k in range(i, j + 1):
+                    run[k - i] = values[chunks[k]][0]
+            start = (chunks[i] >> 16) % tables.entries64()
+            tables.update(table, start, run, protection=protection, use_64k=True)
+            i = j + 1

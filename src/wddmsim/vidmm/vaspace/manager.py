@@ -1,0 +1,616 @@
+"""``VaManager``: the GPU VA services of every process, and mappings that follow their allocations.
+
+What it models (wddm-spec.md sections 2.5-2.8 and 3.1-3.6; decisions D5 and 0016):
+
+- Reserve, Map and Free with every documented rule; ``UpdateGpuVirtualAddress`` (:mod:`.update`).
+- A mapping points its leaf entries at wherever its allocation is (:mod:`.entries`).  On every move the
+  residency manager calls :meth:`VaManager.before_leave` (entries invalidated and flushed from the TLB *before*
+  the range can be reused by the next operation in the stream) and :meth:`VaManager.after_enter` (entries
+  re-pointed, and flushed unless the driver reports ``InvalidTlbEntriesNotCached``).
+- The page-table trees themselves are :mod:`.tables`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final, final
+
+import numpy as np
+import numpy.typing as npt
+
+from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE
+from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS, HANDLE
+from wddmsim.ddi.driver import KernelModeDriver, SystemMemoryServices
+from wddmsim.ddi.status import HRESULT, NTSTATUS, InvalidArgument
+from wddmsim.ddi.va import (
+    D3DDDI_MAPGPUVIRTUALADDRESS,
+    D3DDDI_RESERVEGPUVIRTUALADDRESS,
+    D3DDDICB_FREEGPUVIRTUALADDRESS,
+    D3DDDICB_UPDATEGPUVIRTUALADDRESS,
+    D3DGPU_UNIQUE_DRIVER_PROTECTION,
+)
+from wddmsim.ddi.va import D3DDDIGPUVIRTUALADDRESS_RESERVATION_TYPE as Reservation
+from wddmsim.vidmm.allocation import VidMmAllocation
+from wddmsim.vidmm.errors import VidMmError
+from wddmsim.vidmm.gpummu import GpuMmuDescription
+from wddmsim.vidmm.paging import PagingStream
+from wddmsim.vidmm.paging_process import SystemPagingProcess
+from wddmsim.vidmm.ranges import RangeAllocator
+from wddmsim.vidmm.segments import Segments, SegmentSpace
+from wddmsim.vidmm.vaspace.checks import bad, u64
+from wddmsim.vidmm.vaspace.entries import Entries
+from wddmsim.vidmm.vaspace.regions import GpuVaSpace, Kind, ProcessTable, Region, VaMapping
+from wddmsim.vidmm.vaspace.tables import VA_ALIGNMENT, PageTables
+from wddmsim.vidmm.vaspace.update import TiledUpdates
+
+if TYPE_CHECKING:
+    from wddmsim.vidmm.device import Device, PagingQueue, Process
+    from wddmsim.vidmm.residency import ResidencyManager
+
+POOL_AREA: Final = 1
+TABLE_AREA: Final = 2
+"""Quarters of a privileged VA space: tile pools in the second, page tables and fences in the third."""
+
+
+def _area(va_size: int, quarter: int) -> tuple[int, int]:
+    return quarter * va_size // 4, (quarter + 1) * va_size // 4
+
+
+@final
+class VaManager:
+    """Creates VA spaces and keeps every mapping's PTEs pointing at its allocation's current place."""
+
+    def __init__(
+        self,
+        driver: KernelModeDriver,
+        mm: SystemMemoryServices,
+        paging: PagingStream,
+        mmu: GpuMmuDescription,
+        segments: Segments,
+        process: SystemPagingProcess,
+        *,
+        use_64k_ptes: bool = True,
+    ) -> None:
+        self.driver = driver
+        self.paging = paging
+        self.mmu = mmu
+        self.segments = segments
+        self.tables = PageTables(driver, mm, paging, mmu, segments, process)
+        self.entries = Entries(self.tables, use_64k_ptes=use_64k_ptes)
+        self.updates = TiledUpdates(self)
+        self.tables.render = self.entries.render
+        self.tables.on_created = self._table_created
+        self.tables.on_freed = self._table_freed
+        self.tables.wait_companions = self.updates.wait_companions
+        self.create_companion: Callable[[HANDLE, Device], tuple[HANDLE, int]] | None = None
+        """Set by the composition: ``DxgkDdiCreateContext`` of a paging companion (``SystemContext``) for a
+        context; returns it and its node."""
+        self.spaces: dict[int, GpuVaSpace] = {}
+        self.by_allocation: dict[int, list[VaMapping]] = {}
+        self.va_size = 1 << mmu.caps.VirtualAddressBitCount
+        self._residency: ResidencyManager | None = None
+
+    @property
+    def residency(self) -> ResidencyManager | None:
+        """Set by the composition: paging queues, allocations, contexts and fences live there."""
+        return self._residency
+
+    @residency.setter
+    def residency(self, value: ResidencyManager | None) -> None:
+        self._residency = value
+        self.tables.residency = value
+
+    @property
+    def root_moves(self) -> int:
+        """How many times a resizable root was replaced (grown or shrunk)."""
+        return self.tables.root_moves
+
+    # --- spaces ------------------------------------------------------------------------------------------------
+
+    def create_space(self, process: Process) -> GpuVaSpace:
+        """The process's VA space (created on first use); its root is placed at once."""
+        found = self.spaces.get(process.handle)
+        if found is not None:
+            return found
+        space = GpuVaSpace(process, RangeAllocator(self.va_size))
+        space.ranges.reserve(0, VA_ALIGNMENT)  # VA 0 is never handed out: a NULL GPU VA always faults
+        self.spaces[process.handle] = space
+        self.tables.create_root(space)
+        self.paging.wait(self.paging.flush())
+        return space
+
+    def root_address(self, space: GpuVaSpace) -> D3DGPU_PHYSICAL_ADDRESS:
+        return self.tables.root_address(space)
+
+    def set_root(self, space: GpuVaSpace, context: HANDLE) -> None:
+        """``DxgkDdiSetRootPageTable`` for a context of the process (the context is idle)."""
+        self.tables.ensure(space)
+        self.tables.set_root(space, context)
+
+    # --- the privileged VA space (tiled resources) ---------------------------------------------------------
+
+    def privileged(self, space: GpuVaSpace) -> GpuVaSpace:
+        """The process's privileged VA space (DOC:per-process-gpu-virtual-address-spaces.md; wddm-spec 2.6),
+        created with the first ``ReserveGpuVirtualAddress``: every page table of the application space, every
+        tile pool and the monitored-fence pages are mapped there for good; only the paging companions' buffers
+        (kernel-generated) run in it (decision 0024)."""
+        if space.privileged is not None:
+            return space.privileged
+        priv = GpuVaSpace(space.process, RangeAllocator(self.va_size), owner=space)
+        priv.ranges.reserve(0, VA_ALIGNMENT)
+        space.privileged = priv
+        with self.tables.hold(priv):
+            self.tables.create_root(priv)
+            assert self.residency is not None
+            fences = self.residency.fences
+            priv.fence_base = self._map_pages(priv, TABLE_AREA, 0, fences.pfns).base
+            for table in self.tables.all_tables(space):
+                self._table_created(table)
+        return priv
+
+    def map_pool(self, space: GpuVaSpace, pool: VidMmAllocation) -> int:
+        """The tile pool's VA in the privileged space (mapped on first use, for as long as it lives: it follows
+        the pool's moves like any mapping; 4 KB entries, the copy source of ``CopyPageTableEntries``)."""
+        priv = self.privileged(space)
+        found = priv.pools.get(pool.handle)
+        if found is not None:
+            return found
+        size = pool.size
+        lo, hi = _area(self.va_size, POOL_AREA)
+        base = priv.ranges.allocate_in(size, alignment=VA_ALIGNMENT, lo=lo, hi=hi)
+        if base is None:
+            raise VidMmError("the privileged VA space has no room left for tile pools")
+        region = Region(base, size, from_map=True)
+        priv.regions[base] = region
+        priv.pools[pool.handle] = base
+        self.install(VaMapping(priv, region, base, size // PAGE_SIZE, Kind.ALLOCATION, pool, 0, True, False))
+        return base
+
+    def _map_pages(self, priv: GpuVaSpace, area: int, segment_id: int, numbers: npt.NDArray[np.uint64]) -> Region:
+        """Fixed pages VidMm maps into a privileged space (read-write), in ``area``, 64 KB aligned."""
+        size = int(numbers.shape[0]) * PAGE_SIZE
+        lo, hi = _area(self.va_size, area)
+        base = priv.ranges.allocate_in(size, alignment=VA_ALIGNMENT, lo=lo, hi=hi)
+        if base is None:
+            raise VidMmError("the privileged VA space has no room left for page tables")
+        region = Region(base, size, from_map=True)
+        priv.regions[base] = region
+        mapping = VaMapping(
+            priv, region, base, size // PAGE_SIZE, Kind.PAGES, write=True, segment_id=segment_id, page_numbers=numbers
+        )
+        region.mappings.append(mapping)
+        self.entries.write_mapping(mapping, resident=None)
+        if self.tables.flush_new:
+            self.tables.flush_range(priv, base, size)
+        return region
+
+    def _table_created(self, table: ProcessTable) -> None:
+        """Every table of an application space with a privileged space is mapped there; so is every leaf table
+        of the privileged space that holds tile-pool entries (the companion copies them)."""
+        space = table.space
+        if space is None:
+            return
+        if space.owner is None:
+            target = space.privileged
+        else:
+            lo, hi = _area(self.va_size, POOL_AREA)
+            first, end = self.tables.coverage(table.level, table.key)
+            target = space if table.level == 0 and not table.big and first < hi and lo < end else None
+        if target is None or table.privileged is not None:
+            return
+        numbers = np.arange(table.size // PAGE_SIZE, dtype=np.uint64) + (table.offset >> PAGE_SHIFT)
+        table.privileged = self._map_pages(target, TABLE_AREA, table.segment_id, numbers)
+
+    def _table_freed(self, table: ProcessTable) -> None:
+        """Before a table's range is freed: its privileged mapping goes (invalidated and flushed first)."""
+        region, table.privileged = table.privileged, None
+        space = table.space
+        if region is None or space is None:
+            return
+        target = space.privileged if space.owner is None else space
+        if target is not None and region.base in target.regions:
+            self._release(target, region)
+
+    # --- before a process's work runs -------------------------------------------------------------------------
+
+    def bring_back(self, process: Process) -> None:
+        """Before any context of the process runs: its page tables are in place (an evicted tree comes back,
+        its contexts re-pointed at the new root)."""
+        space = self.spaces.get(process.handle)
+        if space is not None:
+            self.tables.ensure(space)
+
+    def resume(self, process: Process) -> None:
+        """Before any context of the process runs: page-table work built while its contexts were suspended
+        (``PageTableUpdateRequireAddressSpaceIdle``, a single-PTE conversion) has run."""
+        space = self.spaces.get(process.handle)
+        if space is not None:
+            self.tables.resume(space)
+
+    def evict_idle_tables(
+        self, segment: SegmentSpace, size: int, owner: object, alignment: int, from_end: bool
+    ) -> int | None:
+        """Memory pressure in ``segment`` that allocations alone cannot relieve: the page-table trees of other,
+        idle processes leave it, least recently used first, until ``size`` bytes fit (decision 0021).  The
+        tree being changed and the process ``owner`` belongs to are spared."""
+        spared = None
+        if isinstance(owner, VidMmAllocation):
+            spared = owner.device.process
+        elif isinstance(owner, ProcessTable) and owner.space is not None:
+            spared = owner.space.process
+        trees = [
+            s
+            for s in self.spaces.values()
+            if not s.evicted
+            and not s.busy
+            and s.process is not spared
+            and any(t.segment_id == segment.id for t in self.tables.all_tables(s))
+        ]
+        for space in sorted(trees, key=lambda s: s.last_use):
+            self.tables.evict_tree(space)
+            offset = segment.allocate(size, owner, alignment=alignment, from_end=from_end)
+            if offset is not None:
+                return offset
+        return None
+
+    # --- the user-mode calls: Reserve, Map, Free ---------------------------------------------------------------
+
+    def reserve(self, args: D3DDDI_RESERVEGPUVIRTUALADDRESS) -> HRESULT:
+        """``pfnReserveGpuVirtualAddressCb``: a range of VA, no memory; ``ZERO`` reservations read zero."""
+        queue, space = self._queue_space(args.hPagingQueue)
+        for name in ("BaseAddress", "MinimumAddress", "MaximumAddress", "Size", "DriverProtection"):
+            u64(name, getattr(args, name))
+        for name in ("BaseAddress", "MinimumAddress", "MaximumAddress", "Size"):
+            if getattr(args, name) % VA_ALIGNMENT:
+                raise bad(name, getattr(args, name), "must be a multiple of 64 KB")
+        if args.Size == 0:
+            raise bad("Size", 0, "must not be zero")
+        if args.ReservationType not in (
+            Reservation.D3DDDIGPUVIRTUALADDRESS_RESERVE_NO_ACCESS,
+            Reservation.D3DDDIGPUVIRTUALADDRESS_RESERVE_ZERO,
+        ):
+            raise bad(
+                "ReservationType",
+                args.ReservationType,
+                "must be RESERVE_NO_ACCESS (0) or RESERVE_ZERO (1); NO_COMMIT is for the system",
+            )
+        base = self._place_range(
+            space, args.BaseAddress, args.MinimumAddress, args.MaximumAddress, args.Size, VA_ALIGNMENT
+        )
+        zero = args.ReservationType == Reservation.D3DDDIGPUVIRTUALADDRESS_RESERVE_ZERO
+        self.tables.ensure(space)
+        self.privileged(space)  # the first Reserve of a process creates its privileged VA space
+        region = Region(base, args.Size, from_map=False, zero=zero, driver_protection=args.DriverProtection)
+        space.regions[base] = region
+        args.VirtualAddress = base
+        moved = zero
+        if zero:
+            self.entries.write_state(space, base, args.Size // PAGE_SIZE, zero=True, protection=args.DriverProtection)
+            self.tables.flush_range(space, base, args.Size)
+        return self._complete(queue, moved, args)
+
+    def map_gpu_va(self, args: D3DDDI_MAPGPUVIRTUALADDRESS) -> HRESULT:
+        """``pfnMapGpuVirtualAddressCb``: map pages of an allocation (or the Zero / Invalid state) at a VA."""
+        queue, space = self._queue_space(args.hPagingQueue)
+        for name in (
+            "BaseAddress",
+            "MinimumAddress",
+            "MaximumAddress",
+            "OffsetInPages",
+            "SizeInPages",
+            "DriverProtection",
+            "Reserved1",
+        ):
+            u64(name, getattr(args, name))
+        if args.Reserved0 or args.Reserved1:
+            raise bad("Reserved0" if args.Reserved0 else "Reserved1", args.Reserved0 or args.Reserved1, "must be zero")
+        p = args.Protection
+        if p.Reserved:
+            raise bad("Protection", p.Value, "reserved bits must be zero")
+        if p.SystemUseOnly:
+            raise bad("Protection.SystemUseOnly", 1, "is not for user mode")
+        if p.Zero and p.NoAccess:
+            raise bad("Protection", p.Value, "Zero and NoAccess exclude each other")
+        if (p.Zero or p.NoAccess) and (p.Write or p.Execute):
+            raise bad("Protection", p.Value, "Zero and NoAccess take no Write or Execute")
+        for name in ("BaseAddress", "MinimumAddress", "MaximumAddress"):
+            if getattr(args, name) % PAGE_SIZE:
+                raise bad(name, getattr(args, name), "must be 4 KB aligned")
+        if args.SizeInPages == 0:
+            raise bad("SizeInPages", 0, "must not be zero")
+        size = args.SizeInPages * PAGE_SIZE
+        allocation: VidMmAllocation | None = None
+        if p.Zero or p.NoAccess:
+            if args.hAllocation:
+                raise bad("hAllocation", args.hAllocation, "must be NULL with Protection.Zero or Protection.NoAccess")
+        else:
+            allocation = self._allocation(args.hAllocation, queue)
+            total = allocation.size // PAGE_SIZE
+            if args.OffsetInPages + args.SizeInPages > total:
+                raise bad(
+                    "OffsetInPages",
+                    args.OffsetInPages,
+                    f"{args.SizeInPages} page(s) from it leave the {total}-page allocation",
+                )
+            self._check_unique_protection(allocation, args.OffsetInPages, args.SizeInPages, args.DriverProtection)
+        region = None
+        if args.BaseAddress:
+            if args.BaseAddress + size > self.va_size:
+                raise bad(
+                    "BaseAddress",
+                    args.BaseAddress,
+                    f"{size:#x} bytes from it leave the {self.va_size:#x}-byte VA space",
+                )
+            region = space.region_at(args.BaseAddress, size)
+            if region is None and not self._free(space, args.BaseAddress, size):
+                raise bad(
+                    "BaseAddress",
+                    args.BaseAddress,
+                    f"[{args.BaseAddress:#x}, {args.BaseAddress + size:#x}) is neither free nor inside one reserved or mapped range",
+                )
+            if region is not None and region.from_map and (p.Zero or p.NoAccess):
+                raise bad("Protection", p.Value, "Zero and NoAccess may not be placed on a range obtained by Map")
+        if region is None:
+            base = self._place_range(space, args.BaseAddress, args.MinimumAddress, args.MaximumAddress, size, PAGE_SIZE)
+            region = Region(base, size, from_map=True)
+            space.regions[base] = region
+        va = args.BaseAddress or region.base
+        kind = Kind.ZERO if p.Zero else (Kind.NO_ACCESS if p.NoAccess else Kind.ALLOCATION)
+        mapping = VaMapping(
+            space,
+            region,
+            va,
+            args.SizeInPages,
+            kind,
+            allocation,
+            args.OffsetInPages,
+            bool(p.Write),
+            bool(p.Execute),
+            args.DriverProtection,
+        )
+        self.install(mapping)
+        args.VirtualAddress = va
+        return self._complete(queue, True, args)
+
+    def free_gpu_va(self, process: Process, args: D3DDDICB_FREEGPUVIRTUALADDRESS) -> None:
+        """``pfnFreeGpuVirtualAddressCb``: release a range obtained from Reserve or Map, synchronously; its
+        entries are invalid and flushed before the range can be handed out again."""
+        space = self.spaces.get(process.handle)
+        u64("BaseAddress", args.BaseAddress)
+        u64("Size", args.Size)
+        if args.BaseAddress % PAGE_SIZE or args.Size % PAGE_SIZE:
+            raise bad(
+                "BaseAddress" if args.BaseAddress % PAGE_SIZE else "Size",
+                args.BaseAddress if args.BaseAddress % PAGE_SIZE else args.Size,
+                "must be 4 KB aligned",
+            )
+        region = None if space is None else space.regions.get(args.BaseAddress)
+        if space is None or region is None or region.size != args.Size:
+            raise bad(
+                "BaseAddress",
+                args.BaseAddress,
+                f"[{args.BaseAddress:#x}, +{args.Size:#x}) is not a range obtained from Reserve or Map",
+            )
+        self.tables.ensure(space)
+        self._release(space, region)
+        self.paging.wait(self.paging.flush())
+
+    def update_gpu_va(self, args: D3DDDICB_UPDATEGPUVIRTUALADDRESS) -> None:
+        """``pfnUpdateGpuVirtualAddressCb`` (:mod:`.update`)."""
+        self.updates.update_gpu_va(args)
+
+    # --- internal mapping API (VidMm's own users, tests) ----------------------------------------------------
+
+    def map(
+        self,
+        space: GpuVaSpace,
+        allocation: VidMmAllocation,
+        *,
+        offset_pages: int = 0,
+        pages: int | None = None,
+        write: bool = True,
+        execute: bool = False,
+        base: int | None = None,
+    ) -> VaMapping:
+        """Map ``pages`` pages of ``allocation`` (default: all from ``offset_pages``) in a region of its own."""
+        total = allocation.size // PAGE_SIZE
+        count = total - offset_pages if pages is None else pages
+        if not 0 <= offset_pages < total or not 0 < count <= total - offset_pages:
+            raise bad("OffsetInPages", offset_pages, f"{count} page(s) from it leave the {total}-page allocation")
+        size = count * PAGE_SIZE
+        if base is not None and not self._free(space, base, size):
+            raise bad("BaseAddress", base, f"[{base:#x}, {base + size:#x}) is not free")
+        self.tables.ensure(space)
+        va = self._place_range(space, base or 0, 0, 0, size, PAGE_SIZE if base else VA_ALIGNMENT)
+        region = Region(va, size, from_map=True)
+        space.regions[va] = region
+        mapping = VaMapping(space, region, va, count, Kind.ALLOCATION, allocation, offset_pages, write, execute)
+        self.install(mapping)
+        return mapping
+
+    def unmap(self, space: GpuVaSpace, va: int) -> None:
+        """Free the region that starts at ``va``."""
+        region = space.regions.get(va)
+        if region is None:
+            raise bad("BaseAddress", va, "is not a mapped range of the process")
+        self.tables.ensure(space)
+        self._release(space, region)
+
+    def forget(self, allocation: VidMmAllocation) -> None:
+        """The allocation is destroyed: every VA mapped to it is freed (its whole region, as Windows does)."""
+        for mapping in list(self.by_allocation.get(allocation.handle, [])):
+            mapping.space.pools.pop(allocation.handle, None)
+            if mapping.region.base in mapping.space.regions:
+                self._release(mapping.space, mapping.region)
+        self.by_allocation.pop(allocation.handle, None)
+
+    def unique_protections(self, allocation: VidMmAllocation) -> list[tuple[int, int, int]]:
+        """``(first page, pages, DriverProtection)`` runs covering the allocation for its paging-process mappings:
+        pages a GPU VA maps with a unique driver protection (``D3DGPU_UNIQUE_DRIVER_PROTECTION``) carry it, every
+        other page 0 (DOC:driver-protection.md; decision 0025)."""
+        total = allocation.size // PAGE_SIZE
+        values = np.zeros(total, dtype=np.uint64)
+        for m in self.by_allocation.get(allocation.handle, []):
+            if m.space.owner is None and m.driver_protection & D3DGPU_UNIQUE_DRIVER_PROTECTION:
+                values[m.offset_pages : m.offset_pages + m.pages] = m.driver_protection
+        edges = (np.flatnonzero(np.diff(values)) + 1).tolist()
+        starts, ends = [0, *edges], [*edges, total]
+        return [(s, e - s, int(values[s])) for s, e in zip(starts, ends, strict=True)]
+
+    # --- following the allocation --------------------------------------------------------------------------
+
+    def before_leave(self, allocation: VidMmAllocation) -> None:
+        """The allocation is about to leave its range: no mapping may reach that range any more."""
+        for mapping in self.by_allocation.get(allocation.handle, []):
+            self.entries.write_mapping(mapping, resident=False)
+            self.tables.flush_range(mapping.space, mapping.va, mapping.pages * PAGE_SIZE)
+
+    def after_enter(self, allocation: VidMmAllocation) -> None:
+        """The allocation arrived in a new place: every mapping points there."""
+        for mapping in self.by_allocation.get(allocation.handle, []):
+            self.entries.write_mapping(mapping, resident=True)
+            if self.tables.flush_new:
+                self.tables.flush_range(mapping.space, mapping.va, mapping.pages * PAGE_SIZE)
+
+    # --- internals -----------------------------------------------------------------------------------------
+
+    def _queue_space(self, handle: HANDLE) -> tuple[PagingQueue, GpuVaSpace]:
+        if self.residency is None:
+            raise VidMmError("the VA services are not wired to a residency manager")
+        queue = self.residency.queue(handle)
+        space = self.create_space(queue.device.process)
+        return queue, space
+
+    def _allocation(self, handle: HANDLE, queue: PagingQueue) -> VidMmAllocation:
+        assert self.residency is not None
+        a = self.residency.allocations.get(handle)
+        if a is None or a.context:
+            raise bad("hAllocation", handle, "is not an allocation of the process")
+        if a.device.process is not queue.device.process:
+            raise bad("hAllocation", handle, "belongs to another process")
+        return a
+
+    def _check_unique_protection(self, a: VidMmAllocation, offset: int, pages: int, protection: int) -> None:
+        """``D3DGPU_UNIQUE_DRIVER_PROTECTION``: every mapping of the same pages uses the same value."""
+        for other in self.by_allocation.get(a.handle, []):
+            if other.space.owner is not None:  # VidMm's own mapping of a tile pool (driver protection 0)
+                continue
+            overlap = other.offset_pages < offset + pages and offset < other.offset_pages + other.pages
+            unique = (protection | other.driver_protection) & D3DGPU_UNIQUE_DRIVER_PROTECTION
+            if overlap and unique and other.driver_protection != protection:
+                raise InvalidArgument(
+                    "DriverProtection",
+                    protection,
+                    f"pages of the allocation are mapped with unique driver protection {other.driver_protection:#x}",
+                    NTSTATUS.STATUS_INVALID_PARAMETER,
+                )
+
+    def _free(self, space: GpuVaSpace, va: int, size: int) -> bool:
+        return (
+            va + size <= self.va_size
+            and all(r.end <= va or va + size <= r.base for r in space.regions.values())
+            and not (va < VA_ALIGNMENT)
+        )
+
+    def _place_range(self, space: GpuVaSpace, base: int, lo: int, hi: int, size: int, alignment: int) -> int:
+        """The start of a new region: ``base`` if given (and free), else a free range in ``[lo, hi)``."""
+        if base:
+            if base + size > self.va_size or not self._free(space, base, size):
+                raise bad("BaseAddress", base, f"[{base:#x}, {base + size:#x}) is not free")
+            space.ranges.reserve(base, size)
+            return base
+        top = hi or self.va_size
+        if lo >= top or size > top - lo:
+            raise bad("MaximumAddress", hi, f"no {size:#x}-byte range fits in [{lo:#x}, {top:#x})")
+        start = space.ranges.allocate_in(size, alignment=alignment, lo=lo, hi=top)
+        if start is None:
+            raise InvalidArgument(
+                "Size",
+                size,
+                f"no free range of the VA space in [{lo:#x}, {top:#x}) is that large",
+                HRESULT.E_OUTOFMEMORY,
+            )
+        return start
+
+    def install(self, mapping: VaMapping, *, write_entries: bool = True, flush: bool = True) -> None:
+        """Put ``mapping`` in its region (cutting what it covers out of earlier mappings) and write its entries
+        (``write_entries`` False: they come from a copy the caller builds next, and no 64 KB entry or large page
+        may cover them meanwhile)."""
+        self.tables.ensure(mapping.space)
+        region = mapping.region
+        kept: list[VaMapping] = []
+        replaced = region.zero  # Zero entries are valid: replacing them changes a translation
+        pieces: list[VaMapping] = []
+        for old in region.mappings:
+            if old.end <= mapping.va or mapping.end <= old.va:
+                kept.append(old)
+                continue
+            replaced = True
+            self._detach(old)
+            for lo, hi in ((old.va, mapping.va), (mapping.end, old.end)):
+                if lo < hi:
+                    piece = VaMapping(
+                        old.space,
+                        region,
+                        lo,
+                        (hi - lo) // PAGE_SIZE,
+                        old.kind,
+                        old.allocation,
+                        old.offset_pages + (lo - old.va) // PAGE_SIZE,
+                        old.write,
+                        old.execute,
+                        old.driver_protection,
+                    )
+                    kept.append(piece)
+                    pieces.append(piece)
+                    self._attach(piece)
+        kept.append(mapping)
+        region.mappings = kept
+        self._attach(mapping)
+        if write_entries:
+            self.entries.write_mapping(mapping, resident=None)
+        else:
+            self.entries.clear_big(mapping.space, mapping.va, mapping.pages)
+        for piece in pieces:  # a 64 KB entry the cut invalidated covered their pages too
+            self.entries.write_mapping(piece, resident=None)
+        if flush and (replaced or self.tables.flush_new or not write_entries):
+            # decision D5: invalid -> valid alone needs no flush if the GPU does not cache invalid entries
+            self.tables.flush_range(mapping.space, mapping.va, mapping.pages * PAGE_SIZE)
+
+    def _attach(self, mapping: VaMapping) -> None:
+        if mapping.allocation is not None:
+            self.by_allocation.setdefault(mapping.allocation.handle, []).append(mapping)
+
+    def _detach(self, mapping: VaMapping) -> None:
+        if mapping.allocation is not None:
+            self.by_allocation[mapping.allocation.handle].remove(mapping)
+
+    def _release(self, space: GpuVaSpace, region: Region) -> None:
+        """The region goes: entries in leaf tables that stay (another region shares them) are invalidated; a
+        table no region needs any more is freed after its parent entry is invalidated and flushed -- its own
+        entries untouched unless the driver reports ``ExplicitPageTableInvalidation`` (wddm-spec 2.2, 2.6)."""
+        for mapping in region.mappings:
+            self._detach(mapping)
+        region.mappings = []
+        del space.regions[region.base]
+        space.ranges.free(region.base)
+        span = self.tables.span1
+        at = region.base
+        while at < region.end:
+            end = min(region.end, (at // span + 1) * span)
+            if self.tables.needed(space, at - at % span, at - at % span + span):
+                self.entries.write_state(space, at, (end - at) // PAGE_SIZE, zero=False, protection=0)
+            at = end
+        self.tables.flush_range(space, region.base, region.size)
+        self.tables.prune(space, region.base, region.end)
+
+    def _complete(
+        self, queue: PagingQueue, moved: bool, args: D3DDDI_RESERVEGPUVIRTUALADDRESS | D3DDDI_MAPGPUVIRTUALADDRESS
+    ) -> HRESULT:
+        """Give the operations just built the queue's next paging fence (``E_PENDING``), or 0 (``S_OK``)."""
+        assert self.residency is not None
+        if not moved:
+            args.PagingFenceValue = 0
+            return HRESULT.S_OK
+        args.PagingFenceValue = self.residency.signal(queue)
+        return HRESULT.E_PENDING

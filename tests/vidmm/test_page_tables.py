@@ -1,0 +1,429 @@
+"""Page tables as VidMm keeps them: large pages, tables freed when no range needs them (with and without
+ExplicitPageTableInvalidation), a 2-level root that shrinks as well as grows, and single-PTE mode's one-way
+64 KB -> 4 KB conversion (wddm-spec sections 2.6-2.7; decisions 0021, 0022).  The page-table invariant
+(``check_page_tables``) is checked after every step."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from wddmsim.core.units import KiB, MiB
+from wddmsim.ddi.status import HRESULT
+from wddmsim.ddi.va import (
+    D3DDDI_MAPGPUVIRTUALADDRESS,
+    D3DDDICB_FREEGPUVIRTUALADDRESS,
+    D3DDDIGPUVIRTUALADDRESS_PROTECTION_TYPE,
+)
+from wddmsim.hw.faults import AccessKind, GpuFault
+from wddmsim.hw.gpu import GpuConfig
+from wddmsim.hw.pte import PTE_SIZE
+from wddmsim.kmd.allocations import AllocationUsage
+from wddmsim.testing.invariants import MemoryRanges, check_page_tables
+from wddmsim.vidmm.allocation import VidMmAllocation
+from wddmsim.vidmm.events import AddressSpaceResumed, AddressSpaceSuspended, PageTableConverted
+from wddmsim.vidmm.vaspace import GpuVaSpace, ProcessTable, VaManager
+
+from .test_vaspace import gpu_read, root_of
+from .world import SMALL_GPU, World, pattern
+
+RW = D3DDDIGPUVIRTUALADDRESS_PROTECTION_TYPE(Write=True)
+
+
+def gpu(**changes: Any) -> GpuConfig:
+    fields = {
+        "local_size": SMALL_GPU.local_size,
+        "bar_size": SMALL_GPU.bar_size,
+        "aperture_size": SMALL_GPU.aperture_size,
+        "system_size": SMALL_GPU.system_size,
+    }
+    return GpuConfig(**(fields | changes))
+
+
+class Tables:
+    """One process with a VA space, and the checks every step of these tests ends with."""
+
+    def __init__(self, w: World) -> None:
+        self.w = w
+        assert w.vidmm.va is not None
+        self.va: VaManager = w.vidmm.va
+        self.space: GpuVaSpace = self.va.create_space(w.process)
+
+    def resident(self, size: int, seed: int, **kw: Any) -> VidMmAllocation:
+        a = self.w.buffer(size, **kw)
+        self.w.make_resident(a)
+        self.w.write(a, pattern(a.size, seed))
+        return a
+
+    def map(self, a: VidMmAllocation, base: int, **fields: Any) -> int:
+        fields.setdefault("SizeInPages", a.size // 4096)
+        args = D3DDDI_MAPGPUVIRTUALADDRESS(
+            hPagingQueue=self.w.queue.handle, BaseAddress=base, hAllocation=a.handle, Protection=RW, **fields
+        )
+        assert self.va.map_gpu_va(args) == HRESULT.E_PENDING
+        self.w.rm.wait(self.w.queue, args.PagingFenceValue)
+        return args.VirtualAddress
+
+    def free(self, base: int, size: int) -> None:
+        self.va.free_gpu_va(self.w.process, D3DDDICB_FREEGPUVIRTUALADDRESS(BaseAddress=base, Size=size))
+
+    def walk_kinds(self, va: int) -> list[str]:
+        """What each level of a walk of ``va`` found, top first (``large`` at level 1 for a large page)."""
+        walk = self.w.adapter.gpu.mmu.walk(root_of(self.w, self.space), va, root_entries=self.space.root_entries)
+        return [s.kind for s in walk.steps if s.kind != "invalid" or s.level > 0]
+
+    def level1(self, va: int) -> str:
+        walk = self.w.adapter.gpu.mmu.walk(root_of(self.w, self.space), va, root_entries=self.space.root_entries)
+        return next(s.kind for s in walk.steps if s.level == 1)
+
+    def leaves(self, va: int) -> list[str]:
+        walk = self.w.adapter.gpu.mmu.walk(root_of(self.w, self.space), va, root_entries=self.space.root_entries)
+        return [s.kind for s in walk.steps if s.level == 0 and s.words[0] & 1]
+
+    def reads(self, va: int, a: VidMmAllocation, seed: int, size: int | None = None) -> bool:
+        size = a.size if size is None else size
+        return bool(np.array_equal(gpu_read(self.w, self.space, va, size), pattern(a.size, seed)[:size]))
+
+    def check(self) -> None:
+        self.w.settle()
+        problems = check_page_tables(
+            self.w.adapter.gpu,
+            root_of(self.w, self.space),
+            MemoryRanges.of(self.w.adapter.driver),
+            root_entries=self.space.root_entries,
+        )
+        assert not problems, problems
+        self.w.check()
+
+    def table_count(self) -> int:
+        return len(self.space.tables) + len(self.space.leaves64)
+
+
+# --- large pages ------------------------------------------------------------------------------------------
+
+
+def test_a_2_mib_aligned_contiguous_run_is_mapped_by_a_large_page_and_follows_moves() -> None:
+    t = Tables(World())
+    a = t.resident(2 * MiB, 1)
+    assert a.placement is not None
+    assert (t.w.vidmm.spaces.get(a.placement.segment_id).base + a.placement.offset) % (2 * MiB) == 0
+    va = t.map(a, 0x4000_0000)
+    assert t.level1(va) == "large", "one level-1 LargePage entry maps the whole 2 MiB"
+    assert t.reads(va, a, 1)
+    t.check()
+    t.w.evict(a)  # the run leaves: no large page any more (no leaf table is needed for invalid entries)
+    assert t.level1(va) == "invalid"
+    with pytest.raises(GpuFault):
+        gpu_read(t.w, t.space, va, 4096)
+    t.check()
+    spacer = t.w.buffer(64 * KiB)
+    t.w.make_resident(spacer)  # takes the aligned start: the run comes back misaligned for a large page
+    t.w.make_resident(a)
+    assert a.placement is not None and a.placement.offset % (2 * MiB) != 0
+    assert t.level1(va) == "table" and t.leaves(va + 64 * KiB) == ["leaf64k"]
+    assert t.reads(va, a, 1)
+    t.check()
+
+
+def test_remapping_part_of_a_large_page_goes_back_to_leaf_tables() -> None:
+    t = Tables(World())
+    a = t.resident(2 * MiB, 2)
+    b = t.resident(64 * KiB, 3)
+    va = t.map(a, 0x4000_0000)
+    assert t.level1(va) == "large"
+    t.map(b, va + 1 * MiB)  # into the range obtained by Map: the large page can no longer describe it
+    assert t.level1(va) == "table"
+    assert t.reads(va, a, 2, 1 * MiB)
+    assert t.reads(va + 1 * MiB, b, 3)
+    assert np.array_equal(
+        gpu_read(t.w, t.space, va + 1 * MiB + 64 * KiB, 64 * KiB),
+        pattern(a.size, 2)[1 * MiB + 64 * KiB : 1 * MiB + 128 * KiB],
+    )
+    t.check()
+
+
+@pytest.mark.parametrize(
+    ("why", "usage", "driver", "protection"),
+    [
+        ("DisableLargePageMapping", AllocationUsage.NO_LARGE_PAGES, {}, 0),
+        ("no LargePageSupported", 0, {"large_pages": False}, 0),
+        ("a driver protection (leaf entries only)", 0, {}, 0x7),
+    ],
+)
+def test_no_large_page_when_the_allocation_the_gpu_or_the_protection_forbids_it(
+    why: str, usage: int, driver: dict[str, Any], protection: int
+) -> None:
+    t = Tables(World(driver_options=driver))
+    a = t.resident(2 * MiB, 4, usage=usage)
+    va = t.map(a, 0x4000_0000, DriverProtection=protection)
+    assert t.level1(va) == "table", why
+    assert t.reads(va, a, 4)
+    t.check()
+
+
+# --- tables no range needs --------------------------------------------------------------------------------
+
+
+def test_tables_no_range_needs_are_freed_and_only_the_root_is_left() -> None:
+    t = Tables(World())
+    a = t.resident(64 * KiB, 5)
+    bases = [0x4000_0000, 0x80_0000_0000, 0x80_0020_0000]  # two 512 GiB ranges, two leaves in one of them
+    for base in bases:
+        t.map(a, base)
+    assert t.table_count() > 4
+    t.check()
+    for base in bases:
+        t.free(base, a.size)
+        with pytest.raises(GpuFault):
+            gpu_read(t.w, t.space, base, 4096)
+        t.check()
+    assert list(t.space.tables) == [(3, 0)] and not t.space.leaves64, "only the root is left"
+    owners = [o for _, _, o in t.w.vidmm.spaces.get(2).held() if not isinstance(o, VidMmAllocation)]
+    assert len(owners) == 1, "the freed tables' ranges went back to the segment"
+
+
+@pytest.mark.parametrize("explicit", [False, True], ids=["default", "ExplicitPageTableInvalidation"])
+def test_a_freed_table_had_every_entry_invalidated_only_if_the_driver_asks(explicit: bool) -> None:
+    t = Tables(World(driver_options={"explicit_page_table_invalidation": explicit}))
+    a = t.resident(64 * KiB, 6, usage=AllocationUsage.APERTURE_ONLY)  # system pages: 4 KB entries
+    va = t.map(a, 0x4000_0000)
+    leaf = t.space.tables[(0, va >> 21)]
+    where = t.w.vidmm.spaces.get(leaf.segment_id).base + leaf.offset
+    words = t.w.adapter.gpu.local.u64[where // PTE_SIZE : where // PTE_SIZE + 512]
+    assert (words != 0).sum() == 16
+    t.free(va, a.size)
+    t.check()
+    words = t.w.adapter.gpu.local.u64[where // PTE_SIZE : where // PTE_SIZE + 512]
+    if explicit:
+        assert not words.any(), "every entry of the table was invalidated before it was freed"
+    else:
+        assert (words != 0).sum() == 16, "VidMm freed the table without touching its entries (the default)"
+
+
+def test_a_two_level_root_shrinks_when_vas_at_the_top_are_freed() -> None:
+    """wddm-spec 2.6: shrink = a new, smaller root, the kept entries copied, the contexts re-pointed, the old
+    root destroyed."""
+    t = Tables(World(gpu=gpu(mmu_index_bits=(9, 12)), driver_options={"explicit_page_table_invalidation": True}))
+    w = t.w
+    context = w.vidmm.create_context(w.device)
+    first = t.space.root_entries
+    low, high = t.resident(64 * KiB, 7), t.resident(64 * KiB, 8)
+    low_va = t.map(low, 0x20_0000)
+    high_va = t.map(high, 1000 * 2 * MiB)
+    grown = t.space.root_entries
+    assert grown > first and t.va.root_moves == 1
+    big_root = t.space.tables[(1, 0)]
+    big_at = w.vidmm.spaces.get(big_root.segment_id).base + big_root.offset
+    t.check()
+    t.free(high_va, high.size)
+    assert t.space.root_entries < grown and t.va.root_moves == 2, "the root shrank"
+    assert w.adapter.driver.context_roots[context] == (root_of(w, t.space), t.space.root_entries)
+    assert t.reads(low_va, low, 7), "the kept entries were carried over"
+    with pytest.raises(GpuFault, match="NumEntries"):
+        w.adapter.gpu.mmu.translate(
+            root_of(w, t.space), high_va, 4096, AccessKind.READ, root_entries=t.space.root_entries
+        )
+    assert not w.adapter.gpu.local.u64[big_at // PTE_SIZE : big_at // PTE_SIZE + grown].any(), "old root wiped"
+    t.check()
+
+
+# --- single-PTE mode --------------------------------------------------------------------------------------
+
+SINGLE = {"gpu": gpu(dual_pte=False), "driver_options": {"cpu_visible_64k_pages": True}}
+
+
+def test_single_pte_mode_uses_a_64_kb_table_while_only_64_kb_pages_are_mapped_and_converts_once() -> None:
+    t = Tables(World(**SINGLE))  # type: ignore[arg-type]
+    w = t.w
+    assert not w.vidmm.gpummu or not w.vidmm.gpummu.caps.Flags.DualPteSupported
+    a = t.resident(128 * KiB, 9)
+    assert a.alignment == 64 * KiB and a.size % (64 * KiB) == 0, "Use64KBPages segments: 64 KB allocations"
+    va = t.map(a, 0x4000_0000)
+    assert t.leaves(va) == ["leaf64k"], "a 64 KB-page leaf table"
+    assert t.reads(va, a, 9)
+    t.check()
+    before = len(w.adapter.events.of_type(PageTableConverted))
+    pool = t.resident(64 * KiB, 10, usage=AllocationUsage.APERTURE_ONLY)  # system pages need 4 KB entries
+    pool_va = t.map(pool, va + 1 * MiB)
+    converted = w.adapter.events.of_type(PageTableConverted)[before:]
+    assert [e.va for e in converted] == [va], "the 2 MiB range went to 4 KB pages"
+    suspended = w.adapter.events.of_type(AddressSpaceSuspended)
+    assert suspended and suspended[-1].reason == "64KB->4KB"
+    assert t.leaves(va) == ["leaf"] and t.leaves(pool_va) == ["leaf"]
+    assert t.reads(va, a, 9) and t.reads(pool_va, pool, 10)
+    t.check()
+    t.free(pool_va, pool.size)
+    t.w.evict(a)
+    t.w.make_resident(a)  # only 64 KB pages again: the range stays a 4 KB-page one
+    assert t.leaves(va) == ["leaf"]
+    assert t.reads(va, a, 9)
+    assert len(w.adapter.events.of_type(PageTableConverted)) == before + 1, "never back to 64 KB"
+    assert w.adapter.events.of_type(AddressSpaceResumed)
+    t.check()
+
+
+def test_single_pte_mode_maps_an_unaligned_va_with_4_kb_pages_from_the_start() -> None:
+    t = Tables(World(**SINGLE))  # type: ignore[arg-type]
+    a = t.resident(64 * KiB, 11)
+    va = t.map(a, 0x4000_0000 + 4 * KiB)
+    assert t.leaves(va) == ["leaf"]
+    assert not t.w.adapter.events.of_type(PageTableConverted)
+    assert t.reads(va, a, 11)
+    t.check()
+
+
+def test_single_pte_mode_keeps_a_64_kb_table_while_the_allocation_is_away_and_converts_for_the_aperture() -> None:
+    t = Tables(World(**SINGLE))  # type: ignore[arg-type]
+    a = t.w.buffer(64 * KiB)  # never resident yet: its entries are invalid, which a 64 KB table can hold
+    va = t.map(a, 0x4000_0000)
+    t.w.make_resident(a)
+    t.w.write(a, pattern(a.size, 12))
+    assert t.leaves(va) == ["leaf64k"]
+    t.check()
+    t.w.evict(a)
+    assert t.space.leaves64, "evicted: invalid entries, still a 64 KB-page table"
+    t.w.make_resident(a)
+    assert t.leaves(va) == ["leaf64k"] and t.reads(va, a, 12)
+    seg = t.w.vidmm.spaces.get(2)
+    hog = t.w.buffer((seg.ranges.free_bytes + a.size) // (64 * KiB) * 64 * KiB)
+    t.w.make_resident(hog)  # takes a's range: a, which its list needs, is demoted to the aperture
+    assert a.placement is not None and t.w.vidmm.spaces.get(a.placement.segment_id).aperture
+    assert t.leaves(va) == ["leaf"] and not t.space.leaves64, "its backing pages need 4 KB entries"
+    assert t.reads(va, a, 12)
+    t.check()
+
+
+# --- PageTableUpdateRequireAddressSpaceIdle ---------------------------------------------------------------
+
+
+def _long_copy(w: World, device: Any = None) -> tuple[Any, int, VidMmAllocation, int]:
+    """A process with a context and a copy that takes a while on the compute engine (across PCIe)."""
+    from .test_work import Proc, va
+
+    p = Proc(w, device)
+    slow = w.buffer(1 * MiB, usage=AllocationUsage.APERTURE_ONLY, device=p.device)
+    w.make_resident(slow, queue=p.queue)
+    assert w.vidmm.va is not None
+    src = w.vidmm.va.map(p.space, slow).va
+    out, dst = p.buffer(1 * MiB)
+    from wddmsim.hw import commands as cmd
+
+    fence = w.vidmm.work.submit(p.context, cmd.encode(cmd.Copy(va(src), va(dst), 1 * MiB)))
+    return p, fence, out, dst
+
+
+@pytest.mark.parametrize("idle", [False, True], ids=["concurrent", "PageTableUpdateRequireAddressSpaceIdle"])
+def test_ptes_of_a_busy_address_space_change_only_once_its_contexts_are_idle_if_the_driver_asks(idle: bool) -> None:
+    from wddmsim.hw.events import DmaBufferCompleted, DmaBufferStarted, PacketExecuted
+    from wddmsim.hw.gpu import COMPUTE_ENGINE, PAGING_ENGINE
+
+    from .test_work import va
+
+    w = World(driver_options={"page_table_update_requires_idle": idle})
+    p, fence, _, _ = _long_copy(w, w.device)
+    assert w.vidmm.va is not None
+    extra = w.buffer(64 * KiB, device=p.device)
+    w.make_resident(extra, queue=p.queue)
+    start = len(w.adapter.events)
+    mapped = w.vidmm.va.map(p.space, extra).va  # new tables and entries for the busy process
+    w.settle()
+    events = w.adapter.events.since(start)
+    w.vidmm.work.wait(p.context, fence)
+    work_done = next(e.time for e in w.adapter.events if isinstance(e, DmaBufferCompleted) and e.engine == 1)
+    writes = [
+        e.time
+        for e in events
+        if isinstance(e, PacketExecuted) and e.engine == PAGING_ENGINE and e.opcode == "WRITEQWORDS"
+    ]
+    assert writes
+    if idle:
+        assert min(writes) >= work_done, "the paging engine touched the tables only after the work completed"
+        assert any(isinstance(e, AddressSpaceSuspended) for e in events)
+    else:
+        assert min(writes) < work_done, "without the cap the tables change while the work runs"
+        assert not any(isinstance(e, AddressSpaceSuspended) for e in events)
+    from wddmsim.hw import commands as cmd
+
+    start = len(w.adapter.events)
+    again = w.vidmm.work.submit(p.context, cmd.encode(cmd.Fill(va(mapped), 4096, 0x5A5A5A5A)))
+    events = w.adapter.events.since(start)
+    w.vidmm.work.wait(p.context, again)
+    if idle:
+        resumed = [i for i, e in enumerate(events) if isinstance(e, AddressSpaceResumed)]
+        started = [i for i, e in enumerate(w.adapter.events.since(start)) if isinstance(e, DmaBufferStarted)]
+        assert resumed and started and resumed[0] < started[0], "the contexts resumed before the next buffer"
+    assert bytes(w.read(extra, 0, 4)) == b"\x5a" * 4
+    assert COMPUTE_ENGINE == 1
+
+
+# --- trees that move --------------------------------------------------------------------------------------
+
+
+def test_an_idle_process_tables_leave_under_pressure_and_come_back_before_its_work_runs() -> None:
+    """wddm-spec 2.6: page tables move only while their device is idle; the parents (and, for a root,
+    SetRootPageTable) follow them."""
+    from wddmsim.hw import commands as cmd
+    from wddmsim.vidmm.events import PageTablesEvicted, PageTablesRestored
+
+    from .test_work import Proc, va
+
+    w = World()
+    a, fence, a_out, a_dst = _long_copy(w)  # process A: busy for a while
+    a_data = w.buffer(64 * KiB, device=a.device)
+    w.make_resident(a_data, queue=a.queue)
+    w.write(a_data, pattern(a_data.size, 20))
+    assert w.vidmm.va is not None
+    a_va = w.vidmm.va.map(a.space, a_data, base=0x80_0000_0000).va  # more of A's tables
+    b = Proc(w)
+    seg = w.vidmm.spaces.get(2)
+    filler = w.buffer(seg.ranges.free_bytes, device=b.device)  # B fills the rest of the local segment
+    w.make_resident(filler, queue=b.queue)
+    b_data = w.buffer(64 * KiB, device=b.device, usage=AllocationUsage.APERTURE_ONLY)
+    w.make_resident(b_data, queue=b.queue)
+    start = len(w.adapter.events)
+    w.vidmm.va.map(b.space, b_data, base=0x40_0000_0000)  # B needs new tables: only A's can make room
+    w.settle()
+    evicted = [e for e in w.adapter.events.since(start) if isinstance(e, PageTablesEvicted)]
+    assert [e.process for e in evicted] == [int(a.device.process.handle)]
+    assert a.space.evicted and not a.space.tables
+    from wddmsim.hw.events import DmaBufferCompleted
+
+    a_done = next(e for e in w.adapter.events if isinstance(e, DmaBufferCompleted) and e.engine == 1)
+    assert a_done.time <= evicted[0].time, "A's work completed before its tables moved"
+    assert not any(isinstance(o, ProcessTable) and o.space is a.space for _, _, o in seg.held()), "A's ranges freed"
+    w.vidmm.work.wait(a.context, fence)
+    # A runs again: its tables come back first, at new places, and its context follows its root.
+    start = len(w.adapter.events)
+    done = w.vidmm.work.submit(a.context, cmd.encode(cmd.Copy(va(a_va), va(a_dst), 64 * KiB)))
+    w.vidmm.work.wait(a.context, done)
+    assert any(isinstance(e, PageTablesRestored) for e in w.adapter.events.since(start))
+    assert not a.space.evicted
+    new_root = root_of(w, a.space)
+    assert w.adapter.driver.context_roots[a.context] == (new_root, a.space.root_entries)
+    assert np.array_equal(w.read(a_out, 0, 64 * KiB), pattern(a_data.size, 20))
+    for space in (a.space, b.space):
+        if not space.evicted:
+            problems = check_page_tables(
+                w.adapter.gpu, root_of(w, space), MemoryRanges.of(w.adapter.driver), root_entries=space.root_entries
+            )
+            assert not problems, problems
+    w.check()
+
+
+def test_a_freed_tables_window_is_not_handed_out_while_operations_built_before_may_name_it() -> None:
+    """The CPU maps a table's paging-process window at once: reusing the window of a freed table while earlier
+    operations naming it are still queued would send those writes to the new table (found by the random model:
+    a replaced root's window, remapped onto an allocation's old pages before its transfer out ran)."""
+    t = Tables(World())
+    a = t.resident(64 * KiB, 30, usage=AllocationUsage.APERTURE_ONLY)  # system pages: 4 KB entries
+    va = t.map(a, 0x4000_0000)
+    leaf = t.space.tables[(0, va >> 21)]
+    window = leaf.window
+    t.free(va, a.size)  # the leaf goes: its window is retired, not reused
+    assert window - t.va.tables.window_base in t.va.tables.retired
+    again = t.map(a, 0x4000_0000)
+    assert t.space.tables[(0, again >> 21)].window != window
+    assert t.reads(again, a, 30)
+    t.check()
