@@ -5,13 +5,15 @@ ExplicitPageTableInvalidation), a 2-level root that shrinks as well as grows, an
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pytest
 
-from wddmsim.core.units import KiB, MiB
-from wddmsim.ddi.status import HRESULT
+from wddmsim.core.units import PAGE_SIZE, KiB, MiB
+from wddmsim.ddi.driver import KernelModeDriver
+from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE, DXGKARG_BUILDPAGINGBUFFER
+from wddmsim.ddi.status import HRESULT, NTSTATUS
 from wddmsim.ddi.va import (
     D3DDDI_MAPGPUVIRTUALADDRESS,
     D3DDDICB_FREEGPUVIRTUALADDRESS,
@@ -21,9 +23,11 @@ from wddmsim.hw.faults import AccessKind, GpuFault
 from wddmsim.hw.gpu import GpuConfig
 from wddmsim.hw.pte import PTE_SIZE
 from wddmsim.kmd.allocations import AllocationUsage
+from wddmsim.testing.fakes import DelegatingDriver
 from wddmsim.testing.invariants import MemoryRanges, check_page_tables
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.events import AddressSpaceResumed, AddressSpaceSuspended, PageTableConverted
+from wddmsim.vidmm.manager import VideoMemoryManager
 from wddmsim.vidmm.vaspace import GpuVaSpace, ProcessTable, VaManager
 
 from .test_vaspace import gpu_read, root_of
@@ -426,4 +430,117 @@ def test_a_freed_tables_window_is_not_handed_out_while_operations_built_before_m
     again = t.map(a, 0x4000_0000)
     assert t.space.tables[(0, again >> 21)].window != window
     assert t.reads(again, a, 30)
+    t.check()
+
+
+# --- the 64 KB phase of VAs VidMm chooses (decision 0040) -------------------------------------------------
+
+
+@pytest.mark.parametrize("offset_pages", [0, 1, 5, 15, 16, 17, 31])
+def test_a_va_vidmm_chooses_keeps_the_64_kb_phase_of_the_pages_it_maps(offset_pages: int) -> None:
+    """Pages of a ``Use64KBPages`` segment are mapped with VA and PA sharing 64 KB alignment (wddm-spec section
+    2.5, DOC:gpu-virtual-address.md): the VA VidMm picks sits as far past a 64 KB boundary as the first page sits
+    in the allocation, so whole 64 KB pages inside the range get 64 KB entries whatever ``OffsetInPages`` is."""
+    t = Tables(World(driver_options={"cpu_visible_64k_pages": True}))
+    a = t.resident(512 * KiB, 12)
+    assert a.placement is not None and t.w.vidmm.spaces.get(a.placement.segment_id).descriptor.Flags.Use64KBPages
+    count = 40
+    va = t.map(a, 0, OffsetInPages=offset_pages, SizeInPages=count)
+    assert va % (64 * KiB) == offset_pages * 4 * KiB % (64 * KiB)
+    mmu, root = t.w.adapter.gpu.mmu, root_of(t.w, t.space)
+    kinds = []
+    for page in range(count):
+        walk = mmu.walk(root, va + page * 4 * KiB, root_entries=t.space.root_entries)
+        assert walk.address is not None and walk.address % (64 * KiB) == (va + page * 4 * KiB) % (64 * KiB)
+        kinds.append(walk.steps[-1].kind)
+    whole = [p for p in range(count) if (offset_pages + p) % 16 == 0 and p + 16 <= count]
+    assert whole and all(kinds[p] == "leaf64k" for p in whole), kinds
+    data = gpu_read(t.w, t.space, va, count * 4 * KiB)
+    assert np.array_equal(data, pattern(a.size, 12)[offset_pages * 4 * KiB : (offset_pages + count) * 4 * KiB])
+    t.check()
+
+
+def test_without_room_for_the_64_kb_phase_any_free_range_in_the_bounds_is_taken() -> None:
+    t = Tables(World(driver_options={"cpu_visible_64k_pages": True}))
+    a = t.resident(128 * KiB, 13)
+    lo = 0x1000_0000
+    va = t.map(a, 0, OffsetInPages=1, SizeInPages=8, MinimumAddress=lo, MaximumAddress=lo + 8 * 4 * KiB)
+    assert va == lo, "the bounds leave exactly the range's size: 4 KB entries, phase lost"
+    assert np.array_equal(gpu_read(t.w, t.space, va, 8 * 4 * KiB), pattern(a.size, 13)[4 * KiB : 9 * 4 * KiB])
+    t.check()
+
+
+# --- hAllocation and AllocationOffsetInBytes of leaf updates ----------------------------------------------
+
+
+class _LeafUpdateChecker(DelegatingDriver):
+    """Checks each ``UpdatePageTable`` as VidMm builds it: entries naming pages of ``hAllocation`` map its pages
+    in order from ``AllocationOffsetInBytes`` (4 KB entries one page apart, 64 KB entries sixteen), wherever
+    VidMm has the allocation at that moment (wddm-spec section 2.5)."""
+
+    def __init__(self, inner: KernelModeDriver) -> None:
+        super().__init__(inner)
+        self.vidmm: VideoMemoryManager | None = None
+        self.named = 0
+        self.problems: list[str] = []
+
+    def build_paging_buffer(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
+        p = args.payload
+        if (
+            self.vidmm is not None
+            and args.MultipassOffset == 0
+            and isinstance(p, DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE)
+        ):
+            self._check(p)
+        return super().build_paging_buffer(args)
+
+    def _check(self, p: DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE) -> None:
+        assert self.vidmm is not None
+        entries = p.pPageTableEntries[: p.NumPageTableEntries]
+        valid = (entries["Flags"] & 1) != 0
+        if not p.hAllocation:
+            return
+        self.named += 1
+        a = self.vidmm.residency.allocations[int(p.hAllocation)]
+        step = 16 if p.Flags.Use64KBPages else 1
+        pages = p.AllocationOffsetInBytes // PAGE_SIZE + step * np.arange(entries.shape[0])
+        if p.AllocationOffsetInBytes % PAGE_SIZE or int(pages[-1]) >= a.size // PAGE_SIZE:
+            self.problems.append(f"{p.AllocationOffsetInBytes=:#x} with {entries.shape[0]} entries leaves {a!r}")
+            return
+        space = None if a.placement is None else self.vidmm.spaces.get(a.placement.segment_id)
+        if space is not None and not space.aperture:
+            want = a.placement.offset // PAGE_SIZE + pages  # type: ignore[union-attr]
+        else:
+            assert a.backing is not None
+            want = a.backing.pfns[pages].astype(np.int64)
+        got = entries["PageAddress"].astype(np.int64)
+        if not np.array_equal(got[valid], want[valid]):
+            self.problems.append(f"{a!r}: entries {got[valid].tolist()} for pages {pages[valid].tolist()}")
+
+
+@pytest.mark.parametrize("mode", ["dual", "single-64k"])
+def test_leaf_updates_name_the_allocation_and_the_offset_of_their_first_page(mode: str) -> None:
+    checkers: list[_LeafUpdateChecker] = []
+
+    def wrap(driver: object) -> KernelModeDriver:
+        checkers.append(_LeafUpdateChecker(cast(KernelModeDriver, driver)))
+        return checkers[0]
+
+    extra: dict[str, Any] = SINGLE if mode == "single-64k" else {"driver_options": {"cpu_visible_64k_pages": True}}
+    t = Tables(World(wrap_driver=wrap, **extra))
+    checker = checkers[0]
+    checker.vidmm = t.w.vidmm
+    a = t.resident(512 * KiB, 14)
+    b = t.resident(128 * KiB, 15, usage=AllocationUsage.APERTURE_ONLY)
+    vas = [
+        t.map(a, 0, OffsetInPages=3, SizeInPages=40),
+        t.map(a, 0x4000_0000, OffsetInPages=16, SizeInPages=64),
+        t.map(b, 0, OffsetInPages=1, SizeInPages=20),
+    ]
+    t.w.evict(a)
+    t.w.make_resident(a)
+    t.free(vas[2], 20 * PAGE_SIZE)
+    assert checker.named >= 4 and not checker.problems, checker.problems
+    data = gpu_read(t.w, t.space, vas[1], 64 * PAGE_SIZE)
+    assert np.array_equal(data, pattern(a.size, 14)[16 * PAGE_SIZE : 80 * PAGE_SIZE])
     t.check()

@@ -108,7 +108,10 @@ class Entries:
         first, last = (lo - mapping.va) // PAGE_SIZE, (hi - mapping.va) // PAGE_SIZE
         big = {c: e for c, e in big.items() if lo <= c < hi}
         large = {k: e for k, e in large.items() if lo <= k * self.tables.span1 < hi}
-        self.write(mapping.space, lo, entries[first:last], mapping.driver_protection, big=big, large=large)
+        source = (int(a.handle), (mapping.offset_pages + first) * PAGE_SIZE)
+        self.write(
+            mapping.space, lo, entries[first:last], mapping.driver_protection, big=big, large=large, source=source
+        )
 
     def big_pages(self, va: int, numbers: npt.NDArray[np.uint64], flags: int, entries: PteArray) -> dict[int, PteArray]:
         """64 KB entries for every whole 64 KiB of the range whose pages are one aligned 64 KiB of a segment;
@@ -211,10 +214,13 @@ class Entries:
         *,
         big: dict[int, PteArray] | None = None,
         large: dict[int, PteArray] | None = None,
+        source: tuple[int, int] | None = None,
     ) -> None:
         """``UpdatePageTable`` of the leaf entries from ``va``, one call per leaf table; 64 KB entries for the
         chunks in ``big``; level-1 large pages for the keys in ``large`` (other keys written here that were
-        large go back to their leaf tables).  Order keeps the two kinds of one 64 KiB never both valid: 64 KB
+        large go back to their leaf tables).  ``source``: the allocation the entries map and the byte offset in it
+        of the page at ``va`` -- each call carries them as ``hAllocation``/``AllocationOffsetInBytes`` (the pages
+        of one range are sequential in the allocation).  Order keeps the two kinds of one 64 KiB never both valid: 64 KB
         entries that no longer apply are invalidated first, then the 4 KB entries are written, then the new
         64 KB entries; leaf entries are written before a level-1 entry points at them.
 
@@ -241,15 +247,19 @@ class Entries:
             invalid = not (chunk["Flags"] & (_VALID | _ZERO)).any()
             if invalid and (0, key) not in space.tables and (tables.dual or key not in space.leaves64):
                 continue
+            of = None if source is None else (source[0], source[1] + (at - va))
             as64 = None if tables.dual else self.as64(space, at, chunk)
             if as64 is not None:
                 table = tables.leaf64(space, at)
-                tables.update(table, (at // SIZE_64K) % tables.entries64(), as64, protection=protection, use_64k=True)
+                start = (at // SIZE_64K) % tables.entries64()
+                tables.update(table, start, as64, protection=protection, use_64k=True, source=of)
             else:
                 leaf = tables.leaf(space, at)  # single PTE: a 64 KB-page range is converted first
-                tables.update(leaf, tables.mmu.index(at, 0), chunk, protection=protection)
+                tables.update(leaf, tables.mmu.index(at, 0), chunk, protection=protection, source=of)
         if big:
-            self.write64(space, sorted(big), big, protection)
+            self.write64(
+                space, sorted(big), big, protection, source=None if source is None else (source[0], source[1] - va)
+            )
         for key in range(tables.key(0, va), tables.key(0, end - 1) + 1):
             if key in large:
                 tables.set_large(space, key, large[key])
@@ -284,9 +294,17 @@ class Entries:
         return out
 
     def write64(
-        self, space: GpuVaSpace, chunks: list[int], values: dict[int, PteArray] | None, protection: int
+        self,
+        space: GpuVaSpace,
+        chunks: list[int],
+        values: dict[int, PteArray] | None,
+        protection: int,
+        *,
+        source: tuple[int, int] | None = None,
     ) -> None:
-        """64 KB leaf entries of ``chunks`` (64 KiB-aligned VAs): ``values`` or invalid; one call per run."""
+        """64 KB leaf entries of ``chunks`` (64 KiB-aligned VAs): ``values`` or invalid; one call per run.
+        ``source``: the allocation mapped and the byte offset in it of VA 0 (a chunk's offset is that plus its
+        VA)."""
         tables = self.tables
         i = 0
         while i < len(chunks):
@@ -303,5 +321,6 @@ class Entries:
                 for k in range(i, j + 1):
                     run[k - i] = values[chunks[k]][0]
             start = (chunks[i] >> 16) % tables.entries64()
-            tables.update(table, start, run, protection=protection, use_64k=True)
+            of = None if source is None or values is None else (source[0], source[1] + chunks[i])
+            tables.update(table, start, run, protection=protection, use_64k=True, source=of)
             i = j + 1

@@ -351,7 +351,15 @@ class VaManager:
             if region is not None and region.from_map and (p.Zero or p.NoAccess):
                 raise bad("Protection", p.Value, "Zero and NoAccess may not be placed on a range obtained by Map")
         if region is None:
-            base = self._place_range(space, args.BaseAddress, args.MinimumAddress, args.MaximumAddress, size, PAGE_SIZE)
+            base = self._place_range(
+                space,
+                args.BaseAddress,
+                args.MinimumAddress,
+                args.MaximumAddress,
+                size,
+                PAGE_SIZE,
+                phase=None if allocation is None else (args.OffsetInPages * PAGE_SIZE) % VA_ALIGNMENT,
+            )
             region = Region(base, size, from_map=True)
             space.regions[base] = region
         va = args.BaseAddress or region.base
@@ -421,7 +429,15 @@ class VaManager:
         if base is not None and not self._free(space, base, size):
             raise bad("BaseAddress", base, f"[{base:#x}, {base + size:#x}) is not free")
         self.tables.ensure(space)
-        va = self._place_range(space, base or 0, 0, 0, size, PAGE_SIZE if base else VA_ALIGNMENT)
+        va = self._place_range(
+            space,
+            base or 0,
+            0,
+            0,
+            size,
+            PAGE_SIZE if base else VA_ALIGNMENT,
+            phase=(offset_pages * PAGE_SIZE) % VA_ALIGNMENT,
+        )
         region = Region(va, size, from_map=True)
         space.regions[va] = region
         mapping = VaMapping(space, region, va, count, Kind.ALLOCATION, allocation, offset_pages, write, execute)
@@ -512,8 +528,19 @@ class VaManager:
             and not (va < VA_ALIGNMENT)
         )
 
-    def _place_range(self, space: GpuVaSpace, base: int, lo: int, hi: int, size: int, alignment: int) -> int:
-        """The start of a new region: ``base`` if given (and free), else a free range in ``[lo, hi)``."""
+    def _place_range(
+        self, space: GpuVaSpace, base: int, lo: int, hi: int, size: int, alignment: int, *, phase: int | None = None
+    ) -> int:
+        """The start of a new region: ``base`` if given (and free), else a free range in ``[lo, hi)``.
+
+        ``phase`` (bytes, below 64 KB; for a mapping of an allocation): a VidMm-chosen start is wanted at ``phase``
+        past a 64 KB boundary, so that the mapped pages keep the low 16 bits of their place in the allocation
+        (decision 0040); when no such range is free, any ``alignment``-aligned one does.
+        """
+        if not base and phase is not None:
+            start = self._place_phased(space, lo, hi or self.va_size, size, phase)
+            if start is not None:
+                return start
         if base:
             if base + size > self.va_size or not self._free(space, base, size):
                 raise bad("BaseAddress", base, f"[{base:#x}, {base + size:#x}) is not free")
@@ -531,6 +558,17 @@ class VaManager:
                 HRESULT.E_OUTOFMEMORY,
             )
         return start
+
+    def _place_phased(self, space: GpuVaSpace, lo: int, top: int, size: int, phase: int) -> int | None:
+        if lo >= top or size + phase > top - lo:
+            return None
+        start = space.ranges.allocate_in(size + phase, alignment=VA_ALIGNMENT, lo=lo, hi=top)
+        if start is None:
+            return None
+        if phase:
+            space.ranges.free(start)
+            space.ranges.reserve(start + phase, size)
+        return start + phase
 
     def install(self, mapping: VaMapping, *, write_entries: bool = True, flush: bool = True) -> None:
         """Put ``mapping`` in its region (cutting what it covers out of earlier mappings) and write its entries

@@ -467,8 +467,11 @@ class PageTables:
         protection: int = 0,
         use_64k: bool = False,
         notify_eviction: bool = False,
+        source: tuple[int, int] | None = None,
     ) -> None:
-        """``UpdatePageTable`` of ``entries`` from ``start`` in ``table``, in the driver's update mode."""
+        """``UpdatePageTable`` of ``entries`` from ``start`` in ``table``, in the driver's update mode; ``source``:
+        the allocation whose pages the entries map and the byte offset of the first (``hAllocation``,
+        ``AllocationOffsetInBytes``; NULL for tables and for entries of no allocation)."""
         self._changing(table.space)
         if self.mode == Mode.DXGK_PAGETABLEUPDATE_GPU_VIRTUAL:
             va = table.window if self.address is None else self.address(table)
@@ -494,6 +497,8 @@ class PageTables:
                 UpdateMode=self.mode,
                 pPageTableEntries64KB=big,
                 DriverProtection=protection if table.level == 0 else 0,
+                hAllocation=HANDLE(0 if source is None else source[0]),
+                AllocationOffsetInBytes=0 if source is None else source[1],
             )
         )
 
