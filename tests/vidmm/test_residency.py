@@ -3,15 +3,20 @@ paging fences, offer and reclaim."""
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import pytest
 
 from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE, KiB, MiB
+from wddmsim.ddi.driver import KernelModeDriver
 from wddmsim.ddi.flags import DXGK_PAGETABLEUPDATEMODE
-from wddmsim.ddi.paging import Op
+from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_TRANSFERVIRTUAL, DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE, Op
 from wddmsim.ddi.residency import D3DDDICB_EVICT, D3DKMT_MEMORY_SEGMENT_GROUP, D3DKMT_QUERYVIDEOMEMORYINFO
 from wddmsim.ddi.status import HRESULT, InvalidArgument
+from wddmsim.hw.faults import AccessKind
 from wddmsim.kmd.allocations import AllocationUsage
+from wddmsim.testing.fakes import PayloadRecorder
 from wddmsim.testing.residency import backing_bytes
 from wddmsim.vidmm.allocation import Content, VidMmAllocation
 from wddmsim.vidmm.events import PagingOperation, VidMmEvict
@@ -515,4 +520,74 @@ def test_a_paging_process_table_placed_where_an_eviction_just_left_waits_for_the
     assert any(freed <= offset < freed + top.size for offset in new_tables)
     w.settle()
     assert np.array_equal(backing_bytes(w.adapter, top), pattern(top.size, seed))
+    w.check()
+
+
+@pytest.mark.parametrize("named", [False, True])
+def test_transfer_virtual_names_the_scratch_leaf_tables_only_when_the_driver_asks(named: bool) -> None:
+    """``LegacyBehaviors.SourcePageTableVaInTransfer``: ``SourcePageTable``/``DestinationPageTable`` are the
+    paging-process VAs of the leaf tables that map each side (consecutive leaf tables follow at consecutive
+    pages); without the cap they stay 0.  The scratch mappings' ``UpdatePageTable`` calls name the allocation
+    and the offset of their first page, the same offset as the transfer they prepare."""
+    recorders: list[PayloadRecorder] = []
+
+    def wrap(driver: object) -> KernelModeDriver:
+        recorders.append(PayloadRecorder(cast(KernelModeDriver, driver)))
+        return recorders[0]
+
+    w = World(wrap_driver=wrap, driver_options={"source_page_table_va_in_transfer": named}, scratch_size=2 * MiB)
+    caps = w.vidmm.gpummu.caps if w.vidmm.gpummu is not None else None
+    assert caps is not None and bool(caps.LegacyBehaviors.SourcePageTableVaInTransfer) == named
+    big = w.buffer(3 * MiB)
+    w.make_resident(big)
+    w.write(big, pattern(big.size, 12))
+    start = len(recorders[0].payloads)
+    w.evict(big)
+    w.make_resident(big)
+    assert np.array_equal(w.read(big), pattern(big.size, 12))
+    payloads = recorders[0].payloads[start:]
+    transfers = [p for p in payloads if isinstance(p, DXGK_BUILDPAGINGBUFFER_TRANSFERVIRTUAL)]
+    assert len(transfers) == 6, "3 chunks out, 3 back"
+    pp, mmu = w.vidmm.paging_process, w.adapter.gpu.mmu
+    assert pp is not None
+    root = w.adapter.gpu.engines[0].root
+    assert root is not None
+    for t in transfers:
+        if not named:
+            assert t.SourcePageTable == t.DestinationPageTable == 0
+            continue
+        for va, table_va in (
+            (t.SourceVirtualAddress, t.SourcePageTable),
+            (t.DestinationVirtualAddress, t.DestinationPageTable),
+        ):
+            leaf = mmu.walk(root, va).steps[-1].table
+            (run,) = mmu.translate(root, table_va, PAGE_SIZE, AccessKind.READ)
+            assert run[0] is mmu.local and run[1] == leaf.address, "the VA of the table the MMU walks through"
+    maps = [p for p in payloads if isinstance(p, DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE) and p.hAllocation]
+    assert {int(p.hAllocation) for p in maps} == {int(big.handle)}
+    assert {t.AllocationOffsetInBytes for t in transfers} == {
+        p.AllocationOffsetInBytes for p in maps if p.StartIndex == 0
+    }
+
+
+def test_the_aperture_never_maps_more_than_the_driver_commit_limit() -> None:
+    """``DXGK_DRIVERCAPS.ApertureSegmentCommitLimit``: VidMm never maps more physical memory than this into the
+    aperture segments; past it, aperture allocations make room like in a full segment (checklist item 98)."""
+    w = World(driver_options={"aperture_commit_limit": 1 * MiB})
+    assert w.vidmm.caps.ApertureSegmentCommitLimit == 1 * MiB
+    aperture = w.vidmm.spaces.aperture
+    assert aperture is not None and aperture.size > 1 * MiB
+    held = [w.buffer(384 * KiB, usage=AllocationUsage.APERTURE_ONLY) for _ in range(4)]
+    for i, a in enumerate(held):
+        w.make_resident(a)
+        assert w.vidmm.spaces.aperture_commit is not None
+        assert w.vidmm.spaces.aperture_commit.used <= 1 * MiB
+        assert a.placement is not None and a.placement.segment_id == aperture.id
+        w.write(a, pattern(a.size, 40 + i))
+    placed = [a for a in held if a.placement is not None]
+    assert len(placed) == 2, "two 384 KiB allocations fit under 1 MiB; the others were evicted to make room"
+    w.check()
+    for i, a in enumerate(held):
+        w.make_resident(a)
+        assert np.array_equal(w.read(a), pattern(a.size, 40 + i))
     w.check()

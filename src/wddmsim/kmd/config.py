@@ -39,6 +39,11 @@ class DriverConfig:
     explicit_page_table_invalidation: bool = False
     """Report ``DXGK_GPUMMUCAPS.ExplicitPageTableInvalidation``: VidMm invalidates every entry of a table before
     freeing it."""
+    aperture_commit_limit: int = 0
+    """``DXGK_DRIVERCAPS.ApertureSegmentCommitLimit`` in bytes (0: the whole aperture)."""
+    source_page_table_va_in_transfer: bool = False
+    """Report ``DXGK_GPUMMUCAPS.LegacyBehaviors.SourcePageTableVaInTransfer``: VidMm names, in each
+    ``TransferVirtual``, the paging-process VA of the leaf table mapping each side."""
     page_table_update_requires_idle: bool = False
     """Report ``DXGK_GPUMMUCAPS.PageTableUpdateRequireAddressSpaceIdle``: VidMm suspends the contexts of an
     address space while it updates its PTEs or invalidates its TLB entries."""

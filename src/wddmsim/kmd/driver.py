@@ -24,6 +24,7 @@ from wddmsim.ddi.caps import (
     DXGK_DRIVERCAPS,
     DXGK_GPUMMUCAPS,
     DXGK_GPUMMUCAPS_FLAGS,
+    DXGK_GPUMMUCAPS_LEGACYBEHAVIORS,
     DXGK_PAGE_TABLE_LEVEL_DESC,
     DXGK_QUERYADAPTERINFOTYPE,
     DXGK_QUERYPAGETABLELEVELDESCIN,
@@ -136,7 +137,7 @@ class ReferenceDriver:
     def driver_caps(self) -> DXGK_DRIVERCAPS:
         wddm2 = self.state.wddm2
         return DXGK_DRIVERCAPS(
-            ApertureSegmentCommitLimit=self.gpu.config.aperture_size,
+            ApertureSegmentCommitLimit=self.config.aperture_commit_limit or self.gpu.config.aperture_size,
             NumberOfSwizzlingRanges=0 if wddm2 else self.gpu.config.detile_windows,
             MemoryManagementCaps=DXGK_VIDMMCAPS(
                 VirtualAddressingSupported=wddm2,
@@ -162,6 +163,9 @@ class ReferenceDriver:
                 InvalidTlbEntriesNotCached=not self.gpu.config.caches_invalid_translations,
             ),
             PageTableUpdateMode=self.config.page_table_update_mode,
+            LegacyBehaviors=DXGK_GPUMMUCAPS_LEGACYBEHAVIORS(
+                SourcePageTableVaInTransfer=self.config.source_page_table_va_in_transfer
+            ),
             VirtualAddressBitCount=layout.va_bits,
             LeafPageTableSizeFor64KPagesInBytes=max(layout.leaf64_table_size, PAGE_SIZE),
             PageTableLevelCount=layout.levels,

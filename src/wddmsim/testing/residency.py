@@ -72,6 +72,11 @@ def check_residency(adapter: Adapter) -> list[str]:
                     problems.append(f"{owner!r} is in segment {space.id}, outside its supported segment sets")
                 if space.aperture:
                     problems += _check_aperture(adapter.gpu.aperture, owner, offset)
+    commit = vidmm.spaces.aperture_commit
+    if commit is not None:
+        mapped = sum(s.size - s.ranges.free_bytes for s in vidmm.spaces if s.aperture)
+        if commit.used != mapped or commit.used > commit.limit:
+            problems.append(f"aperture commit {commit.used:#x} (limit {commit.limit:#x}) but {mapped:#x} mapped")
     frames: dict[int, int] = {}
     for a in manager.allocations.values():
         if a.placement is not None and a.handle not in placed:

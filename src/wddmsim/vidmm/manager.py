@@ -75,7 +75,7 @@ class VideoMemoryManager:
         self.segments, self.paging_buffer_size, self.private_data_size = self._query_segments()
         if self.config.paging_buffer_size is not None:
             self.paging_buffer_size = self.config.paging_buffer_size
-        self.spaces = Segments(self.segments, events)
+        self.spaces = Segments(self.segments, events, aperture_commit_limit=self.caps.ApertureSegmentCommitLimit)
         self._report_segments()
         self.gpummu: GpuMmuDescription | None = None
         self.paging_process: SystemPagingProcess | None = None
@@ -194,7 +194,13 @@ class VideoMemoryManager:
         """GpuMmu drivers get content moved through the paging process's scratch area (unless configured off)."""
         if self.paging_process is None or self.gpummu is None or self.config.physical_moves:
             return None
-        return Scratch(self.paging, self.paging_process, self.gpummu.caps.PageTableUpdateMode)
+        caps = self.gpummu.caps
+        return Scratch(
+            self.paging,
+            self.paging_process,
+            caps.PageTableUpdateMode,
+            page_table_vas=bool(caps.LegacyBehaviors.SourcePageTableVaInTransfer),
+        )
 
     def resize_paging_buffers(self, size: int) -> None:
         """Replace the paging-buffer pool with buffers of ``size`` bytes (after the GPU went idle).

@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE
-from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS
+from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS, HANDLE
 from wddmsim.ddi.flags import DXGK_MEMORY_TRANSFER_DIRECTION as Direction
 from wddmsim.ddi.flags import DXGK_PAGETABLEUPDATEMODE
 from wddmsim.ddi.paging import (
@@ -60,10 +60,19 @@ class Pages:
 class Scratch:
     """Builds chunked, mapped, flushed virtual moves into the paging stream."""
 
-    def __init__(self, paging: PagingStream, process: SystemPagingProcess, mode: DXGK_PAGETABLEUPDATEMODE) -> None:
+    def __init__(
+        self,
+        paging: PagingStream,
+        process: SystemPagingProcess,
+        mode: DXGK_PAGETABLEUPDATEMODE,
+        *,
+        page_table_vas: bool = False,
+    ) -> None:
         self.paging = paging
         self.process = process
         self.mode = mode
+        self.page_table_vas = page_table_vas
+        """``LegacyBehaviors.SourcePageTableVaInTransfer``: name the leaf tables of both sides in each transfer."""
         self.chunk_pages = process.scratch_size // 2 // PAGE_SIZE
         self.moves = 0
         self.protections: Protections | None = None
@@ -83,8 +92,11 @@ class Scratch:
         base = self.process.scratch_base
         for first, n, protection in self._runs(a, total, self.chunk_pages):
             src_va, dst_va = base, base + self.chunk_pages * PAGE_SIZE
-            self.map_pages(src_va, source.segment_id, source.numbers[first : first + n], protection)
-            self.map_pages(dst_va, destination.segment_id, destination.numbers[first : first + n], protection)
+            of = (int(a.handle), first)
+            self.map_pages(src_va, source.segment_id, source.numbers[first : first + n], protection, source=of)
+            self.map_pages(
+                dst_va, destination.segment_id, destination.numbers[first : first + n], protection, source=of
+            )
             self.flush_range(src_va, dst_va + n * PAGE_SIZE)
             self.paging.build(
                 DXGK_BUILDPAGINGBUFFER_TRANSFERVIRTUAL(
@@ -94,6 +106,8 @@ class Scratch:
                     SourceVirtualAddress=src_va,
                     DestinationVirtualAddress=dst_va,
                     TransferDirection=direction,
+                    SourcePageTable=self.process.scratch_leaf(src_va)[3] if self.page_table_vas else 0,
+                    DestinationPageTable=self.process.scratch_leaf(dst_va)[3] if self.page_table_vas else 0,
                 )
             )
         self.moves += 1
@@ -102,7 +116,8 @@ class Scratch:
         total = a.size >> PAGE_SHIFT
         va = self.process.scratch_base
         for first, n, protection in self._runs(a, total, 2 * self.chunk_pages):
-            self.map_pages(va, destination.segment_id, destination.numbers[first : first + n], protection)
+            numbers = destination.numbers[first : first + n]
+            self.map_pages(va, destination.segment_id, numbers, protection, source=(int(a.handle), first))
             self.flush_range(va, va + n * PAGE_SIZE)
             self.paging.build(
                 DXGK_BUILDPAGINGBUFFER_FILLVIRTUAL(
@@ -115,9 +130,18 @@ class Scratch:
             )
         self.moves += 1
 
-    def map_pages(self, va: int, segment_id: int, numbers: npt.NDArray[np.uint64], protection: int = 0) -> None:
+    def map_pages(
+        self,
+        va: int,
+        segment_id: int,
+        numbers: npt.NDArray[np.uint64],
+        protection: int = 0,
+        *,
+        source: tuple[int, int] | None = None,
+    ) -> None:
         """``UpdatePageTable`` of the scratch leaf entries from ``va``, one call per leaf table, with
-        ``DriverProtection`` ``protection``."""
+        ``DriverProtection`` ``protection``; ``source``: the allocation and the page in it that ``numbers``
+        starts at (``hAllocation``, ``AllocationOffsetInBytes``)."""
         if self.mode == Mode.DXGK_PAGETABLEUPDATE_CPU_VIRTUAL:
             # The CPU writes at build time: the paging engine must be done with the previous mapping.
             self.paging.wait(self.paging.flush())
@@ -147,6 +171,8 @@ class Scratch:
                     NumPageTableEntries=count,
                     UpdateMode=self.mode,
                     DriverProtection=protection,
+                    hAllocation=HANDLE(0 if source is None else source[0]),
+                    AllocationOffsetInBytes=0 if source is None else (source[1] + done) * PAGE_SIZE,
                 )
             )
             done += count

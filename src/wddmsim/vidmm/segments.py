@@ -35,11 +35,34 @@ class Placement:
 
 
 @final
+class ApertureCommit:
+    """``DXGK_DRIVERCAPS.ApertureSegmentCommitLimit``: VidMm never maps more than ``limit`` bytes of physical
+    memory into the aperture segments, together."""
+
+    __slots__ = ("limit", "used")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.used = 0
+
+    def fits(self, size: int) -> bool:
+        return self.used + size <= self.limit
+
+
+@final
 class SegmentSpace:
     """One driver segment: its descriptor and its range allocator."""
 
-    def __init__(self, segment_id: int, descriptor: DXGK_SEGMENTDESCRIPTOR4, events: EventLog | None = None) -> None:
+    def __init__(
+        self,
+        segment_id: int,
+        descriptor: DXGK_SEGMENTDESCRIPTOR4,
+        events: EventLog | None = None,
+        commit: ApertureCommit | None = None,
+    ) -> None:
         self.id = segment_id
+        self.commit = commit
+        """An aperture segment's share of the adapter's aperture commit limit (None: only its own limits)."""
         self.events = events
         """Where range changes are reported (``SegmentRange``, ``TotalBytesResidentInSegment``), if anywhere."""
         self.descriptor = descriptor
@@ -73,9 +96,13 @@ class SegmentSpace:
         return D3DKMT_MEMORY_SEGMENT_GROUP.D3DKMT_MEMORY_SEGMENT_GROUP_LOCAL
 
     def allocate(self, size: int, owner: object, *, alignment: int = 0, from_end: bool = False) -> int | None:
+        if self.commit is not None and not self.commit.fits(-(-size // PAGE_SIZE) * PAGE_SIZE):
+            return None  # as if full: what makes room here (evicting from this segment) lowers the commit too
         free = self.ranges.free_bytes
         offset = self.ranges.allocate(size, alignment=alignment, from_end=from_end)
         if offset is not None:
+            if self.commit is not None:
+                self.commit.used += free - self.ranges.free_bytes
             self.owners[offset] = owner
             if self.events is not None and self.events.enabled:
                 self._report(offset, free - self.ranges.free_bytes, "allocate", owner)
@@ -84,6 +111,8 @@ class SegmentSpace:
     def free(self, offset: int) -> None:
         free = self.ranges.free_bytes
         self.ranges.free(offset)
+        if self.commit is not None:
+            self.commit.used -= self.ranges.free_bytes - free
         owner = self.owners.pop(offset)
         if self.events is not None and self.events.enabled:
             self._report(offset, self.ranges.free_bytes - free, "free", owner)
@@ -118,8 +147,19 @@ class SegmentSpace:
 class Segments:
     """Every driver segment, by id."""
 
-    def __init__(self, descriptors: list[DXGK_SEGMENTDESCRIPTOR4], events: EventLog | None = None) -> None:
-        self.spaces = [SegmentSpace(i + 1, d, events) for i, d in enumerate(descriptors)]
+    def __init__(
+        self,
+        descriptors: list[DXGK_SEGMENTDESCRIPTOR4],
+        events: EventLog | None = None,
+        *,
+        aperture_commit_limit: int = 0,
+    ) -> None:
+        self.aperture_commit = ApertureCommit(aperture_commit_limit) if aperture_commit_limit else None
+        """``ApertureSegmentCommitLimit`` across the aperture segments (0 from the driver: no limit but theirs)."""
+        self.spaces = [
+            SegmentSpace(i + 1, d, events, self.aperture_commit if d.Flags.Aperture else None)
+            for i, d in enumerate(descriptors)
+        ]
 
     def __iter__(self) -> Iterator[SegmentSpace]:
         return iter(self.spaces)
