@@ -155,33 +155,34 @@ class VaManager:
         found = priv.pools.get(pool.handle)
         if found is not None:
             return found
-        size = pool.size
-        lo, hi = _area(self.va_size, POOL_AREA)
-        base = priv.ranges.allocate_in(size, alignment=VA_ALIGNMENT, lo=lo, hi=hi)
-        if base is None:
-            raise VidMmError("the privileged VA space has no room left for tile pools")
-        region = Region(base, size, from_map=True)
-        priv.regions[base] = region
-        priv.pools[pool.handle] = base
-        self.install(VaMapping(priv, region, base, size // PAGE_SIZE, Kind.ALLOCATION, pool, 0, True, False))
-        return base
+        region = self._fixed_region(priv, POOL_AREA, pool.size, "tile pools")
+        priv.pools[pool.handle] = region.base
+        self.install(
+            VaMapping(priv, region, region.base, pool.size // PAGE_SIZE, Kind.ALLOCATION, pool, 0, True, False)
+        )
+        return region.base
 
-    def _map_pages(self, priv: GpuVaSpace, area: int, segment_id: int, numbers: npt.NDArray[np.uint64]) -> Region:
-        """Fixed pages VidMm maps into a privileged space (read-write), in ``area``, 64 KB aligned."""
-        size = int(numbers.shape[0]) * PAGE_SIZE
+    def _fixed_region(self, priv: GpuVaSpace, area: int, size: int, what: str) -> Region:
+        """A new region of ``size`` bytes in ``area`` of a privileged space, 64 KB aligned."""
         lo, hi = _area(self.va_size, area)
         base = priv.ranges.allocate_in(size, alignment=VA_ALIGNMENT, lo=lo, hi=hi)
         if base is None:
-            raise VidMmError("the privileged VA space has no room left for page tables")
+            raise VidMmError(f"the privileged VA space has no room left for {what}")
         region = Region(base, size, from_map=True)
         priv.regions[base] = region
+        return region
+
+    def _map_pages(self, priv: GpuVaSpace, area: int, segment_id: int, numbers: npt.NDArray[np.uint64]) -> Region:
+        """Fixed pages VidMm maps into a privileged space (read-write), in ``area``, 64 KB aligned."""
+        pages = int(numbers.shape[0])
+        region = self._fixed_region(priv, area, pages * PAGE_SIZE, "page tables")
         mapping = VaMapping(
-            priv, region, base, size // PAGE_SIZE, Kind.PAGES, write=True, segment_id=segment_id, page_numbers=numbers
+            priv, region, region.base, pages, Kind.PAGES, write=True, segment_id=segment_id, page_numbers=numbers
         )
         region.mappings.append(mapping)
         self.entries.write_mapping(mapping, resident=None)
         if self.tables.flush_new:
-            self.tables.flush_range(priv, base, size)
+            self.tables.flush_range(priv, region.base, region.size)
         return region
 
     def _table_created(self, table: ProcessTable) -> None:
