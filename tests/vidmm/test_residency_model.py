@@ -20,6 +20,8 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from wddmsim.core.pointer import ByteArray
 from wddmsim.core.units import PAGE_SIZE, KiB, MiB
 from wddmsim.ddi.residency import (
+    D3DDDI_MAKERESIDENT,
+    D3DDDI_MAKERESIDENT_FLAGS,
     D3DDDI_OFFER_PRIORITY,
     D3DDDI_RECLAIM_RESULT,
     D3DDDI_TRIMRESIDENCYSET_FLAGS,
@@ -39,6 +41,7 @@ from wddmsim.testing.invariants import MemoryRanges, check_page_tables
 from wddmsim.testing.residency import check_residency
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.device import Device, PagingQueue
+from wddmsim.vidmm.events import PagingRequestServiced
 
 from .world import SMALL_GPU, World, pattern
 
@@ -62,6 +65,8 @@ class ResidencyModel(RuleBasedStateMachine):
         w = self.world
         second = w.rm.create_device(w.rm.create_process())
         self.devices: list[tuple[Device, PagingQueue]] = [(w.device, w.queue), (second, w.new_queue(second))]
+        self.queues = [[queue, *(w.new_queue(device, p) for p in (-1, 1))] for device, queue in self.devices]
+        """Every device's queues: normal, below normal, above normal."""
         self.expected: dict[int, ByteArray | None] = {}
         self.allocations: dict[int, VidMmAllocation] = {}
         self.vas: dict[int, int] = {}
@@ -125,6 +130,50 @@ class ResidencyModel(RuleBasedStateMachine):
             assert result in (HRESULT.S_OK, HRESULT.E_PENDING)
             assert all(a.placement is not None for a in chosen)
             assert self.world.rm.fence_value(queue) >= args.PagingFenceValue
+
+    @precondition(lambda self: self.allocations)
+    @rule(data=st.data(), count=st.integers(1, 4))
+    def make_resident_without_waiting(self, data: st.DataObject, count: int) -> None:
+        """Requests pile up on queues of every priority (decision 0043); a wait on one of them lets the worker
+        service them all, the highest priority first and each queue's in order, and reach the value."""
+        marker = len(self.world.adapter.events.of_type(PagingRequestServiced))
+        admitted: list[tuple[PagingQueue, int]] = []
+        for _ in range(count):
+            index = data.draw(st.integers(0, 1))
+            dev = self.devices[index][0]
+            queue = data.draw(st.sampled_from(self.queues[index]))
+            mine = [a for a in self._of(dev) if a.offered is None]
+            if not mine:
+                continue
+            chosen = data.draw(st.lists(st.sampled_from(mine), min_size=1, max_size=3, unique_by=lambda a: a.handle))
+            before = {a.handle: a.residency_count for a in self.allocations.values()}
+            args = D3DDDI_MAKERESIDENT(
+                hPagingQueue=queue.handle,
+                NumAllocations=len(chosen),
+                AllocationList=tuple(a.handle for a in chosen),
+                Flags=D3DDDI_MAKERESIDENT_FLAGS(CantTrimFurther=True),
+            )
+            result = self.world.rm.make_resident(args)
+            if result == HRESULT.E_OUTOFMEMORY:
+                assert {a.handle: a.residency_count for a in self.allocations.values()} == before, "atomic"
+                continue
+            assert all(a.residency_count == before[a.handle] + 1 for a in chosen)
+            if result == HRESULT.E_PENDING:
+                assert args.PagingFenceValue == queue.issued
+                admitted.append((queue, args.PagingFenceValue))
+        self._check()  # invariants hold with requests admitted and not serviced
+        if not admitted:
+            return
+        queue, value = data.draw(st.sampled_from(admitted))
+        self.world.rm.wait(queue, value)
+        assert self.world.rm.fence_value(queue) >= value
+        serviced = self.world.adapter.events.of_type(PagingRequestServiced)[marker:]
+        assert sorted((q.handle, v) for q, v in admitted) == sorted((e.queue, e.value) for e in serviced)
+        priorities = [e.priority for e in serviced]
+        assert priorities == sorted(priorities, reverse=True), "higher-priority queues are serviced first"
+        for q, _ in admitted:
+            values = [e.value for e in serviced if e.queue == q.handle]
+            assert values == sorted(values), "a queue's requests are serviced in order"
 
     @precondition(lambda self: any(a.residency_count for a in self.allocations.values()))
     @rule(data=st.data(), only_if_necessary=st.booleans(), not_written=st.booleans())

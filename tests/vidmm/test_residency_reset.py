@@ -71,8 +71,8 @@ def test_a_fatal_driver_error_during_make_resident_takes_the_reset_path_and_leav
     w.evict(a)
     failing.armed = True
     with pytest.raises(DeviceRemoved, match="the driver raised RuntimeError: driver bug in Transfer"):
-        w.make_resident(a)
-    assert a.residency_count == 0 and a.placement is None
+        w.make_resident(a)  # admitted (E_PENDING, the count taken); the worker's page-in fails in the wait
+    assert a.residency_count == 1 and a.placement is None and a.device.removed
     assert np.array_equal(backing_bytes(w.adapter, a), pattern(a.size, 3))
     assert not check_residency(w.adapter)
 
@@ -86,6 +86,9 @@ def test_where_says_segment_address_kind_publication_and_backing() -> None:
 
     args = D3DDDI_MAKERESIDENT(hPagingQueue=w.queue.handle, NumAllocations=1, AllocationList=(a.handle,))
     assert w.rm.make_resident(args) == HRESULT.E_PENDING
+    queued = w.rm.where(a.handle)  # admitted: listed, the paging worker has not run yet
+    assert (queued.kind, queued.residency_count, queued.published) == ("system", 1, False)
+    w.rm.service()  # placed and the page-in built, not yet run by the paging engine
     pending = w.rm.where(a.handle)
     assert pending.kind == "memory" and pending.segment_id == 2 and not pending.published, "not before its fence"
     w.rm.wait(w.queue, args.PagingFenceValue)

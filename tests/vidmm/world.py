@@ -43,6 +43,7 @@ class World:
         update_mode: DXGK_PAGETABLEUPDATEMODE | None = None,
         driver_options: dict[str, Any] | None = None,
         wrap_driver: DriverWrapper | None = None,
+        deferred: bool = True,
     ) -> None:
         options: dict[str, Any] = {"model": model, "map_aperture2": map_aperture2, **(driver_options or {})}
         if update_mode is not None:  # CPU_VIRTUAL needs page tables the CPU can reach: the CPU-visible segment
@@ -52,7 +53,9 @@ class World:
             SystemConfig(
                 gpu=gpu,
                 driver=DriverConfig(**options),
-                vidmm=VidMmConfig(eviction_policy=policy, physical_moves=physical, scratch_size=scratch_size),
+                vidmm=VidMmConfig(
+                    eviction_policy=policy, physical_moves=physical, scratch_size=scratch_size, deferred_paging=deferred
+                ),
             ),
             wrap_driver=wrap_driver,
         )

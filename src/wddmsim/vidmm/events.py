@@ -201,6 +201,21 @@ class PagingQueuePacket(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PagingRequestServiced(Event):
+    """The paging worker serviced an admitted ``MakeResident`` (decision 0043): ``placed`` of its allocations
+    paged in now; ``unplaced`` still listed but not resident (they come back before the device runs)."""
+
+    NAME: ClassVar[str] = "PagingRequestServiced"
+    queue: int
+    device: int
+    value: int
+    priority: int
+    allocations: int
+    placed: int
+    unplaced: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CpuLockEvent(Event):
     """A CPU view of an allocation changing (no ETW counterpart is documented): ``action`` is ``lock``, ``relock``, ``lock2``, ``unlock`` or
     ``rotate`` (the allocation moved under a lock; the view now shows system pages)."""

@@ -121,6 +121,7 @@ class LockManager:
         a = self._lockable(device, args.hAllocation, "hAllocation")
         flags = args.Flags
         self._check_flags(a, args)
+        self.residency.service()  # the paging worker catches up: the lock sees where the allocation really is
         if a.lock is not None:
             return self._relock(a, args)
         if not self._synchronise(a, flags):
@@ -446,6 +447,7 @@ class LockManager:
             a.lock.count += 1
             args.pData = self._view(a)
             return HRESULT.S_OK
+        self.residency.service()
         space = self._space(a)
         if a.flags.Cached and space is not None and not space.aperture:
             # A cached CPU view of local memory would not be coherent: such allocations lock only from an

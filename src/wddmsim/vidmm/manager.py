@@ -54,6 +54,9 @@ class VidMmConfig:
     """Move content with physical ``Transfer``/``Fill`` even on a GpuMmu driver (decision 0014)."""
     eviction_policy: str = "priority-lru"
     """The victim policy by name (:data:`wddmsim.vidmm.policy.POLICIES`)."""
+    deferred_paging: bool = True
+    """``MakeResident`` is admitted at the call and serviced by the paging worker, highest queue priority first
+    (decision 0043); False services each request within its call (queue priorities then change nothing)."""
 
 
 @final
@@ -131,6 +134,7 @@ class VideoMemoryManager:
             gpu_fences=self.gpummu is not None,
             scratch=self.mover.scratch,
             process=self.paging_process,
+            deferred=self.config.deferred_paging,
         )
         self.paging.allocation_size = self._allocation_size
         self.reset.listeners.append(self.residency.on_adapter_reset)

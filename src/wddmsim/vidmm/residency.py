@@ -6,7 +6,8 @@ What it models (wddm-spec.md sections 3.7-3.9, decisions D4 and D7, decision 001
   it is atomic (on failure no count changes, ``NumBytesToTrim`` says by how much the budget is exceeded),
   returns ``S_OK`` with fence 0 when nothing had to move, ``E_PENDING`` with the queue's next fence value
   otherwise; ``CantTrimFurther`` lets it exceed the current budget (never the segments' capacity),
-  ``MustSucceed`` puts the device in error when even that fails.
+  ``MustSucceed`` puts the device in error when even that fails.  The paging itself is done by the
+  :mod:`paging worker <wddmsim.vidmm.worker>`, highest queue priority first (decision 0043).
 - ``Evict`` drops a reference; at zero the allocation leaves the list and is paged out, unless
   ``EvictOnlyIfNecessary`` defers that to the next memory pressure; ``NotWrittenTo`` lets the page-out discard.
 - Placement tries the allocation's preferred segments, then the others it supports; room is made by evicting
@@ -64,7 +65,14 @@ from wddmsim.ddi.status import HRESULT, NT_SUCCESS, NTSTATUS, DdiError, InvalidA
 from wddmsim.vidmm.allocation import Content, VidMmAllocation
 from wddmsim.vidmm.device import Device, FenceArea, MonitoredFence, PagingQueue, Process, SyncObject
 from wddmsim.vidmm.errors import DeviceRemoved
-from wddmsim.vidmm.events import AdapterAllocation, PagingQueuePacket, VidMmEvict, VidMmMakeResident, VidMmPageIn
+from wddmsim.vidmm.events import (
+    AdapterAllocation,
+    PagingQueuePacket,
+    PagingRequestServiced,
+    VidMmEvict,
+    VidMmMakeResident,
+    VidMmPageIn,
+)
 from wddmsim.vidmm.mover import Mover
 from wddmsim.vidmm.paging import PagingStream
 from wddmsim.vidmm.paging_process import SystemPagingProcess
@@ -72,6 +80,7 @@ from wddmsim.vidmm.policy import EvictionPolicy
 from wddmsim.vidmm.scratch import Scratch
 from wddmsim.vidmm.segments import Placement, Segments, SegmentSpace
 from wddmsim.vidmm.vaspace import VaManager
+from wddmsim.vidmm.worker import PagingRequest, PagingWorker
 
 GROUPS = tuple(D3DKMT_MEMORY_SEGMENT_GROUP)
 
@@ -158,6 +167,7 @@ class ResidencyManager:
         gpu_fences: bool,
         scratch: Scratch | None = None,
         process: SystemPagingProcess | None = None,
+        deferred: bool = True,
     ) -> None:
         self.driver = driver
         self.mm = mm
@@ -169,6 +179,10 @@ class ResidencyManager:
         self.events = events
         self.gpu_fences = gpu_fences
         """The driver signals paging fences from the paging buffer (``SignalMonitoredFence``, WDDM 2.2+)."""
+        self.deferred = deferred
+        """``MakeResident`` is admitted at the call and serviced by the paging worker (decision 0043); False: each
+        request is serviced within its call."""
+        self.worker = PagingWorker(self._serve)
         self.processes: dict[int, Process] = {}
         self.devices: dict[int, Device] = {}
         self.queues: dict[int, PagingQueue] = {}
@@ -351,6 +365,7 @@ class ResidencyManager:
         a = self.allocation(handle)
         if a.pin_count:
             raise _bad("hAllocation", handle, "is pinned (a lock or paging operation is under way)")
+        self.service()
         if self.cpu is not None:
             self.cpu.forget(a)  # refuses a locked allocation; gives its swizzling ranges back
         if self.va is not None:
@@ -558,6 +573,8 @@ class ResidencyManager:
             over = self._over_budget(device, wanted, hard=True)
         if over > 0:
             return self._refuse(args, device, over, "over budget")
+        if self.deferred:
+            return self._admit(args, queue, wanted)
         self._moved = False
         protected = {a.handle for a in wanted}
         for a in wanted:
@@ -578,6 +595,88 @@ class ResidencyManager:
         result = HRESULT.E_PENDING if self._moved else HRESULT.S_OK
         self._emit_make_resident(device, len(wanted), result, args.PagingFenceValue, 0)
         return result
+
+    def _admit(self, args: D3DDDI_MAKERESIDENT, queue: PagingQueue, wanted: list[VidMmAllocation]) -> HRESULT:
+        """The deferred form (decision 0043): the counts are taken now; what must move is queued for the paging
+        worker under the queue's next fence value (``E_PENDING``); ``S_OK`` with 0 if everything is in place."""
+        device = queue.device
+        unplaced = self._unplaceable(wanted)
+        if unplaced:
+            return self._refuse(args, device, unplaced, "segments full")
+        for a in wanted:
+            self._clock += 1
+            a.last_use = self._clock
+            if a.residency_count == 0:
+                a.backing_current = False  # a new period of use: the GPU may write it again
+            a.residency_count += 1
+        args.NumAllocations = len(wanted)
+        result = HRESULT.S_OK
+        args.PagingFenceValue = 0
+        if any(a.placement is None for a in wanted):
+            queue.issued += 1
+            args.PagingFenceValue = queue.issued
+            for a in wanted:
+                a.ready_fence = max(a.ready_fence, queue.issued)
+            result = HRESULT.E_PENDING
+            self.worker.admit(PagingRequest(queue, queue.issued, tuple(wanted)))
+        self._emit_make_resident(device, len(wanted), result, args.PagingFenceValue, 0)
+        return result
+
+    def _unplaceable(self, wanted: list[VidMmAllocation]) -> int:
+        """Bytes of ``wanted`` that no segment could hold even with every allocation it may evict gone: the
+        request is refused at once (``E_OUTOFMEMORY``) rather than admitted to fail in the worker."""
+        need: dict[int, int] = {}
+        for a in wanted:
+            if a.placement is None:
+                for space in self._candidates(a):
+                    need[space.id] = need.get(space.id, 0)
+                if not self._candidates(a):
+                    return a.size
+        if not need:
+            return 0
+        missing = 0
+        for a in sorted((a for a in wanted if a.placement is None), key=lambda x: -x.size):
+            best = max(self._candidates(a), key=lambda s: self._evictable_room(s, wanted) - need[s.id])
+            room = self._evictable_room(best, wanted) - need[best.id]
+            if room < a.size:
+                missing += a.size - max(room, 0)
+            need[best.id] += a.size
+        return missing
+
+    def _evictable_room(self, space: SegmentSpace, wanted: list[VidMmAllocation]) -> int:
+        """What ``space`` could give: its free bytes plus what the policy may evict for ``wanted``."""
+        keep = {a.handle for a in wanted}
+        movable = sum(v.size for v in self.residents(space) if v.handle not in keep and v.pin_count == 0)
+        return space.ranges.free_bytes + movable
+
+    def service(self) -> None:
+        """Let the paging worker catch up: every admitted request is serviced, highest queue priority first."""
+        if len(self.worker):
+            self.worker.service()
+
+    def _serve(self, request: PagingRequest) -> None:
+        """Service one admitted ``MakeResident``: page in what the device still lists, then signal its value.
+        What cannot be placed now stays listed and not resident -- it is paged in before the device's work runs
+        (:meth:`ensure_resident`), as a victim of pressure is."""
+        listed = [a for a in request.allocations if a.handle in self.allocations and a.residency_count]
+        protected = {a.handle for a in listed}
+        placed = 0
+        for a in listed:
+            if a.placement is None and not a.device.removed and self._place(a, protected, cause="pressure"):
+                placed += 1
+        self._signal_value(request.queue, request.value)
+        self.events.emit(
+            PagingRequestServiced(
+                time=self.events.clock.now,
+                queue=request.queue.handle,
+                device=request.queue.device.handle,
+                value=request.value,
+                priority=int(request.queue.priority),
+                allocations=len(request.allocations),
+                placed=placed,
+                unplaced=sum(1 for a in listed if a.placement is None),
+            )
+        )
 
     def _refuse(self, args: D3DDDI_MAKERESIDENT, device: Device, over: int, why: str) -> HRESULT:
         """``E_OUTOFMEMORY``: no count changed; ``MustSucceed`` puts the device in error."""
@@ -620,6 +719,7 @@ class ResidencyManager:
 
     def evict(self, args: D3DDDICB_EVICT) -> HRESULT:
         """``pfnEvictCb`` / ``D3DKMTEvict``: drop one residency reference per listed allocation."""
+        self.service()
         device = self.device(args.hDevice)
         listed = [self.allocation(h, f"AllocationList[{i}]") for i, h in enumerate(args.AllocationList)]
         if args.NumAllocations != len(listed):
@@ -652,6 +752,7 @@ class ResidencyManager:
     def ensure_resident(self, device: Device) -> int:
         """Before any context of ``device`` runs: page in whatever its residency list holds that left (a
         victim of pressure).  Returns the paging fence to wait for (0: nothing moved)."""
+        self.service()
         wanted = [a for a in self.allocations.values() if a.device is device and a.residency_count]
         wanted.sort(key=lambda a: -a.size)  # largest first: the fewest ranges left too small to use
         protected = {a.handle for a in wanted}
@@ -670,12 +771,14 @@ class ResidencyManager:
         return fence
 
     def settle(self) -> None:
-        """Submit what is built and wait until the paging engine has run it."""
+        """Service the admitted requests, submit what is built and wait until the paging engine has run it."""
+        self.service()
         self.paging.wait(self.paging.flush())
 
     def bring_into_memory(self, a: VidMmAllocation, *, cause: str) -> bool:
         """Put ``a`` in a memory segment (out of an aperture or system memory) and wait for the move; False -- with
         ``a`` where it was -- if no memory segment can take it, even by evicting what ``a`` does not need."""
+        self.service()
         if a.placement is not None and not self.segments.get(a.placement.segment_id).aperture:
             return True
         for victims in (None, _unreferenced, _anyone):
@@ -693,6 +796,7 @@ class ResidencyManager:
     def place_for_submission(self, allocations: list[VidMmAllocation], *, protected: set[HANDLE]) -> bool:
         """Place every one of ``allocations`` (the allocation list of a segment-model submission), evicting only
         what ``protected`` does not name; False, with what could be placed left placed, if one does not fit."""
+        self.service()
         self._moved = False
         for a in sorted(allocations, key=lambda x: -x.size):  # largest first: the fewest ranges left too small
             if a.placement is None and not self._place(a, protected, cause="pressure"):
@@ -702,6 +806,7 @@ class ResidencyManager:
     def evict_for_cpu(self, a: VidMmAllocation, *, discard: bool) -> None:
         """Take ``a`` to system memory now for a CPU lock (cause ``lock``) and wait until its bytes are there;
         ``discard``: the lock may drop the content (``Discard``), so nothing is copied."""
+        self.service()
         if a.placement is not None:
             self._leave(a, cause="lock", keep_content=not discard)
         self.settle()
@@ -709,7 +814,9 @@ class ResidencyManager:
     def pin(self, handle: int) -> None:
         """Pin an allocation where it is (the kernel holds it, e.g. for scan-out): it is never a victim, and a
         lock that would have to evict it fails with ``CANTEVICTPINNEDALLOCATION``."""
-        self.allocation(handle).pin_count += 1
+        a = self.allocation(handle)
+        self.service()
+        a.pin_count += 1
 
     def unpin(self, handle: int) -> None:
         a = self.allocation(handle)
@@ -918,9 +1025,15 @@ class ResidencyManager:
     # --- paging fences ---------------------------------------------------------------------------------------
 
     def signal(self, queue: PagingQueue) -> int:
-        """Give the work just built the queue's next fence value and submit it."""
+        """Give the work just built the queue's next fence value and submit it (after the requests admitted
+        before it: a queue's values signal in order)."""
+        self.service()
         queue.issued += 1
-        value = queue.issued
+        self._signal_value(queue, queue.issued)
+        return queue.issued
+
+    def _signal_value(self, queue: PagingQueue, value: int) -> None:
+        """Signal ``value`` on ``queue`` after the work built so far."""
         if self.gpu_fences:
             self.paging.build(
                 DXGK_BUILDPAGINGBUFFER_SIGNALMONITOREDFENCE(
@@ -937,7 +1050,6 @@ class ResidencyManager:
                 submission=submission,
             )
         )
-        return value
 
     def fence_value(self, queue: PagingQueue) -> int:
         """The queue's monitored fence as the CPU reads it now (the GPU runs only when someone waits)."""
@@ -953,9 +1065,12 @@ class ResidencyManager:
             del queue.pending[value]
 
     def wait(self, queue: PagingQueue, value: int) -> None:
-        """Wait on the CPU until the queue's fence reaches ``value`` (0 returns at once)."""
+        """Wait on the CPU until the queue's fence reaches ``value`` (0 returns at once).  The paging worker
+        catches up first -- all of it, in priority order -- and the paging engine then runs only as far as the
+        work that signals ``value``."""
         if value > queue.issued:
             raise _bad("FenceValue", value, f"the queue has issued values up to {queue.issued} only")
+        self.service()
         submission = max((s for v, s in queue.pending.items() if v <= value), default=0)
         if submission:
             self.paging.wait(submission)
@@ -972,6 +1087,7 @@ class ResidencyManager:
             raise _bad("FenceValue", value, "must be a UINT64")
         if sync.fence.value >= value:
             return
+        self.service()
         if sync.promised < value:
             raise _bad(
                 "FenceValue",
@@ -988,6 +1104,7 @@ class ResidencyManager:
 
     def offer(self, args: D3DKMT_OFFERALLOCATIONS) -> None:
         """``D3DKMTOfferAllocations``: VidMm may drop the content under pressure until reclaimed."""
+        self.service()
         device = self.device(args.hDevice)
         if args.Priority == D3DDDI_OFFER_PRIORITY.D3DDDI_OFFER_PRIORITY_NONE:
             raise _bad("Priority", int(args.Priority), "D3DDDI_OFFER_PRIORITY_NONE must not be used when offering")
@@ -1023,6 +1140,7 @@ class ResidencyManager:
         """``D3DKMTReclaimAllocations2``: OK, DISCARDED or NOT_COMMITTED per allocation; pages in what a
         residency list holds."""
         queue = self.queue(args.hPagingQueue)
+        self.service()
         if args.NumAllocations != len(args.HandleList) or not args.HandleList:
             raise _bad(
                 "NumAllocations", args.NumAllocations, f"must be positive and match HandleList ({len(args.HandleList)})"
@@ -1084,6 +1202,7 @@ class ResidencyManager:
         if self._resetting:  # the reset's own paging failed: the outer call finishes the bookkeeping
             return
         self._resetting = True
+        self.worker.drop()  # their devices are removed; every value is retired below
         try:
             for device in self.devices.values():
                 device.removed = device.removed or f"adapter reset: {reason}"
@@ -1150,6 +1269,7 @@ class ResidencyManager:
     def trim_residency_set(self, device: Device, args: D3DDDIARG_TRIMRESIDENCYSET) -> int:
         """What a reference user-mode driver does when VidMm calls ``pfnTrimResidencySet``: evicts (drops from
         the list and pages out) per the flags; returns the bytes trimmed."""
+        self.service()
         flags = args.TrimFlags
         if flags.PeriodicTrim and flags.RestartPeriodicTrim:
             raise _bad("TrimFlags", flags.Value, "RestartPeriodicTrim is not valid with PeriodicTrim")

@@ -95,6 +95,18 @@ SCHEMA: dict[str, tuple[str, dict[str, str]]] = {
         "PagingQueuePacket",
         {"queue": "hPagingQueue", "device": "hDevice", "value": "PagingFenceValue", "submission": "SubmissionFenceId"},
     ),
+    "PagingRequestServiced": (
+        "PagingRequestServiced",
+        {
+            "queue": "hPagingQueue",
+            "device": "hDevice",
+            "value": "PagingFenceValue",
+            "priority": "Priority",
+            "allocations": "NumAllocations",
+            "placed": "NumPlaced",
+            "unplaced": "NumUnplaced",
+        },
+    ),
     "BuildPagingBuffer": (
         "BuildPagingBuffer",
         {
