@@ -42,6 +42,7 @@ from wddmsim.hw.gpu import GpuConfig
 from wddmsim.hw.memsys import read_runs
 from wddmsim.kmd.allocations import AllocationUsage
 from wddmsim.testing.invariants import MemoryRanges, check_page_tables
+from wddmsim.testing.tlb import TlbWatch, check_tlb
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.device import Device, PagingQueue
 
@@ -84,6 +85,7 @@ class PageTableModel(RuleBasedStateMachine):
     @initialize()
     def setup(self) -> None:
         self.w = World(**self.config)
+        self.watch = TlbWatch(self.w.adapter)
         w = self.w
         self.procs: list[tuple[Device, PagingQueue]] = [(w.device, w.queue)]
         second = w.rm.create_device(w.rm.create_process())
@@ -305,6 +307,8 @@ class PageTableModel(RuleBasedStateMachine):
                     self.w.adapter.gpu, root_of(self.w, space), ranges, root_entries=space.root_entries
                 )
                 assert not problems, problems
+        tlb = check_tlb(self.w.adapter) + self.watch.problems
+        assert not tlb, tlb
         self.w.check()
 
 

@@ -39,6 +39,7 @@ from wddmsim.kmd.allocations import AllocationUsage
 from wddmsim.kmd.config import DriverModel
 from wddmsim.testing.invariants import MemoryRanges, check_page_tables
 from wddmsim.testing.residency import check_residency
+from wddmsim.testing.tlb import TlbWatch, check_tlb
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.device import Device, PagingQueue
 from wddmsim.vidmm.events import PagingRequestServiced
@@ -63,6 +64,7 @@ class ResidencyModel(RuleBasedStateMachine):
     def setup(self, first: list[tuple[int, int, int]]) -> None:
         self.world = World(**self.options)  # type: ignore[arg-type]
         w = self.world
+        self.watch = TlbWatch(w.adapter)
         second = w.rm.create_device(w.rm.create_process())
         self.devices: list[tuple[Device, PagingQueue]] = [(w.device, w.queue), (second, w.new_queue(second))]
         self.queues = [[queue, *(w.new_queue(device, p) for p in (-1, 1))] for device, queue in self.devices]
@@ -274,7 +276,7 @@ class ResidencyModel(RuleBasedStateMachine):
 
     def _check(self) -> None:
         self.world.settle()
-        problems = check_residency(self.world.adapter)
+        problems = check_residency(self.world.adapter) + check_tlb(self.world.adapter) + self.watch.problems
         va = self.world.vidmm.va
         if va is not None:
             ranges = MemoryRanges.of(self.world.adapter.driver)

@@ -277,6 +277,29 @@ class Mmu:
             del regions[key]
         return len(doomed)
 
+    def stale_translations(self, root: TablePointer | None = None) -> list[tuple[TablePointer, int, str]]:
+        """A coherence audit (not hardware behaviour): every valid translation the TLB holds -- for ``root``, or
+        for every root -- that the page tables in memory no longer give, as ``(root, region VA, what differs)``.
+
+        After a page-table change the TLB may keep the old translation until a TLB_INVALIDATE covering it runs;
+        a stale translation still cached when work runs, or once the engines are idle, is a missing or late flush
+        (reliability-plan I4).  Invalid cached entries are not stale: they re-walk before they fault."""
+        out: list[tuple[TablePointer, int, str]] = []
+        walks = self.walks
+        roots = [root] if root is not None else list(self.tlb)
+        for r in roots:
+            for key, region in list(self.tlb.get(r, {}).items()):
+                va = key << self._region_shift
+                try:
+                    fresh: _Region | None = self._walk_region(r, va, AccessKind.READ)
+                except GpuFault:
+                    fresh = None
+                problem = _stale(region, fresh)
+                if problem:
+                    out.append((r, va, problem))
+        self.walks = walks  # the audit is not traffic
+        return out
+
     def invalidate_all(self) -> None:
         self.tlb.clear()
         self._last_root, self._last_regions = None, {}
@@ -514,6 +537,31 @@ class Mmu:
             return Walk(va, tuple(steps), fault="no valid leaf entry")
         hit = found[0]
         return Walk(va, tuple(steps), hit.target, hit.address, hit.zero)
+
+
+def _stale(cached: _Region, fresh: _Region | None) -> str:
+    """What a cached region translates that ``fresh`` (memory now; None: the walk faults) does not."""
+    if cached.large >= 0:
+        if cached.large & 1 and (fresh is None or fresh.large != cached.large):
+            return f"a level-{cached.large_level} large page {cached.large:#x} no longer in the tables"
+        return ""
+    pairs = (
+        ("4 KB", cached.small, None if fresh is None else fresh.small),
+        ("64 KB", cached.big, None if fresh is None else fresh.big),
+    )
+    for kind, old, new in pairs:
+        if old is None:
+            continue
+        valid = np.flatnonzero(old & np.uint64(1))
+        if not valid.size:
+            continue
+        if new is None:
+            return f"{valid.size} valid {kind} entries whose leaf table is gone"
+        changed = valid[old[valid] != new[valid]]
+        if changed.size:
+            i = int(changed[0])
+            return f"{changed.size} {kind} entries changed, first #{i}: cached {int(old[i]):#x}, now {int(new[i]):#x}"
+    return ""
 
 
 def _pointer(entry: int) -> TablePointer:

@@ -1,5 +1,6 @@
 """What tests need around the residency manager: byte access to an allocation where VidMm says it is (through
-the GPU's physical view), and the invariant checker of reliability-plan I1/I2/I4 for segments and residency.
+the GPU's physical view), and the invariant checker of reliability-plan I1/I2 for segments and residency (I4, TLB
+coherence, is :mod:`wddmsim.testing.tlb`).
 
 The checker reads VidMm's records *and* the hardware: a range VidMm hands out must hold exactly its owner; an
 aperture placement must have the aperture table pointing at the allocation's own backing pages; no system page
