@@ -12,13 +12,9 @@ import pytest
 
 from wddmsim.core.units import KiB, MiB
 from wddmsim.ddi.residency import (
-    D3DDDI_EVICT_FLAGS,
     D3DDDI_MAKERESIDENT,
-    D3DDDI_OFFER_PRIORITY,
     D3DDDI_TRIMRESIDENCYSET_FLAGS,
     D3DDDIARG_TRIMRESIDENCYSET,
-    D3DDDICB_EVICT,
-    D3DKMT_OFFERALLOCATIONS,
 )
 from wddmsim.ddi.status import HRESULT
 from wddmsim.hw.events import DmaBufferCompleted
@@ -141,33 +137,14 @@ def test_content_paged_in_by_a_deferred_request_is_the_content_paged_out() -> No
         assert np.array_equal(w.read(a), pattern(a.size, i))
 
 
-def _evict(w: World, a: VidMmAllocation) -> None:
-    w.rm.evict(
-        D3DDDICB_EVICT(
-            hDevice=a.device.handle, NumAllocations=1, AllocationList=(a.handle,), Flags=D3DDDI_EVICT_FLAGS()
-        )
-    )
-
-
-def _offer(w: World, a: VidMmAllocation) -> None:
-    w.rm.offer(
-        D3DKMT_OFFERALLOCATIONS(
-            hDevice=a.device.handle,
-            HandleList=(a.handle,),
-            NumAllocations=1,
-            Priority=D3DDDI_OFFER_PRIORITY.D3DDDI_OFFER_PRIORITY_LOW,
-        )
-    )
-
-
 def _trim(w: World, a: VidMmAllocation) -> None:
     flags = D3DDDI_TRIMRESIDENCYSET_FLAGS(TrimToBudget=True)
     w.rm.trim_residency_set(a.device, D3DDDIARG_TRIMRESIDENCYSET(TrimFlags=flags, NumBytesToTrim=1))
 
 
 CATCH_UP: dict[str, Callable[[World, VidMmAllocation], object]] = {
-    "evict another": _evict,
-    "offer another": _offer,
+    "evict another": lambda w, a: w.evict(a),
+    "offer another": lambda w, a: w.offer(a),
     "trim": _trim,
     "destroy another": lambda w, a: w.rm.destroy_allocation(a.handle),
     "ensure resident": lambda w, a: w.rm.ensure_resident(a.device),

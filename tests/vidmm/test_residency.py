@@ -322,7 +322,6 @@ def test_offer_then_reclaim_reports_ok_discarded_or_not_committed() -> None:
     from wddmsim.ddi.residency import (
         D3DDDI_OFFER_PRIORITY,
         D3DDDI_RECLAIM_RESULT,
-        D3DKMT_OFFER_FLAGS,
         D3DKMT_OFFERALLOCATIONS,
         D3DKMT_RECLAIMALLOCATIONS2,
     )
@@ -333,16 +332,7 @@ def test_offer_then_reclaim_reports_ok_discarded_or_not_committed() -> None:
         w.make_resident(a)
         w.write(a, pattern(a.size, 5))
 
-    def offer(a: VidMmAllocation, **flags: bool) -> None:
-        w.rm.offer(
-            D3DKMT_OFFERALLOCATIONS(
-                hDevice=w.device.handle,
-                HandleList=(a.handle,),
-                NumAllocations=1,
-                Priority=D3DDDI_OFFER_PRIORITY.D3DDDI_OFFER_PRIORITY_LOW,
-                Flags=D3DKMT_OFFER_FLAGS(**flags),
-            )
-        )
+    offer = w.offer
 
     offer(kept)
     offer(dropped, OfferImmediately=True)

@@ -14,7 +14,10 @@ from wddmsim.ddi.residency import (
     D3DDDI_EVICT_FLAGS,
     D3DDDI_MAKERESIDENT,
     D3DDDI_MAKERESIDENT_FLAGS,
+    D3DDDI_OFFER_PRIORITY,
     D3DDDICB_EVICT,
+    D3DKMT_OFFER_FLAGS,
+    D3DKMT_OFFERALLOCATIONS,
 )
 from wddmsim.ddi.status import HRESULT
 from wddmsim.hw.gpu import GpuConfig
@@ -116,6 +119,18 @@ class World:
         self.rm.evict(args)
         self.settle()
         return args
+
+    def offer(self, a: VidMmAllocation, **flags: bool) -> None:
+        """``D3DKMTOfferAllocations`` of one allocation at low priority."""
+        self.rm.offer(
+            D3DKMT_OFFERALLOCATIONS(
+                hDevice=a.device.handle,
+                HandleList=(a.handle,),
+                NumAllocations=1,
+                Priority=D3DDDI_OFFER_PRIORITY.D3DDDI_OFFER_PRIORITY_LOW,
+                Flags=D3DKMT_OFFER_FLAGS(**flags),
+            )
+        )
 
     def settle(self) -> None:
         """Let the paging engine finish everything built so far."""
