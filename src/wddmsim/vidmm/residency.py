@@ -625,22 +625,16 @@ class ResidencyManager:
     def _unplaceable(self, wanted: list[VidMmAllocation]) -> int:
         """Bytes of ``wanted`` that no segment could hold even with every allocation it may evict gone: the
         request is refused at once (``E_OUTOFMEMORY``) rather than admitted to fail in the worker."""
-        need: dict[int, int] = {}
-        for a in wanted:
-            if a.placement is None:
-                for space in self._candidates(a):
-                    need[space.id] = need.get(space.id, 0)
-                if not self._candidates(a):
-                    return a.size
-        if not need:
-            return 0
+        taken: dict[int, int] = {}
         missing = 0
         for a in sorted((a for a in wanted if a.placement is None), key=lambda x: -x.size):
-            best = max(self._candidates(a), key=lambda s: self._evictable_room(s, wanted) - need[s.id])
-            room = self._evictable_room(best, wanted) - need[best.id]
-            if room < a.size:
-                missing += a.size - max(room, 0)
-            need[best.id] += a.size
+            room = {s.id: self._evictable_room(s, wanted) - taken.get(s.id, 0) for s in self._candidates(a)}
+            if not room:
+                missing += a.size
+                continue
+            best = max(room, key=room.__getitem__)
+            missing += max(0, a.size - max(room[best], 0))
+            taken[best] = taken.get(best, 0) + a.size
         return missing
 
     def _evictable_room(self, space: SegmentSpace, wanted: list[VidMmAllocation]) -> int:
@@ -651,8 +645,7 @@ class ResidencyManager:
 
     def service(self) -> None:
         """Let the paging worker catch up: every admitted request is serviced, highest queue priority first."""
-        if len(self.worker):
-            self.worker.service()
+        self.worker.service()
 
     def _serve(self, request: PagingRequest) -> None:
         """Service one admitted ``MakeResident``: page in what the device still lists, then signal its value.

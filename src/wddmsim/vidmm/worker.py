@@ -66,10 +66,6 @@ class PagingWorker:
         if len(self._heap) >= self.limit:
             self.service()
 
-    def pending(self, queue: PagingQueue) -> list[PagingRequest]:
-        """The requests of ``queue`` not serviced yet, in admission order."""
-        return sorted((r for _, _, r in self._heap if r.queue is queue), key=lambda r: r.sequence)
-
     def service(self) -> int:
         """Run every admitted request: the highest priority first, admission order between equals.  Returns how
         many ran.  Re-entrant calls (a request's paging asks for the worker again) return 0 at once."""
