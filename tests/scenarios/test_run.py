@@ -33,16 +33,9 @@ def test_the_default_run_verifies_and_shows_the_whole_path() -> None:
     assert result.summary()["workload"]["bytes"] > result.config.adapter.vram, "oversubscribed"
 
 
-STALE_ROOTS = pytest.mark.xfail(
-    strict=True,
-    reason="open finding: under the stress scenario translations cached under a root address whose tables were "
-    "evicted or moved outlive the paging engine's last buffer ('512 valid 4 KB entries whose leaf table is gone')",
-)
-
-
 @pytest.mark.parametrize(
     ("name", "changes"),
-    [("default", SMALL), pytest.param("stress", {"workload.frames": 3}, marks=STALE_ROOTS)],
+    [("default", SMALL), ("stress", {"workload.frames": 3})],
     ids=["default", "stress"],
 )
 def test_no_work_runs_with_a_stale_translation_and_no_range_is_left_under_running_work(

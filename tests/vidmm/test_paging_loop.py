@@ -18,6 +18,7 @@ from wddmsim.ddi.paging import (
 )
 from wddmsim.ddi.paging import DXGK_TRANSFER_LOCATION as Loc
 from wddmsim.ddi.status import NTSTATUS
+from wddmsim.hw.events import DmaBufferCompleted
 from wddmsim.scenarios.rig import PagingRig
 from wddmsim.system import DriverWrapper
 from wddmsim.testing import fakes
@@ -72,6 +73,25 @@ def test_each_partial_buffer_is_submitted_on_its_own_in_order() -> None:
     assert [s.fence for s in submitted] == list(range(1, len(submitted) + 1))
     assert all(s.start == 0 for s in submitted), "a fresh buffer per pass"
     assert [s.operations for s in submitted][-1] == 1 and {s.operations for s in submitted[:-1]} == {0}
+
+
+def test_the_stream_says_work_is_unfinished_while_an_operation_waits_for_a_buffer() -> None:
+    """A multipass operation's earlier passes run while VidMm waits for a fresh buffer: the stream still owes
+    the rest (a TLB flush behind a page-table update, say), so nobody may take it for idle meanwhile."""
+    rig = PagingRig()
+    rig.vidmm.resize_paging_buffers(512)
+    stream = rig.vidmm.paging
+    seen: list[tuple[bool, bool]] = []  # (inside the build, unfinished) at each completion
+    rig.adapter.events.subscribe(
+        lambda e: seen.append((stream.building > 0, stream.unfinished)) if isinstance(e, DmaBufferCompleted) else None
+    )
+    assert not stream.unfinished
+    rig.execute(scattered_transfer(rig, 600))
+    during = [unfinished for inside, unfinished in seen if inside]
+    after = [unfinished for inside, unfinished in seen if not inside]
+    assert len(during) > 2 and all(during), "earlier passes completed while the rest was still to be built"
+    assert after and not any(after), "once built and submitted, only the engine has work left"
+    assert not stream.unfinished and stream.building == 0
 
 
 def test_operations_are_packed_tightly_into_one_buffer_until_flush() -> None:

@@ -4,14 +4,15 @@ The plan states it as an order per page -- ``pte_clear < tlb_flush_done < gpu_fe
 this module checks each link where it can be observed:
 
 - *PTE cleared and flush done before work can use the page*: a stale translation (:meth:`Mmu.stale_translations`:
-  a valid cached entry the page tables in memory no longer give) may exist only while the paging engine still has
-  the flush for it to run -- a move updates PTEs and flushes within the paging stream, in order, and a process's
-  other work may run meanwhile (that VA's allocation has left; its range is not written for a new owner before the
-  flush, which comes first in the same stream).  So whenever the paging engine is idle -- as it completes its last
-  buffer, and as any process DMA buffer starts while it is idle -- nothing may be stale in an application's address
-  space (:func:`check_tlb` is the same check on demand).  The system paging process's own space is exempt: its
-  scratch mappings are left in place after a move and every move flushes its range before using it (decision D5,
-  ``vidmm/scratch.py``); no other engine ever runs in it.
+  a valid cached entry the page tables in memory no longer give) may exist only while paging work is still to come
+  that holds the flush -- a move updates PTEs and flushes within the paging stream, in order, and a process's other
+  work may run meanwhile (that VA's allocation has left; its range is not written for a new owner before the flush,
+  which comes first in the same stream).  Paging work is still to come while a paging engine has work, while a
+  stream holds operations it has not submitted, and while an operation is being built: one that did not fit waits
+  for a buffer while what was submitted before it -- the PTE update its flush follows -- runs
+  (:attr:`PagingStream.unfinished`).  So whenever there is none -- as the paging engine completes its last buffer,
+  and as any process DMA buffer starts -- nothing may be stale in any address space, the system paging process's
+  included (:func:`check_tlb` is the same check on demand).
 - *Fences signalled before the range is left*: when an allocation leaves its range (``VidMmEvict``), no GPU work
   of its device is in flight.
 
@@ -22,38 +23,30 @@ from __future__ import annotations
 
 from wddmsim.core.events import Event
 from wddmsim.hw.events import DmaBufferCompleted, DmaBufferStarted
-from wddmsim.hw.pte import TablePointer, Target
 from wddmsim.system import Adapter
 from wddmsim.vidmm.events import VidMmEvict
+from wddmsim.vidmm.paging import PagingStream
 
 
 def check_tlb(adapter: Adapter) -> list[str]:
-    """Stale translations of applications' address spaces in the TLB; call once the engines have run what was
-    submitted."""
-    busy = [e.name for e in adapter.gpu.engines if e.pending] + (["VidMm's open paging buffer"] * _unsubmitted(adapter))
+    """Stale translations in the TLB, of any address space; call once the engines have run what was submitted."""
+    busy = [e.name for e in adapter.gpu.engines if e.pending] + (["VidMm's paging streams"] * _unfinished(adapter))
     if busy:
         return [f"check_tlb needs idle engines; {', '.join(busy)} still have work"]
-    return [f"root {root}: VA {va:#x}: {what}" for root, va, what in _stale(adapter)]
+    return [f"root {root}: VA {va:#x}: {what}" for root, va, what in adapter.gpu.mmu.stale_translations()]
 
 
-def _stale(adapter: Adapter) -> list[tuple[TablePointer, int, str]]:
-    """Stale translations of every root but the system paging process's."""
-    own = _paging_root(adapter)
-    return [item for item in adapter.gpu.mmu.stale_translations() if item[0] != own]
+def _streams(adapter: Adapter) -> list[PagingStream]:
+    """VidMm's paging streams: the system paging process's and each paging companion's."""
+    vidmm = adapter.vidmm
+    companions = [] if vidmm.va is None else [c.stream for c in vidmm.va.updates.companions.values()]
+    return [vidmm.paging, *companions]
 
 
-def _unsubmitted(adapter: Adapter) -> bool:
-    """Whether VidMm has paging operations built into a buffer it has not submitted yet."""
-    current = adapter.vidmm.paging.current
-    return current is not None and current.used > current.submitted
-
-
-def _paging_root(adapter: Adapter) -> TablePointer | None:
-    process = adapter.vidmm.paging_process
-    if process is None:
-        return None
-    address = process.root_address
-    return TablePointer(Target.LOCAL, adapter.vidmm.spaces.get(address.SegmentId).base + address.SegmentOffset)
+def _unfinished(adapter: Adapter) -> bool:
+    """Whether VidMm has paging work still to come without a new request: built and not submitted, or being
+    built -- an operation that did not fit waits for a buffer while what it submitted before runs."""
+    return any(stream.unfinished for stream in _streams(adapter))
 
 
 class TlbWatch:
@@ -76,9 +69,11 @@ class TlbWatch:
             self._on_leave(event)
 
     def _paging_idle(self) -> bool:
-        """No paging work left anywhere: none on the engine, none built and not yet submitted."""
-        engine = self.adapter.gpu.engines[self.adapter.vidmm.paging.node]
-        return engine.pending == 0 and not _unsubmitted(self.adapter)
+        """No paging work left anywhere: none on a paging engine, none built and not yet submitted, none being
+        built."""
+        engines = self.adapter.gpu.engines
+        streams = _streams(self.adapter)
+        return all(engines[s.node].pending == 0 for s in streams) and not _unfinished(self.adapter)
 
     def _on_work(self, event: DmaBufferStarted) -> None:
         engine = self.adapter.gpu.engines[event.engine]
@@ -91,11 +86,10 @@ class TlbWatch:
             )
 
     def _on_paging_done(self, event: DmaBufferCompleted) -> None:
-        engine = self.adapter.gpu.engines[event.engine]
-        if engine.pending or _unsubmitted(self.adapter):  # more paging work follows (a flush may be in it)
+        if not self._paging_idle():  # more paging work follows (a flush may be in it)
             return
         self.checked_buffers += 1
-        for root, va, what in _stale(self.adapter):
+        for root, va, what in self.adapter.gpu.mmu.stale_translations():
             self.problems.append(
                 f"paging fence {event.fence} left the engine idle with VA {va:#x} of {root} stale: {what}"
             )

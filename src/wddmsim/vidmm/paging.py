@@ -85,6 +85,9 @@ class PagingStream:
         self.idle_waiter: Callable[[int], None] | None = None
         """Waits until no process's work in flight references an allocation (set by the video memory manager)."""
         self._ops_in_current = 0
+        self.building = 0
+        """How many operations are being built right now (more than one only when a wait inside a build runs
+        code that builds): while one waits for a fresh buffer, what it already submitted may have run."""
         self.calls = 0
         self.passes = 0
         self.submissions = 0
@@ -140,6 +143,13 @@ class PagingStream:
         self.last_fence = fence
         return fence
 
+    @property
+    def unfinished(self) -> bool:
+        """Paging work is still to come from this stream without any new request: an operation built and not
+        submitted, or one being built (a multipass operation, or one that did not fit, waiting for a buffer)."""
+        current = self.current
+        return bool(self.building) or (current is not None and current.used > current.submitted)
+
     def flush(self) -> int:
         """Submit the open buffer; return the fence that completes everything built so far (0 if none)."""
         if self.current is not None:
@@ -165,6 +175,13 @@ class PagingStream:
 
     def build(self, payload: PagingPayload) -> int:
         """Build one operation into the stream (the normative loop); returns the passes it took."""
+        self.building += 1
+        try:
+            return self._build(payload)
+        finally:
+            self.building -= 1
+
+    def _build(self, payload: PagingPayload) -> int:
         buffer = self._buffer()
         args = DXGKARG_BUILDPAGINGBUFFER(
             payload,
