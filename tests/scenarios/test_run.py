@@ -33,6 +33,19 @@ def test_the_default_run_verifies_and_shows_the_whole_path() -> None:
     assert result.summary()["workload"]["bytes"] > result.config.adapter.vram, "oversubscribed"
 
 
+@pytest.mark.parametrize("model", ["wddm1", "wddm2"])
+def test_a_run_with_paging_buffers_in_the_aperture_verifies_and_fetches_every_buffer_through_it(model: str) -> None:
+    """``PagingBufferSegmentId`` = the aperture segment: the same workload, every paging buffer submitted at its
+    aperture address (decision 0044), every byte verified."""
+    changes = {**SMALL, "adapter.driver_model": model, "adapter.paging_buffer_segment": "aperture"}
+    result = run_scenario(catalog.load("default", changes))
+    assert result.verified, [c for c in result.checks if not c.ok]
+    vidmm = result.adapter.vidmm
+    assert vidmm.paging_home is not None
+    assert {b.segment_id for b in vidmm.pool.buffers} == {vidmm.paging_home.space.id}
+    assert result.adapter.events.of_type(VidMmPageIn), "the workload paged"
+
+
 @pytest.mark.parametrize(
     ("name", "changes"),
     [("default", SMALL), ("stress", {"workload.frames": 3})],

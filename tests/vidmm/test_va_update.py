@@ -35,8 +35,8 @@ P = D3DDDIGPUVIRTUALADDRESS_PROTECTION_TYPE
 
 
 class Tiles:
-    def __init__(self, mode: DXGK_PAGETABLEUPDATEMODE | None = None) -> None:
-        self.w = World(update_mode=mode)
+    def __init__(self, mode: DXGK_PAGETABLEUPDATEMODE | None = None, **world: Any) -> None:
+        self.w = World(update_mode=mode, **world)
         assert self.w.vidmm.va is not None
         self.va = self.w.vidmm.va
         self.space = self.va.create_space(self.w.process)

@@ -26,6 +26,9 @@ class DriverConfig:
     paging_buffer_size: int = 64 * KiB
     """``PagingBufferSize`` reported in ``DXGK_QUERYSEGMENTOUT4``."""
     paging_buffer_private_data_size: int = 64
+    paging_buffers_in_aperture: bool = False
+    """Report the aperture segment as ``PagingBufferSegmentId``: VidMm maps its paging buffers there and the GPU
+    fetches them through the aperture (0, the default: contiguous system memory, as COS does)."""
     max_copy_bytes: int = 64 * MiB
     """The most bytes one COPY or FILL packet moves (a bound on non-preemptible work)."""
     map_aperture2: bool = False

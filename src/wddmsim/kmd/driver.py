@@ -203,7 +203,7 @@ class ReferenceDriver:
         return NTSTATUS.STATUS_SUCCESS
 
     def _paging_buffer_fields(self, out: DXGK_QUERYSEGMENTOUT3 | DXGK_QUERYSEGMENTOUT4) -> None:
-        out.PagingBufferSegmentId = 0
+        out.PagingBufferSegmentId = self.segments.aperture.segment_id if self.config.paging_buffers_in_aperture else 0
         out.PagingBufferSize = self.config.paging_buffer_size
         out.PagingBufferPrivateDataSize = self.config.paging_buffer_private_data_size
 

@@ -126,6 +126,13 @@ class AdapterSettings:
         "must be positive",
         "PagingBufferSize the driver reports: the DMA buffer each paging operation is built into.",
     )
+    paging_buffer_segment: str = setting(
+        "system",
+        Kind.STR,
+        lambda v: v in ("system", "aperture"),
+        "must be system or aperture",
+        "PagingBufferSegmentId the driver reports: system (0, contiguous memory) or the aperture segment.",
+    )
     policy: str = setting(
         "priority-lru",
         Kind.STR,
@@ -278,7 +285,11 @@ class ScenarioConfig:
                 mmu_index_bits=a.page_table_levels,
                 dual_pte=a.dual_pte,
             ),
-            driver=DriverConfig(model=a.model, paging_buffer_size=a.paging_buffer),
+            driver=DriverConfig(
+                model=a.model,
+                paging_buffer_size=a.paging_buffer,
+                paging_buffers_in_aperture=a.paging_buffer_segment == "aperture",
+            ),
             vidmm=VidMmConfig(eviction_policy=a.policy),
         )
 

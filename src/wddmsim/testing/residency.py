@@ -19,6 +19,7 @@ from wddmsim.hw.faults import AccessKind
 from wddmsim.hw.memsys import read_runs, write_runs
 from wddmsim.system import Adapter
 from wddmsim.vidmm.allocation import Content, VidMmAllocation
+from wddmsim.vidmm.paging_buffer import PagingBuffer
 from wddmsim.vidmm.residency import GROUPS
 
 
@@ -73,6 +74,8 @@ def check_residency(adapter: Adapter) -> list[str]:
                     problems.append(f"{owner!r} is in segment {space.id}, outside its supported segment sets")
                 if space.aperture:
                     problems += _check_aperture(adapter.gpu.aperture, owner, offset)
+            elif isinstance(owner, PagingBuffer):
+                problems += _check_paging_buffer(adapter, space.id, owner, offset, size)
     commit = vidmm.spaces.aperture_commit
     if commit is not None:
         mapped = sum(s.size - s.ranges.free_bytes for s in vidmm.spaces if s.aperture)
@@ -107,6 +110,22 @@ def _check_aperture(aperture: Aperture, a: VidMmAllocation, offset: int) -> list
     mapped = aperture.pfns(offset, a.size, AccessKind.READ) if pages else np.zeros(0, dtype=np.uint64)
     if not np.array_equal(mapped, a.backing.pfns[:pages]):
         return [f"aperture pages {first:#x}+{pages} do not map {a!r}'s backing store"]
+    return []
+
+
+def _check_paging_buffer(adapter: Adapter, segment_id: int, buffer: PagingBuffer, offset: int, size: int) -> list[str]:
+    """A paging buffer's range (``PagingBufferSegmentId``): in that aperture segment, the size of the buffer's
+    pages, mapped onto them, and the address the buffer is submitted at."""
+    home = adapter.vidmm.paging_home
+    if home is None or home.space.id != segment_id:
+        return [f"segment {segment_id}+{offset:#x} holds a paging buffer, but PagingBufferSegmentId names no such"]
+    pages = -(-buffer.size >> PAGE_SHIFT)
+    if size != pages << PAGE_SHIFT:
+        return [f"segment {segment_id}+{offset:#x}: a {size:#x}-byte range for a {buffer.size:#x}-byte paging buffer"]
+    if not np.array_equal(adapter.gpu.aperture.pfns(offset, size, AccessKind.READ), buffer.mdl.pfns[:pages]):
+        return [f"aperture pages {offset >> PAGE_SHIFT:#x}+{pages} do not map the paging buffer held there"]
+    if (buffer.segment_id, buffer.segment_address) != (segment_id, home.space.base + offset):
+        return [f"the paging buffer at segment {segment_id}+{offset:#x} is submitted at {buffer.segment_address:#x}"]
     return []
 
 

@@ -28,6 +28,7 @@ from wddmsim.vidmm.lock import LockManager
 from wddmsim.vidmm.mover import Mover
 from wddmsim.vidmm.paging import PagingStream
 from wddmsim.vidmm.paging_buffer import PagingBufferPool
+from wddmsim.vidmm.paging_home import AperturePagingBuffers, paging_segment
 from wddmsim.vidmm.paging_process import SystemPagingProcess
 from wddmsim.vidmm.policy import policy_named
 from wddmsim.vidmm.render import RenderSubmitter
@@ -75,10 +76,11 @@ class VideoMemoryManager:
         self.clock = clock
         self.events = events
         self.caps = self._query_caps()
-        self.segments, self.paging_buffer_size, self.private_data_size = self._query_segments()
+        self.segments, self.paging_buffer_size, self.private_data_size, paging_segment_id = self._query_segments()
         if self.config.paging_buffer_size is not None:
             self.paging_buffer_size = self.config.paging_buffer_size
         self.spaces = Segments(self.segments, events, aperture_commit_limit=self.caps.ApertureSegmentCommitLimit)
+        paging_home = paging_segment(self.spaces, paging_segment_id)
         self._report_segments()
         self.gpummu: GpuMmuDescription | None = None
         self.paging_process: SystemPagingProcess | None = None
@@ -98,7 +100,10 @@ class VideoMemoryManager:
             )
         self.reset = ResetPath(driver, self.scheduler, events)
         self.pool = PagingBufferPool(
-            mm, size=self.paging_buffer_size, private_size=self.private_data_size, count=self.config.paging_buffers
+            mm,
+            size=self.paging_buffer_size,
+            private_size=self.private_data_size,
+            count=1 if paging_home is not None else self.config.paging_buffers,  # decision 0044: the bootstrap
         )
         self.paging = PagingStream(
             driver,
@@ -166,6 +171,17 @@ class VideoMemoryManager:
         )
         self.paging.idle_waiter = self.work.quiesce_allocation
         self.render = RenderSubmitter(driver, mm, self.residency, self.work, segment_model=self.gpummu is None)
+        self.paging_home: AperturePagingBuffers | None = None
+        """``PagingBufferSegmentId`` named an aperture segment: paging buffers are fetched through it."""
+        if paging_home is not None:
+            self.paging_home = AperturePagingBuffers(
+                paging_home,
+                dummy_page=self.dummy_page,
+                map_aperture2=bool(self.caps.MemoryManagementCaps.MapAperture2Supported),
+            )
+            self._replace_pool(self.paging_buffer_size)
+            if self.va is not None:
+                self.va.new_pool = lambda count: self._new_pool(self.paging_buffer_size, count)
 
     def _report_segments(self) -> None:
         """``ReportSegment`` for each driver segment, as VidMm learnt it."""
@@ -213,13 +229,25 @@ class VideoMemoryManager:
         """
         self.paging.flush()
         self.scheduler.wait_idle()
-        for mdl in self.pool.mdls():
-            self.mm.free_pages(mdl)
-        self.pool = PagingBufferPool(
-            self.mm, size=size, private_size=self.private_data_size, count=self.config.paging_buffers
-        )
-        self.paging.pool = self.pool
+        self._replace_pool(size)
+
+    def _new_pool(self, size: int, count: int) -> PagingBufferPool:
+        """``count`` paging buffers of ``size`` bytes, mapped into the ``PagingBufferSegmentId`` segment if
+        there is one (through the pool in use)."""
+        pool = PagingBufferPool(self.mm, size=size, private_size=self.private_data_size, count=count)
+        if self.paging_home is not None:
+            self.paging_home.place(pool, self.paging)
+        return pool
+
+    def _replace_pool(self, size: int) -> None:
+        """The system paging stream moves to a new pool; the old one is unmapped (through the new) and freed."""
+        old = self.pool
+        self.pool = self.paging.pool = self._new_pool(size, self.config.paging_buffers)
         self.paging_buffer_size = size
+        if self.paging_home is not None:
+            self.paging_home.release(old, self.paging)
+        for mdl in old.mdls():
+            self.mm.free_pages(mdl)
 
     def _query_caps(self) -> DXGK_DRIVERCAPS:
         args = DXGKARG_QUERYADAPTERINFO(Type=DXGK_QUERYADAPTERINFOTYPE.DXGKQAITYPE_DRIVERCAPS)
@@ -228,8 +256,9 @@ class VideoMemoryManager:
             raise TypeError("DXGKQAITYPE_DRIVERCAPS must answer a DXGK_DRIVERCAPS")
         return args.pOutputData
 
-    def _query_segments(self) -> tuple[list[DXGK_SEGMENTDESCRIPTOR4], int, int]:
-        """The two-call protocol: first ``NbSegment`` only, then the descriptors."""
+    def _query_segments(self) -> tuple[list[DXGK_SEGMENTDESCRIPTOR4], int, int, int]:
+        """The two-call protocol: first ``NbSegment`` only, then the descriptors; with them ``PagingBufferSize``,
+        ``PagingBufferPrivateDataSize`` and ``PagingBufferSegmentId``."""
         kind = DXGK_QUERYADAPTERINFOTYPE.DXGKQAITYPE_QUERYSEGMENT4
         count = DXGK_QUERYSEGMENTOUT4()
         self.driver.query_adapter_info(
@@ -244,7 +273,7 @@ class VideoMemoryManager:
         descriptors = out.pSegmentDescriptor
         if descriptors is None or len(descriptors) != out.NbSegment:
             raise TypeError("the second QUERYSEGMENT4 call must fill NbSegment descriptors")
-        return list(descriptors), out.PagingBufferSize, out.PagingBufferPrivateDataSize
+        return list(descriptors), out.PagingBufferSize, out.PagingBufferPrivateDataSize, out.PagingBufferSegmentId
 
     def segment(self, segment_id: int) -> DXGK_SEGMENTDESCRIPTOR4:
         if not 1 <= segment_id <= len(self.segments):

@@ -120,7 +120,8 @@ class PagingStream:
         fence = self.scheduler.submit(
             self.context,
             self.node,
-            address=buffer.physical_address,
+            address=buffer.address,
+            segment_id=buffer.segment_id,
             size=buffer.size,
             start=buffer.submitted,
             end=buffer.used,

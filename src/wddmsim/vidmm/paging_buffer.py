@@ -1,7 +1,9 @@
 """Paging buffers: where operations are packed before submission.
 
-With ``PagingBufferSegmentId`` 0 each buffer is a physically contiguous block of system memory (write-combined
-on real hardware).  A buffer is 4 KiB aligned when handed out fresh, is followed by a guard page filled with a
+Each buffer is a physically contiguous block of system memory (write-combined on real hardware).  With
+``PagingBufferSegmentId`` 0 the GPU fetches it at its physical address; otherwise VidMm also maps it into a range of
+that aperture segment (``MapApertureSegment``, :mod:`.paging_home`) and the GPU fetches it through the aperture, at
+its segment address (``DXGKARG_SUBMITCOMMAND.DmaBufferSegmentId``).  A buffer is 4 KiB aligned when handed out fresh, is followed by a guard page filled with a
 canary so a driver that writes past ``DmaSize`` is caught, and owns a private-data area of
 ``PagingBufferPrivateDataSize`` bytes zeroed once, at creation, and never touched by VidMm afterwards.
 """
@@ -31,6 +33,8 @@ class PagingBuffer:
         "private",
         "private_cursor",
         "private_mdl",
+        "segment_address",
+        "segment_id",
         "size",
         "submitted",
         "used",
@@ -49,6 +53,16 @@ class PagingBuffer:
         """Bytes already submitted (partial submissions of one buffer are contiguous, in order)."""
         self.fence = 0
         self.physical_address = int(self.mdl.pfns[0]) << PAGE_SHIFT
+        self.segment_id = 0
+        """The aperture segment the buffer is mapped into (0: fetched from system memory directly)."""
+        self.segment_address = 0
+        """Where in that segment (``DmaBufferPhysicalAddress`` when ``segment_id`` is set)."""
+
+    @property
+    def address(self) -> int:
+        """``DXGKARG_SUBMITCOMMAND.DmaBufferPhysicalAddress``: the segment address in an aperture segment, else
+        the physical address."""
+        return self.segment_address if self.segment_id else self.physical_address
 
     @property
     def cursor(self) -> CpuPointer:

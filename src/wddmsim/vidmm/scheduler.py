@@ -71,9 +71,19 @@ class GpuScheduler:
     # --- submission and waits -----------------------------------------------------------------------------
 
     def submit(
-        self, context: HANDLE, node: int, *, address: int, size: int, start: int, end: int, paging: bool = True
+        self,
+        context: HANDLE,
+        node: int,
+        *,
+        address: int,
+        size: int,
+        start: int,
+        end: int,
+        paging: bool = True,
+        segment_id: int = 0,
     ) -> int:
-        """Submit bytes ``[start, end)`` of the DMA buffer at physical ``address``; returns its fence.
+        """Submit bytes ``[start, end)`` of the DMA buffer at physical ``address`` -- or, with ``segment_id``, at
+        segment address ``address`` of that segment (``DmaBufferSegmentId``); returns its fence.
 
         ``paging``: a paging buffer (``DXGK_SUBMITCOMMANDFLAGS.Paging``), the only kind that may name physical
         memory."""
@@ -84,6 +94,7 @@ class GpuScheduler:
             DXGKARG_SUBMITCOMMAND(
                 hContext=context,
                 DmaBufferPhysicalAddress=address,
+                DmaBufferSegmentId=segment_id,
                 DmaBufferSize=size,
                 DmaBufferSubmissionStartOffset=start,
                 DmaBufferSubmissionEndOffset=end,

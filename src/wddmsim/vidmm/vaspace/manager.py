@@ -34,6 +34,7 @@ from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.errors import VidMmError
 from wddmsim.vidmm.gpummu import GpuMmuDescription
 from wddmsim.vidmm.paging import PagingStream
+from wddmsim.vidmm.paging_buffer import PagingBufferPool
 from wddmsim.vidmm.paging_process import SystemPagingProcess
 from wddmsim.vidmm.ranges import RangeAllocator
 from wddmsim.vidmm.segments import Segments, SegmentSpace
@@ -85,6 +86,9 @@ class VaManager:
         self.create_companion: Callable[[HANDLE, Device], tuple[HANDLE, int]] | None = None
         """Set by the composition: ``DxgkDdiCreateContext`` of a paging companion (``SystemContext``) for a
         context; returns it and its node."""
+        self.new_pool: Callable[[int], PagingBufferPool] | None = None
+        """Set by the composition: a pool of ``count`` paging buffers where ``PagingBufferSegmentId`` says (a
+        paging companion's); None: contiguous system memory."""
         self.spaces: dict[int, GpuVaSpace] = {}
         self.by_allocation: dict[int, list[VaMapping]] = {}
         self.va_size = 1 << mmu.caps.VirtualAddressBitCount

@@ -178,7 +178,10 @@ class TiledUpdates:
             raise DdiError(NTSTATUS.STATUS_NOT_SUPPORTED, "no paging companion contexts in this composition")
         handle, node = va.create_companion(context, device)
         paging = va.paging
-        pool = PagingBufferPool(va.tables.mm, size=paging.pool.size, private_size=paging.pool.private_size, count=2)
+        if va.new_pool is not None:
+            pool = va.new_pool(2)
+        else:
+            pool = PagingBufferPool(va.tables.mm, size=paging.pool.size, private_size=paging.pool.private_size, count=2)
         stream = PagingStream(
             paging.driver, paging.scheduler, pool, paging.reset, paging.events, context=handle, node=node
         )
