@@ -13,7 +13,7 @@ from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_FILL, DXGK_FILL_DESTINATIO
 from wddmsim.ddi.segments import DXGK_QUERYSEGMENTOUT4
 from wddmsim.ddi.status import NTSTATUS, DdiError, InvalidArgument
 from wddmsim.ddi.submit import DXGKARG_SUBMITCOMMAND
-from wddmsim.hw.aperture import gart_entry
+from wddmsim.hw.aperture import Aperture, gart_entry
 from wddmsim.hw.faults import AccessKind
 from wddmsim.hw.gpu import GpuConfig
 from wddmsim.kmd.allocations import AllocationUsage
@@ -34,11 +34,20 @@ class SubmitRecorder(DelegatingDriver):
 
     def __init__(self, inner: Any) -> None:
         super().__init__(inner)
+        self.aperture: Aperture = inner.gpu.aperture
         self.submissions: list[tuple[int, int]] = []
+        self.dummy = -1
+        """The dummy page's PFN, once VidMm has one (an unmapped buffer range points there)."""
 
     def submit_command(self, args: DXGKARG_SUBMITCOMMAND) -> NTSTATUS:
         if args.Flags.Paging:
             self.submissions.append((args.DmaBufferSegmentId, args.DmaBufferPhysicalAddress))
+        if args.DmaBufferSegmentId:  # a buffer is named by its aperture address only once its map has executed
+            aperture = self.aperture
+            start = args.DmaBufferPhysicalAddress - aperture.base + args.DmaBufferSubmissionStartOffset
+            size = args.DmaBufferSubmissionEndOffset - args.DmaBufferSubmissionStartOffset
+            pfns = aperture.pfns(start, size, AccessKind.READ)  # raises on an unmapped page
+            assert self.dummy not in pfns.tolist(), f"submitted at {args.DmaBufferPhysicalAddress:#x} before its map"
         return self.inner.submit_command(args)
 
 
@@ -64,7 +73,18 @@ def _world(model: DriverModel = DriverModel.WDDM2, **options: Any) -> tuple[Worl
         return recorders[0]
 
     w = World(model=model, driver_options={"paging_buffers_in_aperture": True, **options}, wrap_driver=wrap)
+    recorders[0].dummy = w.vidmm.dummy_page >> PAGE_SHIFT
     return w, recorders[0]
+
+
+def _round_trip(w: World, size: int, seed: int) -> None:
+    """An allocation paged in, written, paged out and back: its bytes survive (every move through the buffers)."""
+    a = w.buffer(size)
+    w.make_resident(a)
+    w.write(a, pattern(a.size, seed))
+    w.evict(a)
+    w.make_resident(a)
+    assert bytes(w.read(a, 0, a.size)) == pattern(a.size, seed).tobytes()
 
 
 @pytest.mark.parametrize("model", list(DriverModel), ids=lambda m: m.value)
@@ -84,19 +104,14 @@ def test_paging_buffers_in_the_aperture_are_mapped_there_and_submitted_at_their_
         mapped = w.adapter.gpu.aperture.pfns(offset, pages << PAGE_SHIFT, AccessKind.READ)
         assert np.array_equal(mapped, buffer.mdl.pfns[:pages]), "the GART maps the buffer's own pages"
     start = len(recorder.submissions)
-    a = w.buffer(256 * KiB)
-    w.make_resident(a)
-    w.write(a, pattern(a.size, 7))
-    w.evict(a)
-    w.make_resident(a)
-    assert bytes(w.read(a, 0, a.size)) == pattern(a.size, 7).tobytes()
+    _round_trip(w, 256 * KiB, 7)
     addresses = {b.segment_address for b in vidmm.pool.buffers}
     submitted = recorder.submissions[start:]
     assert submitted and all(seg == APERTURE and address in addresses for seg, address in submitted)
     assert not check_residency(w.adapter)
 
 
-def test_the_bootstrap_buffer_maps_the_pool_and_is_freed() -> None:
+def test_the_bootstrap_buffer_maps_the_pool_and_is_never_used_again() -> None:
     """Decision 0044: the first submissions come from one buffer in system memory; it maps the pool (one
     MapApertureSegment per buffer) and no submission after names system memory."""
     w, recorder = _world()
@@ -115,7 +130,8 @@ def test_the_bootstrap_buffer_maps_the_pool_and_is_freed() -> None:
 def test_the_gpu_really_fetches_through_the_aperture() -> None:
     """Point a buffer's first aperture page at the dummy page: the next paging buffer fetched from it is zeros,
     which is no command, and the adapter resets."""
-    w, _ = _world()
+    w, recorder = _world()
+    recorder.dummy = -1  # the recorder would refuse the submission itself: let the engine find out
     vidmm = w.vidmm
     space = vidmm.spaces.get(APERTURE)
     buffer = vidmm.pool.buffers[vidmm.pool._next]
@@ -153,12 +169,7 @@ def test_resizing_maps_the_new_pool_unmaps_the_old_and_frees_its_ranges() -> Non
     assert all(b.segment_id == APERTURE and b.size == 8 * KiB for b in vidmm.pool.buffers)
     held = [o for o, _, owner in space.held() if owner in old]
     assert held == []
-    a = w.buffer(512 * KiB)
-    w.make_resident(a)
-    w.write(a, pattern(a.size, 3))
-    w.evict(a)
-    w.make_resident(a)
-    assert bytes(w.read(a, 0, a.size)) == pattern(a.size, 3).tobytes()
+    _round_trip(w, 512 * KiB, 3)
     assert recorder.submissions[-1][0] == APERTURE
     assert not check_residency(w.adapter)
 
@@ -195,6 +206,24 @@ def test_a_paging_companion_s_buffers_come_from_the_aperture_too() -> None:
         assert buffer.segment_id == APERTURE and space.owners[buffer.segment_address - space.base] is buffer
     assert companion.stream.submissions > 0
     assert t.read(0, 128 * KiB) == t.pool_bytes(64 * KiB, 128 * KiB)
+    assert not check_residency(t.w.adapter)
+
+
+def test_a_companion_s_pool_makes_room_in_a_full_aperture() -> None:
+    """Paging buffers are VidMm's own objects, as page tables are: a full aperture makes room for them by evicting
+    allocations (and a pool that cannot be had would leave no companion context behind: the pool comes first)."""
+    t = Tiles(driver_options={"paging_buffers_in_aperture": True})
+    space = t.w.vidmm.spaces.get(APERTURE)
+    while space.ranges.free_bytes >= 64 * KiB:
+        a = t.w.buffer(min(1 * MiB, space.ranges.free_bytes), usage=AllocationUsage.APERTURE_ONLY)
+        t.w.make_resident(a)
+    t.w.settle()
+    t.update(t.map(0, 64 * KiB))
+    companion = t.va.updates.companions[t.context]
+    assert all(b.segment_id == APERTURE for b in companion.stream.pool.buffers)
+    evicted = [e for e in t.w.adapter.events.of_type(VidMmEvict) if e.segment == APERTURE and e.cause == "pressure"]
+    assert evicted, "room was made in the aperture"
+    assert t.read(0) == t.pool_bytes(0)
     assert not check_residency(t.w.adapter)
 
 

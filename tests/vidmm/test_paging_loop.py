@@ -81,17 +81,18 @@ def test_the_stream_says_work_is_unfinished_while_an_operation_waits_for_a_buffe
     rig = PagingRig()
     rig.vidmm.resize_paging_buffers(512)
     stream = rig.vidmm.paging
-    seen: list[tuple[bool, bool]] = []  # (inside the build, unfinished) at each completion
+    seen: list[tuple[int, bool]] = []  # (submissions made so far, unfinished) at each completion
     rig.adapter.events.subscribe(
-        lambda e: seen.append((stream.building > 0, stream.unfinished)) if isinstance(e, DmaBufferCompleted) else None
+        lambda e: seen.append((stream.submissions, stream.unfinished)) if isinstance(e, DmaBufferCompleted) else None
     )
     assert not stream.unfinished
     rig.execute(scattered_transfer(rig, 600))
-    during = [unfinished for inside, unfinished in seen if inside]
-    after = [unfinished for inside, unfinished in seen if not inside]
-    assert len(during) > 2 and all(during), "earlier passes completed while the rest was still to be built"
-    assert after and not any(after), "once built and submitted, only the engine has work left"
-    assert not stream.unfinished and stream.building == 0
+    total = stream.submissions
+    before_last = [unfinished for made, unfinished in seen if made < total]
+    after_last = [unfinished for made, unfinished in seen if made == total]
+    assert len(before_last) > 2 and all(before_last), "passes completed while the last was still to be built"
+    assert after_last and not any(after_last), "once all of it is submitted, only the engine has work left"
+    assert not stream.unfinished and stream.continuing == 0
 
 
 def test_operations_are_packed_tightly_into_one_buffer_until_flush() -> None:

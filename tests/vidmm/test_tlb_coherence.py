@@ -2,8 +2,8 @@
 stale is left once the engines are idle, and no allocation leaves its range while its device's work is in flight.
 
 The watch (:class:`wddmsim.testing.tlb.TlbWatch`) is first shown to hold over work interleaved with moves under
-pressure, then shown to catch each breach it exists for: a TLB that ignores invalidations (of an application's
-space, or of the system paging process's own), and a move that does not wait for the device's work."""
+pressure, then shown to catch each breach it exists for: a TLB that ignores invalidations, and a move that does
+not wait for the device's work."""
 
 from __future__ import annotations
 
@@ -70,34 +70,6 @@ def test_the_watch_catches_a_tlb_that_ignores_invalidations(monkeypatch: pytest.
     assert check_tlb(w.adapter), "moved pages' old translations are still cached"
     p.run(cmd.Fill(va(hot[0][1]), 4 * KiB, 0))
     assert any("stale" in problem for problem in watch.problems)
-
-
-def test_the_watch_covers_the_system_paging_process_s_own_scratch_mappings(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every move maps its pages at the paging process's scratch VAs and flushes them before the transfer reads
-    through them; a TLB that ignores those flushes keeps the previous move's pages -- caught as the paging engine
-    goes idle."""
-    w = World()
-    watch = TlbWatch(w.adapter)
-    p = Proc(w)
-    hot = _hot(w, p, 4)
-    process = w.vidmm.paging_process
-    assert process is not None
-    address = process.root_address
-    paging_root = TablePointer(Target.LOCAL, w.vidmm.spaces.get(address.SegmentId).base + address.SegmentOffset)
-    honoured = Mmu.invalidate
-
-    def ignore(self: Mmu, root: TablePointer, start: int, end: int) -> int:
-        return 0 if root == paging_root else honoured(self, root, start, end)
-
-    _pressure(w, p)  # moves with honest flushes: the scratch range is in the TLB now
-    w.settle()
-    assert watch.problems == [] and check_tlb(w.adapter) == []
-    monkeypatch.setattr(Mmu, "invalidate", ignore)
-    for a, _ in hot:
-        w.evict(a)
-    w.settle()
-    assert any(f"of {paging_root} stale" in problem for problem in watch.problems), watch.problems
-    assert any(f"root {paging_root}" in problem for problem in check_tlb(w.adapter))
 
 
 def test_the_watch_catches_a_range_left_while_the_device_s_work_is_in_flight() -> None:

@@ -8,11 +8,14 @@ this module checks each link where it can be observed:
   that holds the flush -- a move updates PTEs and flushes within the paging stream, in order, and a process's other
   work may run meanwhile (that VA's allocation has left; its range is not written for a new owner before the flush,
   which comes first in the same stream).  Paging work is still to come while a paging engine has work, while a
-  stream holds operations it has not submitted, and while an operation is being built: one that did not fit waits
-  for a buffer while what was submitted before it -- the PTE update its flush follows -- runs
-  (:attr:`PagingStream.unfinished`).  So whenever there is none -- as the paging engine completes its last buffer,
-  and as any process DMA buffer starts -- nothing may be stale in any address space, the system paging process's
-  included (:func:`check_tlb` is the same check on demand).
+  stream holds operations it has not submitted, and while an operation waits half-way: one that did not fit waits
+  for a buffer, or the CPU waits for the GPU before writing page-table entries, while what was submitted before --
+  the PTE change the flush follows -- runs (:attr:`PagingStream.unfinished`).  So whenever there is none -- as the paging engine completes its last buffer,
+  and as any process DMA buffer starts -- nothing may be stale in an application's address space
+  (:func:`check_tlb` is the same check on demand).  The system paging process's own space is exempt: its tables
+  are written by the CPU when a move is built (forced CPU_VIRTUAL) and the flush follows in the same operation, so
+  a wait in between -- for room, say -- can leave the engine idle with the flush not built yet; every move flushes
+  its scratch range before using it (decision D5, ``vidmm/scratch.py``), and no other engine runs in that space.
 - *Fences signalled before the range is left*: when an allocation leaves its range (``VidMmEvict``), no GPU work
   of its device is in flight.
 
@@ -23,17 +26,33 @@ from __future__ import annotations
 
 from wddmsim.core.events import Event
 from wddmsim.hw.events import DmaBufferCompleted, DmaBufferStarted
+from wddmsim.hw.pte import TablePointer, Target
 from wddmsim.system import Adapter
 from wddmsim.vidmm.events import VidMmEvict
 from wddmsim.vidmm.paging import PagingStream
 
 
 def check_tlb(adapter: Adapter) -> list[str]:
-    """Stale translations in the TLB, of any address space; call once the engines have run what was submitted."""
+    """Stale translations of applications' address spaces in the TLB; call once the engines have run what was
+    submitted."""
     busy = [e.name for e in adapter.gpu.engines if e.pending] + (["VidMm's paging streams"] * _unfinished(adapter))
     if busy:
         return [f"check_tlb needs idle engines; {', '.join(busy)} still have work"]
-    return [f"root {root}: VA {va:#x}: {what}" for root, va, what in adapter.gpu.mmu.stale_translations()]
+    return [f"root {root}: VA {va:#x}: {what}" for root, va, what in _stale(adapter)]
+
+
+def _stale(adapter: Adapter) -> list[tuple[TablePointer, int, str]]:
+    """Stale translations of every root but the system paging process's."""
+    own = _paging_root(adapter)
+    return [item for item in adapter.gpu.mmu.stale_translations() if item[0] != own]
+
+
+def _paging_root(adapter: Adapter) -> TablePointer | None:
+    process = adapter.vidmm.paging_process
+    if process is None:
+        return None
+    address = process.root_address
+    return TablePointer(Target.LOCAL, adapter.vidmm.spaces.get(address.SegmentId).base + address.SegmentOffset)
 
 
 def _streams(adapter: Adapter) -> list[PagingStream]:
@@ -89,7 +108,7 @@ class TlbWatch:
         if not self._paging_idle():  # more paging work follows (a flush may be in it)
             return
         self.checked_buffers += 1
-        for root, va, what in self.adapter.gpu.mmu.stale_translations():
+        for root, va, what in _stale(self.adapter):
             self.problems.append(
                 f"paging fence {event.fence} left the engine idle with VA {va:#x} of {root} stale: {what}"
             )

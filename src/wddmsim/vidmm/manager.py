@@ -179,6 +179,7 @@ class VideoMemoryManager:
                 dummy_page=self.dummy_page,
                 map_aperture2=bool(self.caps.MemoryManagementCaps.MapAperture2Supported),
             )
+            self.paging_home.make_room = self.residency.make_room
             self._replace_pool(self.paging_buffer_size)
             if self.va is not None:
                 self.va.new_pool = lambda count: self._new_pool(self.paging_buffer_size, count)
@@ -236,7 +237,12 @@ class VideoMemoryManager:
         there is one (through the pool in use)."""
         pool = PagingBufferPool(self.mm, size=size, private_size=self.private_data_size, count=count)
         if self.paging_home is not None:
-            self.paging_home.place(pool, self.paging)
+            try:
+                self.paging_home.place(pool, self.paging)
+            except BaseException:
+                for mdl in pool.mdls():
+                    self.mm.free_pages(mdl)
+                raise
         return pool
 
     def _replace_pool(self, size: int) -> None:

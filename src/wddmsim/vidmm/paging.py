@@ -85,9 +85,10 @@ class PagingStream:
         self.idle_waiter: Callable[[int], None] | None = None
         """Waits until no process's work in flight references an allocation (set by the video memory manager)."""
         self._ops_in_current = 0
-        self.building = 0
-        """How many operations are being built right now (more than one only when a wait inside a build runs
-        code that builds): while one waits for a fresh buffer, what it already submitted may have run."""
+        self.continuing = 0
+        """Operations waiting half-way -- for a fresh buffer for the rest of one that did not fit, or for the GPU
+        before the CPU writes page-table entries (:meth:`wait_within`): what they submitted before may run
+        meanwhile, the rest (a TLB flush behind a PTE change, say) is still to come."""
         self.calls = 0
         self.passes = 0
         self.submissions = 0
@@ -149,7 +150,7 @@ class PagingStream:
         """Paging work is still to come from this stream without any new request: an operation built and not
         submitted, or one being built (a multipass operation, or one that did not fit, waiting for a buffer)."""
         current = self.current
-        return bool(self.building) or (current is not None and current.used > current.submitted)
+        return bool(self.continuing) or (current is not None and current.used > current.submitted)
 
     def flush(self) -> int:
         """Submit the open buffer; return the fence that completes everything built so far (0 if none)."""
@@ -157,6 +158,14 @@ class PagingStream:
             self._submit(self.current)
             self.current = None
         return self.last_fence
+
+    def wait_within(self, fence: int) -> None:
+        """:meth:`wait` in the middle of an operation (its flush still to be built): :attr:`unfinished` holds."""
+        self.continuing += 1
+        try:
+            self.wait(fence)
+        finally:
+            self.continuing -= 1
 
     def wait(self, fence: int) -> None:
         """Wait for ``fence`` on this node; a GPU fault or hang takes the reset path."""
@@ -176,13 +185,6 @@ class PagingStream:
 
     def build(self, payload: PagingPayload) -> int:
         """Build one operation into the stream (the normative loop); returns the passes it took."""
-        self.building += 1
-        try:
-            return self._build(payload)
-        finally:
-            self.building -= 1
-
-    def _build(self, payload: PagingPayload) -> int:
         buffer = self._buffer()
         args = DXGKARG_BUILDPAGINGBUFFER(
             payload,
@@ -210,7 +212,11 @@ class PagingStream:
                         "so the operation can never make progress"
                     )
                 self._submit(buffer)
-                buffer = self.current = self._fresh_buffer()
+                self.continuing += 1
+                try:
+                    buffer = self.current = self._fresh_buffer()
+                finally:
+                    self.continuing -= 1
                 self._rebind(args, buffer)
                 passes += 1
                 self.passes += 1

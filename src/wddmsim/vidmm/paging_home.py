@@ -13,6 +13,7 @@ its ``MapApertureSegment`` has executed, and its range goes back to the segment 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import final
 
 from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE
@@ -28,6 +29,8 @@ from wddmsim.ddi.status import NTSTATUS, InvalidArgument
 from wddmsim.vidmm.paging import PagingStream
 from wddmsim.vidmm.paging_buffer import PagingBuffer, PagingBufferPool
 from wddmsim.vidmm.segments import Segments, SegmentSpace
+
+MakeRoom = Callable[[SegmentSpace, int, object], int | None]
 
 
 def paging_segment(segments: Segments, segment_id: int) -> SegmentSpace | None:
@@ -48,23 +51,28 @@ class AperturePagingBuffers:
         self.space = space
         self.dummy_page = dummy_page
         self.map_aperture2 = map_aperture2
+        self.make_room: MakeRoom | None = None
+        """Set by the composition: a range made by evicting allocations when the segment is full (the residency
+        manager's, as for page tables)."""
 
     def place(self, pool: PagingBufferPool, stream: PagingStream) -> None:
         """Map every buffer of ``pool`` into a range of the segment, with operations built into ``stream`` (whose
-        own pool is another one), and wait for them; then the buffers are fetched through the aperture."""
+        own pool is another one), and wait for them; then the buffers are fetched through the aperture.  Every
+        range is taken before anything is built: when one cannot be had, nothing was mapped and none is kept."""
         if stream.pool is pool:
             raise ValueError("a pool cannot map itself: its buffers are not reachable yet")
-        placed: list[tuple[PagingBuffer, int]] = []
+        offsets: list[int] = []
         try:
             for buffer in pool.buffers:
-                placed.append((buffer, self._range(buffer)))
-                self._map(buffer, placed[-1][1], stream)
+                offsets.append(self._range(buffer))
         except BaseException:
-            for _, offset in placed:
+            for offset in offsets:
                 self.space.free(offset)
             raise
+        for buffer, offset in zip(pool.buffers, offsets, strict=True):
+            self._map(buffer, offset, stream)
         stream.wait(stream.flush())
-        for buffer, offset in placed:
+        for buffer, offset in zip(pool.buffers, offsets, strict=True):
             buffer.segment_id = self.space.id
             buffer.segment_address = self.space.base + offset
 
@@ -90,7 +98,9 @@ class AperturePagingBuffers:
 
     def _range(self, buffer: PagingBuffer) -> int:
         size = _pages(buffer) * PAGE_SIZE
-        offset = self.space.allocate(size, buffer)
+        offset = self.space.allocate(size, buffer, from_end=True)  # at the top: they do not split the segment
+        if offset is None and self.make_room is not None:
+            offset = self.make_room(self.space, size, buffer)
         if offset is None:
             raise InvalidArgument(
                 "PagingBufferSegmentId",

@@ -144,7 +144,7 @@ class Scratch:
         starts at (``hAllocation``, ``AllocationOffsetInBytes``)."""
         if self.mode == Mode.DXGK_PAGETABLEUPDATE_CPU_VIRTUAL:
             # The CPU writes at build time: the paging engine must be done with the previous mapping.
-            self.paging.wait(self.paging.flush())
+            self.paging.wait_within(self.paging.flush())
         span = 1 << self.process.mmu.shift(1)
         done = 0
         while done < numbers.shape[0]:

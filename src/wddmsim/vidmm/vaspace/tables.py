@@ -482,7 +482,7 @@ class PageTables:
             )
         else:
             assert table.cpu is not None
-            self.paging.wait(self.paging.flush())  # the CPU writes now: nothing in flight may still read it
+            self.paging.wait_within(self.paging.flush())  # the CPU writes now: nothing in flight may read it
             where = DXGK_PAGETABLEUPDATEADDRESS(CpuVirtual=table.cpu.pointer(0))
         self.stream.build(
             DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE(

@@ -176,12 +176,12 @@ class TiledUpdates:
         va = self.va
         if va.create_companion is None:
             raise DdiError(NTSTATUS.STATUS_NOT_SUPPORTED, "no paging companion contexts in this composition")
-        handle, node = va.create_companion(context, device)
         paging = va.paging
-        if va.new_pool is not None:
+        if va.new_pool is not None:  # first: a pool that cannot be had leaves no companion context behind
             pool = va.new_pool(2)
         else:
             pool = PagingBufferPool(va.tables.mm, size=paging.pool.size, private_size=paging.pool.private_size, count=2)
+        handle, node = va.create_companion(context, device)
         stream = PagingStream(
             paging.driver, paging.scheduler, pool, paging.reset, paging.events, context=handle, node=node
         )
