@@ -102,6 +102,15 @@ def test_a_tiled_trace_replays_its_updates(tmp_path: Path) -> None:
     assert replay(read_trace(path), {"adapter.policy": "random"}).content_preserved
 
 
+def test_a_power_transition_is_recorded_and_replayed(tmp_path: Path) -> None:
+    path, _ = record(tmp_path, catalog.load("default", {**SMALL, "workload.power": "hibernate"}))
+    calls = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [c["kind"] for c in calls if c.get("call") == "power_transition"] == ["hibernate"]
+    result = replay(read_trace(path))
+    assert result.identical_events and result.content_preserved
+    assert replay(read_trace(path), {"adapter.vram_kept": "hibernate"}).content_preserved
+
+
 def test_a_replay_keeps_the_driver_model(tmp_path: Path) -> None:
     path, _ = record(tmp_path, catalog.load("default", {**SMALL, "workload.frames": 1}))
     with pytest.raises(ConfigurationError, match=r"adapter\.driver_model='wddm1': a trace replays on the driver model"):

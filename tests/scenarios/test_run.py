@@ -13,7 +13,14 @@ from wddmsim.scenarios.patterns import fill_bytes, pattern
 from wddmsim.scenarios.runner import run_scenario
 from wddmsim.scenarios.traffic import event_digest
 from wddmsim.testing.tlb import TlbWatch, check_tlb
-from wddmsim.vidmm.events import CpuLockEvent, VidMmEvict, VidMmMakeResident, VidMmPageIn
+from wddmsim.vidmm.events import (
+    AdapterPowerState,
+    CpuLockEvent,
+    PageTablesEvicted,
+    VidMmEvict,
+    VidMmMakeResident,
+    VidMmPageIn,
+)
 
 SMALL = {"workload.frames": 4, "workload.processes": 2, "adapter.vram": "32MiB", "adapter.cpu_visible": "8MiB"}
 
@@ -44,6 +51,23 @@ def test_a_run_with_paging_buffers_in_the_aperture_verifies_and_fetches_every_bu
     assert vidmm.paging_home is not None
     assert {b.segment_id for b in vidmm.pool.buffers} == {vidmm.paging_home.space.id}
     assert result.adapter.events.of_type(VidMmPageIn), "the workload paged"
+
+
+@pytest.mark.parametrize(
+    ("power", "kept", "moved"),
+    [("hibernate", "none", True), ("hybrid_sleep", "standby", True), ("standby", "standby", False)],
+)
+def test_a_run_that_sleeps_halfway_verifies_every_byte(power: str, kept: str, moved: bool) -> None:
+    """``workload.power``: the system goes through a power transition before frame frames/2 (decision 0045); the
+    workload's bytes survive it, and VidMm moved out exactly when the GPU's memory does not keep them."""
+    changes = {**SMALL, "workload.frames": 4, "workload.power": power, "adapter.vram_kept": kept}
+    result = run_scenario(catalog.load("default", changes))
+    assert result.verified, [c for c in result.checks if not c.ok]
+    events = result.adapter.events
+    states = [(e.state, e.kind) for e in events.of_type(AdapterPowerState)]
+    assert states == [("D3", power), ("D0", power)]
+    assert any(e.cause == "power" for e in events.of_type(VidMmEvict)) == moved
+    assert any(isinstance(e, PageTablesEvicted) for e in events) == moved, "the processes' trees left too"
 
 
 @pytest.mark.parametrize(

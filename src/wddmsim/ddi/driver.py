@@ -31,6 +31,7 @@ from wddmsim.ddi.context import (
 )
 from wddmsim.ddi.memory import MDL, PfnArray
 from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER
+from wddmsim.ddi.power import DEVICE_POWER_STATE, POWER_ACTION
 from wddmsim.ddi.render import DXGKARG_PATCH, DXGKARG_RENDER
 from wddmsim.ddi.status import NTSTATUS
 from wddmsim.ddi.submit import DXGKARG_RESETENGINE, DXGKARG_SUBMITCOMMAND, DXGKARGCB_NOTIFY_INTERRUPT_DATA
@@ -152,6 +153,13 @@ class KernelModeDriver(Protocol):
 
     def restart_from_timeout(self) -> NTSTATUS:
         """``DxgkDdiRestartFromTimeout``."""
+        ...
+
+    def set_power_state(
+        self, DeviceUid: int, DevicePowerState: DEVICE_POWER_STATE, ActionType: POWER_ACTION
+    ) -> NTSTATUS:
+        """``DxgkDdiSetPowerState``: D1-D3 -- save what bringing the device back needs, then enter the state;
+        D0 -- restore it.  Never fails for a valid request."""
         ...
 
 

@@ -29,6 +29,8 @@ from wddmsim.hw.mmu import Mmu, MmuLayout
 
 PAGING_ENGINE = 0
 COMPUTE_ENGINE = 1
+POWER_LOSS_PATTERN = 0xDEAD_10CC
+"""What local memory reads after losing power: never a value a test could mistake for kept content."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -49,6 +51,11 @@ class GpuConfig:
     detile_windows: int = 4
     engines: tuple[str, ...] = ("paging", "compute")
     cost: CostModel = field(default_factory=CostModel)
+    vram_kept_in_standby: bool = False
+    """Local memory keeps its contents in standby (self-refresh); False: a discrete card loses power in S3."""
+    vram_kept_in_hibernate: int = 0
+    """Bytes of local memory, from address 0, that keep their contents in hibernate (RAM the platform keeps);
+    only with ``vram_kept_in_standby``."""
 
     @property
     def aperture_table_size(self) -> int:
@@ -76,6 +83,13 @@ class GpuConfig:
             raise ConfigurationError("mmu_index_bits", self.mmu_index_bits, str(error)) from None
         if not self.engines:
             raise ConfigurationError("engines", self.engines, "at least the paging engine")
+        kept = self.vram_kept_in_hibernate
+        if not 0 <= kept <= self.local_size or kept % unit:
+            raise ConfigurationError("vram_kept_in_hibernate", kept, "must be a multiple of 64 KiB within local memory")
+        if kept and not self.vram_kept_in_standby:
+            raise ConfigurationError(
+                "vram_kept_in_hibernate", kept, "memory kept in hibernate is kept in standby too (vram_kept_in_standby)"
+            )
 
 
 @final
@@ -118,3 +132,17 @@ class Gpu:
         for engine in self.engines:
             engine.reset()
         self.mmu.invalidate_all()
+
+    def lost_in(self, hibernate: bool) -> tuple[int, int]:
+        """The range of local memory whose contents a power-down loses: ``[start, local_size)``."""
+        cfg = self.config
+        if not cfg.vram_kept_in_standby:
+            return 0, cfg.local_size
+        return (cfg.vram_kept_in_hibernate if hibernate else cfg.local_size), cfg.local_size
+
+    def power_down(self, hibernate: bool) -> None:
+        """The adapter loses power (D3 for a standby, or a hibernate): engines stop, the MMU forgets every
+        translation, and local memory that is not kept reads :data:`POWER_LOSS_PATTERN` afterwards."""
+        self.reset()
+        start, end = self.lost_in(hibernate)
+        self.local.fill(start, end - start, POWER_LOSS_PATTERN)

@@ -42,6 +42,7 @@ from wddmsim.ddi.driver import (
     DxgkrnlInterface,
 )
 from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER, Op
+from wddmsim.ddi.power import DEVICE_POWER_STATE, DISPLAY_ADAPTER_HW_ID, POWER_ACTION
 from wddmsim.ddi.render import DXGKARG_PATCH, DXGKARG_RENDER
 from wddmsim.ddi.segments import DXGK_QUERYSEGMENTOUT3, DXGK_QUERYSEGMENTOUT4, DXGK_SEGMENTDESCRIPTOR3
 from wddmsim.ddi.status import NTSTATUS, DdiError
@@ -237,6 +238,7 @@ class ReferenceDriver:
                 CpuTranslatedAddress=d.CpuTranslatedAddress,
                 Size=d.Size,
                 CommitLimit=d.CommitLimit,
+                SystemMemoryEndAddress=d.SystemMemoryEndAddress,
             )
             for d in (s.descriptor() for s in self.segments.segments)
         ]
@@ -459,6 +461,44 @@ class ReferenceDriver:
 
     def restart_from_timeout(self) -> NTSTATUS:
         """``DxgkDdiRestartFromTimeout``."""
+        return NTSTATUS.STATUS_SUCCESS
+
+    def set_power_state(
+        self, DeviceUid: int, DevicePowerState: DEVICE_POWER_STATE, ActionType: POWER_ACTION
+    ) -> NTSTATUS:
+        """``DxgkDdiSetPowerState``: before D3 the driver saves its hidden region (the aperture table) if the
+        power-down loses it, and restores it in D0; the GPU loses what its memory does not keep in the state
+        ``ActionType`` names (hibernate; anything else keeps what standby keeps).  This adapter has no child
+        devices: a call for one changes nothing, and succeeds (the OS may still name a departed child)."""
+        try:
+            state = DEVICE_POWER_STATE(DevicePowerState)
+            POWER_ACTION(ActionType)
+        except ValueError:
+            raise DdiError(
+                NTSTATUS.STATUS_INVALID_PARAMETER,
+                f"DevicePowerState={DevicePowerState!r}, ActionType={ActionType!r}: not DEVICE_POWER_STATE and "
+                "POWER_ACTION values",
+            ) from None
+        if DeviceUid != DISPLAY_ADAPTER_HW_ID:
+            return NTSTATUS.STATUS_SUCCESS
+        if state == DEVICE_POWER_STATE.PowerDeviceUnspecified:
+            raise DdiError(NTSTATUS.STATUS_INVALID_PARAMETER, "DevicePowerState=PowerDeviceUnspecified: name a state")
+        hidden = self.segments.hidden_base
+        size = self.gpu.config.local_size - hidden
+        if state == DEVICE_POWER_STATE.PowerDeviceD0:
+            if self.state.saved_hidden is not None:
+                self.gpu.local.write(hidden, self.state.saved_hidden)
+                self.state.saved_hidden = None
+            self.state.powered_down = False
+            return NTSTATUS.STATUS_SUCCESS
+        if self.state.powered_down:
+            return NTSTATUS.STATUS_SUCCESS
+        hibernate = ActionType == POWER_ACTION.PowerActionHibernate
+        if self.gpu.lost_in(hibernate)[0] < self.gpu.config.local_size:
+            self.state.saved_hidden = self.gpu.local.read(hidden, size)
+        self.gpu.power_down(hibernate)
+        self.state.pending_transfer = None
+        self.state.powered_down = True
         return NTSTATUS.STATUS_SUCCESS
 
     # --- contexts and their allocations ---------------------------------------------------------------------

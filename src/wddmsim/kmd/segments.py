@@ -38,15 +38,26 @@ class DriverSegment:
     cpu_translated: int = 0
     cpu_visible: bool = False
     use_64k_pages: bool = False
+    kept_in_standby: bool = False
+    """A memory segment keeps its contents in standby (the GPU's local memory does)."""
+    kept_in_hibernate: int = 0
+    """Bytes of a memory segment, from offset 0, that keep their contents in hibernate."""
 
     def contains(self, address: int, size: int) -> bool:
         return self.base <= address and address + size <= self.base + self.size
 
     def descriptor(self) -> DXGK_SEGMENTDESCRIPTOR4:
+        """The segment as reported; a memory segment's ``Preserved*`` flags say truthfully what the GPU keeps
+        (``SystemMemoryEndAddress``: the last offset kept in hibernate, when only part of it is)."""
+        standby = self.kind == SegmentKind.MEMORY and self.kept_in_standby
+        partial = standby and 0 < self.kept_in_hibernate < self.size
         flags = DXGK_SEGMENTFLAGS(
             Aperture=self.kind == SegmentKind.APERTURE,
             CpuVisible=self.cpu_visible,
             CacheCoherent=self.kind == SegmentKind.APERTURE,
+            PreservedDuringStandby=standby,
+            PreservedDuringHibernate=standby and self.kept_in_hibernate >= self.size,
+            PartiallyPreservedDuringHibernate=partial,
             Use64KBPages=self.use_64k_pages,
             LocalBudgetGroup=self.kind == SegmentKind.MEMORY,
             NonLocalBudgetGroup=self.kind == SegmentKind.APERTURE,
@@ -56,6 +67,7 @@ class DriverSegment:
             BaseAddress=self.base,
             Size=self.size,
             CommitLimit=self.size,
+            SystemMemoryEndAddress=self.kept_in_hibernate - 1 if partial else 0,
             CpuTranslatedAddress=self.cpu_translated,
         )
 
@@ -66,11 +78,36 @@ class SegmentMap:
 
     def __init__(self, gpu: GpuConfig, *, use_64k_pages: bool = False) -> None:
         usable = gpu.aperture_table_offset
+        standby = gpu.vram_kept_in_standby
+
+        def kept(base: int, size: int) -> int:
+            return min(max(gpu.vram_kept_in_hibernate - base, 0), size)
+
         self.segments = (
             DriverSegment(
-                1, "local (CPU-visible)", SegmentKind.MEMORY, 0, gpu.bar_size, gpu.bar_bus_base, True, use_64k_pages
+                1,
+                "local (CPU-visible)",
+                SegmentKind.MEMORY,
+                0,
+                gpu.bar_size,
+                gpu.bar_bus_base,
+                True,
+                use_64k_pages,
+                standby,
+                kept(0, gpu.bar_size),
             ),
-            DriverSegment(2, "local", SegmentKind.MEMORY, gpu.bar_size, usable - gpu.bar_size, 0, False, use_64k_pages),
+            DriverSegment(
+                2,
+                "local",
+                SegmentKind.MEMORY,
+                gpu.bar_size,
+                usable - gpu.bar_size,
+                0,
+                False,
+                use_64k_pages,
+                standby,
+                kept(gpu.bar_size, usable - gpu.bar_size),
+            ),
             # A linear aperture-space segment: the CPU reaches an allocation there through the system pages the
             # aperture maps (seed 004), so it is CPU-visible too.
             DriverSegment(3, "aperture", SegmentKind.APERTURE, gpu.aperture_base, gpu.aperture_size, cpu_visible=True),

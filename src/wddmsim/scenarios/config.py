@@ -133,6 +133,13 @@ class AdapterSettings:
         "must be system or aperture",
         "PagingBufferSegmentId the driver reports: system (0, contiguous memory) or the aperture segment.",
     )
+    vram_kept: str = setting(
+        "none",
+        Kind.STR,
+        lambda v: v in ("none", "standby", "hibernate"),
+        "must be none, standby or hibernate",
+        "What local memory keeps across power states: none (a discrete card), standby (self-refresh), hibernate.",
+    )
     policy: str = setting(
         "priority-lru",
         Kind.STR,
@@ -241,6 +248,13 @@ class WorkloadSettings:
         "must lie between 0 and 64",
         "CPU-visible resources each process keeps locked for the whole run (written between frames).",
     )
+    power: str = setting(
+        "none",
+        Kind.STR,
+        lambda v: v in ("none", "standby", "hibernate", "hybrid_sleep"),
+        "must be none, standby, hibernate or hybrid_sleep",
+        "A power transition the system goes through halfway (before frame frames/2): VidMm empties what it purges.",
+    )
     tiles: int = setting(
         0,
         Kind.INT,
@@ -284,6 +298,8 @@ class ScenarioConfig:
                 system_size=a.system_memory,
                 mmu_index_bits=a.page_table_levels,
                 dual_pte=a.dual_pte,
+                vram_kept_in_standby=a.vram_kept != "none",
+                vram_kept_in_hibernate=a.vram if a.vram_kept == "hibernate" else 0,
             ),
             driver=DriverConfig(
                 model=a.model,

@@ -107,6 +107,12 @@ class TracedRuntime:
             self.log.call({"call": "open_process", "out": {"process": name}})
         return TracedProcess(process, self.log, name)
 
+    def power_transition(self, kind: str) -> None:
+        """The system sleeps (``kind``) and wakes: not a call of the application's, but part of its history."""
+        self.runtime.vidmm.power_transition(kind)
+        if self.log is not None:
+            self.log.call({"call": "power_transition", "kind": kind})
+
 
 @final
 class TracedProcess:

@@ -470,6 +470,9 @@ class _Replayer:
         vas.remove(base)
         return result
 
+    def do_power_transition(self, rec: dict[str, Json]) -> None:
+        self.adapter.vidmm.power_transition(str(rec["kind"]))
+
     # --- contexts, synchronisation and work ------------------------------------------------------------------
 
     def do_create_context(self, rec: dict[str, Json]) -> None:

@@ -125,6 +125,8 @@ def run_scenario(
         frames(config, len(app.resources), np.random.default_rng([config.seed, i, 1])) for i, app in enumerate(apps)
     ]
     for frame in range(w.frames):
+        if w.power != "none" and frame == w.frames // 2:
+            runtime.power_transition(w.power)  # decision 0045
         for app, plan in zip(apps, plans, strict=True):
             app.frame(frame, next(plan))
             step(f"frame {frame + 1}/{w.frames}")

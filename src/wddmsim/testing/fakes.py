@@ -24,6 +24,7 @@ from wddmsim.ddi.driver import (
     KernelModeDriver,
 )
 from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER, Op, PagingPayload
+from wddmsim.ddi.power import DEVICE_POWER_STATE, POWER_ACTION
 from wddmsim.ddi.render import DXGKARG_PATCH, DXGKARG_RENDER
 from wddmsim.ddi.status import NTSTATUS
 from wddmsim.ddi.submit import DXGKARG_RESETENGINE, DXGKARG_SUBMITCOMMAND
@@ -93,6 +94,11 @@ class DelegatingDriver:
 
     def restart_from_timeout(self) -> NTSTATUS:
         return self.inner.restart_from_timeout()
+
+    def set_power_state(
+        self, DeviceUid: int, DevicePowerState: DEVICE_POWER_STATE, ActionType: POWER_ACTION
+    ) -> NTSTATUS:
+        return self.inner.set_power_state(DeviceUid, DevicePowerState, ActionType)
 
 
 class IllegalStatusDriver(DelegatingDriver):

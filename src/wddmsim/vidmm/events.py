@@ -94,6 +94,19 @@ class AdapterReset(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class AdapterPowerState(Event):
+    """``DxgkDdiSetPowerState`` is about to put the adapter in ``D3`` (``allocations``/``bytes``: what left the
+    ranges the transition purges), or has put it back in ``D0`` (``allocations``: placed again at once)."""
+
+    NAME: ClassVar[str] = "AdapterPowerState"
+    state: str
+    kind: str
+    """``standby``, ``hibernate`` or ``hybrid_sleep``."""
+    allocations: int
+    bytes: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class AdapterAllocation(Event):
     """An allocation created or destroyed (ETW ``AdapterAllocation``)."""
 
@@ -119,7 +132,8 @@ class VidMmMakeResident(Event):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class VidMmEvict(Event):
     """An allocation leaving a segment (ETW ``VidMmEvict``): ``cause`` is ``evict``, ``pressure``, ``trim``,
-    ``offer``, ``destroy``, ``reset`` or ``lock`` (to make a lock succeed, or a range taken from a lock)."""
+    ``offer``, ``destroy``, ``reset``, ``power`` (out of a range a power transition purges) or ``lock`` (to make a
+    lock succeed, or a range taken from a lock)."""
 
     NAME: ClassVar[str] = "VidMmEvict"
     allocation: int

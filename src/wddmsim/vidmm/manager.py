@@ -31,6 +31,7 @@ from wddmsim.vidmm.paging_buffer import PagingBufferPool
 from wddmsim.vidmm.paging_home import AperturePagingBuffers, paging_segment
 from wddmsim.vidmm.paging_process import SystemPagingProcess
 from wddmsim.vidmm.policy import policy_named
+from wddmsim.vidmm.power import PowerKind, PowerManager, PowerReport, check_segments
 from wddmsim.vidmm.render import RenderSubmitter
 from wddmsim.vidmm.reset import ResetPath
 from wddmsim.vidmm.residency import ResidencyManager
@@ -81,6 +82,7 @@ class VideoMemoryManager:
             self.paging_buffer_size = self.config.paging_buffer_size
         self.spaces = Segments(self.segments, events, aperture_commit_limit=self.caps.ApertureSegmentCommitLimit)
         paging_home = paging_segment(self.spaces, paging_segment_id)
+        check_segments(self.spaces)  # the power flags form valid combinations
         self._report_segments()
         self.gpummu: GpuMmuDescription | None = None
         self.paging_process: SystemPagingProcess | None = None
@@ -171,6 +173,16 @@ class VideoMemoryManager:
         )
         self.paging.idle_waiter = self.work.quiesce_allocation
         self.render = RenderSubmitter(driver, mm, self.residency, self.work, segment_model=self.gpummu is None)
+        self.power = PowerManager(
+            driver,
+            self.spaces,
+            self.residency,
+            self.scheduler,
+            self.work,
+            events,
+            va=self.va,
+            paging_process=self.paging_process,
+        )
         self.paging_home: AperturePagingBuffers | None = None
         """``PagingBufferSegmentId`` named an aperture segment: paging buffers are fetched through it."""
         if paging_home is not None:
@@ -183,6 +195,12 @@ class VideoMemoryManager:
             self._replace_pool(self.paging_buffer_size)
             if self.va is not None:
                 self.va.new_pool = lambda count: self._new_pool(self.paging_buffer_size, count)
+
+    def power_transition(self, kind: PowerKind | str) -> PowerReport:
+        """The system goes to ``standby``, ``hibernate`` or ``hybrid_sleep`` and wakes (decision 0045): what a
+        purge would lose is moved out before ``DxgkDdiSetPowerState(PowerDeviceD3)``, the paging process's
+        tables are restored after ``PowerDeviceD0``; every allocation reads back as before."""
+        return self.power.transition(kind)
 
     def _report_segments(self) -> None:
         """``ReportSegment`` for each driver segment, as VidMm learnt it."""

@@ -126,6 +126,24 @@ class SystemPagingProcess:
         offset, mapping = self.scratch_leaves[index]
         return index, offset, mapping, self.window_base + index * PAGE_SIZE
 
+    # --- power transitions -------------------------------------------------------------------------------------
+
+    def save_tables(self, purged: Callable[[int, int, int], bool]) -> dict[tuple[int, int], bytes]:
+        """Before a power-down: the bytes of every table in a range it purges, copied out by the CPU (these
+        tables are pinned at all other times; they are written by the CPU anyway).  Nothing may be queued."""
+        return {
+            key: mapping.data.tobytes()
+            for key, (offset, mapping) in self.tables.items()
+            if purged(self.segment_id, offset, mapping.size)
+        }
+
+    def restore_tables(self, saved: dict[tuple[int, int], bytes]) -> None:
+        """After the adapter is back in D0: each saved table written back in place, before any paging buffer
+        runs in this space again."""
+        for key, data in saved.items():
+            _, mapping = self.tables[key]
+            mapping.data[:] = np.frombuffer(data, dtype=np.uint8)
+
     # --- geometry ----------------------------------------------------------------------------------------------
 
     def entries(self, level: int) -> int:

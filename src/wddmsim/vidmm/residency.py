@@ -1182,6 +1182,39 @@ class ResidencyManager:
             ) from None
         return fresh
 
+    # --- power transitions (decision 0045) --------------------------------------------------------------------
+
+    def power_down(self, purged: Callable[[int, int, int], bool]) -> list[VidMmAllocation]:
+        """Before the adapter powers down: every allocation in a range the transition purges leaves for its
+        backing store (cause ``power``; content that may be dropped is dropped, as for any eviction) and the
+        copies run.  Returns those allocations."""
+        self.service()
+        gone = [
+            a
+            for a in self.allocations.values()
+            if a.placement is not None and purged(a.placement.segment_id, a.placement.offset, a.size)
+        ]
+        for a in gone:
+            self._leave(a, cause="power")
+        self.settle()
+        return gone
+
+    def power_up(self, moved: list[VidMmAllocation]) -> int:
+        """After the adapter is back in D0: what the kernel holds -- pinned allocations and context images --
+        is placed again at once (the rest returns when its device next needs it).  Returns how many."""
+        wanted = sorted(
+            (a for a in moved if a.handle in self.allocations and a.placement is None and (a.pin_count or a.context)),
+            key=lambda a: -a.size,
+        )
+        protected = {a.handle for a in wanted}
+        for a in wanted:
+            if not self._place(a, protected, cause="pressure"):
+                raise DdiError(
+                    NTSTATUS.STATUS_GRAPHICS_NO_VIDEO_MEMORY, f"no segment can take {a!r} back after the wake"
+                )
+        self.settle()
+        return len(wanted)
+
     # --- adapter reset (decision D6) ---------------------------------------------------------------------------
 
     def on_adapter_reset(self, reason: str) -> None:

@@ -154,6 +154,10 @@ SCHEMA: dict[str, tuple[str, dict[str, str]]] = {
         },
     ),
     "AdapterReset": ("AdapterReset", {"reason": "Reason"}),
+    "AdapterPowerState": (
+        "AdapterPowerState",
+        {"state": "DevicePowerState", "kind": "Transition", "allocations": "Allocations", "bytes": "Bytes"},
+    ),
     "CpuLock": (
         "CpuLock",
         {"allocation": "hAllocation", "action": "Action", "address": "pData", "target": "Target", "count": "LockCount"},

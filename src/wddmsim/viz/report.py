@@ -266,11 +266,14 @@ def _evictions(rows: Sequence[Record]) -> str:
 
 
 def _incidents(rows: Sequence[Record]) -> str:
-    """GPU faults and adapter resets, in order (the first 50)."""
+    """GPU faults, adapter resets and power transitions, in order (the first 50)."""
     shown = []
     for index, r in enumerate(rows):
         if r["event"] == "AdapterReset":
             shown.append((index, r["time"], "AdapterReset", r["Reason"]))
+        elif r["event"] == "AdapterPowerState":
+            moved = f": {r['Allocations']} allocations, {r['Bytes']} bytes out" if r["DevicePowerState"] == "D3" else ""
+            shown.append((index, r["time"], r["event"], f"{r['DevicePowerState']} ({r['Transition']}){moved}"))
         elif r["event"] == "GpuFaultReported":
             shown.append(
                 (index, r["time"], r["event"], f"{r['InterruptType']} fence {r['FaultedFenceId']}: {r['Detail']}")
@@ -278,7 +281,7 @@ def _incidents(rows: Sequence[Record]) -> str:
         elif r["event"] == "EngineFaulted":
             shown.append((index, r["time"], r["event"], f"engine {r['NodeOrdinal']} {r['Kind']}: {r['Reason']}"))
     if not shown:
-        return "<p class=muted>No GPU fault and no adapter reset.</p>"
+        return "<p class=muted>No GPU fault, no adapter reset and no power transition.</p>"
     more = f"<p class=muted>… {len(shown) - 50} more</p>" if len(shown) > 50 else ""
     return _table(("event", "time (ns)", "what", "detail"), shown[:50], (True, True, False, False)) + more
 

@@ -258,6 +258,22 @@ class VaManager:
                 return offset
         return None
 
+    def power_down(self, purged: Callable[[int, int, int], bool]) -> int:
+        """Before the adapter powers down: the tree of every process with a table in a range the transition
+        purges leaves, as under pressure (its privileged space's with it); each comes back before the process
+        next runs or changes its VAs.  Returns how many trees left."""
+        count = 0
+        for space in list(self.spaces.values()):
+            if space.evicted:
+                continue
+            tables = self.tables.all_tables(space)
+            if space.privileged is not None and not space.privileged.evicted:
+                tables += self.tables.all_tables(space.privileged)
+            if any(purged(t.segment_id, t.offset, t.size) for t in tables):
+                self.tables.evict_tree(space)
+                count += 1
+        return count
+
     # --- the user-mode calls: Reserve, Map, Free ---------------------------------------------------------------
 
     def reserve(self, args: D3DDDI_RESERVEGPUVIRTUALADDRESS) -> HRESULT:
