@@ -13,12 +13,14 @@ from typing import final
 from wddmsim.api.runtime import Runtime
 from wddmsim.core.clock import Clock
 from wddmsim.core.events import EventLog
+from wddmsim.core.units import PAGE_SIZE
 from wddmsim.ddi.driver import KernelModeDriver
 from wddmsim.hw.gpu import Gpu, GpuConfig
 from wddmsim.kmd.config import DriverConfig
 from wddmsim.kmd.driver import ReferenceDriver
 from wddmsim.ntos.mm import MemoryManager
 from wddmsim.vidmm.manager import VideoMemoryManager, VidMmConfig
+from wddmsim.vidmm.paging_process import PageTableTag
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -44,6 +46,82 @@ class Adapter:
         self.vidmm = VideoMemoryManager(self.ddi, self.mm, self.clock, self.events, self.config.vidmm)
         self.runtime = Runtime(self.vidmm)
         """The user-mode surface: processes open it, their devices call the runtime callbacks."""
+
+    def footprint(self) -> Footprint:
+        """What the adapter holds now, across the layers (reliability-plan I19: compared after a teardown with
+        what it held at the start, it must not have grown by a byte, a table, a handle or a pending fence)."""
+        vidmm = self.vidmm
+        rm = vidmm.residency
+        va_spaces = [] if vidmm.va is None else list(vidmm.va.spaces.values())
+        va_spaces += [s.privileged for s in va_spaces if s.privileged is not None]
+        return Footprint(
+            system_bytes=(self.mm.frames.total_frames - self.mm.frames.free_frames) * PAGE_SIZE,
+            segment_bytes=tuple(
+                (s.id, sum(size for _, size, owner in s.held() if not isinstance(owner, PageTableTag)))
+                for s in vidmm.spaces
+            ),
+            paging_process_tables=0 if vidmm.paging_process is None else len(vidmm.paging_process.tables),
+            va_spaces=len(va_spaces),
+            page_tables=sum(len(s.tables) + len(s.leaves64) + len(s.saved) for s in va_spaces),
+            processes=len(rm.processes),
+            devices=len(rm.devices),
+            allocations=len(rm.allocations),
+            contexts=len(rm.contexts),
+            paging_queues=len(rm.queues),
+            sync_objects=len(rm.sync_objects),
+            fences=vidmm.fences.in_use,
+            driver_allocations=len(self.driver.state.allocations),
+            driver_contexts=len(self.driver.contexts),
+            pending=len(rm.worker)
+            + sum(len(q.pending) for q in rm.queues.values())
+            + sum(len(s.waiting) for s in rm.sync_objects.values())
+            + len(vidmm.work.in_flight),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Footprint:
+    """Counts of everything an adapter holds (:meth:`Adapter.footprint`)."""
+
+    system_bytes: int
+    """System memory in use: backing stores, paging buffers, page tables in system memory, DMA buffers."""
+    segment_bytes: tuple[tuple[int, int], ...]
+    """``(segment id, bytes allocated)``: allocations, context images, the processes' page tables, paging-buffer
+    ranges -- all but the paging process's tables."""
+    paging_process_tables: int
+    """The system paging process's tables: created as VidMm's own region of its space is first used, kept for
+    good (bounded by that region), so never a leak."""
+    va_spaces: int
+    page_tables: int
+    """Tables of the processes' VA spaces (placed, or recorded while their tree is evicted)."""
+    processes: int
+    devices: int
+    allocations: int
+    contexts: int
+    paging_queues: int
+    sync_objects: int
+    fences: int
+    """Monitored-fence slots in use."""
+    driver_allocations: int
+    """The driver's allocation handle table."""
+    driver_contexts: int
+    pending: int
+    """Paging requests not serviced, fence values not signalled, work waiting for a fence, DMA buffers in flight."""
+
+    def leaks(self, start: Footprint) -> list[str]:
+        """One line for each count that grew since ``start`` (empty: nothing leaked)."""
+        found = []
+        for name in self.__slots__:
+            if name == "paging_process_tables":
+                continue
+            before, now = getattr(start, name), getattr(self, name)
+            if name == "segment_bytes":
+                for (segment, was), (_, bytes_now) in zip(before, now, strict=True):
+                    if bytes_now > was:
+                        found.append(f"segment {segment}: {bytes_now - was:#x} bytes more allocated than at the start")
+            elif now > before:
+                found.append(f"{name}: {now} now, {before} at the start")
+        return found
 
 
 DriverWrapper = Callable[[ReferenceDriver], KernelModeDriver]

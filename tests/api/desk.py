@@ -4,6 +4,8 @@ driver's private data."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from wddmsim.api import UserDevice, UserProcess
@@ -46,9 +48,14 @@ class Desk:
         gpu: GpuConfig = SMALL_GPU,
         wrap: DriverWrapper | None = None,
         policy: str = "priority-lru",
+        driver: dict[str, Any] | None = None,
     ) -> None:
-        config = SystemConfig(gpu=gpu, driver=DriverConfig(model=model), vidmm=VidMmConfig(eviction_policy=policy))
+        config = SystemConfig(
+            gpu=gpu, driver=DriverConfig(model=model, **(driver or {})), vidmm=VidMmConfig(eviction_policy=policy)
+        )
         self.adapter: Adapter = build_adapter(config, wrap_driver=wrap)
+        self.start = self.adapter.footprint()
+        """What the adapter held before any process opened it (a teardown must come back to it)."""
         self.vidmm = self.adapter.vidmm
         self.process = self.adapter.runtime.open_process()
         self.device = self.process.create_device()

@@ -268,6 +268,37 @@ class ResidencyModel(RuleBasedStateMachine):
             self.devices[device][0], D3DDDIARG_TRIMRESIDENCYSET(TrimFlags=flags, NumBytesToTrim=to_budget)
         )
 
+    @rule(data=st.data(), victim=st.integers(0, 1), queued=st.integers(0, 3), rare=st.integers(0, 3))
+    def kill(self, data: st.DataObject, victim: int, queued: int, rare: int) -> None:
+        """The process of device ``victim`` is killed with ``queued`` requests admitted and not serviced
+        (reliability-plan F13): they are cancelled, everything it held is reclaimed, the other process's bytes
+        are untouched (every later read and the final teardown check them); a new process takes its place."""
+        if rare:  # a kill empties half the model: keep it one step in four
+            return
+        w = self.world
+        dev = self.devices[victim][0]
+        mine = [a for a in self._of(dev) if a.offered is None]
+        for _ in range(queued if mine else 0):
+            queue = data.draw(st.sampled_from(self.queues[victim]))
+            chosen = data.draw(st.lists(st.sampled_from(mine), min_size=1, max_size=3, unique_by=lambda a: a.handle))
+            w.rm.make_resident(
+                D3DDDI_MAKERESIDENT(
+                    hPagingQueue=queue.handle, NumAllocations=len(chosen), AllocationList=tuple(a.handle for a in chosen)
+                )
+            )
+        marker = len(w.adapter.events.of_type(PagingRequestServiced))
+        w.vidmm.destroy_process(dev.process.handle)
+        gone = {q.handle for q in self.queues[victim]}
+        assert not [e for e in w.adapter.events.of_type(PagingRequestServiced)[marker:] if e.queue in gone]
+        for a in self._of(dev):
+            del self.allocations[a.handle], self.expected[a.handle]
+            self.vas.pop(a.handle, None)
+        assert not [a for a in w.rm.allocations.values() if a.device is dev]
+        assert dev.process.handle not in w.rm.processes and not gone & set(w.rm.queues)
+        fresh = w.rm.create_device(w.rm.create_process())
+        self.devices[victim] = (fresh, w.new_queue(fresh))
+        self.queues[victim] = [self.devices[victim][1], *(w.new_queue(fresh, p) for p in (-1, 1))]
+
     # --- invariants --------------------------------------------------------------------------------------------
 
     @invariant()
@@ -307,6 +338,10 @@ class ResidencyModel(RuleBasedStateMachine):
             assert np.array_equal(self.world.read(a), expected), f"{a!r} lost its content"
             self.world.evict(a)
         self._check()
+        for device, _ in self.devices:  # both processes exit: the adapter is back where it started (I19)
+            self.world.vidmm.destroy_process(device.process.handle)
+        leaks = self.world.adapter.footprint().leaks(self.world.start)
+        assert not leaks, "\n".join(leaks)
 
 
 def _machine(factor: float, **options: object) -> type[ResidencyModel]:

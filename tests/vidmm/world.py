@@ -62,6 +62,8 @@ class World:
             ),
             wrap_driver=wrap_driver,
         )
+        self.start = self.adapter.footprint()
+        """What the adapter held before any process (a teardown must come back to it)."""
         self.vidmm = self.adapter.vidmm
         self.rm = self.vidmm.residency
         self.process = self.rm.create_process()

@@ -63,6 +63,7 @@ class UserProcess:
         self.vidmm = runtime.vidmm
         self.process = process
         self.devices: list[UserDevice] = []
+        self.closed = False
 
     @property
     def handle(self) -> HANDLE:
@@ -70,9 +71,31 @@ class UserProcess:
 
     def create_device(self) -> UserDevice:
         """``D3DKMTCreateDevice``."""
+        self._alive()
         device = UserDevice(self, self.vidmm.residency.create_device(self.process))
         self.devices.append(device)
         return device
+
+    def destroy_device(self, device: UserDevice) -> HRESULT:
+        """``D3DKMTDestroyDevice``: its contexts, allocations (locked or not), paging queues and synchronisation
+        objects go with it; paging it queued and the worker has not serviced is cancelled."""
+        if device not in self.devices:
+            raise _bad("hDevice", getattr(device, "handle", device), "is not a device of this process")
+        self.vidmm.destroy_device(device.handle)
+        self.devices.remove(device)
+        return HRESULT.S_OK
+
+    def close(self) -> None:
+        """The process exits -- or is killed, at whatever point it was: every device goes, then its GPU VA spaces
+        (decision 0046).  Its handles are invalid afterwards."""
+        self._alive()
+        self.vidmm.destroy_process(self.handle)
+        self.devices.clear()
+        self.closed = True
+
+    def _alive(self) -> None:
+        if self.closed:
+            raise _bad("hProcess", self.handle, "the process has exited")
 
     # --- the process's CPU ---------------------------------------------------------------------------------
 
@@ -317,9 +340,25 @@ class UserDevice:
         GPU VA space."""
         return self.vidmm.create_context(self.device, node=node)
 
+    def destroy_context(self, hContext: HANDLE) -> HRESULT:
+        """``pfnDestroyContextCb``: the context's work completes first; work queued for it behind a monitored
+        fence is cancelled."""
+        self._context(hContext)
+        self.vidmm.destroy_context(hContext)
+        return HRESULT.S_OK
+
     def create_sync_object(self) -> HANDLE:
         """``pfnCreateSynchronizationObjectCb`` for a monitored fence (initial value 0)."""
         return self.vidmm.residency.create_sync_object(self.device).handle
+
+    def destroy_sync_object(self, hSyncObject: HANDLE) -> HRESULT:
+        """``pfnDestroySynchronizationObjectCb``: work still waiting for one of its values is cancelled."""
+        self._sync(hSyncObject, "hSyncObject")
+        owner = self.vidmm.residency.sync_objects[hSyncObject].device
+        if owner is not self.device:
+            raise _bad("hSyncObject", hSyncObject, "is a synchronization object of another device")
+        self.vidmm.destroy_sync_object(hSyncObject)
+        return HRESULT.S_OK
 
     def signal_from_cpu(self, hSyncObject: HANDLE, value: int) -> HRESULT:
         """``pfnSignalSynchronizationObjectFromCpuCb``."""

@@ -44,14 +44,33 @@ class FenceArea:
             process.map(process.fence_base, segment_id=0, page_numbers=self.pfns)
             self.gpu_base = process.fence_base
         self.next = 0
+        """Slots never handed out start here."""
+        self.released: list[int] = []
+        """Slots of destroyed fences, handed out again (newest first) before fresh ones."""
+
+    @property
+    def in_use(self) -> int:
+        """Fences alive now (a teardown leaves none of a process's behind)."""
+        return self.next - len(self.released)
 
     def slot(self) -> int:
+        """A zeroed 64-bit slot: a released one if any, else the next fresh one."""
+        if self.released:
+            offset = self.released.pop()
+            self.mapping.data[self.first + offset : self.first + offset + FENCE_SIZE] = 0
+            return offset
         if self.next >= FENCE_PAGES * PAGE_SIZE // FENCE_SIZE:
             raise DdiError(
                 NTSTATUS.STATUS_NO_MEMORY, f"no more than {FENCE_PAGES * PAGE_SIZE // FENCE_SIZE} monitored fences"
             )
         self.next += 1
         return (self.next - 1) * FENCE_SIZE
+
+    def release(self, offset: int) -> None:
+        """The fence at ``offset`` is destroyed: its slot may serve a new one."""
+        if not 0 <= offset < self.next * FENCE_SIZE or offset % FENCE_SIZE or offset in self.released:
+            raise ValueError(f"offset={offset:#x}: not a fence slot in use")
+        self.released.append(offset)
 
     @property
     def bus_base(self) -> int:
@@ -81,6 +100,10 @@ class MonitoredFence:
         """VidMm writes the value itself (WDDM 1.x: no paging operation can)."""
         self.cpu.bytes(FENCE_SIZE)[:] = _U64.pack(value)
 
+    def release(self) -> None:
+        """The fence is destroyed: its slot may serve a new one (nothing may write it any more)."""
+        self.area.release(self.offset)
+
 
 @dataclass(slots=True, eq=False)
 class Process:
@@ -108,6 +131,18 @@ class Device:
 
 
 @dataclass(slots=True, eq=False)
+class Waiter:
+    """Work queued behind a monitored-fence value (an ``UpdateGpuVirtualAddress`` waiting for ``FenceValue``)."""
+
+    value: int
+    run: Callable[[], None]
+    cancel: Callable[[], None]
+    """Undo what queuing it took (held tile pools, a companion's count): the work will never run."""
+    context: HANDLE
+    """The context it was queued for (destroying the context cancels it)."""
+
+
+@dataclass(slots=True, eq=False)
 class SyncObject:
     """A monitored-fence synchronisation object of a device (``hFenceObject`` of ``UpdateGpuVirtualAddress``):
     work waiting for a value runs once the fence is known to reach it."""
@@ -115,8 +150,8 @@ class SyncObject:
     handle: HANDLE
     device: Device
     fence: MonitoredFence
-    waiting: list[tuple[int, Callable[[], None]]] = field(default_factory=list)
-    """``(value, work)`` in submission order."""
+    waiting: list[Waiter] = field(default_factory=list)
+    """Work waiting for a value, in submission order."""
     promised: int = 0
     """The highest value work already queued on the paging engine will write (it runs in order)."""
 

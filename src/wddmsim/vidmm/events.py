@@ -118,6 +118,19 @@ class AdapterAllocation(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ObjectDestroyed(Event):
+    """A context, synchronisation object, device or process destroyed (decision 0046): everything it owned is
+    reclaimed by then."""
+
+    NAME: ClassVar[str] = "ObjectDestroyed"
+    kind: str
+    """``context``, ``sync_object``, ``device`` or ``process``."""
+    handle: int
+    owner: int
+    """The device (a context, a synchronisation object) or process (a device) it belonged to; 0 for a process."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class VidMmMakeResident(Event):
     """One ``MakeResident`` (ETW ``VidMmMakeResident``) and its outcome."""
 

@@ -576,6 +576,17 @@ class LockManager:
             return space.aperture  # the view shows the backing pages: only an aperture keeps them the content
         return True
 
+    def abandon(self, a: VidMmAllocation) -> None:
+        """The allocation's process is gone with it locked: the view is taken away whatever the lock count (no one
+        will read it; the content goes with the allocation, so no coherency operation is issued)."""
+        lock = a.lock
+        if lock is None:
+            return
+        a.lock = None
+        if a.cpu_view is not None:
+            a.device.process.cpu.unmap_view(a.cpu_view)
+        self._emit(a, "unlock", lock)
+
     def forget(self, a: VidMmAllocation) -> None:
         """Before ``a`` is destroyed: its ranges go back and its view's address is released."""
         if a.lock is not None:

@@ -38,6 +38,7 @@ from wddmsim.vidmm.residency import ResidencyManager
 from wddmsim.vidmm.scheduler import GpuScheduler
 from wddmsim.vidmm.scratch import Scratch
 from wddmsim.vidmm.segments import Segments
+from wddmsim.vidmm.teardown import Teardown
 from wddmsim.vidmm.vaspace import VaManager
 from wddmsim.vidmm.work import WorkSubmitter
 
@@ -183,6 +184,15 @@ class VideoMemoryManager:
             va=self.va,
             paging_process=self.paging_process,
         )
+        self.teardown = Teardown(
+            driver,
+            self.residency,
+            self.work,
+            self.locks,
+            self.va,
+            forget_context=self._forget_context,
+            free_pool=self._free_pool,
+        )
         self.paging_home: AperturePagingBuffers | None = None
         """``PagingBufferSegmentId`` named an aperture segment: paging buffers are fetched through it."""
         if paging_home is not None:
@@ -268,10 +278,7 @@ class VideoMemoryManager:
         old = self.pool
         self.pool = self.paging.pool = self._new_pool(size, self.config.paging_buffers)
         self.paging_buffer_size = size
-        if self.paging_home is not None:
-            self.paging_home.release(old, self.paging)
-        for mdl in old.mdls():
-            self.mm.free_pages(mdl)
+        self._free_pool(old)
 
     def _query_caps(self) -> DXGK_DRIVERCAPS:
         args = DXGKARG_QUERYADAPTERINFO(Type=DXGK_QUERYADAPTERINFOTYPE.DXGKQAITYPE_DRIVERCAPS)
@@ -347,9 +354,34 @@ class VideoMemoryManager:
         self.residency.initialize_contexts()
         return args.hContext, node
 
+    # --- the end of what user mode created (vidmm/teardown.py) ----------------------------------------------
+
     def destroy_context(self, hContext: HANDLE) -> None:
-        """``DxgkDdiDestroyContext``."""
-        self.driver.destroy_context(hContext)
+        """``D3DKMTDestroyContext``: idle first, then ``DxgkDdiDestroyContext`` (its paging companion too)."""
+        self.teardown.destroy_context(hContext)
+
+    def destroy_sync_object(self, handle: int) -> None:
+        """``D3DKMTDestroySynchronizationObject``."""
+        self.teardown.destroy_sync_object(handle)
+
+    def destroy_device(self, handle: int) -> None:
+        """``D3DKMTDestroyDevice``: everything the device owns goes."""
+        self.teardown.destroy_device(handle)
+
+    def destroy_process(self, handle: int) -> None:
+        """The process exits or is killed: its devices, its VA spaces, the process."""
+        self.teardown.destroy_process(handle)
+
+    def _forget_context(self, hContext: HANDLE) -> None:
+        self.context_nodes.pop(hContext, None)
+        self.context_info.pop(hContext, None)
+
+    def _free_pool(self, pool: PagingBufferPool) -> None:
+        """A pool no stream uses any more: unmapped from ``PagingBufferSegmentId`` (if mapped), then freed."""
+        if self.paging_home is not None:
+            self.paging_home.release(pool, self.paging)
+        for mdl in pool.mdls():
+            self.mm.free_pages(mdl)
 
     def destroy_allocation(self, handle: HANDLE) -> None:
         self.driver.destroy_allocation(DXGKARG_DESTROYALLOCATION(NumAllocations=1, pAllocationList=(handle,)))

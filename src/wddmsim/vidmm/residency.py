@@ -254,10 +254,26 @@ class ResidencyManager:
         args.FenceValueCPUVirtualAddress = queue.fence.cpu
 
     def destroy_paging_queue(self, handle: int) -> None:
+        """``pfnDestroyPagingQueueCb``: the queue's work completes first."""
         queue = self.queue(handle)
         self.wait(queue, queue.issued)
+        self.close_queue(queue)
+
+    def cancel_requests(self, device: Device) -> int:
+        """The device is being destroyed: requests its queues admitted that the worker has not serviced are
+        forgotten (their allocations go with the device; nothing will wait for their values).  Returns how many."""
+        return len(self.worker.cancel({q.handle for q in device.queues}))
+
+    def close_queue(self, queue: PagingQueue) -> None:
+        """The queue goes once the paging work already built for it has run (it writes the queue's fence, whose
+        slot is then freed); values of cancelled requests are never signalled."""
+        submission = max(queue.pending.values(), default=0)
+        if submission:
+            self.paging.wait(submission)
+        self._retire(queue)
         queue.device.queues.remove(queue)
-        del self.queues[handle]
+        del self.queues[queue.handle]
+        queue.fence.release()
 
     # --- synchronisation objects and contexts ------------------------------------------------------------
 
@@ -280,9 +296,8 @@ class ResidencyManager:
 
     def release(self, sync: SyncObject) -> None:
         """Run, in order, the work whose value the fence has reached (or will, in paging-engine order)."""
-        while sync.waiting and sync.waiting[0][0] <= sync.reached:
-            _, work = sync.waiting.pop(0)
-            work()
+        while sync.waiting and sync.waiting[0].value <= sync.reached:
+            sync.waiting.pop(0).run()
 
     def register_context(self, context: HANDLE, device: Device) -> None:
         self.contexts[context] = device

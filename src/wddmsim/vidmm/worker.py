@@ -83,6 +83,14 @@ class PagingWorker:
         self.serviced += ran
         return ran
 
+    def cancel(self, queues: set[int]) -> list[PagingRequest]:
+        """Forget the requests of the paging queues ``queues`` (their device is being destroyed); returns them."""
+        kept = [entry for entry in self._heap if entry[2].queue.handle not in queues]
+        dropped = [r for _, _, r in sorted(self._heap) if r.queue.handle in queues]
+        self._heap[:] = kept
+        heapq.heapify(self._heap)
+        return dropped
+
     def drop(self) -> list[PagingRequest]:
         """Forget every request (an adapter reset: their devices are removed); returns them."""
         dropped = [r for _, _, r in sorted(self._heap)]

@@ -123,6 +123,22 @@ class VaManager:
         self.paging.wait(self.paging.flush())
         return space
 
+    def destroy_space(self, process: Process) -> int:
+        """The process is gone, its contexts and allocations first: its VA spaces go.  What is left of them
+        (reservations, the privileged space's fixed mappings) is dropped, and every page table freed -- the
+        application space's first, as the privileged space maps them.  Returns the table bytes freed."""
+        space = self.spaces.pop(process.handle, None)
+        if space is None:
+            return 0
+        spaces = [space] if space.privileged is None else [space, space.privileged]
+        for s in spaces:
+            for region in s.regions.values():
+                for mapping in region.mappings:
+                    self._detach(mapping)
+            s.regions.clear()
+            s.pools.clear()
+        return sum(self.tables.destroy_tree(s) for s in spaces)
+
     def root_address(self, space: GpuVaSpace) -> D3DGPU_PHYSICAL_ADDRESS:
         return self.tables.root_address(space)
 

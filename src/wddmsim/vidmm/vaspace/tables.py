@@ -700,6 +700,35 @@ class PageTables:
 
     # --- moving a whole tree ---------------------------------------------------------------------------------
 
+    def destroy_tree(self, space: GpuVaSpace) -> int:
+        """The process is gone (no context runs in ``space`` any more): every table of the tree is freed, after
+        a flush of every translation under its root -- each table's entries invalidated first only when the
+        driver asks for ``ExplicitPageTableInvalidation``.  An evicted tree has only records left.  Returns the
+        bytes freed."""
+        if space.evicted:
+            space.saved.clear()
+            return 0
+        tables = self.all_tables(space)
+        if self.explicit_invalidation:
+            for table in tables:
+                count = self.count(table)
+                dual_level1 = self.dual and table.level == 1 and not table.big
+                self.update(
+                    table, 0, pte_array(count), big=pte_array(count) if dual_level1 else None, use_64k=table.big
+                )
+        self._flush_root(self.root_address(space))
+        explicit, self.explicit_invalidation = self.explicit_invalidation, False  # already invalidated above
+        try:
+            for table in tables:
+                self.free_table(table)
+        finally:
+            self.explicit_invalidation = explicit
+        space.tables.clear()
+        space.leaves64.clear()
+        space.large.clear()
+        self.paging.wait(self.paging.flush())
+        return sum(t.size for t in tables)
+
     def evict_tree(self, space: GpuVaSpace) -> int:
         """Memory pressure: the tree of an idle process leaves its segment; returns the bytes freed.
 

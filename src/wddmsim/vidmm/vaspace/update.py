@@ -43,6 +43,7 @@ from wddmsim.ddi.va import (
 )
 from wddmsim.ddi.va import D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION_TYPE as UpdateType
 from wddmsim.vidmm.allocation import VidMmAllocation
+from wddmsim.vidmm.device import Waiter
 from wddmsim.vidmm.paging import PagingStream
 from wddmsim.vidmm.paging_buffer import PagingBufferPool
 from wddmsim.vidmm.vaspace.checks import bad, u64
@@ -151,15 +152,15 @@ class TiledUpdates:
             if companion is not None:
                 companion.waiting += count
 
-            def apply_and_release() -> None:
+            def done(ran: bool) -> None:  # run (the fence reached the value), or cancelled (the context went)
                 if companion is not None:
                     companion.waiting -= count
-                apply()
-                assert va.residency is not None
+                if ran:
+                    apply()
                 for pool in pools:
-                    va.residency.unhold(pool)
+                    residency.unhold(pool)
 
-            sync.waiting.append((args.FenceValue, apply_and_release))
+            sync.waiting.append(Waiter(args.FenceValue, lambda: done(True), lambda: done(False), args.hContext))
         if companion is not None:  # the calling thread blocks while more than 128 operations are queued
             while companion.queued > MAX_QUEUED and companion.in_flight:
                 companion.stream.wait(companion.in_flight[0][0])
@@ -192,6 +193,21 @@ class TiledUpdates:
         found = Companion(handle, node, stream, space.process)
         self.companions[context] = found
         return found
+
+    def drop_companion(self, context: HANDLE) -> Companion | None:
+        """The context is being destroyed: its paging companion, if it has one, finishes what it was given and
+        leaves the privileged space; returned for the caller to destroy (its context and its pool)."""
+        companion = self.companions.pop(context, None)
+        if companion is None:
+            return None
+        fence = companion.stream.flush()
+        if fence:
+            companion.stream.wait(fence)
+        companion.in_flight.clear()
+        space = self.va.spaces.get(companion.process.handle)
+        if space is not None and space.privileged is not None:
+            space.privileged.companions.remove(companion.context)
+        return companion
 
     def retire(self, companion: Companion) -> None:
         scheduler = companion.stream.scheduler

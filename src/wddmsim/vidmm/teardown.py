@@ -1,0 +1,158 @@
+"""The end of contexts, synchronisation objects, devices and processes (decision 0046).
+
+What it models: ``D3DKMTDestroyContext``, ``D3DKMTDestroySynchronizationObject``, ``D3DKMTDestroyDevice`` and the
+exit of a process -- a clean one, or a kill at any point, with paging queued, locks held and tile mappings waiting
+for their fences (reliability-plan F13).  Whatever the process left, the same order reclaims it:
+
+1. paging requests its queues admitted that the worker has not serviced are cancelled (no one can wait for
+   them now), and work queued behind its monitored fences is cancelled (no one will signal them);
+2. its GPU work in flight completes, and so do the page-table updates its paging companions were given;
+3. each device: locks are dropped (views unmapped and released, swizzling ranges given back), contexts destroyed
+   (``DxgkDdiDestroyContext``: the driver hands their images back with ``DxgkCbDestroyContextAllocation``) with
+   their paging companions, allocations destroyed (``DxgkDdiDestroyAllocation``: VAs freed, ranges and backing
+   stores freed), synchronisation objects and paging queues destroyed (their fence slots freed once nothing
+   can write them);
+4. its GPU VA spaces: what is left (reservations) dropped, every page table freed, the application space's
+   first (the privileged space maps its tables), each after a TLB flush of its root;
+5. the process record.
+
+Once every process is gone VidMm holds only what it held when the adapter started: the footprint
+(:meth:`wddmsim.system.Adapter.footprint`) checks that (reliability-plan I19).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import final
+
+from wddmsim.ddi.base import HANDLE
+from wddmsim.ddi.driver import KernelModeDriver
+from wddmsim.ddi.status import NT_SUCCESS, NTSTATUS, DdiError, InvalidArgument
+from wddmsim.vidmm.device import Device, Process
+from wddmsim.vidmm.events import ObjectDestroyed
+from wddmsim.vidmm.lock import LockManager
+from wddmsim.vidmm.paging_buffer import PagingBufferPool
+from wddmsim.vidmm.residency import ResidencyManager
+from wddmsim.vidmm.vaspace import VaManager
+from wddmsim.vidmm.work import WorkSubmitter
+
+
+@final
+class Teardown:
+    """Destroys what user mode created, in the documented order, leaving nothing behind."""
+
+    def __init__(
+        self,
+        driver: KernelModeDriver,
+        residency: ResidencyManager,
+        work: WorkSubmitter,
+        locks: LockManager,
+        va: VaManager | None,
+        *,
+        forget_context: Callable[[HANDLE], None],
+        free_pool: Callable[[PagingBufferPool], None],
+    ) -> None:
+        self.driver = driver
+        self.residency = residency
+        self.work = work
+        self.locks = locks
+        self.va = va
+        self._forget_context = forget_context
+        """Drops VidMm's per-context records (its node, what the driver said of it)."""
+        self._free_pool = free_pool
+        """Frees a paging companion's buffer pool (unmapped from its aperture segment first, if it was mapped)."""
+
+    # --- contexts ----------------------------------------------------------------------------------------------
+
+    def destroy_context(self, context: HANDLE) -> None:
+        """``D3DKMTDestroyContext``: the context's work completes, work queued for it behind a fence is
+        cancelled, its paging companion goes, then ``DxgkDdiDestroyContext``."""
+        residency = self.residency
+        device = residency.context_device(context)
+        self.work.quiesce(device)
+        for sync in [s for s in residency.sync_objects.values() if s.device.process is device.process]:
+            for waiter in [w for w in sync.waiting if w.context == context]:
+                sync.waiting.remove(waiter)
+                waiter.cancel()
+        if self.va is not None:
+            companion = self.va.updates.drop_companion(context)
+            if companion is not None:
+                self._destroy(companion.context, "DxgkDdiDestroyContext (paging companion)")
+                self._free_pool(companion.stream.pool)
+        self._destroy(context, "DxgkDdiDestroyContext")
+        del residency.contexts[context]
+        self._forget_context(context)
+        self._emit("context", context, device.handle)
+
+    def _destroy(self, context: HANDLE, what: str) -> None:
+        status = self.driver.destroy_context(context)
+        if not NT_SUCCESS(status):
+            raise DdiError(NTSTATUS(status), f"{what} failed for hContext={int(context):#x}")
+
+    # --- synchronisation objects -----------------------------------------------------------------------------
+
+    def destroy_sync_object(self, handle: int) -> None:
+        """``D3DKMTDestroySynchronizationObject``: work still waiting for a value of it is cancelled (nothing can
+        signal it now); its fence slot is freed once no queued paging work can write it."""
+        residency = self.residency
+        sync = residency.sync_object(handle, "hSyncObject")
+        waiting, sync.waiting = sync.waiting, []
+        for waiter in waiting:
+            waiter.cancel()
+        if sync.promised > sync.fence.value:  # paging work (system or companion) still writes the slot
+            residency.settle()
+            if self.va is not None:
+                self.va.updates.wait_companions(sync.device.process)
+        del residency.sync_objects[sync.handle]
+        sync.fence.release()
+        self._emit("sync_object", sync.handle, sync.device.handle)
+
+    # --- devices ---------------------------------------------------------------------------------------------
+
+    def destroy_device(self, handle: int) -> None:
+        """``D3DKMTDestroyDevice`` -- also what a process's exit does to each of its devices, whatever state
+        they are in (the module docstring gives the order)."""
+        residency = self.residency
+        device = residency.device(handle)
+        if device is residency.system_device:
+            raise InvalidArgument("hDevice", handle, "the system device lives as long as VidMm")
+        residency.cancel_requests(device)
+        self.work.quiesce(device)
+        if self.va is not None:
+            self.va.updates.wait_companions(device.process)
+        owned = [a for a in residency.allocations.values() if a.device is device and not a.context]
+        for a in owned:
+            self.locks.abandon(a)
+            a.pin_count = 0  # the kernel's pins on a dead device's allocations go with it
+        for context in [c for c, d in residency.contexts.items() if d is device]:
+            self.destroy_context(HANDLE(context))
+        for sync in [s for s in residency.sync_objects.values() if s.device is device]:
+            self.destroy_sync_object(sync.handle)
+        for a in owned:
+            residency.destroy_allocation(a.handle)
+        for queue in list(device.queues):
+            residency.close_queue(queue)
+        del residency.devices[device.handle]
+        self._emit("device", device.handle, device.process.handle)
+
+    # --- processes -------------------------------------------------------------------------------------------
+
+    def destroy_process(self, handle: int) -> None:
+        """The process exits or is killed: its devices go, then its GPU VA spaces, then the process."""
+        residency = self.residency
+        process = residency.processes.get(handle)
+        if process is None or process is residency.system_device.process:
+            raise InvalidArgument("hProcess", handle, "is not a live user process")
+        for device in self._devices(process):
+            self.destroy_device(device.handle)
+        if self.va is not None:
+            self.va.destroy_space(process)
+        del residency.processes[process.handle]
+        self._emit("process", process.handle, HANDLE(0))
+
+    def _devices(self, process: Process) -> list[Device]:
+        return [d for d in self.residency.devices.values() if d.process is process]
+
+    def _emit(self, kind: str, handle: HANDLE, owner: HANDLE) -> None:
+        events = self.residency.events
+        events.emit(ObjectDestroyed(time=events.clock.now, kind=kind, handle=int(handle), owner=int(owner)))
