@@ -39,7 +39,7 @@ from wddmsim.hw.addressing import Space, hw_address
 from wddmsim.kmd.config import DriverModel
 from wddmsim.vidmm.events import ObjectDestroyed, PagingRequestServiced, VidMmPageIn
 
-from .desk import APERTURE_ONLY, CPU, Desk, KiB, MiB, pattern
+from .desk import APERTURE_ONLY, Desk, KiB, MiB, pattern
 
 
 class Bystander:
@@ -53,7 +53,7 @@ class Bystander:
         for h, data in zip(self.handles, self.expected, strict=True):
             self._write(h, data)
 
-    def _write(self, h: HANDLE, data: np.ndarray) -> None:  # type: ignore[type-arg]
+    def _write(self, h: HANDLE, data: np.ndarray) -> None:
         lock = self._lock(h)
         self.process.cpu_write(lock.pData, data.tobytes())
         self._unlock(h)

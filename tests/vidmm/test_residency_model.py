@@ -283,7 +283,9 @@ class ResidencyModel(RuleBasedStateMachine):
             chosen = data.draw(st.lists(st.sampled_from(mine), min_size=1, max_size=3, unique_by=lambda a: a.handle))
             w.rm.make_resident(
                 D3DDDI_MAKERESIDENT(
-                    hPagingQueue=queue.handle, NumAllocations=len(chosen), AllocationList=tuple(a.handle for a in chosen)
+                    hPagingQueue=queue.handle,
+                    NumAllocations=len(chosen),
+                    AllocationList=tuple(a.handle for a in chosen),
                 )
             )
         marker = len(w.adapter.events.of_type(PagingRequestServiced))

@@ -131,6 +131,20 @@ class TracedProcess:
             self.log.call({"call": "create_device", "process": self.name, "out": {"device": name}})
         return TracedDevice(device, self, name)
 
+    def destroy_device(self, device: TracedDevice) -> HRESULT:
+        result = self.process.destroy_device(device.device)
+        if self.log is not None:
+            self.log.call(
+                {"call": "destroy_device", "process": self.name, "args": {"device": device.name}, "result": _hr(result)}
+            )
+        return result
+
+    def close(self) -> None:
+        """The process exits: everything it still holds is reclaimed (decision 0046)."""
+        self.process.close()
+        if self.log is not None:
+            self.log.call({"call": "close_process", "process": self.name})
+
     def cpu_write(self, address: int, data: bytes) -> None:
         self.process.cpu_write(address, data)
         if self.log is not None:
@@ -513,6 +527,20 @@ class TracedDevice:
             self.device.create_sync_object,
             lambda log: {},
             lambda log, handle: {"hSyncObject": log.symbols.new("sync", handle)},
+        )
+
+    def destroy_context(self, hContext: HANDLE) -> HRESULT:
+        return self._do(
+            "destroy_context",
+            lambda: self.device.destroy_context(hContext),
+            lambda log: {"hContext": log.symbols.name("context", hContext)},
+        )
+
+    def destroy_sync_object(self, hSyncObject: HANDLE) -> HRESULT:
+        return self._do(
+            "destroy_sync_object",
+            lambda: self.device.destroy_sync_object(hSyncObject),
+            lambda log: {"hSyncObject": log.symbols.name("sync", hSyncObject)},
         )
 
     def signal_from_cpu(self, hSyncObject: HANDLE, value: int) -> HRESULT:

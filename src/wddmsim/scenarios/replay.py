@@ -235,6 +235,12 @@ class _Replayer:
         self.devices[name] = device
         self.device_process[name] = str(rec["process"])
 
+    def do_destroy_device(self, rec: dict[str, Json]) -> HRESULT:
+        return self.processes[str(rec["process"])].destroy_device(self.devices[str(rec["args"]["device"])])
+
+    def do_close_process(self, rec: dict[str, Json]) -> None:
+        self.processes[str(rec["process"])].close()
+
     # --- allocations and residency -----------------------------------------------------------------------------
 
     def do_allocate(self, rec: dict[str, Json]) -> HRESULT:
@@ -480,6 +486,12 @@ class _Replayer:
 
     def do_create_sync_object(self, rec: dict[str, Json]) -> None:
         self.symbols.bind(rec["out"]["hSyncObject"], self.device(rec).create_sync_object())
+
+    def do_destroy_context(self, rec: dict[str, Json]) -> HRESULT:
+        return self.device(rec).destroy_context(self.v(rec["args"]["hContext"]))
+
+    def do_destroy_sync_object(self, rec: dict[str, Json]) -> HRESULT:
+        return self.device(rec).destroy_sync_object(self.v(rec["args"]["hSyncObject"]))
 
     def do_signal_from_cpu(self, rec: dict[str, Json]) -> HRESULT:
         a = rec["args"]

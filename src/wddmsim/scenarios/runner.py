@@ -102,6 +102,7 @@ def run_scenario(
     """Run ``config`` to the end and verify; ``record`` receives the call trace; ``on_adapter`` sees the adapter
     before the first call (to attach read-only observers such as a paging-buffer capture)."""
     adapter = build_adapter(config.system_config())
+    start = adapter.footprint()
     if on_adapter is not None:
         on_adapter(adapter)
     log = None if record is None else CallLog(record, config.to_dict())
@@ -134,6 +135,7 @@ def run_scenario(
     for app in apps:
         result.checks += verify(app)
         app.destroy()
+        app.process.close()  # the process exits: what it still holds (contexts, queues, fences, VAs) goes
         result.processes.append(
             ProcessStats(
                 app.index,
@@ -144,6 +146,15 @@ def run_scenario(
             )
         )
         step(f"process {app.index}: verified")
+    leaks = adapter.footprint().leaks(start)
+    result.checks.append(
+        Check(
+            "teardown",
+            "process exit",
+            not leaks,
+            "; ".join(leaks) or "every byte, page table, handle and fence is back to the adapter's start (I19)",
+        )
+    )
     if log is not None:
         count, digest = event_digest(adapter.events)
         log.end({"traffic": result.traffic, "verified": result.verified, "events": count, "events_sha256": digest})

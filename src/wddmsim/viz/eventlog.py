@@ -158,6 +158,7 @@ SCHEMA: dict[str, tuple[str, dict[str, str]]] = {
         "AdapterPowerState",
         {"state": "DevicePowerState", "kind": "Transition", "allocations": "Allocations", "bytes": "Bytes"},
     ),
+    "ObjectDestroyed": ("ObjectDestroyed", {"kind": "Kind", "handle": "Handle", "owner": "Owner"}),
     "CpuLock": (
         "CpuLock",
         {"allocation": "hAllocation", "action": "Action", "address": "pData", "target": "Target", "count": "LockCount"},
