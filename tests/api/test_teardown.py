@@ -37,6 +37,7 @@ from wddmsim.ddi.va import (
 from wddmsim.hw import commands as cmd
 from wddmsim.hw.addressing import Space, hw_address
 from wddmsim.kmd.config import DriverModel
+from wddmsim.vidmm.errors import DeviceRemoved
 from wddmsim.vidmm.events import ObjectDestroyed, PagingRequestServiced, VidMmPageIn
 
 from .desk import APERTURE_ONLY, Desk, KiB, MiB, pattern
@@ -344,3 +345,17 @@ def test_the_footprint_catches_a_teardown_step_left_out(
     else:
         desk.process.close()
     assert any(line.startswith(leaked) for line in _leaks(desk)), _leaks(desk)
+
+
+@pytest.mark.parametrize("model", [DriverModel.WDDM2, DriverModel.WDDM1], ids=["wddm2", "wddm1"])
+def test_processes_whose_devices_an_adapter_reset_removed_still_leave_nothing(model: DriverModel) -> None:
+    desk = Desk(model=model)
+    bystander = Bystander(desk)
+    victim = Victim(desk)
+    for step in victim.steps:
+        step()
+    with pytest.raises(DeviceRemoved, match="adapter reset: watchdog"):
+        desk.vidmm.reset.trigger("watchdog")
+    desk.process.close()
+    bystander.process.close()
+    assert not _leaks(desk)
