@@ -394,11 +394,7 @@ class PageTables:
 
     def _initialise(self, table: ProcessTable) -> None:
         """``UpdatePageTable`` with ``InitialUpdate``: every entry invalid."""
-        count = table.entries
-        dual_level1 = self.dual and table.level == 1 and not table.big
-        self.update(
-            table, 0, pte_array(count), big=pte_array(count) if dual_level1 else None, initial=True, use_64k=table.big
-        )
+        self.invalidate_all(table, initial=True)
         if self.on_created is not None:
             self.on_created(table)
 
@@ -623,9 +619,7 @@ class PageTables:
         if self.on_freed is not None:
             self.on_freed(table)
         if self.explicit_invalidation:
-            count = self.count(table)
-            dual_level1 = self.dual and table.level == 1 and not table.big
-            self.update(table, 0, pte_array(count), big=pte_array(count) if dual_level1 else None, use_64k=table.big)
+            self.invalidate_all(table)
         self.segments.get(table.segment_id).free(table.offset)
         if table.window:
             self.retired.append(table.window - self.window_base)
@@ -700,6 +694,35 @@ class PageTables:
 
     # --- moving a whole tree ---------------------------------------------------------------------------------
 
+    def invalidate_all(self, table: ProcessTable, *, initial: bool = False, notify_eviction: bool = False) -> None:
+        """``UpdatePageTable`` of every entry of ``table`` to invalid (both kinds for a dual level-1 table)."""
+        count = self.count(table)
+        dual_level1 = self.dual and table.level == 1 and not table.big
+        self.update(
+            table,
+            0,
+            pte_array(count),
+            big=pte_array(count) if dual_level1 else None,
+            use_64k=table.big,
+            initial=initial,
+            notify_eviction=notify_eviction,
+        )
+
+    def _free_tree(self, space: GpuVaSpace, tables: list[ProcessTable]) -> int:
+        """Flush every translation under the root, then free ``tables`` (their entries already invalid where they
+        had to be) and forget the tree's tables; returns the bytes freed."""
+        self._flush_root(self.root_address(space))
+        explicit, self.explicit_invalidation = self.explicit_invalidation, False  # invalidated by the caller
+        try:
+            for table in tables:
+                self.free_table(table)
+        finally:
+            self.explicit_invalidation = explicit
+        space.tables.clear()
+        space.leaves64.clear()
+        space.large.clear()
+        return sum(t.size for t in tables)
+
     def destroy_tree(self, space: GpuVaSpace) -> int:
         """The process is gone (no context runs in ``space`` any more): every table of the tree is freed, after
         a flush of every translation under its root -- each table's entries invalidated first only when the
@@ -711,23 +734,10 @@ class PageTables:
         tables = self.all_tables(space)
         if self.explicit_invalidation:
             for table in tables:
-                count = self.count(table)
-                dual_level1 = self.dual and table.level == 1 and not table.big
-                self.update(
-                    table, 0, pte_array(count), big=pte_array(count) if dual_level1 else None, use_64k=table.big
-                )
-        self._flush_root(self.root_address(space))
-        explicit, self.explicit_invalidation = self.explicit_invalidation, False  # already invalidated above
-        try:
-            for table in tables:
-                self.free_table(table)
-        finally:
-            self.explicit_invalidation = explicit
-        space.tables.clear()
-        space.leaves64.clear()
-        space.large.clear()
+                self.invalidate_all(table)
+        freed = self._free_tree(space, tables)
         self.paging.wait(self.paging.flush())
-        return sum(t.size for t in tables)
+        return freed
 
     def evict_tree(self, space: GpuVaSpace) -> int:
         """Memory pressure: the tree of an idle process leaves its segment; returns the bytes freed.
@@ -744,29 +754,10 @@ class PageTables:
             self.evict_tree(space.privileged)  # it maps these tables: it goes first, and comes back after
         tables = self.all_tables(space)
         for table in tables:
-            count = self.count(table)
-            dual_level1 = self.dual and table.level == 1 and not table.big
-            self.update(
-                table,
-                0,
-                pte_array(count),
-                big=pte_array(count) if dual_level1 else None,
-                use_64k=table.big,
-                notify_eviction=True,
-            )
-        self._flush_root(self.root_address(space))
-        freed = 0
-        explicit, self.explicit_invalidation = self.explicit_invalidation, False  # already invalidated above
-        try:
-            for table in tables:
-                freed += table.size
-                self.free_table(table)
-        finally:
-            self.explicit_invalidation = explicit
-        space.saved = {k for k in space.tables if k[0] != self.top} | {(LEAF64, k) for k in space.leaves64}
-        space.tables.clear()
-        space.leaves64.clear()
-        space.large.clear()
+            self.invalidate_all(table, notify_eviction=True)
+        saved = {k for k in space.tables if k[0] != self.top} | {(LEAF64, k) for k in space.leaves64}
+        freed = self._free_tree(space, tables)
+        space.saved = saved
         space.evicted = True
         space.suspended = False
         self.events.emit(
