@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from hypothesis import settings
 
 from wddmsim.kmd.config import DriverConfig, DriverModel
 from wddmsim.scenarios.rig import PagingRig
 from wddmsim.system import SystemConfig
+from wddmsim.testing import campaign
 
 settings.register_profile("default", deadline=None, max_examples=100)
 settings.register_profile("ci", deadline=None, max_examples=300, derandomize=True)
@@ -31,3 +34,10 @@ def rig() -> PagingRig:
 @pytest.fixture
 def rig_wddm1() -> PagingRig:
     return PagingRig(SystemConfig(driver=DriverConfig(model=DriverModel.WDDM1)))
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """The adversarial campaign's counts of this run, for CI's summary lines (wddmsim.testing.campaign)."""
+    directory = os.environ.get("WDDMSIM_CAMPAIGN_DIR")
+    if directory:
+        campaign.write(directory)
