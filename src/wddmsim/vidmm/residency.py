@@ -149,6 +149,10 @@ def _bad(argument: str, value: object, rule: str) -> InvalidArgument:
     return InvalidArgument(argument, value, rule, HRESULT.E_INVALIDARG)
 
 
+_CONTEXT_HANDLES = 0x8000_0000
+"""Where the driver's context handles begin: VidMm's own handles stay below."""
+
+
 @final
 class ResidencyManager:
     """Where every allocation lives, and the user-mode residency calls that change it."""
@@ -214,6 +218,10 @@ class ResidencyManager:
     # --- handles and objects ---------------------------------------------------------------------------------
 
     def _handle(self) -> HANDLE:
+        """A handle never given before: one counter for processes, devices, queues, fences and allocations, so a
+        destroyed object's handle is never reused and no two kinds of object share one."""
+        if self._next_handle + 4 >= _CONTEXT_HANDLES:
+            raise DdiError(NTSTATUS.STATUS_NO_MEMORY, "every VidMm handle has been used")
         self._next_handle += 4
         return HANDLE(self._next_handle)
 
