@@ -26,7 +26,7 @@ from wddmsim.ddi.residency import (
     D3DKMT_QUERYVIDEOMEMORYINFO,
     D3DKMT_RECLAIMALLOCATIONS2,
 )
-from wddmsim.ddi.status import HRESULT, DdiError, InvalidArgument
+from wddmsim.ddi.status import HRESULT, NTSTATUS, DdiError, InvalidArgument
 from wddmsim.ddi.va import (
     D3DDDI_MAPGPUVIRTUALADDRESS,
     D3DDDI_RESERVEGPUVIRTUALADDRESS,
@@ -48,6 +48,18 @@ def _uint(argument: str, value: object, bits: int = 64) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 1 << bits:
         raise _bad(argument, value, f"must be a {bits}-bit unsigned integer")
     return value
+
+
+def _user_mode(error: DdiError) -> DdiError:
+    """A kernel refusal as ``pfnAllocateCb`` returns it: ``E_OUTOFMEMORY`` for no memory, ``E_INVALIDARG``
+    (the same argument named) for what the driver or VidMm refused."""
+    if isinstance(error.status, HRESULT):
+        return error
+    if error.status == NTSTATUS.STATUS_NO_MEMORY or error.status == NTSTATUS.STATUS_GRAPHICS_NO_VIDEO_MEMORY:
+        return DdiError(HRESULT.E_OUTOFMEMORY, str(error).rsplit(" [", 1)[0])
+    if isinstance(error, InvalidArgument):
+        return InvalidArgument(error.argument, error.value, error.rule, HRESULT.E_INVALIDARG)
+    return InvalidArgument("pAllocationInfo", None, str(error), HRESULT.E_INVALIDARG)
 
 
 def _struct(args: object, kind: type, argument: str = "pData") -> None:
@@ -254,9 +266,12 @@ class UserDevice:
                 )
             if info.Flags.Reserved:
                 raise _bad(f"pAllocationInfo[{i}].Flags.Reserved", info.Flags.Reserved, "must be zero")
-        made = self.vidmm.residency.create_allocations(
-            self.device, [info.pPrivateDriverData for info in args.pAllocationInfo], args.pPrivateDriverData
-        )
+        try:
+            made = self.vidmm.residency.create_allocations(
+                self.device, [info.pPrivateDriverData for info in args.pAllocationInfo], args.pPrivateDriverData
+            )
+        except DdiError as error:
+            raise _user_mode(error) from None
         for info, a in zip(args.pAllocationInfo, made, strict=True):
             info.hAllocation = a.handle
         return HRESULT.S_OK
