@@ -13,10 +13,15 @@ from collections.abc import Iterable
 from typing import final
 
 from wddmsim.core.addresses import CpuVa
-from wddmsim.ddi.allocation import D3DDDICB_ALLOCATE, D3DDDICB_DEALLOCATE, D3DDDICB_SETPRIORITY
+from wddmsim.ddi.allocation import (
+    D3DDDI_ALLOCATIONINFO,
+    D3DDDICB_ALLOCATE,
+    D3DDDICB_DEALLOCATE,
+    D3DDDICB_SETPRIORITY,
+)
 from wddmsim.ddi.base import HANDLE, NULL
 from wddmsim.ddi.lock import D3DDDICB_LOCK, D3DDDICB_LOCK2, D3DDDICB_UNLOCK, D3DDDICB_UNLOCK2
-from wddmsim.ddi.render import D3DDDICB_RENDER
+from wddmsim.ddi.render import D3DDDI_ALLOCATIONLIST, D3DDDICB_RENDER
 from wddmsim.ddi.residency import (
     D3DDDI_CREATEPAGINGQUEUE,
     D3DDDI_MAKERESIDENT,
@@ -66,6 +71,12 @@ def _struct(args: object, kind: type, argument: str = "pData") -> None:
     """The callback's argument structure is the one the DDI names (not None, not another structure)."""
     if not isinstance(args, kind):
         raise _bad(argument, type(args).__name__, f"must be a {kind.__name__}")
+
+
+def _bytes(argument: str, value: object) -> None:
+    """A buffer argument: bytes (not None, a string or a number)."""
+    if not isinstance(value, (bytes, bytearray, memoryview)):
+        raise _bad(argument, type(value).__name__, "must be a byte buffer")
 
 
 def _handles(argument: str, value: object) -> tuple[object, ...]:
@@ -245,6 +256,9 @@ class UserDevice:
         """``pfnAllocateCb``: ``NumAllocations`` allocations, described together to the driver; all or none."""
         self._alive()
         _struct(args, D3DDDICB_ALLOCATE)
+        infos = _handles("pAllocationInfo", args.pAllocationInfo)
+        for i, info in enumerate(infos):
+            _struct(info, D3DDDI_ALLOCATIONINFO, f"pAllocationInfo[{i}]")
         if args.NumAllocations != len(args.pAllocationInfo) or not args.pAllocationInfo:
             raise _bad(
                 "NumAllocations",
@@ -280,6 +294,7 @@ class UserDevice:
         """``pfnDeallocateCb``: the content is dropped; every GPU VA mapped to them is freed."""
         self._alive()
         _struct(args, D3DDDICB_DEALLOCATE)
+        _handles("HandleList", args.HandleList)
         if args.NumAllocations != len(args.HandleList) or not args.HandleList:
             raise _bad(
                 "NumAllocations", args.NumAllocations, f"must be positive and match HandleList ({len(args.HandleList)})"
@@ -299,6 +314,8 @@ class UserDevice:
         """``pfnSetPriorityCb``: eviction priorities (higher stays longer under ``priority-lru``)."""
         self._alive()
         _struct(args, D3DDDICB_SETPRIORITY)
+        _handles("phAllocationList", args.phAllocationList)
+        _handles("pPriorities", args.pPriorities)
         self._allocations(args.phAllocationList, "phAllocationList")
         return self.vidmm.residency.set_priority(self.device, args)
 
@@ -325,6 +342,7 @@ class UserDevice:
         """``pfnMakeResidentCb``: ``E_PENDING`` with ``PagingFenceValue`` when anything moved."""
         self._alive()
         _struct(args, D3DDDI_MAKERESIDENT)
+        _handles("AllocationList", args.AllocationList)
         self._queue(args.hPagingQueue)
         self._allocations(args.AllocationList, "AllocationList")
         return self.vidmm.residency.make_resident(args)
@@ -333,6 +351,7 @@ class UserDevice:
         """``pfnEvictCb``."""
         self._alive()
         _struct(args, D3DDDICB_EVICT)
+        _handles("AllocationList", args.AllocationList)
         if args.hDevice not in (NULL, self.handle):
             raise _bad("hDevice", args.hDevice, "must be this device (or NULL)")
         self._allocations(args.AllocationList, "AllocationList")
@@ -365,6 +384,7 @@ class UserDevice:
         """``pfnOfferAllocationsCb``."""
         self._alive()
         _struct(args, D3DKMT_OFFERALLOCATIONS)
+        _handles("HandleList", args.HandleList)
         if args.hDevice != self.handle:
             raise _bad("hDevice", args.hDevice, "must be this device")
         self._allocations(args.HandleList, "HandleList")
@@ -375,6 +395,7 @@ class UserDevice:
         """``pfnReclaimAllocations2Cb``."""
         self._alive()
         _struct(args, D3DKMT_RECLAIMALLOCATIONS2)
+        _handles("HandleList", args.HandleList)
         self._queue(args.hPagingQueue)
         self._allocations(args.HandleList, "HandleList")
         return self.vidmm.residency.reclaim(args)
@@ -392,6 +413,7 @@ class UserDevice:
         """``pfnUnlockCb``."""
         self._alive()
         _struct(args, D3DDDICB_UNLOCK)
+        _handles("phAllocations", args.phAllocations)
         self._allocations(args.phAllocations, "phAllocations")
         return self.vidmm.locks.unlock(self.device, args)
 
@@ -414,23 +436,26 @@ class UserDevice:
     def reserve_gpu_va(self, args: D3DDDI_RESERVEGPUVIRTUALADDRESS) -> HRESULT:
         """``pfnReserveGpuVirtualAddressCb``."""
         self._alive()
+        va = self._va()  # a WDDM 1.x device has no such call: refused before any argument
         _struct(args, D3DDDI_RESERVEGPUVIRTUALADDRESS)
         self._queue(args.hPagingQueue)
-        return self._va().reserve(args)
+        return va.reserve(args)
 
     def map_gpu_va(self, args: D3DDDI_MAPGPUVIRTUALADDRESS) -> HRESULT:
         """``pfnMapGpuVirtualAddressCb`` (seed 003): ``E_PENDING`` with ``PagingFenceValue`` to wait for before
         the GPU touches the range."""
         self._alive()
+        va = self._va()  # a WDDM 1.x device has no such call: refused before any argument
         _struct(args, D3DDDI_MAPGPUVIRTUALADDRESS)
         self._queue(args.hPagingQueue)
         if args.hAllocation:
             self._allocation(args.hAllocation, "hAllocation")
-        return self._va().map_gpu_va(args)
+        return va.map_gpu_va(args)
 
     def update_gpu_va(self, args: D3DDDICB_UPDATEGPUVIRTUALADDRESS) -> HRESULT:
         """``pfnUpdateGpuVirtualAddressCb`` (tiled resources)."""
         self._alive()
+        va = self._va()  # a WDDM 1.x device has no such call: refused before any argument
         _struct(args, D3DDDICB_UPDATEGPUVIRTUALADDRESS)
         self._context(args.hContext)
         self._sync(args.hFenceObject, "hFenceObject")
@@ -438,14 +463,15 @@ class UserDevice:
             handle = getattr(op.payload, "hAllocation", NULL)
             if handle:
                 self._allocation(handle, f"Operations[{i}].hAllocation")
-        self._va().update_gpu_va(args)
+        va.update_gpu_va(args)
         return HRESULT.S_OK
 
     def free_gpu_va(self, args: D3DDDICB_FREEGPUVIRTUALADDRESS) -> HRESULT:
         """``pfnFreeGpuVirtualAddressCb``: synchronous."""
         self._alive()
+        va = self._va()  # a WDDM 1.x device has no such call: refused before any argument
         _struct(args, D3DDDICB_FREEGPUVIRTUALADDRESS)
-        self._va().free_gpu_va(self.device.process, args)
+        va.free_gpu_va(self.device.process, args)
         return HRESULT.S_OK
 
     # --- contexts and work -----------------------------------------------------------------------------------
@@ -454,7 +480,11 @@ class UserDevice:
         """``pfnCreateContextCb`` on ``node`` (the compute engine by default); the context runs in this process's
         GPU VA space."""
         self._alive()
-        return self.vidmm.create_context(self.device, node=node)
+        _uint("NodeOrdinal", node, 32)
+        try:
+            return self.vidmm.create_context(self.device, node=node)
+        except DdiError as error:
+            raise _user_mode(error) from None
 
     def destroy_context(self, hContext: HANDLE) -> HRESULT:
         """``pfnDestroyContextCb``: the context's work completes first; work queued for it behind a monitored
@@ -483,6 +513,7 @@ class UserDevice:
         """``pfnSignalSynchronizationObjectFromCpuCb``."""
         self._alive()
         self._sync(hSyncObject, "hSyncObject")
+        _uint("Value", value)
         self.vidmm.residency.signal_from_cpu(hSyncObject, value)
         return HRESULT.S_OK
 
@@ -499,13 +530,17 @@ class UserDevice:
         """``pfnSubmitCommandCb``: run the reference GPU's packets on the context; returns the fence to wait on."""
         self._alive()
         self._context(hContext)
-        return self.vidmm.work.submit(hContext, commands)
+        _bytes("commands", commands)
+        return self.vidmm.work.submit(hContext, bytes(commands))
 
     def render(self, args: D3DDDICB_RENDER) -> HRESULT:
         """``pfnRenderCb`` (WDDM 1.x): submit a command buffer whose references are allocation-list slots;
         ``args.SubmissionFenceId`` is what :meth:`wait_for_context` waits for."""
         self._alive()
         _struct(args, D3DDDICB_RENDER)
+        _bytes("pCommandBuffer", args.pCommandBuffer)
+        for i, entry in enumerate(_handles("pAllocationList", args.pAllocationList)):
+            _struct(entry, D3DDDI_ALLOCATIONLIST, f"pAllocationList[{i}]")
         self._context(args.hContext)
         self._allocations((entry.hAllocation for entry in args.pAllocationList), "pAllocationList")
         return self.vidmm.render.render(self.device, args)
@@ -514,5 +549,6 @@ class UserDevice:
         """Wait on the CPU for work submitted on the context (``DEVICE_REMOVED`` if it faulted)."""
         self._alive()
         self._context(hContext)
+        _uint("fence", fence)
         self.vidmm.work.wait(hContext, fence)
         return HRESULT.S_OK
