@@ -82,7 +82,7 @@ def demo_config(
     if paging_buffer is not None:
         if paging_buffer > PAGING_BUFFER_LIMIT:
             raise ConfigurationError(
-                "paging_buffer", paging_buffer, f"must not exceed {PAGING_BUFFER_LIMIT // MiB} MiB"
+                "paging_buffer", paging_buffer, f"must be positive and at most {PAGING_BUFFER_LIMIT // MiB} MiB"
             )
         driver = replace(driver, paging_buffer_size=paging_buffer)
     config = SystemConfig(gpu=gpu, driver=driver)

@@ -142,7 +142,7 @@ def tour_layout(cpu_size: int, local_size: int, vram: int) -> TourLayout:
             return layout
     raise ConfigurationError(
         "vram",
-        format_size(vram),
+        vram,
         f"the tour needs a CPU-visible segment of {format_size(COMPACT.cpu_needed + 1 * MiB)} and a local segment of "
         f"{format_size(COMPACT.local_needed)} (give more local memory)",
     )
