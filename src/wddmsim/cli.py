@@ -32,7 +32,12 @@ EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
 """Bad input or configuration: nothing ran (decision 0047)."""
 
-DEMO_OPTIONS = {"vram": "--vram", "paging_buffer": "--paging-buffer", "driver_model": "--driver-model"}
+DEMO_OPTIONS = {
+    "vram": "--vram",
+    "local_size": "--vram",
+    "paging_buffer": "--paging-buffer",
+    "driver_model": "--driver-model",
+}
 """Settings of a demonstration (:func:`~wddmsim.scenarios.demos.demo_config`) -> the option that sets them."""
 
 

@@ -188,3 +188,7 @@ def test_a_call_that_succeeded_when_recorded_and_is_refused_under_overrides_exit
     result = invoke("replay", str(path), "--policy", "lru")
     assert result.exit_code == 1, result.output
     assert "were refused" in result.stdout
+
+
+def test_the_residency_demo_refuses_more_memory_than_its_system_pages_back_naming_vram() -> None:
+    refused(invoke("run", "residency", "--vram", "512MiB"), "--vram=536805376", "system memory")
