@@ -13,8 +13,10 @@ larger one.  Every case is counted in the campaign tally under its surface.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -68,7 +70,8 @@ def deadline(seconds: int = HANG_SECONDS) -> Iterator[None]:
 def cli_outcome(args: list[str]) -> Outcome:
     """Run the command line; ACCEPTED (0), REFUSED (1 or 2, one clean error), CRASHED or HUNG."""
     try:
-        with deadline():
+        # In a fresh directory: a random vector may name --out or --record with a relative path.
+        with deadline(), tempfile.TemporaryDirectory() as scratch, contextlib.chdir(scratch):
             result = CliRunner().invoke(main, args)
     except Hung:
         return Outcome.HUNG
