@@ -191,4 +191,4 @@ def test_a_call_that_succeeded_when_recorded_and_is_refused_under_overrides_exit
 
 
 def test_the_residency_demo_refuses_more_memory_than_its_system_pages_back_naming_vram() -> None:
-    refused(invoke("run", "residency", "--vram", "512MiB"), "--vram=536805376", "system memory")
+    refused(invoke("run", "residency", "--vram", "512MiB"), "--vram='512MiB'", "needs at most 172 MiB")
