@@ -375,6 +375,7 @@ class VideoMemoryManager:
     def _forget_context(self, hContext: HANDLE) -> None:
         self.context_nodes.pop(hContext, None)
         self.context_info.pop(hContext, None)
+        self.work.forget(hContext)
 
     def _free_pool(self, pool: PagingBufferPool) -> None:
         """A pool no stream uses any more: unmapped from ``PagingBufferSegmentId`` (if mapped), then freed."""
