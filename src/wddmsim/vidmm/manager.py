@@ -254,8 +254,14 @@ class VideoMemoryManager:
     def resize_paging_buffers(self, size: int) -> None:
         """Replace the paging-buffer pool with buffers of ``size`` bytes (after the GPU went idle).
 
-        For sweeps over ``DmaSize``; the driver's ``PagingBufferSize`` is what a normal run uses.
+        For sweeps over ``DmaSize``; the driver's ``PagingBufferSize`` is what a normal run uses.  Refused while
+        an operation is being built (a ``DxgkDdiBuildPagingBuffer`` call, or a multipass operation waiting for
+        its next buffer): the buffer the driver writes, and ``MultipassOffset``, belong to the pool in use.
         """
+        if self.paging.building or self.paging.continuing:
+            raise InvalidArgument(
+                "size", size, "the paging buffers cannot be replaced while an operation is being built"
+            )
         self.paging.flush()
         self.scheduler.wait_idle()
         self._replace_pool(size)
