@@ -145,6 +145,9 @@ class VideoMemoryManager:
             deferred=self.config.deferred_paging,
         )
         self.paging.allocation_size = self._allocation_size
+        if self.paging_process is not None:  # its tables first: every later step of the reset runs paging work
+            self.reset.before.append(self._save_paging_tables)
+            self.reset.listeners.append(self._restore_paging_tables)
         self.reset.listeners.append(self.residency.on_adapter_reset)
         self.callbacks.residency = self.residency
         self.va: VaManager | None = None
@@ -156,6 +159,8 @@ class VideoMemoryManager:
             if self.mover.scratch is not None:  # paging mappings carry unique driver protections
                 self.mover.scratch.protections = self.va.unique_protections
         self._sizes: dict[int, int] = {}
+        self._reset_tables: dict[tuple[int, int], bytes] = {}
+        """The paging process's tables while an adapter reset runs."""
         """Sizes of allocations created directly through :meth:`create_allocation` (paging stories)."""
         self.context_nodes: dict[int, int] = {}
         """Context -> the node its work runs on."""
@@ -163,6 +168,7 @@ class VideoMemoryManager:
         """Context -> what the driver said of it in ``DxgkDdiCreateContext``."""
         if self.va is not None:
             self.va.create_companion = self._create_companion
+            self.reset.listeners.append(self.va.on_adapter_reset)
         self.work = WorkSubmitter(driver, mm, self.scheduler, self.residency, self.reset, self.context_nodes)
         self.locks = LockManager(
             driver,
@@ -377,6 +383,17 @@ class VideoMemoryManager:
     def destroy_process(self, handle: int) -> None:
         """The process exits or is killed: its devices, its VA spaces, the process."""
         self.teardown.destroy_process(handle)
+
+    def _save_paging_tables(self) -> None:
+        """Before ``DxgkDdiResetFromTimeout``: the paging process's tables, written by the CPU alone, copied out."""
+        assert self.paging_process is not None
+        self._reset_tables = self.paging_process.save_tables(lambda segment, offset, size: True)
+
+    def _restore_paging_tables(self, reason: str) -> None:
+        """After ``DxgkDdiRestartFromTimeout``: written back before any paging buffer runs again."""
+        assert self.paging_process is not None
+        saved, self._reset_tables = self._reset_tables, {}
+        self.paging_process.restore_tables(saved)
 
     def _forget_context(self, hContext: HANDLE) -> None:
         self.context_nodes.pop(hContext, None)

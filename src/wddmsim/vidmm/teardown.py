@@ -160,7 +160,10 @@ class Teardown:
         for a in owned:
             try:
                 residency.destroy_allocation(a.handle)
-            except DdiError as error:  # VidMm's record is gone already; the driver kept its own
+            except DdiError as error:
+                if a.handle in residency.allocations:
+                    raise  # VidMm's own refusal (an inconsistency, not the driver's): it stops the teardown
+                # DxgkDdiDestroyAllocation failed: VidMm's record is gone already; the driver kept its own
                 self._refuse("DxgkDdiDestroyAllocation", a.handle, int(error.status), str(error))
         for a in [a for a in residency.allocations.values() if a.device is device and a.context]:
             residency.destroy_context_allocation(a.handle)  # images a refused DxgkDdiDestroyContext kept
