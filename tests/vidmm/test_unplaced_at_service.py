@@ -39,5 +39,6 @@ def test_a_request_that_cannot_be_placed_at_service_time_still_signals_and_is_pa
     w.check()
     hog.pin_count -= 1
     w.rm.ensure_resident(w.device)  # what runs before the device's work: the listed allocation comes back
-    assert big.placement is not None and big.placement.segment_id == LOCAL
+    back = w.rm.allocation(big.handle).placement
+    assert back is not None and back.segment_id == LOCAL
     w.check()
