@@ -102,12 +102,6 @@ def test_every_table_and_mapped_page_sits_on_a_16_kib_boundary(dual: bool, mode:
         assert placement is not None and placement.offset % GPU_PAGE == 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="not yet: system-memory pages (backing stores, the dummy page) are 4 KiB frames, not whole GPU pages, so "
-    "the scratch area cannot map them through 16 KiB GPU pages (needs MmAllocatePagesForMdlEx-style chunked "
-    "backing stores in vidmm/residency.py)",
-)
 @pytest.mark.parametrize("mode", list(MODES))
 @pytest.mark.parametrize("dual", [True, False], ids=["dual-pte", "single-pte"])
 def test_content_survives_eviction_and_page_in_through_the_scratch_area_with_16_kib_pages(

@@ -13,6 +13,7 @@ from wddmsim.ddi.caps import DXGK_PAGE_TABLE_LEVEL_DESC
 from wddmsim.ddi.driver import DXGKARG_QUERYADAPTERINFO, KernelModeDriver
 from wddmsim.ddi.status import NTSTATUS, InvalidArgument
 from wddmsim.hw.gpu import GpuConfig
+from wddmsim.ntos.frames import FrameAllocator, OutOfFrames
 from wddmsim.testing import campaign
 from wddmsim.testing.campaign import Outcome
 from wddmsim.testing.fakes import DelegatingDriver
@@ -46,3 +47,15 @@ def test_a_bad_table_alignment_is_refused_with_the_field_named(alignment: int) -
             World(gpu=GpuConfig(), wrap_driver=lambda d: Misaligned(d, alignment))
         box.append(Outcome.REFUSED)
     assert error.value.value == alignment and error.value.status == NTSTATUS.STATUS_INVALID_PARAMETER
+
+
+def test_frames_come_in_aligned_chunks_when_asked() -> None:
+    frames = FrameAllocator(1, 64)
+    frames.allocate(3)  # frames 1..3: the first free run no longer starts on a chunk
+    got = frames.allocate_chunks(8, 4)
+    assert got.tolist() == [4, 5, 6, 7, 8, 9, 10, 11]
+    assert frames.free_frames == 64 - 11
+    with pytest.raises(OutOfFrames):
+        frames.allocate_chunks(6, 4)  # not a whole number of chunks
+    frames.free(got)
+    assert frames.runs == [(4, 61)]

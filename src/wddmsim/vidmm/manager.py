@@ -119,7 +119,8 @@ class VideoMemoryManager:
         )
         if self.paging_process is not None:
             self.paging_process.before_cpu_write = self._settle_paging
-        dummy = mm.allocate_pages_for_mdl(PAGE_SIZE)
+        page = PAGE_SIZE if self.gpummu is None else self.gpummu.page_size
+        dummy = mm.allocate_pages_for_mdl(page, chunk=page)  # a whole GPU page (decision 0011)
         self.dummy_page = int(dummy.pfns[0]) << PAGE_SHIFT
         """The zeroed system page unmapped aperture pages point at (``UnmapApertureSegment.DummyPage``)."""
         self.fences = FenceArea(mm, self.paging_process)
@@ -149,6 +150,7 @@ class VideoMemoryManager:
             self.reset.before.append(self._save_paging_tables)
             self.reset.listeners.append(self._restore_paging_tables)
         self.reset.listeners.append(self.residency.on_adapter_reset)
+        self.residency.system_chunk = page
         self.callbacks.residency = self.residency
         self.va: VaManager | None = None
         if self.gpummu is not None and self.paging_process is not None:
