@@ -175,18 +175,21 @@ class ReferenceDriver:
                 SourcePageTableVaInTransfer=self.config.source_page_table_va_in_transfer
             ),
             VirtualAddressBitCount=layout.va_bits,
-            LeafPageTableSizeFor64KPagesInBytes=max(layout.leaf64_table_size, PAGE_SIZE),
+            LeafPageTableSizeFor64KPagesInBytes=-(-max(layout.leaf64_table_size, PAGE_SIZE) >> layout.gpu_page_shift)
+            << layout.gpu_page_shift,  # a whole number of GPU pages, like every table (decision 0011)
             PageTableLevelCount=layout.levels,
         )
 
     def level_desc(self, level: int) -> DXGK_PAGE_TABLE_LEVEL_DESC:
         """``DXGK_PAGE_TABLE_LEVEL_DESC`` of ``level`` (0 = leaf).  A 2-level root's size is its initial one."""
         layout = self.gpu.mmu.layout
+        page = 1 << layout.gpu_page_shift  # tables are mapped through GPU pages too: whole, aligned ones (0011)
         return DXGK_PAGE_TABLE_LEVEL_DESC(
             PageTableIndexBitCount=layout.index_bits[level],
             PageTableSegmentId=self.config.page_table_segment,
             PagingProcessPageTableSegmentId=self.config.paging_process_page_table_segment,
-            PageTableSizeInBytes=max(layout.table_size(level), PAGE_SIZE),
+            PageTableSizeInBytes=-(-max(layout.table_size(level), PAGE_SIZE) // page) * page,
+            PageTableAlignmentInBytes=page if page > PAGE_SIZE else 0,
         )
 
     def query_adapter_info(self, args: DXGKARG_QUERYADAPTERINFO) -> NTSTATUS:

@@ -205,6 +205,8 @@ class ResidencyManager:
         self.gpu_fences = gpu_fences
         """The driver signals paging fences from the paging buffer (``SignalMonitoredFence``, WDDM 2.2+)."""
         self.deferred = deferred
+        self.system_chunk = PAGE_SIZE
+        """Backing stores come in contiguous, aligned chunks of the GPU page (set by the composition; 0011)."""
         """``MakeResident`` is admitted at the call and serviced by the paging worker (decision 0043); False: each
         request is serviced within its call."""
         self.worker = PagingWorker(self._serve)
@@ -401,7 +403,7 @@ class ResidencyManager:
         preferred = [s for s in info.PreferredSegment.segment_ids() if s in ids]
         group = self.segments.get(preferred[0] if preferred else ids[0]).group
         try:
-            backing = self.mm.allocate_pages_for_mdl(info.Size)
+            backing = self.mm.allocate_pages_for_mdl(info.Size, chunk=self.system_chunk)
         except (MemoryError, ValueError) as error:
             raise DdiError(
                 NTSTATUS.STATUS_NO_MEMORY, f"no system memory for a {info.Size:#x}-byte backing store: {error}"
@@ -489,7 +491,7 @@ class ResidencyManager:
 
     def _commit_backing_of(self, size: int) -> MDL:
         try:
-            return self.mm.allocate_pages_for_mdl(size)
+            return self.mm.allocate_pages_for_mdl(size, chunk=self.system_chunk)
         except (MemoryError, ValueError) as error:
             raise DdiError(
                 NTSTATUS.STATUS_NO_MEMORY, f"no system memory for a {size:#x}-byte backing store: {error}"
@@ -1272,7 +1274,7 @@ class ResidencyManager:
         fresh: dict[HANDLE, MDL] = {}
         try:
             for a in allocations:
-                fresh[a.handle] = self.mm.allocate_pages_for_mdl(a.size)
+                fresh[a.handle] = self.mm.allocate_pages_for_mdl(a.size, chunk=self.system_chunk)
         except (MemoryError, ValueError) as error:
             for mdl in fresh.values():
                 self.mm.free_pages(mdl)
