@@ -870,7 +870,7 @@ def _cases() -> list[Case]:
     )
     add(_handle_cases("wait_for_context", "hContext", lambda w, h: w.device.wait_for_context(h, 0), _context))
     add(_int_cases("wait_for_context", "fence", lambda w, v: w.device.wait_for_context(w.context, v)))
-    # (A fence value never submitted is the wait-liveness work's: vidmm/work.py.)
+    add([Case("wait_for_context", "never submitted", lambda w: w.device.wait_for_context(w.context, U64_MAX), "fence")])
     # pfnRenderCb (WDDM 1.x; WDDM 2.x refuses it)
     render = D3DDDICB_RENDER
     nop = cmd.encode(cmd.Nop())

@@ -549,6 +549,7 @@ class UserDevice:
         """Wait on the CPU for work submitted on the context (``DEVICE_REMOVED`` if it faulted)."""
         self._alive()
         self._context(hContext)
-        _uint("fence", fence)
-        self.vidmm.work.wait(hContext, fence)
+        if not isinstance(fence, int) or isinstance(fence, bool):
+            raise _bad("fence", fence, "must be a 64-bit unsigned integer")
+        self.vidmm.work.wait(hContext, fence)  # which checks the value: one this context was given
         return HRESULT.S_OK
