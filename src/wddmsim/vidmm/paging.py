@@ -114,7 +114,7 @@ class PagingStream:
     def _fresh_buffer(self) -> PagingBuffer:
         buffer = self.pool.next_buffer()
         if buffer.fence:
-            self.scheduler.wait(self.node, buffer.fence)
+            self.wait(buffer.fence)  # a fault or hang on the way takes the reset path, never escapes bare
         buffer.reset()
         buffer.fence = 0
         self._ops_in_current = 0
