@@ -714,3 +714,45 @@ def test_impolite_clients_long(name: str) -> None:
         pytest.skip(reason)
     done = run(name, examples=600, steps=60)
     assert done >= SLOW_STEPS // len(CONFIGURATIONS), f"only {done} steps ran"
+
+
+# --- regressions the machine found -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("decommit", [False, True], ids=["offer", "offer-decommit"])
+def test_an_offered_allocation_in_the_residency_list_is_not_paged_in_for_the_device_s_work(decommit: bool) -> None:
+    """An allocation offered while its device still holds a residency reference, content dropped at once
+    (``OfferImmediately``): the device's next submission must not page it back in -- it is offered, no work may
+    use it.  Before the fix, ``ensure_resident`` placed it: with ``AllowDecommit`` in a segment with no backing
+    store (check_residency fails, its next eviction crashes), without it with the dropped content, and the
+    Reclaim then answered OK for bytes that were gone."""
+    configuration = CONFIGURATIONS["wddm2-default"]
+    adapter = configuration.build()
+    start = adapter.footprint()
+    process = adapter.runtime.open_process()
+    client = Client(process, process.create_device(), wddm1=False)
+    offered, busy = client.create(12 * 1024, USAGES[0]), client.create(12 * 1024, USAGES[0])
+    for shadow in (offered, busy):
+        client.make_resident(shadow)
+    client.wait_paging()
+    flags = D3DKMT_OFFER_FLAGS(OfferImmediately=True, AllowDecommit=decommit)
+    client.device.offer(
+        D3DKMT_OFFERALLOCATIONS(
+            hDevice=client.device.handle,
+            HandleList=(offered.handle,),
+            NumAllocations=1,
+            Priority=D3DDDI_OFFER_PRIORITY.D3DDDI_OFFER_PRIORITY_LOW,
+            Flags=flags,
+        )
+    )
+    client.fill(busy, 0, 64, 0x5A5A_5A5A)
+    client.wait_gpu()
+    a = adapter.vidmm.residency.allocation(offered.handle)
+    assert a.placement is None, f"{a!r} was paged in while offered"
+    assert not check_residency(adapter)
+    args = D3DKMT_RECLAIMALLOCATIONS2(hPagingQueue=client.queue, NumAllocations=1, HandleList=(offered.handle,))
+    client.device.reclaim(args)
+    assert args.pResults != [D3DDDI_RECLAIM_RESULT.D3DDDI_RECLAIM_RESULT_OK], "its content was dropped"
+    process.close()
+    adapter.vidmm.residency.settle()
+    assert not adapter.footprint().leaks(start)
