@@ -43,6 +43,7 @@ from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.lock import D3DDDICB_LOCK, D3DDDICB_LOCK2, D3DDDICB_LOCKFLAGS, D3DDDICB_UNLOCK, D3DDDICB_UNLOCK2
 from wddmsim.ddi.render import D3DDDI_ALLOCATIONLIST, D3DDDI_PATCHLOCATIONLIST, D3DDDICB_RENDER
 from wddmsim.ddi.residency import (
+    D3DDDI_CREATEPAGINGQUEUE,
     D3DDDI_MAKERESIDENT,
     D3DDDI_OFFER_PRIORITY,
     D3DDDI_RECLAIM_RESULT,
@@ -84,7 +85,7 @@ SIXTEEN_KB_PAGE_TABLES_ALIGNED = False
 
 MAX_PROCESSES = 3
 MAX_ALLOCATIONS = 5
-LIVENESS_SECONDS = 30
+LIVENESS_SECONDS = 10
 """A step that runs longer than this is taken for a hang (a liveness budget, not a performance bound)."""
 
 
@@ -139,6 +140,7 @@ class ImpoliteClients(RuleBasedStateMachine):
         self.dead_clients: list[Client] = []
         self.seed = 0
         self._open(2)
+        self._open(1)
 
     # --- bookkeeping -------------------------------------------------------------------------------------------
 
@@ -153,6 +155,15 @@ class ImpoliteClients(RuleBasedStateMachine):
     def _shadow(self, client: Client, j: int, want: Callable[[Shadow], bool] = lambda s: True) -> Shadow | None:
         found = [s for s in client.allocations.values() if want(s)]
         return found[j % len(found)] if found else None
+
+    def _pick(self, i: int, j: int, want: Callable[[Client, Shadow], bool]) -> tuple[Client, Shadow] | None:
+        """An allocation ``want`` accepts: of client ``i`` if it has one, else of any client."""
+        clients = self.clients
+        for client in clients[i % len(clients) :] + clients[: i % len(clients)]:
+            found = [s for s in client.allocations.values() if want(client, s)]
+            if found:
+                return client, found[j % len(found)]
+        return None
 
     @contextmanager
     def _step(self) -> Iterator[list[Outcome]]:
@@ -200,6 +211,8 @@ class ImpoliteClients(RuleBasedStateMachine):
     def _open(self, devices: int) -> None:
         process = self.adapter.runtime.open_process()
         clients = [Client(process, process.create_device(), self.wddm1) for _ in range(devices)]
+        for client, size in zip(clients, SIZES[1:], strict=False):
+            client.create(size, USAGES[0])
         self.processes.append(clients)
 
     @precondition(
@@ -240,10 +253,10 @@ class ImpoliteClients(RuleBasedStateMachine):
     @rule(i=st.integers(0, 7), j=st.integers(0, 7))
     def destroy(self, i: int, j: int) -> None:
         """``pfnDeallocateCb`` whatever paging is queued or GPU work in flight for it; a locked one is refused."""
-        client = self._client(i)
-        shadow = self._shadow(client, j)
-        if shadow is None:
+        picked = self._pick(i, j, lambda c, s: True)
+        if picked is None:
             return
+        client, shadow = picked
         with self._step() as box:
             args = D3DDDICB_DEALLOCATE(NumAllocations=1, HandleList=(shadow.handle,))
             if shadow.address is not None:
@@ -257,29 +270,29 @@ class ImpoliteClients(RuleBasedStateMachine):
 
     @rule(i=st.integers(0, 7), j=st.integers(0, 7))
     def make_resident(self, i: int, j: int) -> None:
-        client = self._client(i)
-        shadow = self._shadow(client, j, lambda s: not s.offered)
-        if shadow is None:
+        picked = self._pick(i, j, lambda c, s: not s.offered)
+        if picked is None:
             return
+        client, shadow = picked
         with self._step():
             client.make_resident(shadow)
 
     @rule(i=st.integers(0, 7), j=st.integers(0, 7))
     def evict(self, i: int, j: int) -> None:
-        client = self._client(i)
-        shadow = self._shadow(client, j, lambda s: s.count > 0)
-        if shadow is None:
+        picked = self._pick(i, j, lambda c, s: s.count > 0)
+        if picked is None:
             return
+        client, shadow = picked
         with self._step():
             client.evict(shadow)
 
     @rule(i=st.integers(0, 7), j=st.integers(0, 7))
     def bounce(self, i: int, j: int) -> None:
         """Evict and MakeResident back to back (or MakeResident, Evict, MakeResident), nothing waited for."""
-        client = self._client(i)
-        shadow = self._shadow(client, j, lambda s: not s.offered)
-        if shadow is None:
+        picked = self._pick(i, j, lambda c, s: not s.offered)
+        if picked is None:
             return
+        client, shadow = picked
         with self._step():
             if shadow.count == 0:
                 client.make_resident(shadow)
@@ -288,10 +301,10 @@ class ImpoliteClients(RuleBasedStateMachine):
 
     @rule(i=st.integers(0, 7), j=st.integers(0, 7), immediately=st.booleans(), decommit=st.booleans())
     def offer(self, i: int, j: int, immediately: bool, decommit: bool) -> None:
-        client = self._client(i)
-        shadow = self._shadow(client, j, lambda s: not s.offered and s.address is None)
-        if shadow is None:
+        picked = self._pick(i, j, lambda c, s: not s.offered and s.address is None)
+        if picked is None:
             return
+        client, shadow = picked
         with self._step():
             args = D3DKMT_OFFERALLOCATIONS(
                 hDevice=client.device.handle,
@@ -307,10 +320,10 @@ class ImpoliteClients(RuleBasedStateMachine):
     def reclaim(self, i: int, j: int) -> None:
         """``pfnReclaimAllocations2Cb``: OK keeps the bytes; DISCARDED or NOT_COMMITTED show zeros (decision 0046's
         rule that no stale byte is ever shown); after ``OfferImmediately`` the content is gone for sure."""
-        client = self._client(i)
-        shadow = self._shadow(client, j, lambda s: s.offered)
-        if shadow is None:
+        picked = self._pick(i, j, lambda c, s: s.offered)
+        if picked is None:
             return
+        client, shadow = picked
         with self._step():
             args = D3DKMT_RECLAIMALLOCATIONS2(hPagingQueue=client.queue, NumAllocations=1, HandleList=(shadow.handle,))
             result = client.device.reclaim(args)
@@ -329,10 +342,10 @@ class ImpoliteClients(RuleBasedStateMachine):
     @rule(i=st.integers(0, 7), j=st.integers(0, 7))
     def lock(self, i: int, j: int) -> None:
         """Lock whatever paging is queued for it, and read it all."""
-        client = self._client(i)
-        shadow = self._shadow(client, j, lambda s: s.lockable and s.address is None and not s.offered)
-        if shadow is None:
+        picked = self._pick(i, j, lambda c, s: s.lockable and s.address is None and not s.offered)
+        if picked is None:
             return
+        client, shadow = picked
         with self._step():
             self._polite_before_lock()
             shadow.address = client.lock(shadow)
@@ -340,10 +353,10 @@ class ImpoliteClients(RuleBasedStateMachine):
 
     @rule(i=st.integers(0, 7), j=st.integers(0, 7), start=st.integers(0, 1 << 20), length=st.integers(1, 64 << 10))
     def write(self, i: int, j: int, start: int, length: int) -> None:
-        client = self._client(i)
-        shadow = self._shadow(client, j, lambda s: s.address is not None)
-        if shadow is None:
+        picked = self._pick(i, j, lambda c, s: s.address is not None)
+        if picked is None:
             return
+        client, shadow = picked
         with self._step():
             assert shadow.address is not None
             start %= shadow.size
@@ -355,10 +368,10 @@ class ImpoliteClients(RuleBasedStateMachine):
 
     @rule(i=st.integers(0, 7), j=st.integers(0, 7))
     def unlock(self, i: int, j: int) -> None:
-        client = self._client(i)
-        shadow = self._shadow(client, j, lambda s: s.address is not None)
-        if shadow is None:
+        picked = self._pick(i, j, lambda c, s: s.address is not None)
+        if picked is None:
             return
+        client, shadow = picked
         with self._step():
             client.unlock(shadow)
             shadow.address = None
@@ -372,10 +385,10 @@ class ImpoliteClients(RuleBasedStateMachine):
 
     @rule(i=st.integers(0, 7), j=st.integers(0, 7), start=st.integers(0, 1 << 20), words=st.integers(1, 16 << 10))
     def gpu_fill(self, i: int, j: int, start: int, words: int) -> None:
-        client = self._client(i)
-        shadow = self._shadow(client, j, lambda s: self._gpu_usable(client, s))
-        if shadow is None:
+        picked = self._pick(i, j, lambda c, s: self._gpu_usable(c, s))
+        if picked is None:
             return
+        client, shadow = picked
         with self._step():
             start = (start % shadow.size) & ~3
             size = min(words * 4, shadow.size - start) & ~3
@@ -413,10 +426,10 @@ class ImpoliteClients(RuleBasedStateMachine):
     def gpu_before_the_paging_fence(self, i: int, j: int, value: int) -> None:
         """GPU work on an allocation whose MakeResident (or mapping) is still pending, no wait at all: the work
         either sees it in place, or faults and its device is removed -- never stale or partial bytes (I15)."""
-        client = self._client(i)
-        shadow = self._shadow(client, j, lambda s: self._gpu_usable(client, s) and not client.ready(s))
-        if shadow is None:
+        picked = self._pick(i, j, lambda c, s: self._gpu_usable(c, s) and not c.ready(s))
+        if picked is None:
             return
+        client, shadow = picked
         with self._step():
             try:
                 client.fill(shadow, 0, shadow.size & ~3, value, wait=False)
@@ -435,10 +448,10 @@ class ImpoliteClients(RuleBasedStateMachine):
     @rule(i=st.integers(0, 7), j=st.integers(0, 7))
     def gpu_readback(self, i: int, j: int) -> None:
         """The GPU copies the allocation into the readback buffer; the CPU reads that through a lock."""
-        client = self._client(i)
-        shadow = self._shadow(client, j, lambda s: self._gpu_usable(client, s))
-        if shadow is None:
+        picked = self._pick(i, j, lambda c, s: self._gpu_usable(c, s))
+        if picked is None:
             return
+        client, shadow = picked
         with self._step():
             self._polite_before_lock()
             self._expect(client.gpu_read(shadow), shadow, "the GPU (copied into a readback buffer)", client)
@@ -468,8 +481,9 @@ class ImpoliteClients(RuleBasedStateMachine):
 
     # --- bad handles ---------------------------------------------------------------------------------------------
 
-    def _refused(self, box: list[Outcome], call: Callable[[], object], argument: str) -> None:
-        """``call`` must raise InvalidArgument with E_INVALIDARG naming ``argument`` and change nothing."""
+    def _refused(self, box: list[Outcome], call: Callable[[], object], argument: str | tuple[str, ...] | None) -> None:
+        """``call`` must raise InvalidArgument with E_INVALIDARG naming ``argument`` (one of them; None: any
+        argument) and change nothing."""
         self.adapter.vidmm.residency.service()  # the paging worker catching up is not the call's doing
         before = self.adapter.footprint()
         counts = {h: a.residency_count for h, a in self.adapter.vidmm.residency.allocations.items()}
@@ -481,7 +495,8 @@ class ImpoliteClients(RuleBasedStateMachine):
         if error is None:
             raise Wrongly(f"a bad {argument} was accepted")
         named = error.argument if isinstance(error, InvalidArgument) else None
-        if error.status != HRESULT.E_INVALIDARG or named != argument:
+        names = (argument,) if isinstance(argument, str) else argument
+        if error.status != HRESULT.E_INVALIDARG or named is None or (names is not None and named not in names):
             raise Wrongly(f"a bad {argument} was refused as {error} (argument {named})")
         after = self.adapter.footprint()
         if after != before:
@@ -605,6 +620,58 @@ class ImpoliteClients(RuleBasedStateMachine):
         with self._step() as box:
             call, argument = self._bad_call(client, what, (shadow.handle,))
             self._refused(box, call, argument)
+
+    # --- contexts, fences and dead devices -------------------------------------------------------------------
+
+    @precondition(lambda self: CONTEXT_HANDLES_NOT_REUSED)
+    @rule(i=st.integers(0, 7), wait=st.booleans())
+    def recreate_context(self, i: int, wait: bool) -> None:
+        """``pfnDestroyContextCb`` (its work may be in flight), a new context, then the old handle: refused."""
+        client = self._client(i)
+        with self._step() as box:
+            old = client.context
+            assert client.device.destroy_context(old) == HRESULT.S_OK
+            client.context = client.device.create_context()
+            client.last_fence = 0
+            data = cmd.encode(cmd.Fill(0, 64, 0))
+            call: Callable[[], object] = (
+                (lambda: client.device.wait_for_context(old, 1))
+                if wait
+                else (lambda: client.device.submit_command(old, data))
+            )
+            self._refused(box, call, "hContext")
+
+    @precondition(lambda self: WAIT_ON_UNSUBMITTED_FENCE_REFUSED)
+    @rule(i=st.integers(0, 7), ahead=st.integers(1, 1 << 40))
+    def wait_for_a_fence_never_submitted(self, i: int, ahead: int) -> None:
+        """Waiting on the CPU for a context fence no submission will signal: refused, never a hang."""
+        client = self._client(i)
+        with self._step() as box:
+            work = self.adapter.vidmm.work
+            fence = work.scheduler.nodes[work.nodes[client.context]].submitted + ahead
+            self._refused(box, lambda: client.device.wait_for_context(client.context, fence), None)
+
+    @precondition(lambda self: DEAD_DEVICES_REFUSE_CALLS and bool(self.dead_clients))
+    @rule(
+        k=st.integers(0, 1 << 10),
+        callback=st.sampled_from(["allocate", "make_resident", "context", "lock", "sync_object", "paging_queue"]),
+    )
+    def call_a_dead_device(self, k: int, callback: str) -> None:
+        """A device of a process that exited (or was killed): every call refused, nothing changed."""
+        client = self.dead_clients[k % len(self.dead_clients)]
+        with self._step() as box:
+            if callback == "allocate":
+                self._refused(box, lambda: client.create(64 * 1024, USAGES[0]), None)
+            elif callback == "make_resident":
+                self._refused(box, lambda: client.make_resident(client.readback), None)
+            elif callback == "context":
+                self._refused(box, client.device.create_context, None)
+            elif callback == "sync_object":
+                self._refused(box, client.device.create_sync_object, None)
+            elif callback == "paging_queue":
+                self._refused(box, lambda: client.device.create_paging_queue(D3DDDI_CREATEPAGINGQUEUE()), None)
+            else:
+                self._refused(box, lambda: client.lock(client.readback), None)
 
     # --- invariants and the end -----------------------------------------------------------------------------------
 
