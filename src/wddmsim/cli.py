@@ -18,14 +18,48 @@ from rich.progress import Progress
 from rich.table import Table
 
 from wddmsim import __version__
-from wddmsim.core.errors import WddmsimError
+from wddmsim.core.errors import ConfigurationError, WddmsimError
 from wddmsim.core.units import format_size, parse_size
-from wddmsim.hw.gpu import GpuConfig
-from wddmsim.kmd.config import DriverConfig, DriverModel
+from wddmsim.kmd.config import DriverModel
 from wddmsim.scenarios.demos import SCENARIOS as DEMOS
+from wddmsim.scenarios.demos import demo_config
 from wddmsim.system import Adapter, SystemConfig
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 110}
+
+EXIT_FAILED = 1
+"""A run failed, diverged from its recording or did not verify."""
+EXIT_BAD_INPUT = 2
+"""Bad input or configuration: nothing ran (decision 0047)."""
+
+DEMO_OPTIONS = {
+    "vram": "--vram",
+    "local_size": "--vram",
+    "paging_buffer": "--paging-buffer",
+    "driver_model": "--driver-model",
+}
+"""Settings of a demonstration (:func:`~wddmsim.scenarios.demos.demo_config`) -> the option that sets them."""
+
+
+class _Cli(click.Group):
+    """Every error is one line on stderr, ``error: ...``, and exit status 2 (usage) or 1 (decision 0047)."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs["standalone_mode"] = False
+        try:
+            return super().main(*args, **kwargs)
+        except click.exceptions.Exit as done:
+            sys.exit(done.exit_code)
+        except click.Abort:
+            click.echo("error: aborted", err=True)
+            sys.exit(EXIT_FAILED)
+        except click.ClickException as error:
+            click.echo(f"error: {_one_line(error.format_message())}", err=True)
+            sys.exit(error.exit_code)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 def _size(_ctx: click.Context, _param: click.Parameter, value: str | None) -> int | None:
@@ -38,11 +72,19 @@ def _size(_ctx: click.Context, _param: click.Parameter, value: str | None) -> in
 
 
 def _config(driver_model: str, vram: int | None, paging_buffer: int | None, demo: str = "tour") -> SystemConfig:
-    gpu = DEMOS[demo].gpu if vram is None else GpuConfig(local_size=vram)
-    driver = DriverConfig(model=DriverModel(driver_model))
-    if paging_buffer is not None:
-        driver = DriverConfig(model=DriverModel(driver_model), paging_buffer_size=paging_buffer)
-    return SystemConfig(gpu=gpu, driver=driver)
+    """The demonstration's adapter; a bad size is refused naming its option (exit 2)."""
+    try:
+        return demo_config(demo, driver_model, vram, paging_buffer)
+    except ConfigurationError as error:
+        _fail(_demo_error(error))
+
+
+def _demo_error(error: ConfigurationError) -> ConfigurationError:
+    """The error of a demonstration, naming the command-line option for its setting."""
+    option = DEMO_OPTIONS.get(error.setting)
+    if option is None:
+        return error
+    return ConfigurationError(option, error.value, error.rule)
 
 
 _common = [
@@ -75,10 +117,13 @@ _demo_option = click.option(
 )
 
 
-@click.group(context_settings=CONTEXT)
+@click.group(cls=_Cli, context_settings=CONTEXT)
 @click.version_option(__version__, prog_name="wddmsim")
 def main() -> None:
     """wddmsim: the WDDM video-memory paging path, executable.
+
+    Exit status: 0 ok, 1 a run failed, diverged from its recording or did not verify, 2 bad input or
+    configuration (the error, one line on stderr, names the option or key, its value and the rule).
 
     VidMm places and moves allocations and asks a kernel-mode driver to encode every move as a paging buffer
     (DxgkDdiBuildPagingBuffer); a simulated GPU executes those bytes.
@@ -120,8 +165,10 @@ def _run_demo(
             seed=seed,
             on_adapter=(lambda adapter: captures.append(recorder(adapter))) if out is not None else None,
         )
+    except ConfigurationError as error:
+        _fail(_demo_error(error))
     except WddmsimError as error:
-        _fail(console, error)
+        _fail(error, EXIT_FAILED)
     adapter = result.adapter
     console.print(
         checks_table(
@@ -129,7 +176,10 @@ def _run_demo(
         )
     )
     if out is not None:
-        written = write_outputs(out, adapter, run_summary(result), capture=captures[0] if captures else None)
+        try:
+            written = write_outputs(out, adapter, run_summary(result), capture=captures[0] if captures else None)
+        except OSError as error:
+            _fail(ConfigurationError("--out", str(out), f"cannot be written: {error.strerror}"), EXIT_FAILED)
         console.print(statistics_table(written.values))
         console.print(f"wrote {written.summary}, {written.events}, {written.trace} and {written.report}")
     else:
@@ -140,10 +190,21 @@ def _run_demo(
     sys.exit(0 if result.verified else 1)
 
 
+def _open_record(path: Path) -> Any:
+    """The ``--record`` file, opened before the run starts (a path that cannot be written is bad input)."""
+    try:
+        return path.open("w", encoding="utf-8")
+    except OSError as error:
+        _fail(ConfigurationError("--record", str(path), f"cannot be written: {error.strerror}"))
+
+
 def _write(out: Path, adapter: Adapter, summary: dict[str, Any], console: Console, capture: Any = None) -> None:
     from wddmsim.viz.outputs import write_outputs
 
-    written = write_outputs(out, adapter, summary, capture=capture)
+    try:
+        written = write_outputs(out, adapter, summary, capture=capture)
+    except OSError as error:
+        _fail(ConfigurationError("--out", str(out), f"cannot be written: {error.strerror}"), EXIT_FAILED)
     console.print(f"wrote {written.summary}, {written.events}, {written.trace} and {written.report}")
 
 
@@ -212,9 +273,10 @@ def _with(options: list[Any]) -> Callable[[Any], Any]:
     return apply
 
 
-def _fail(console: Console, error: Exception) -> NoReturn:
-    console.print(f"[bold red]error:[/] {error}")
-    sys.exit(2)
+def _fail(error: Exception, status: int = EXIT_BAD_INPUT) -> NoReturn:
+    """One line on stderr (never wrapped, never coloured: scripts read it), then exit."""
+    click.echo(f"error: {_one_line(str(error))}", err=True)
+    sys.exit(status)
 
 
 def _list_scenarios(console: Console) -> None:
@@ -308,7 +370,6 @@ def run(
                 [f"--{k.replace('_', '-')}" for k in extra] + ["--set"] * bool(settings) + ["--record"] * bool(record)
             )
             _fail(
-                console,
                 click.UsageError(
                     f"{', '.join(given)}: the {scenario} demonstration takes --driver-model, --vram, --paging-buffer "
                     "and --seed only"
@@ -325,9 +386,9 @@ def run(
     try:
         config = catalog.load(scenario, _overrides(options, settings))
     except WddmsimError as error:
-        _fail(console, error)
+        _fail(error)
+    trace = None if record is None else _open_record(record)
     console.print(f"[bold]{config.name}[/]: {config.description}" if config.description else f"[bold]{config.name}[/]")
-    trace = None if record is None else record.open("w", encoding="utf-8")
     captures: list[Any] = []
 
     def attach(adapter: Adapter) -> None:
@@ -345,8 +406,10 @@ def run(
                 result = run_scenario(config, progress=progress, record=trace, on_adapter=attach)
         else:
             result = run_scenario(config, record=trace, on_adapter=attach)
+    except ConfigurationError as error:
+        _fail(error)
     except WddmsimError as error:
-        _fail(console, error)
+        _fail(error, EXIT_FAILED)
     finally:
         if trace is not None:
             trace.close()
@@ -386,7 +449,9 @@ def replay(trace: Path, out: Path | None, settings: tuple[str, ...], **options: 
       wddmsim replay trace.jsonl --vram 48MiB --out out/
       wddmsim replay trace.jsonl --paging-buffer 8KiB
 
-    Exit status 0 when every read matched, 1 when one did not, 2 when the trace could not be replayed.
+    Exit status 0 when every read matched and the calls returned as recorded, 1 when a read differed or the
+    replay diverged (without options: any call that returned otherwise; with options, which may change results:
+    a call that succeeded when recorded and is now refused), 2 when the trace could not be replayed.
     """
     from wddmsim.scenarios.callfmt import TraceFormatError
     from wddmsim.scenarios.replay import read_trace
@@ -394,11 +459,14 @@ def replay(trace: Path, out: Path | None, settings: tuple[str, ...], **options: 
     from wddmsim.viz.runs import replay_table
 
     console = Console()
+    overrides = _overrides_or_fail(options, settings)
     try:
         recorded = read_trace(trace)
-        result = run_replay(recorded, _overrides(options, settings))
-    except (WddmsimError, TraceFormatError) as error:
-        _fail(console, error)
+        result = run_replay(recorded, overrides)
+    except (ConfigurationError, TraceFormatError) as error:
+        _fail(error)
+    except WddmsimError as error:
+        _fail(error, EXIT_FAILED)
     console.print(f"replayed {result.calls} calls of {trace} ({recorded.config.name}, seed {recorded.config.seed})")
     if result.difference():
         console.print(replay_table(result))
@@ -423,7 +491,17 @@ def replay(trace: Path, out: Path | None, settings: tuple[str, ...], **options: 
             "difference": {k: list(v) for k, v in result.difference().items()},
         }
         _write(out, result.adapter, summary, console)
-    sys.exit(0 if result.content_preserved else 1)
+    failed = result.failures(overridden=bool(overrides))
+    if failed:
+        console.print(f"[bold red]REPLAY DIVERGED[/]: {failed}")
+    sys.exit(0 if result.content_preserved and not failed else EXIT_FAILED)
+
+
+def _overrides_or_fail(options: dict[str, object], settings: tuple[str, ...]) -> dict[str, object]:
+    try:
+        return _overrides(options, settings)
+    except ConfigurationError as error:
+        _fail(error)
 
 
 @main.command(context_settings=CONTEXT)
@@ -473,14 +551,22 @@ def inspect(
 @click.argument("file", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @_demo_option
 @_with_common
-@click.option("--base", default="0", help="Offset shown for the first byte of FILE.")
+@click.option(
+    "--base",
+    default="0",
+    callback=lambda c, p, v: _number(v, "--base"),
+    help="Offset shown for the first byte of FILE.",
+)
 def disasm(
-    file: Path | None, scenario: str, driver_model: str, vram: int | None, paging_buffer: int | None, base: str
+    file: Path | None, scenario: str, driver_model: str, vram: int | None, paging_buffer: int | None, base: int
 ) -> None:
     """Print paging buffers packet by packet (offset, length, opcode, fields).
 
     With FILE, disassemble its bytes.  Without, run a built-in scenario and print every paging buffer VidMm
     submitted, in order, with its fence -- each partial buffer of a multipass operation on its own.
+
+    Exit status 2 when FILE is not a paging buffer (empty, or a packet that does not decode: what decoded is
+    printed, then the error names the offset and the rule), or when the scenario cannot start.
 
     \b
     Examples:
@@ -494,13 +580,16 @@ def disasm(
     from wddmsim.viz.disasm import disassemble, render
 
     if file is not None:
-        click.echo(render(disassemble(file.read_bytes(), int(base, 0))))
+        _disasm_file(file, base)
         return
     capture = PagingCapture()
+    config = _config(driver_model, vram, paging_buffer, demo=scenario)
     try:
-        run_scenario(scenario, _config(driver_model, vram, paging_buffer, demo=scenario), on_adapter=capture.attach)
+        run_scenario(scenario, config, on_adapter=capture.attach)
+    except ConfigurationError as error:
+        _fail(_demo_error(error))
     except WddmsimError as error:
-        raise click.ClickException(str(error)) from None
+        _fail(error, EXIT_FAILED)
     for b in capture.buffers:
         note = "  (ends mid-operation: STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER)" if b.split else ""
         click.echo(
@@ -509,11 +598,37 @@ def disasm(
         click.echo(render(disassemble(b.data, b.start)))
 
 
-def _address(_ctx: click.Context, _param: click.Parameter, value: str) -> int:
+def _disasm_file(file: Path, base: int) -> None:
+    """Decision 0047: a file that is not a paging buffer is bad input (exit 2), after what did decode."""
+    from wddmsim.viz.disasm import disassemble, render
+
     try:
-        return int(value, 0)
+        data = file.read_bytes()
+    except OSError as error:
+        _fail(ConfigurationError("FILE", str(file), f"cannot be read: {error.strerror}"))
+    if not data:
+        _fail(ConfigurationError("FILE", str(file), "is empty: a paging buffer holds at least one packet"))
+    lines = disassemble(data, base)
+    click.echo(render(lines))
+    bad = [line for line in lines if line.text.startswith("!!")]
+    if bad:
+        reason = bad[0].text.removeprefix("!! invalid: ")
+        _fail(ConfigurationError("FILE", str(file), f"is not a paging buffer: at offset {bad[0].offset:#x}: {reason}"))
+
+
+def _number(value: str, option: str, *, bits: int = 64) -> int:
+    """A non-negative integer of at most ``bits`` bits, decimal or 0x-prefixed."""
+    try:
+        number = int(value, 0)
     except ValueError:
-        raise click.BadParameter(f"{value!r} is not a number (e.g. 0x1001000)") from None
+        raise click.BadParameter(f"{value!r}: must be a number, e.g. 0x1001000", param_hint=option) from None
+    if not 0 <= number < 1 << bits:
+        raise click.BadParameter(f"{value!r}: must lie between 0 and 2**{bits} - 1", param_hint=option)
+    return number
+
+
+def _address(_ctx: click.Context, _param: click.Parameter, value: str) -> int:
+    return _number(value, "VA")
 
 
 @main.command("vm-decode", context_settings=CONTEXT)
@@ -537,7 +652,12 @@ def vm_decode(va: int, driver_model: str, vram: int | None, paging_buffer: int |
 
     if driver_model != "wddm2":
         raise click.BadParameter("GPU virtual addresses exist in the WDDM 2.x model only", param_hint="--driver-model")
-    rig, _ = run_tour(_config(driver_model, vram, paging_buffer))
+    try:
+        rig, _ = run_tour(_config(driver_model, vram, paging_buffer))
+    except ConfigurationError as error:
+        _fail(_demo_error(error))
+    except WddmsimError as error:
+        _fail(error, EXIT_FAILED)
     engine = rig.gpu.engines[0]
     if engine.root is None:
         raise click.ClickException("the paging engine has no address space")

@@ -525,11 +525,15 @@ def test_donotwait_says_wasstilldrawing_while_the_page_in_is_pending() -> None:
     assert desk.device.lock(lock) == HRESULT.D3DERR_WASSTILLDRAWING
     assert desk.a(h).lock is None and lock.pData == 0
     ignoring = D3DDDICB_LOCK(hAllocation=h, Flags=D3DDDICB_LOCKFLAGS(LockEntire=True, DonotWait=True, IgnoreSync=True))
-    assert desk.device.lock(ignoring) == HRESULT.S_OK, "IgnoreSync with DonotWait does not check"
-    desk.unlock(h)
+    assert desk.device.lock(ignoring) == HRESULT.D3DERR_WASSTILLDRAWING, (
+        "IgnoreSync skips the wait for rendering, never for VidMm's own queued page-in (decision 0058): the fill "
+        "would land over what the CPU writes"
+    )
     waiting = D3DDDICB_LOCK(hAllocation=h, Flags=D3DDDICB_LOCKFLAGS(LockEntire=True))
     assert desk.device.lock(waiting) == HRESULT.S_OK
     assert desk.vidmm.residency.where(h).published, "a waiting lock returned after the page-in ran"
+    desk.unlock(h)
+    assert desk.device.lock(ignoring) == HRESULT.S_OK, "IgnoreSync with DonotWait: nothing of VidMm's is queued now"
 
 
 # --- Lock2 (WDDM 2.x) ------------------------------------------------------------------------------------

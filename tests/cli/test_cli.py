@@ -132,7 +132,7 @@ def test_bad_sizes_are_refused_with_the_text() -> None:
     ("args", "message"),
     [
         (["--paging-buffer", "32"], "adapter.paging_buffer=32: must be a multiple of 4096"),
-        (["tour", "--paging-buffer", "32"], "paging_buffer_size=32"),
+        (["tour", "--paging-buffer", "32"], "--paging-buffer=32: must be a multiple of 4096"),
         (["--set", "workload.frames=0"], "workload.frames=0: must lie between 1 and 100000"),
         (["--set", "workload.frame=3"], "workload.frame=3: is not a setting"),
         (["--set", "frames"], "--set='frames': must be KEY=VALUE"),
@@ -212,11 +212,16 @@ def test_disasm_of_a_file(tmp_path: Path) -> None:
     path = tmp_path / "buffer.bin"
     path.write_bytes(cmd.encode(cmd.Fill(0x1000, 64, 0xAB)) + cmd.encode(cmd.Sync()) + b"\xff" * 16)
     result = CliRunner().invoke(main, ["disasm", str(path)])
-    assert result.exit_code == 0
-    lines = result.output.splitlines()
+    lines = result.stdout.splitlines()
     assert "FILL" in lines[0] and "pattern=0x000000ab" in lines[0]
     assert "SYNC" in lines[1]
     assert "!! invalid: length 0xffffffff is not a positive multiple of 16" in lines[2]
+    # Decision 0047: what decoded is shown, then the file is refused as not a paging buffer.
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"error: FILE='{path}': is not a paging buffer: at offset 0x30: length 0xffffffff is not a positive "
+        "multiple of 16\n"
+    )
 
 
 def test_bench_lists_and_runs_with_json() -> None:

@@ -27,7 +27,7 @@ def test_a_scenario_file_sets_adapter_and_workload_with_units() -> None:
         driver_model = "wddm1"
         vram = "128MiB"
         aperture = 65536
-        page_table_levels = [10, 10, 9]
+        page_table_levels = [9, 10, 10]
         policy = "fifo"
         [workload]
         processes = 5
@@ -40,11 +40,11 @@ def test_a_scenario_file_sets_adapter_and_workload_with_units() -> None:
     )
     assert (config.name, config.seed) == ("mine", 42)
     assert config.adapter.model == DriverModel.WDDM1 and config.adapter.vram == 128 * MiB
-    assert config.adapter.aperture == 64 * KiB and config.adapter.page_table_levels == (10, 10, 9)
+    assert config.adapter.aperture == 64 * KiB and config.adapter.page_table_levels == (9, 10, 10)
     assert config.workload.processes == 5 and config.workload.oversubscription == 2.0
     assert (config.workload.sizes.min, config.workload.sizes.max) == (64 * KiB, 1 * MiB)
     system = config.system_config()
-    assert system.gpu.local_size == 128 * MiB and system.gpu.mmu_index_bits == (10, 10, 9)
+    assert system.gpu.local_size == 128 * MiB and system.gpu.mmu_index_bits == (9, 10, 10)
     assert system.vidmm.eviction_policy == "fifo" and system.driver.model == DriverModel.WDDM1
 
 

@@ -124,7 +124,7 @@ def test_traces_that_are_not_traces_are_refused(tmp_path: Path) -> None:
         ("{not json\n", "line 1: not JSON"),
         ('{"trace": "other"}\n', "is not a wddmsim-calls header"),
         ('{"trace": "wddmsim-calls", "version": 99, "scenario": {}}\n', "version 99"),
-        ('{"trace": "wddmsim-calls", "version": 1, "scenario": {}}\n{"seq": 0}\n', "line 2 is not a call"),
+        ('{"trace": "wddmsim-calls", "version": 1, "scenario": {}}\n{"seq": 0}\n{"end": {}}\n', "line 2 is not a call"),
     ]:
         bad.write_text(text)
         with pytest.raises(TraceFormatError, match=message):

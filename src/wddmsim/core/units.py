@@ -46,8 +46,8 @@ def pages_spanned(size: int) -> int:
     return -(-size // PAGE_SIZE)
 
 
-_SIZE_RE = re.compile(r"^\s*(\d+)\s*([KMGT]i?B?|B)?\s*$", re.IGNORECASE)
-_SIZE_UNITS = {"": 1, "b": 1, "k": KiB, "m": MiB, "g": GiB, "t": TiB}
+_SIZE_RE = re.compile(r"^\s*(\d+)\s*([KMGTPE]i?B?|B)?\s*$", re.IGNORECASE)
+_SIZE_UNITS = {"": 1, "b": 1, "k": KiB, "m": MiB, "g": GiB, "t": TiB, "p": TiB << 10, "e": TiB << 20}
 
 
 def parse_size(text: str) -> int:

@@ -2,15 +2,15 @@
 and its ``[out]`` fields -- handles, GPU virtual addresses, CPU addresses and fence values written as symbols,
 so that a replay on another configuration (where VidMm hands out other values) can map them.
 
-Lines (``version`` 1)::
+Lines (``version`` 2)::
 
-    {"trace": "wddmsim-calls", "version": 1, "scenario": {...}}          the header: the run's configuration
+    {"trace": "wddmsim-calls", "version": 2, "scenario": {...}}          the header: the run's configuration
     {"seq": 7, "call": "make_resident", "device": "D0",
      "args": {"hPagingQueue": "Q0", "AllocationList": ["A3", "A4"], "Flags": 0},
      "result": "E_PENDING", "out": {"PagingFenceValue": 5, "NumBytesToTrim": 0}}
     {"seq": 8, "call": "wait_for_paging_fence", "device": "D0", "args": {"hPagingQueue": "Q0", "value": {"fence": 7}}}
     ...
-    {"end": {"traffic": {...}, "verified": true, "events": 1234, "events_sha256": "..."}}   the trailer
+    {"end": {"calls": 812, "traffic": {...}, "verified": true, "events": 1234, "events_sha256": "..."}}   the trailer
 
 Symbols: ``P``/``D`` processes and devices, ``A`` allocations, ``Q`` paging queues, ``C`` contexts, ``S``
 synchronisation objects, each numbered in order of creation.  An address is ``{"va": "V2", "offset": 4096}``
@@ -35,7 +35,9 @@ from wddmsim.hw import commands as cmd
 from wddmsim.hw.addressing import Space, hw_address, split_address
 
 FORMAT: Final = "wddmsim-calls"
-VERSION: Final = 1
+VERSION: Final = 2
+"""Version 2: the trailer counts the calls (``"calls": n``), so a trace cut short is refused (decision 0038)."""
+READABLE_VERSIONS: Final = (1, 2)
 
 Json = Any
 """A JSON value."""

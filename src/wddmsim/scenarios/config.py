@@ -40,6 +40,15 @@ from wddmsim.vidmm.policy import POLICIES
 MODEL_LIMIT: Final = 2 * GiB
 """The most allocation bytes a workload may create: the reference model keeps every expected byte in RAM."""
 
+VRAM_MINIMUM: Final = 4 * MiB
+VRAM_LIMIT: Final = 1 << 40
+"""``adapter.vram`` lies in ``[VRAM_MINIMUM, VRAM_LIMIT]`` (local memory is sparse: 1 TiB costs what is written)."""
+
+PAGING_BUFFER_LIMIT: Final = 8 * MiB
+"""The largest ``PagingBufferSize`` (``adapter.paging_buffer``): VidMm allocates its paging buffers as physically
+contiguous system memory (``MmAllocateContiguousMemory``), four of them, out of the 64 MiB a scenario keeps
+beside its backing stores (decision 0047)."""
+
 TILE: Final = 64 * KiB
 """A tile of a tiled resource (D3D12's standard tile size; ``UpdateGpuVirtualAddress`` maps whole tiles)."""
 
@@ -84,7 +93,7 @@ class AdapterSettings:
     vram: int = setting(
         64 * MiB,
         Kind.SIZE,
-        _multiple_of_64k(4 * MiB, 1 << 40),
+        _multiple_of_64k(VRAM_MINIMUM, VRAM_LIMIT),
         "must be a multiple of 64 KiB between 4 MiB and 1 TiB",
         "Local video memory (sparse: only what is written is committed).",
     )
@@ -112,8 +121,9 @@ class AdapterSettings:
     page_table_levels: tuple[int, ...] = setting(
         (9, 9, 9, 9),
         Kind.INT_LIST,
-        lambda v: 2 <= len(v) <= 6 and all(1 <= b <= 16 for b in v),
-        "must list 2 to 6 levels of 1 to 16 index bits each, leaf level first",
+        lambda v: 2 <= len(v) <= 6 and all(1 <= b <= 16 for b in v) and v[0] <= 9 and 32 <= 12 + sum(v) <= 57,
+        "must list 2 to 6 levels of 1 to 16 index bits each, leaf level first and at most 9 bits, giving a "
+        "VA of 32 to 57 bits (12 + their sum)",
         "Index bits per GpuMmu page-table level, leaf first (4 x 9: a 48-bit VA).",
     )
     dual_pte: bool = setting(
@@ -122,8 +132,8 @@ class AdapterSettings:
     paging_buffer: int = setting(
         64 * KiB,
         Kind.SIZE,
-        lambda v: v > 0,
-        "must be positive",
+        lambda v: 0 < v <= PAGING_BUFFER_LIMIT,
+        "must be positive and at most 8 MiB",
         "PagingBufferSize the driver reports: the DMA buffer each paging operation is built into.",
     )
     paging_buffer_segment: str = setting(

@@ -9,10 +9,13 @@ scenario's own default GPU.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from wddmsim.core.errors import ConfigurationError
+from wddmsim.core.units import KiB, MiB
 from wddmsim.hw.gpu import GpuConfig
+from wddmsim.kmd.config import DriverConfig, DriverModel
+from wddmsim.scenarios.config import PAGING_BUFFER_LIMIT, VRAM_LIMIT, VRAM_MINIMUM
 from wddmsim.scenarios.residency import DEMO_GPU, run_residency_demo
 from wddmsim.scenarios.result import ScenarioRun
 from wddmsim.scenarios.tour import run_tour
@@ -56,6 +59,42 @@ SCENARIOS: dict[str, Scenario] = {
 }
 
 
+def demo_config(
+    name: str, driver_model: str = "wddm2", vram: int | None = None, paging_buffer: int | None = None
+) -> SystemConfig:
+    """The adapter demonstration ``name`` runs on, with local memory and ``PagingBufferSize`` overridden.
+
+    Checked here, before anything is built, with the rules a scenario file's ``adapter.vram`` and
+    ``adapter.paging_buffer`` follow; errors name ``vram`` or ``paging_buffer``.  The CPU-visible part (the
+    BAR) scales with local memory -- a quarter of it, at most the demonstration's own -- so every size the
+    rule accepts leaves local memory the CPU cannot see (decision 0049).
+    """
+    scenario = SCENARIOS.get(name)
+    if scenario is None:
+        raise ConfigurationError("scenario", name, f"demonstrations are {sorted(SCENARIOS)}")
+    gpu = scenario.gpu
+    if vram is not None:
+        if not VRAM_MINIMUM <= vram <= VRAM_LIMIT or vram % (64 * KiB):
+            raise ConfigurationError("vram", vram, "must be a multiple of 64 KiB between 4 MiB and 1 TiB")
+        bar = min(gpu.bar_size, vram // 4 // (64 * KiB) * (64 * KiB))
+        gpu = replace(gpu, local_size=vram, bar_size=bar)
+    driver = DriverConfig(model=DriverModel(driver_model))
+    if paging_buffer is not None:
+        if paging_buffer > PAGING_BUFFER_LIMIT:
+            raise ConfigurationError(
+                "paging_buffer", paging_buffer, f"must be positive and at most {PAGING_BUFFER_LIMIT // MiB} MiB"
+            )
+        driver = replace(driver, paging_buffer_size=paging_buffer)
+    config = SystemConfig(gpu=gpu, driver=driver)
+    try:
+        gpu.validate()
+        driver.validate()
+    except ConfigurationError as error:
+        names = {"paging_buffer_size": "paging_buffer"}
+        raise ConfigurationError(names.get(error.setting, "vram"), error.value, error.rule) from None
+    return config
+
+
 def run_scenario(
     name: str, config: SystemConfig | None = None, *, seed: int = 0, on_adapter: OnAdapter | None = None
 ) -> ScenarioRun:
@@ -66,4 +105,4 @@ def run_scenario(
     return scenario.run(config, seed, on_adapter)
 
 
-__all__ = ["SCENARIOS", "Scenario", "run_scenario"]
+__all__ = ["SCENARIOS", "Scenario", "demo_config", "run_scenario"]

@@ -78,7 +78,8 @@ class CallLog:
         return value if seq is None or value == 0 else {"fence": seq}
 
     def end(self, trailer: dict[str, Json]) -> None:
-        self._write({"end": trailer})
+        """The trailer, with the number of call lines written (version 2: a replay refuses a cut trace)."""
+        self._write({"end": {"calls": self.seq, **trailer}})
         self.stream.flush()
 
 

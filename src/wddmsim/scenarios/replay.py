@@ -59,7 +59,7 @@ from wddmsim.ddi.va import (
 )
 from wddmsim.scenarios.callfmt import (
     FORMAT,
-    VERSION,
+    READABLE_VERSIONS,
     Json,
     Ranges,
     Symbols,
@@ -76,6 +76,8 @@ from wddmsim.system import Adapter, build_adapter
 MAX_LISTED: Final = 20
 """How many differing calls a result keeps word of (the count is exact)."""
 UpdateType = D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION_TYPE
+_SUCCESS: Final = frozenset({HRESULT.S_OK, HRESULT.E_PENDING, HRESULT.D3DERR_WASSTILLDRAWING})
+"""Results that are not a refusal (``E_PENDING``: the paging fence to wait on; ``WASSTILLDRAWING``: try again)."""
 
 
 @dataclass(slots=True)
@@ -85,32 +87,81 @@ class Trace:
     scenario: dict[str, Any]
     calls: list[dict[str, Json]]
     trailer: dict[str, Json] | None
+    lines: list[int] = field(default_factory=list)
+    """The file line (1-based) of each call, for errors."""
 
     @property
     def config(self) -> ScenarioConfig:
+        if not isinstance(self.scenario, dict):
+            raise TraceFormatError(f"the header's scenario is {type(self.scenario).__name__}, not a table")
         return from_dict(self.scenario)
 
 
-def read_trace(path: Path) -> Trace:
-    """Parse and check a trace file (:class:`TraceFormatError` names the line)."""
-    lines = path.read_text(encoding="utf-8").splitlines()
-    if not lines:
-        raise TraceFormatError(f"{path}: empty, not a {FORMAT} trace")
+def _parse_lines(path: Path) -> list[tuple[int, Json]]:
+    """``(line number, value)`` of every non-blank line; a :class:`TraceFormatError` names the bad line."""
     try:
-        records = [json.loads(line) for line in lines if line.strip()]
-    except json.JSONDecodeError as error:
-        raise TraceFormatError(f"{path}: line {error.lineno}: not JSON: {error.msg}") from None
-    header = records[0]
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise TraceFormatError(f"{path}: byte {error.start}: not UTF-8 text, not a {FORMAT} trace") from None
+    except OSError as error:
+        raise TraceFormatError(f"{path}: cannot be read: {error.strerror}") from None
+    records: list[tuple[int, Json]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append((number, json.loads(line)))
+        except (json.JSONDecodeError, RecursionError) as error:
+            what = error.msg if isinstance(error, json.JSONDecodeError) else "nested too deeply"
+            raise TraceFormatError(f"{path}: line {number}: not JSON: {what}") from None
+    return records
+
+
+def read_trace(path: Path) -> Trace:
+    """Parse and check a trace file (:class:`TraceFormatError` names the line).
+
+    Version 2 (decision 0038) ends with a trailer that counts the calls written: a trace without its trailer,
+    or with another number of calls, was cut (or edited) and is refused.  Version 1 traces, which have no
+    count, are read when their trailer is there.
+    """
+    records = _parse_lines(path)
+    if not records:
+        raise TraceFormatError(f"{path}: empty, not a {FORMAT} trace")
+    number, header = records[0]
     if not isinstance(header, dict) or header.get("trace") != FORMAT:
-        raise TraceFormatError(f"{path}: line 1 is not a {FORMAT} header")
-    if header.get("version") != VERSION:
-        raise TraceFormatError(f"{path}: version {header.get('version')!r}; this wddmsim reads version {VERSION}")
-    trailer = records[-1].get("end") if isinstance(records[-1], dict) and "end" in records[-1] else None
-    calls = records[1:-1] if trailer is not None else records[1:]
-    for i, record in enumerate(calls, start=2):
-        if not isinstance(record, dict) or "call" not in record:
-            raise TraceFormatError(f"{path}: line {i} is not a call")
-    return Trace(header["scenario"], calls, trailer)
+        raise TraceFormatError(f"{path}: line {number} is not a {FORMAT} header")
+    version = header.get("version")
+    if version not in READABLE_VERSIONS:
+        raise TraceFormatError(
+            f"{path}: version {version!r}; this wddmsim reads versions {', '.join(map(str, READABLE_VERSIONS))}"
+        )
+    if not isinstance(header.get("scenario"), dict):
+        raise TraceFormatError(f"{path}: line {number}: the header has no scenario table")
+    last_line, last = records[-1]
+    if len(records) < 2 or not isinstance(last, dict) or not isinstance(last.get("end"), dict):
+        raise TraceFormatError(
+            f'{path}: line {last_line}: the trace ends without its trailer (an "end" line): it was cut short'
+        )
+    trailer: dict[str, Json] = last["end"]
+    body = records[1:-1]
+    for line, record in body:
+        if not isinstance(record, dict) or not isinstance(record.get("call"), str):
+            raise TraceFormatError(f"{path}: line {line} is not a call")
+    _check_count(path, version, trailer, len(body), last_line)
+    return Trace(header["scenario"], [r for _, r in body], trailer, [n for n, _ in body])
+
+
+def _check_count(path: Path, version: object, trailer: dict[str, Json], calls: int, line: int) -> None:
+    """Version 2: the trailer's ``calls`` is the number of call lines (a cut or a deleted line is an error)."""
+    if version == 1:
+        return
+    written = trailer.get("calls")
+    if isinstance(written, bool) or not isinstance(written, int):
+        raise TraceFormatError(f"{path}: line {line}: the trailer's calls={written!r}: must be the number of calls")
+    if written != calls:
+        raise TraceFormatError(
+            f"{path}: line {line}: the trailer counts {written} calls; the trace holds {calls}: it was cut or edited"
+        )
 
 
 @dataclass(slots=True)
@@ -128,6 +179,17 @@ class ReplayResult:
     examples: list[str] = field(default_factory=list)
     reads: int = 0
     reads_differing: int = 0
+    refused_now: int = 0
+    """Calls that succeeded when recorded and are refused (raised or returned an error) in the replay."""
+
+    def failures(self, *, overridden: bool) -> str:
+        """Why the replay failed, or ``""``: without overrides any call that returned otherwise is a divergence;
+        with overrides (which may change results) a call that succeeded when recorded and is now refused."""
+        if not overridden and self.differing:
+            return f"{self.differing} call(s) returned otherwise than recorded on the recorded configuration"
+        if overridden and self.refused_now:
+            return f"{self.refused_now} call(s) that succeeded when recorded were refused"
+        return ""
 
     @property
     def traffic(self) -> dict[str, int]:
@@ -194,27 +256,38 @@ class _Replayer:
 
     # --- running -------------------------------------------------------------------------------------------
 
-    def run(self, calls: list[dict[str, Json]]) -> None:
-        for rec in calls:
+    def run(self, calls: list[dict[str, Json]], lines: list[int] | None = None) -> None:
+        for index, rec in enumerate(calls):
+            line = lines[index] if lines and index < len(lines) else index + 2
             self.result.calls += 1
             handler = self.handlers.get(str(rec["call"]))
             if handler is None:
-                raise TraceFormatError(f"seq {rec.get('seq')}: unknown call {rec['call']!r}")
+                raise TraceFormatError(f"line {line}: seq {rec.get('seq')}: unknown call {rec['call']!r}")
             expected_error = rec.get("error")
             try:
                 outcome = handler(rec)
             except (DdiError, WddmsimError) as error:
                 status = error.status.name if isinstance(error, DdiError) else type(error).__name__
                 if not (isinstance(expected_error, dict) and expected_error.get("status") == status):
-                    self._differ(rec, f"raised {status}: {error}")
+                    self._differ(rec, f"raised {status}: {error}", refused=expected_error is None)
                 continue
+            except TraceFormatError as error:
+                raise TraceFormatError(f"line {line}: seq {rec.get('seq')} {rec['call']}: {error}") from None
+            except (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError) as error:
+                # The record does not have the fields, types or symbols its call needs: the trace is malformed.
+                raise TraceFormatError(
+                    f"line {line}: seq {rec.get('seq')} {rec['call']}: malformed record ({type(error).__name__}: "
+                    f"{error})"
+                ) from None
             if expected_error is not None:
                 self._differ(rec, "succeeded; the recording was refused")
             elif "result" in rec and isinstance(outcome, HRESULT) and outcome.name != rec["result"]:
-                self._differ(rec, f"returned {outcome.name}; recorded {rec['result']}")
+                refused = outcome not in _SUCCESS and rec["result"] in {h.name for h in _SUCCESS}
+                self._differ(rec, f"returned {outcome.name}; recorded {rec['result']}", refused=refused)
 
-    def _differ(self, rec: dict[str, Json], what: str) -> None:
+    def _differ(self, rec: dict[str, Json], what: str, *, refused: bool = False) -> None:
         self.result.differing += 1
+        self.result.refused_now += refused
         if len(self.result.examples) < MAX_LISTED:
             self.result.examples.append(f"seq {rec.get('seq')} {rec['call']}: {what}")
 
@@ -556,11 +629,16 @@ def replay(trace: Trace, overrides: Mapping[str, object] | None = None) -> Repla
         )
     adapter = build_adapter(config.system_config())
     trailer = trace.trailer or {}
+    recorded_traffic = trailer.get("traffic", {})
+    if not isinstance(recorded_traffic, dict) or not all(
+        isinstance(v, int) and not isinstance(v, bool) for v in recorded_traffic.values()
+    ):
+        raise TraceFormatError("the trailer's traffic must map counters to integers")
     result = ReplayResult(
         config,
         adapter,
-        {str(k): int(v) for k, v in dict(trailer.get("traffic", {})).items()},
+        {str(k): int(v) for k, v in recorded_traffic.items()},
         str(trailer.get("events_sha256", "")),
     )
-    _Replayer(adapter, result).run(trace.calls)
+    _Replayer(adapter, result).run(trace.calls, trace.lines)
     return result

@@ -10,11 +10,13 @@ computed independently (numpy on the original data), never with the simulator's 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
+from wddmsim.core.errors import ConfigurationError
 from wddmsim.core.pointer import ByteArray
-from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE, KiB, MiB
+from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE, KiB, MiB, format_size
 from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS
 from wddmsim.ddi.flags import (
     DXGK_MAPAPERTUREFLAGS,
@@ -60,6 +62,91 @@ BOTH_ENDS = DXGK_TRANSFERFLAGS(TransferStart=True, TransferEnd=True)
 TourResult = Checks
 """The tour's checks (the shared :class:`~wddmsim.scenarios.result.Checks`)."""
 
+MULTIPASS_SIZE = 32 * MiB
+"""8 192 scattered pages: a page list longer than a default (64 KiB) paging buffer holds."""
+
+
+@dataclass(frozen=True, slots=True)
+class TourLayout:
+    """Where the tour places its bytes: offsets in the CPU-visible segment (``cpu_*``) and in the local segment.
+
+    The tour makes VidMm's placement decisions itself (it drives ``DxgkDdiBuildPagingBuffer`` directly), so its
+    offsets must fit the segments of the adapter it runs on.  :data:`SPACIOUS` is the layout of the default GPU
+    (256 MiB; the canonical disassembly); :data:`COMPACT` packs the same steps into a 32 MiB local segment
+    (decision 0049): the multipass source overlaps regions the first step has finished with.
+    """
+
+    cpu_move: int
+    cpu_swizzle: int
+    fill: int
+    move: int
+    aperture: int
+    physical: int
+    context: int
+    context_allocation: int
+    resident: int
+    virtual_source: int
+    virtual_destination: int
+    multipass: int
+
+    @property
+    def cpu_needed(self) -> int:
+        """Bytes of the CPU-visible segment the layout uses (the swizzled surface is ~342 KiB)."""
+        return max(self.cpu_move + 4 * MiB, self.cpu_swizzle + 512 * KiB)
+
+    @property
+    def local_needed(self) -> int:
+        """Bytes of the local segment the layout uses."""
+        return max(self.multipass + MULTIPASS_SIZE, self.virtual_destination + 1 * MiB, self.resident + 64 * KiB)
+
+    def fits(self, cpu_size: int, local_size: int) -> bool:
+        # VidMm puts the paging process's page tables at the end of the CPU-visible segment: leave them 1 MiB.
+        return self.cpu_needed + 1 * MiB <= cpu_size and self.local_needed <= local_size
+
+
+SPACIOUS = TourLayout(
+    cpu_move=4 * MiB,
+    cpu_swizzle=16 * MiB,
+    fill=8 * MiB,
+    move=32 * MiB,
+    aperture=48 * MiB,
+    physical=40 * MiB,
+    context=60 * MiB,
+    context_allocation=62 * MiB,
+    resident=70 * MiB,
+    virtual_source=80 * MiB,
+    virtual_destination=96 * MiB,
+    multipass=100 * MiB,
+)
+COMPACT = TourLayout(
+    cpu_move=0,
+    cpu_swizzle=4 * MiB,
+    fill=8 * MiB,
+    move=12 * MiB,
+    aperture=16 * MiB,
+    physical=20 * MiB,
+    context=21 * MiB,
+    context_allocation=22 * MiB,
+    resident=23 * MiB,
+    virtual_source=24 * MiB,
+    virtual_destination=25 * MiB,
+    multipass=0,
+)
+
+
+def tour_layout(cpu_size: int, local_size: int, vram: int) -> TourLayout:
+    """The layout for segments of these sizes (``vram`` bytes of local memory in all); a
+    :class:`ConfigurationError` naming ``vram`` if none fits."""
+    for layout in (SPACIOUS, COMPACT):
+        if layout.fits(cpu_size, local_size):
+            return layout
+    raise ConfigurationError(
+        "vram",
+        vram,
+        f"the tour needs a CPU-visible segment of {format_size(COMPACT.cpu_needed + 1 * MiB)} and a local segment of "
+        f"{format_size(COMPACT.local_needed)} (give more local memory)",
+    )
+
 
 def _same(actual: ByteArray, expected: ByteArray) -> tuple[bool, str]:
     if actual.shape != expected.shape:
@@ -70,14 +157,14 @@ def _same(actual: ByteArray, expected: ByteArray) -> tuple[bool, str]:
     return True, f"{actual.shape[0]:,} bytes identical"
 
 
-Step = Callable[[PagingRig, TourResult], None]
+Step = Callable[[PagingRig, TourLayout, TourResult], None]
 
 
-def _fill_and_transfers(rig: PagingRig, out: TourResult) -> None:
+def _fill_and_transfers(rig: PagingRig, at: TourLayout, out: TourResult) -> None:
     size = 4 * MiB
     info = rig.buffer(size)
     h = info.hAllocation
-    local_offset = 8 * MiB
+    local_offset = at.fill
     rig.execute(
         DXGK_BUILDPAGINGBUFFER_FILL(
             hAllocation=h,
@@ -144,23 +231,23 @@ def _fill_and_transfers(rig: PagingRig, out: TourResult) -> None:
             hAllocation=h,
             TransferSize=size,
             Source=DXGK_TRANSFER_LOCATION.mdl(backing),
-            Destination=DXGK_TRANSFER_LOCATION.segment(CPU_SEGMENT, rig.segment_address(CPU_SEGMENT, 4 * MiB)),
+            Destination=DXGK_TRANSFER_LOCATION.segment(CPU_SEGMENT, rig.segment_address(CPU_SEGMENT, at.cpu_move)),
             Flags=BOTH_ENDS,
         )
     )
-    ok, detail = _same(rig.read_segment(CPU_SEGMENT, 4 * MiB, size), data)
+    ok, detail = _same(rig.read_segment(CPU_SEGMENT, at.cpu_move, size), data)
     out.check("page back in, another segment", "Transfer(MDL->segment)", ok, detail)
 
     rig.execute(
         DXGK_BUILDPAGINGBUFFER_TRANSFER(
             hAllocation=h,
             TransferSize=size,
-            Source=DXGK_TRANSFER_LOCATION.segment(CPU_SEGMENT, rig.segment_address(CPU_SEGMENT, 4 * MiB)),
-            Destination=DXGK_TRANSFER_LOCATION.segment(LOCAL_SEGMENT, rig.segment_address(LOCAL_SEGMENT, 32 * MiB)),
+            Source=DXGK_TRANSFER_LOCATION.segment(CPU_SEGMENT, rig.segment_address(CPU_SEGMENT, at.cpu_move)),
+            Destination=DXGK_TRANSFER_LOCATION.segment(LOCAL_SEGMENT, rig.segment_address(LOCAL_SEGMENT, at.move)),
             Flags=BOTH_ENDS,
         )
     )
-    ok, detail = _same(rig.read_segment(LOCAL_SEGMENT, 32 * MiB, size), data)
+    ok, detail = _same(rig.read_segment(LOCAL_SEGMENT, at.move, size), data)
     out.check("move between memory segments", "Transfer(segment->segment)", ok, detail)
 
     dummy = rig.dummy_page(0xD0)
@@ -181,11 +268,11 @@ def _fill_and_transfers(rig: PagingRig, out: TourResult) -> None:
         DXGK_BUILDPAGINGBUFFER_TRANSFER(
             TransferSize=size,
             Source=DXGK_TRANSFER_LOCATION.segment(APERTURE_SEGMENT, aperture_address),
-            Destination=DXGK_TRANSFER_LOCATION.segment(LOCAL_SEGMENT, rig.segment_address(LOCAL_SEGMENT, 48 * MiB)),
+            Destination=DXGK_TRANSFER_LOCATION.segment(LOCAL_SEGMENT, rig.segment_address(LOCAL_SEGMENT, at.aperture)),
             Flags=BOTH_ENDS,
         )
     )
-    ok, detail = _same(rig.read_segment(LOCAL_SEGMENT, 48 * MiB, size), data)
+    ok, detail = _same(rig.read_segment(LOCAL_SEGMENT, at.aperture, size), data)
     out.check("GPU reads the backing pages through the aperture", "MapApertureSegment", ok, detail)
 
     rig.execute(
@@ -197,32 +284,34 @@ def _fill_and_transfers(rig: PagingRig, out: TourResult) -> None:
         DXGK_BUILDPAGINGBUFFER_TRANSFER(
             TransferSize=2 * PAGE_SIZE,
             Source=DXGK_TRANSFER_LOCATION.segment(APERTURE_SEGMENT, aperture_address),
-            Destination=DXGK_TRANSFER_LOCATION.segment(LOCAL_SEGMENT, rig.segment_address(LOCAL_SEGMENT, 48 * MiB)),
+            Destination=DXGK_TRANSFER_LOCATION.segment(LOCAL_SEGMENT, rig.segment_address(LOCAL_SEGMENT, at.aperture)),
             Flags=BOTH_ENDS,
         )
     )
-    ok, detail = _same(rig.read_segment(LOCAL_SEGMENT, 48 * MiB, 2 * PAGE_SIZE), np.full(2 * PAGE_SIZE, 0xD0, np.uint8))
+    ok, detail = _same(
+        rig.read_segment(LOCAL_SEGMENT, at.aperture, 2 * PAGE_SIZE), np.full(2 * PAGE_SIZE, 0xD0, np.uint8)
+    )
     out.check("unmapped aperture pages read the dummy page", "UnmapApertureSegment", ok, detail)
 
     rig.execute(
         DXGK_BUILDPAGINGBUFFER_DISCARDCONTENT(
-            hAllocation=h, SegmentId=LOCAL_SEGMENT, SegmentAddress=rig.segment_address(LOCAL_SEGMENT, 32 * MiB)
+            hAllocation=h, SegmentId=LOCAL_SEGMENT, SegmentAddress=rig.segment_address(LOCAL_SEGMENT, at.move)
         )
     )
     notes = [e for e in rig.adapter.events if type(e).__name__ == "EngineNote"]
     out.check("discard reaches the GPU as a note, no copy", "DiscardContent", bool(notes), f"{len(notes)} note(s)")
 
 
-def _swizzle(rig: PagingRig, out: TourResult) -> None:
+def _swizzle(rig: PagingRig, at: TourLayout, out: TourResult) -> None:
     info = rig.surface(1024, 256, mips=3, usage=AllocationUsage.SWIZZLED | AllocationUsage.CPU_VISIBLE)
     size = info.Size
     linear = rig.pattern(size, seed=3)
     upload = rig.backing(size, scatter_seed=4)
     rig.write_mdl(upload, linear)
-    where = rig.segment_address(CPU_SEGMENT, 16 * MiB)
+    where = rig.segment_address(CPU_SEGMENT, at.cpu_swizzle)
     in_memory = DXGK_TRANSFER_LOCATION.segment(CPU_SEGMENT, where)
     rig.transfer(DXGK_TRANSFER_LOCATION.mdl(upload), in_memory, size, allocation=info.hAllocation, swizzle=True)
-    ok, detail = _same(rig.read_segment(CPU_SEGMENT, 16 * MiB, size), rig.tiled_image(info.hAllocation, linear))
+    ok, detail = _same(rig.read_segment(CPU_SEGMENT, at.cpu_swizzle, size), rig.tiled_image(info.hAllocation, linear))
     out.check("page in with Swizzle: every MIP level tiled", "Transfer(Swizzle)", ok, detail)
 
     evicted = rig.backing(size)
@@ -245,8 +334,8 @@ def _swizzle(rig: PagingRig, out: TourResult) -> None:
         out.check("evict an alternate-VA lock", "SpecialLockTransfer", ok, detail)
 
 
-def _physical(rig: PagingRig, out: TourResult) -> None:
-    offset = 40 * MiB + 8
+def _physical(rig: PagingRig, at: TourLayout, out: TourResult) -> None:
+    offset = at.physical + 8
     data = rig.pattern(16, seed=5)
     rig.write_segment(LOCAL_SEGMENT, offset, data)
     address = rig.segment_address(LOCAL_SEGMENT, offset)
@@ -259,10 +348,10 @@ def _physical(rig: PagingRig, out: TourResult) -> None:
     out.check("the GPU writes at a segment address; content unchanged", "WritePhysical", ok, detail)
 
 
-def _context(rig: PagingRig, out: TourResult) -> None:
+def _context(rig: PagingRig, at: TourLayout, out: TourResult) -> None:
     info = rig.context(16 * KiB)
-    where = rig.segment_address(LOCAL_SEGMENT, 60 * MiB)
-    rig.write_segment(LOCAL_SEGMENT, 60 * MiB, rig.pattern(16 * KiB, seed=6))
+    where = rig.segment_address(LOCAL_SEGMENT, at.context)
+    rig.write_segment(LOCAL_SEGMENT, at.context, rig.pattern(16 * KiB, seed=6))
     rig.execute(
         DXGK_BUILDPAGINGBUFFER_INITCONTEXTRESOURCE(
             hAllocation=info.hAllocation,
@@ -271,17 +360,17 @@ def _context(rig: PagingRig, out: TourResult) -> None:
             ),
         )
     )
-    image = rig.read_segment(LOCAL_SEGMENT, 60 * MiB, 16 * KiB)
+    image = rig.read_segment(LOCAL_SEGMENT, at.context, 16 * KiB)
     header = np.frombuffer(image[:32].tobytes(), "<u8").tolist()
     ok = header == [CONTEXT_MAGIC, 0x20_0000, 16 * KiB, info.hAllocation] and not image[CONTEXT_HEADER_SIZE:].any()
     out.check("a context image: header, then zeroes", "InitContextResource", ok, f"header {[hex(v) for v in header]}")
 
 
-def _virtual(rig: PagingRig, out: TourResult) -> None:
+def _virtual(rig: PagingRig, at: TourLayout, out: TourResult) -> None:
     space = ScratchAddressSpace(rig)
     size = 1 * MiB
     pages = size >> PAGE_SHIFT
-    src_offset, dst_offset = 80 * MiB, 96 * MiB
+    src_offset, dst_offset = at.virtual_source, at.virtual_destination
     base_src = rig.segment_address(LOCAL_SEGMENT, src_offset) >> PAGE_SHIFT
     seg_base = rig.segment_address(LOCAL_SEGMENT, 0) >> PAGE_SHIFT
     src_va, dst_va = 0x100_0000, 0x200_0000
@@ -379,7 +468,7 @@ def _virtual(rig: PagingRig, out: TourResult) -> None:
         f"{value:#x}",
     )
 
-    ctx_offset = 62 * MiB
+    ctx_offset = at.context_allocation
     ctx_va = 0x400_0000
     space.map(
         ctx_va,
@@ -404,20 +493,23 @@ def _virtual(rig: PagingRig, out: TourResult) -> None:
         DXGK_BUILDPAGINGBUFFER_NOTIFYRESIDENCY(
             hAllocation=resident.hAllocation,
             Resident=True,
-            PhysicalAddress=D3DGPU_PHYSICAL_ADDRESS(SegmentId=LOCAL_SEGMENT, SegmentOffset=70 * MiB),
+            PhysicalAddress=D3DGPU_PHYSICAL_ADDRESS(SegmentId=LOCAL_SEGMENT, SegmentOffset=at.resident),
         )
     )
     record = rig.driver.state.allocations.get(resident.hAllocation, "hAllocation").resident_at
     out.check(
-        "residency notification reaches the driver", "NotifyResidency", record == (LOCAL_SEGMENT, 70 * MiB), f"{record}"
+        "residency notification reaches the driver",
+        "NotifyResidency",
+        record == (LOCAL_SEGMENT, at.resident),
+        f"{record}",
     )
 
 
-def _multipass(rig: PagingRig, out: TourResult) -> None:
-    size = 32 * MiB
+def _multipass(rig: PagingRig, at: TourLayout, out: TourResult) -> None:
+    size = MULTIPASS_SIZE
     info = rig.buffer(size)
     data = rig.pattern(size, seed=10)
-    rig.write_segment(LOCAL_SEGMENT, 100 * MiB, data)
+    rig.write_segment(LOCAL_SEGMENT, at.multipass, data)
     scattered = rig.backing(size, scatter_seed=11)
     before = rig.vidmm.paging.submissions
     rig.execute(
@@ -425,7 +517,7 @@ def _multipass(rig: PagingRig, out: TourResult) -> None:
             hAllocation=info.hAllocation,
             TransferSize=size,
             Flags=BOTH_ENDS,
-            Source=DXGK_TRANSFER_LOCATION.segment(LOCAL_SEGMENT, rig.segment_address(LOCAL_SEGMENT, 100 * MiB)),
+            Source=DXGK_TRANSFER_LOCATION.segment(LOCAL_SEGMENT, rig.segment_address(LOCAL_SEGMENT, at.multipass)),
             Destination=DXGK_TRANSFER_LOCATION.mdl(scattered),
         )
     )
@@ -447,9 +539,15 @@ def run_tour(
 ) -> tuple[PagingRig, TourResult]:
     """Run every step on a fresh adapter; the result holds one check per verified behaviour.
 
+    The steps are placed by :func:`tour_layout` for the adapter's segment sizes (a :class:`ConfigurationError`
+    naming ``vram`` when local memory is too small for any layout: nothing runs then).
+
     ``on_rig`` sees the rig before the first step (to attach observers such as a paging-buffer capture).
     """
     rig = PagingRig(config)
+    layout = tour_layout(
+        rig.vidmm.segment(CPU_SEGMENT).Size, rig.vidmm.segment(LOCAL_SEGMENT).Size, rig.gpu.config.local_size
+    )
     if on_rig is not None:
         on_rig(rig)
     result = TourResult()
@@ -457,8 +555,8 @@ def run_tour(
     if rig.adapter.config.driver.model == DriverModel.WDDM2:
         steps.append(_virtual)
     for step in steps:
-        step(rig, result)
+        step(rig, layout, result)
     return rig, result
 
 
-__all__ = ["STEPS", "Check", "TourResult", "run_tour"]
+__all__ = ["COMPACT", "SPACIOUS", "STEPS", "Check", "TourLayout", "TourResult", "run_tour", "tour_layout"]

@@ -22,6 +22,7 @@ from wddmsim.vidmm.segments import Placement
 if TYPE_CHECKING:
     from wddmsim.vidmm.device import Device
     from wddmsim.vidmm.lock import CpuLock
+    from wddmsim.vidmm.paging import PagingTicket
 
 
 class Content(Enum):
@@ -94,6 +95,9 @@ class VidMmAllocation:
     """Swizzling ranges held: ``PrivateDriverData`` -> ``RangeId`` (cached until evicted, destroyed or stolen)."""
     large_pages_disabled: bool = False
     """``DXGK_ALLOCATIONINFOFLAGS_WDDM2_0.DisableLargePageMapping``: never mapped with a large page."""
+    paging: PagingTicket | None = None
+    """The paging work of its last move (a copy, fill or map built and maybe not yet run): no CPU view shows its
+    bytes before that work ran (decision 0058); None once it is known to have run."""
 
     @staticmethod
     def from_info(

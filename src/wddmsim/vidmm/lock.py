@@ -191,7 +191,13 @@ class LockManager:
         return HRESULT.S_OK
 
     def _synchronise(self, a: VidMmAllocation, f: D3DDDICB_LOCKFLAGS) -> bool:
-        """Wait until the GPU is done with ``a`` -- or, with ``DonotWait``, say it is not (False)."""
+        """Wait until the GPU is done with ``a`` -- or, with ``DonotWait``, say it is not (False).
+
+        VidMm's own paging of ``a`` is waited for whatever the flags (decision 0058): ``IgnoreSync`` and
+        ``IgnoreReadSync`` skip the wait for the application's rendering, never for a move VidMm queued, which
+        would otherwise land on (or over) the bytes the view shows."""
+        if not self.residency.paging_done(a, wait=bool(f.Discard or not f.DonotWait)):
+            return False
         if f.Discard:  # IgnoreSync and DonotWait have no effect with Discard
             self._wait_idle(a)
             return True
@@ -447,7 +453,9 @@ class LockManager:
             a.lock.count += 1
             args.pData = self._view(a)
             return HRESULT.S_OK
-        self.residency.service()
+        # No synchronisation with rendering (the user-mode driver's part), but VidMm's own queued moves of the
+        # allocation run first: the view must show the bytes last written (decision 0058).
+        self.residency.paging_done(a, wait=True)
         space = self._space(a)
         if a.flags.Cached and space is not None and not space.aperture:
             # A cached CPU view of local memory would not be coherent: such allocations lock only from an

@@ -133,6 +133,7 @@ class Mover:
             how = "fill"
         if a.notify:
             self._notify(a, placement)
+        a.paging = self.paging.ticket()
         return how
 
     def _init_context(self, a: VidMmAllocation, placement: Placement | None) -> None:
@@ -194,6 +195,19 @@ class Mover:
         must be linear (the CPU will read it).  ``special``: ``(SwizzlingRangeId, SwizzlingRangeData)`` of an
         alternate-VA lock, whose transfer is a ``SpecialLockTransfer``.
         """
+        try:
+            return self._page_out(a, placement, keep_content, unswizzle, special)
+        finally:
+            a.paging = self.paging.ticket()  # the copy to the backing store is what a CPU view must wait for
+
+    def _page_out(
+        self,
+        a: VidMmAllocation,
+        placement: Placement,
+        keep_content: bool,
+        unswizzle: bool,
+        special: tuple[int, int] | None,
+    ) -> str:
         if a.notify:
             self._notify(a, None)
         space = self.segments.get(placement.segment_id)
@@ -261,6 +275,7 @@ class Mover:
                 Flags=_SINGLE_SHOT,
             )
         )
+        a.paging = self.paging.ticket()
 
     def _notify(self, a: VidMmAllocation, placement: Placement | None) -> None:
         address = (

@@ -59,6 +59,14 @@ class DriverContractBreach(Exception):
     """What the checker found wrong with the driver's answer (turned into a reset by the caller)."""
 
 
+@dataclass(slots=True, eq=False)
+class PagingTicket:
+    """The paging work built up to one point (an allocation's last move): :attr:`fence` is the paging-node
+    submission that completes it, 0 while that work is still in the open buffer (decision 0058)."""
+
+    fence: int = 0
+
+
 @final
 class PagingStream:
     """Builds operations into paging buffers for one paging node and submits them, in order."""
@@ -97,6 +105,8 @@ class PagingStream:
         """Optional observer of every submission and its bytes (disassembly, reports); it must not mutate."""
         self.allocation_size: Callable[[int], int] | None = None
         """Size of an allocation by handle: what ``DiscardContent`` and ``InitContextResource`` cover (events)."""
+        self._open_tickets: list[PagingTicket] = []
+        """Tickets of work in the open buffer: they learn their fence when it is submitted."""
 
     # --- buffers ------------------------------------------------------------------------------------------
 
@@ -143,7 +153,35 @@ class PagingStream:
         buffer.fence = fence
         self.submissions += 1
         self.last_fence = fence
+        self._resolve_tickets(fence)
         return fence
+
+    def _resolve_tickets(self, fence: int) -> None:
+        for ticket in self._open_tickets:
+            ticket.fence = fence
+        self._open_tickets.clear()
+
+    def ticket(self) -> PagingTicket:
+        """A ticket for everything built so far: the operations of a move just built, say, whose bytes a CPU
+        view must not show before they ran (decision 0058)."""
+        current = self.current
+        if current is not None and current.used > current.submitted:
+            ticket = PagingTicket()
+            self._open_tickets.append(ticket)
+            return ticket
+        return PagingTicket(self.last_fence)
+
+    def done(self, ticket: PagingTicket, *, wait: bool) -> bool:
+        """Whether the work ``ticket`` stands for has run on the paging engine; with ``wait``, it runs first (the
+        open buffer is submitted if the work is in it).  Without ``wait`` the engine is not run: False says so."""
+        if not ticket.fence:
+            self.flush()  # submitting is not waiting: the engine may start on it
+        if self.scheduler.is_complete(self.node, ticket.fence):
+            return True
+        if not wait:
+            return False
+        self.wait(ticket.fence)
+        return True
 
     @property
     def unfinished(self) -> bool:
@@ -319,6 +357,7 @@ class PagingStream:
 
     def _fatal(self, reason: str) -> NoReturn:
         self.current = None
+        self._resolve_tickets(self.last_fence)  # the open buffer is dropped: its work will never run
         self.reset.trigger(reason)
 
     def _account(self, args: DXGKARG_BUILDPAGINGBUFFER, payload: PagingPayload, passes: int) -> None:
@@ -429,4 +468,4 @@ def _with_idle_flag(payload: PagingPayload) -> PagingPayload:
     return payload
 
 
-__all__ = ["DriverContractBreach", "PagingStream", "scalar_fields"]
+__all__ = ["DriverContractBreach", "PagingStream", "PagingTicket", "scalar_fields"]

@@ -786,6 +786,20 @@ class ResidencyManager:
         self.service()
         self.paging.wait(self.paging.flush())
 
+    def paging_done(self, a: VidMmAllocation, *, wait: bool) -> bool:
+        """Whether the paging work queued on ``a`` -- a move built by an ``Evict`` or a ``MakeResident`` nobody
+        waited for, and anything the worker had still to service -- has run; with ``wait`` it runs first.  Every
+        CPU view of ``a``'s bytes asks this before it shows them (decision 0058): a view of the backing store
+        before the page-out copy ran would show old bytes, and what the CPU wrote there would be overwritten."""
+        self.service()
+        ticket = a.paging
+        if ticket is None:
+            return True
+        if not self.paging.done(ticket, wait=wait):
+            return False
+        a.paging = None
+        return True
+
     def bring_into_memory(self, a: VidMmAllocation, *, cause: str) -> bool:
         """Put ``a`` in a memory segment (out of an aperture or system memory) and wait for the move; False -- with
         ``a`` where it was -- if no memory segment can take it, even by evicting what ``a`` does not need."""
@@ -1169,8 +1183,11 @@ class ResidencyManager:
                 a.content = Content.ZERO
                 results.append(D3DDDI_RECLAIM_RESULT.D3DDDI_RECLAIM_RESULT_NOT_COMMITTED)
             elif a.content == Content.DISCARDED:
-                # Undefined for the application; zeros for everyone else (no stale byte is ever shown).
+                # Undefined for the application; zeros for everyone else (no stale byte is ever shown).  A copy
+                # into the backing store still queued (an Evict nobody waited for) runs first, or it would land
+                # over the zeros.
                 assert a.backing is not None
+                self.paging_done(a, wait=True)
                 self.mm.write(a.backing, 0, bytes(a.size))
                 a.content = Content.ZERO
                 results.append(D3DDDI_RECLAIM_RESULT.D3DDDI_RECLAIM_RESULT_DISCARDED)
