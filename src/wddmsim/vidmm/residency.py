@@ -383,6 +383,10 @@ class ResidencyManager:
         self.service()
         if self.cpu is not None:
             self.cpu.forget(a)  # refuses a locked allocation; gives its swizzling ranges back
+        if self.before_move is not None and not self._resetting:
+            # Work in flight may still use it: it completes before its VAs go (CPU_VIRTUAL page-table updates are
+            # written at once, not queued behind it) -- a free while the GPU is busy waits for the fence.
+            self.before_move(a.device)
         if self.va is not None:
             self.va.forget(a)  # destroying an allocation frees every VA mapped to it
         if a.placement is not None:
