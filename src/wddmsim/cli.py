@@ -233,6 +233,18 @@ def _overrides(options: dict[str, object], settings: tuple[str, ...]) -> dict[st
     return out
 
 
+OPTION_KEYS = {"adapter.vram": "vram"}
+"""Settings whose errors name the command-line option when it was given (decision 0048: ``--vram``)."""
+
+
+def _option_error(error: ConfigurationError, options: dict[str, object]) -> ConfigurationError:
+    """``error`` naming the option the user typed (``--vram``) rather than the setting it overrides."""
+    option = OPTION_KEYS.get(error.setting)
+    if option is None or options.get(option) is None:
+        return error
+    return ConfigurationError(f"--{option.replace('_', '-')}", error.value, error.rule)
+
+
 def _levels(_ctx: click.Context, _param: click.Parameter, value: str | None) -> list[int] | None:
     if value is None:
         return None
@@ -385,6 +397,8 @@ def run(
 
     try:
         config = catalog.load(scenario, _overrides(options, settings))
+    except ConfigurationError as error:
+        _fail(_option_error(error, options))
     except WddmsimError as error:
         _fail(error)
     trace = None if record is None else _open_record(record)

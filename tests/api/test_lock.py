@@ -550,7 +550,11 @@ def test_lock2_maps_the_bar_or_system_pages_and_checks_its_flags() -> None:
     data = pattern(64 * KiB, 12)
     desk.cpu_write(args.pData, data)
     assert np.array_equal(desk.gpu_bytes(h), data)
-    refused(lambda: desk.device.lock(D3DDDICB_LOCK(hAllocation=h)), HRESULT.E_INVALIDARG, "pfnLock2Cb")
+    refused(
+        lambda: desk.device.lock(D3DDDICB_LOCK(hAllocation=h, Flags=D3DDDICB_LOCKFLAGS(LockEntire=True))),
+        HRESULT.E_INVALIDARG,
+        "pfnLock2Cb",
+    )
     desk.device.unlock2(D3DDDICB_UNLOCK2(hAllocation=h))
     refused(lambda: desk.device.unlock2(D3DDDICB_UNLOCK2(hAllocation=h)), HRESULT.E_INVALIDARG, "not locked")
     bad = D3DDDICB_LOCK2(hAllocation=h, Flags=D3DDDICB_LOCK2FLAGS(Reserved=1))

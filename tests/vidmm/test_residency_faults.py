@@ -38,11 +38,11 @@ def fail_nth_page_allocation(w: World, n: int) -> Callable[[], int]:
     real = mm.allocate_pages_for_mdl
     calls = [0]
 
-    def allocate(byte_count: int) -> Any:
+    def allocate(byte_count: int, *, chunk: int = 4096) -> Any:
         calls[0] += 1
         if calls[0] == n:
             raise MemoryError("injected: no free frames")
-        return real(byte_count)
+        return real(byte_count, chunk=chunk)
 
     mm.allocate_pages_for_mdl = allocate  # type: ignore[method-assign]
     return lambda: calls[0]

@@ -13,10 +13,15 @@ from collections.abc import Iterable
 from typing import final
 
 from wddmsim.core.addresses import CpuVa
-from wddmsim.ddi.allocation import D3DDDICB_ALLOCATE, D3DDDICB_DEALLOCATE, D3DDDICB_SETPRIORITY
+from wddmsim.ddi.allocation import (
+    D3DDDI_ALLOCATIONINFO,
+    D3DDDICB_ALLOCATE,
+    D3DDDICB_DEALLOCATE,
+    D3DDDICB_SETPRIORITY,
+)
 from wddmsim.ddi.base import HANDLE, NULL
 from wddmsim.ddi.lock import D3DDDICB_LOCK, D3DDDICB_LOCK2, D3DDDICB_UNLOCK, D3DDDICB_UNLOCK2
-from wddmsim.ddi.render import D3DDDICB_RENDER
+from wddmsim.ddi.render import D3DDDI_ALLOCATIONLIST, D3DDDICB_RENDER
 from wddmsim.ddi.residency import (
     D3DDDI_CREATEPAGINGQUEUE,
     D3DDDI_MAKERESIDENT,
@@ -26,7 +31,7 @@ from wddmsim.ddi.residency import (
     D3DKMT_QUERYVIDEOMEMORYINFO,
     D3DKMT_RECLAIMALLOCATIONS2,
 )
-from wddmsim.ddi.status import HRESULT, DdiError, InvalidArgument
+from wddmsim.ddi.status import HRESULT, NTSTATUS, DdiError, InvalidArgument
 from wddmsim.ddi.va import (
     D3DDDI_MAPGPUVIRTUALADDRESS,
     D3DDDI_RESERVEGPUVIRTUALADDRESS,
@@ -40,6 +45,45 @@ from wddmsim.vidmm.vaspace import VaManager
 
 def _bad(argument: str, value: object, rule: str) -> InvalidArgument:
     return InvalidArgument(argument, value, rule, HRESULT.E_INVALIDARG)
+
+
+def _uint(argument: str, value: object, bits: int = 64) -> int:
+    """``value`` as a C unsigned integer of ``bits`` bits, or ``E_INVALIDARG`` naming the argument (a Python
+    error must never escape a callback: None, a float or a negative count is a bad argument like any other)."""
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 1 << bits:
+        raise _bad(argument, value, f"must be a {bits}-bit unsigned integer")
+    return value
+
+
+def _user_mode(error: DdiError) -> DdiError:
+    """A kernel refusal as ``pfnAllocateCb`` returns it: ``E_OUTOFMEMORY`` for no memory, ``E_INVALIDARG``
+    (the same argument named) for what the driver or VidMm refused."""
+    if isinstance(error.status, HRESULT):
+        return error
+    if error.status == NTSTATUS.STATUS_NO_MEMORY or error.status == NTSTATUS.STATUS_GRAPHICS_NO_VIDEO_MEMORY:
+        return DdiError(HRESULT.E_OUTOFMEMORY, str(error).rsplit(" [", 1)[0])
+    if isinstance(error, InvalidArgument):
+        return InvalidArgument(error.argument, error.value, error.rule, HRESULT.E_INVALIDARG)
+    return InvalidArgument("pAllocationInfo", None, str(error), HRESULT.E_INVALIDARG)
+
+
+def _struct(args: object, kind: type, argument: str = "pData") -> None:
+    """The callback's argument structure is the one the DDI names (not None, not another structure)."""
+    if not isinstance(args, kind):
+        raise _bad(argument, type(args).__name__, f"must be a {kind.__name__}")
+
+
+def _bytes(argument: str, value: object) -> None:
+    """A buffer argument: bytes (not None, a string or a number)."""
+    if not isinstance(value, (bytes, bytearray, memoryview)):
+        raise _bad(argument, type(value).__name__, "must be a byte buffer")
+
+
+def _handles(argument: str, value: object) -> tuple[object, ...]:
+    """A handle list: a tuple or list (its entries are checked as handles by the caller)."""
+    if not isinstance(value, (tuple, list)):
+        raise _bad(argument, type(value).__name__, "must be a list of handles")
+    return tuple(value)
 
 
 @final
@@ -79,6 +123,7 @@ class UserProcess:
     def destroy_device(self, device: UserDevice) -> HRESULT:
         """``D3DKMTDestroyDevice``: its contexts, allocations (locked or not), paging queues and synchronisation
         objects go with it; paging it queued and the worker has not serviced is cancelled."""
+        self._alive()
         if device not in self.devices:
             raise _bad("hDevice", getattr(device, "handle", device), "is not a device of this process")
         self.vidmm.destroy_device(device.handle)
@@ -101,16 +146,50 @@ class UserProcess:
 
     def cpu_read(self, address: int, size: int) -> bytes:
         """Read as this process's CPU (an address ``pfnLockCb`` returned); an access violation elsewhere."""
+        self._alive()
+        _uint("address", address)
+        _uint("size", size)
+        if address + size > 1 << 64:
+            raise _bad("size", size, f"address {address:#x} + size overflows the 64-bit address space")
         return self.process.cpu.read(CpuVa(address), size)
 
     def cpu_write(self, address: int, data: bytes | bytearray | memoryview) -> None:
-        """Write as this process's CPU."""
+        """Write as this process's CPU.  A write into the view of a ``ReadOnly`` lock is refused and writes
+        nothing, as a write to a read-only page faults (decision 0050)."""
+        self._alive()
+        _uint("address", address)
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise _bad("data", type(data).__name__, "must be bytes")
+        if address + len(data) > 1 << 64:
+            raise _bad("data", len(data), f"address {address:#x} + length overflows the 64-bit address space")
+        self._writable(address, len(data))
         self.process.cpu.write(CpuVa(address), data)
+
+    def _writable(self, address: int, size: int) -> None:
+        """Refuse a write that touches the view of an allocation locked ``ReadOnly`` (decision 0050)."""
+        for a in self.vidmm.residency.allocations.values():
+            view, lock = a.cpu_view, a.lock
+            if (
+                view is None
+                or lock is None
+                or lock.lock2
+                or not lock.flags.ReadOnly
+                or a.device.process is not self.process
+            ):
+                continue
+            if address < view + a.size and view < address + size:
+                raise _bad(
+                    "address", address, f"allocation {int(a.handle):#x} is locked ReadOnly: the CPU may not write it"
+                )
 
     # --- D3DKMT per process -------------------------------------------------------------------------------
 
     def query_video_memory_info(self, args: D3DKMT_QUERYVIDEOMEMORYINFO) -> HRESULT:
         """``D3DKMTQueryVideoMemoryInfo`` (``hProcess`` NULL: this process)."""
+        self._alive()
+        _struct(args, D3DKMT_QUERYVIDEOMEMORYINFO)
+        if args.PhysicalAdapterIndex != 0:
+            raise _bad("PhysicalAdapterIndex", args.PhysicalAdapterIndex, "the adapter has one physical adapter (0)")
         if args.hProcess not in (NULL, self.handle):
             raise _bad("hProcess", args.hProcess, "a process may query only itself")
         args.hProcess = self.handle
@@ -132,6 +211,13 @@ class UserDevice:
         return self.device.handle
 
     # --- handle checks (the process's handle table) ----------------------------------------------------------
+
+    def _alive(self) -> None:
+        """The process has not exited and the device was not destroyed: a call on a dead device is refused
+        before it reaches VidMm (it would otherwise create objects nothing will ever destroy)."""
+        self.process._alive()
+        if self.vidmm.residency.devices.get(self.handle) is not self.device:
+            raise _bad("hDevice", self.handle, "the device was destroyed")
 
     def _allocation(self, handle: int, argument: str) -> None:
         a = self.vidmm.residency.allocations.get(handle) if isinstance(handle, int) else None
@@ -168,6 +254,11 @@ class UserDevice:
 
     def allocate(self, args: D3DDDICB_ALLOCATE) -> HRESULT:
         """``pfnAllocateCb``: ``NumAllocations`` allocations, described together to the driver; all or none."""
+        self._alive()
+        _struct(args, D3DDDICB_ALLOCATE)
+        infos = _handles("pAllocationInfo", args.pAllocationInfo)
+        for i, info in enumerate(infos):
+            _struct(info, D3DDDI_ALLOCATIONINFO, f"pAllocationInfo[{i}]")
         if args.NumAllocations != len(args.pAllocationInfo) or not args.pAllocationInfo:
             raise _bad(
                 "NumAllocations",
@@ -189,15 +280,21 @@ class UserDevice:
                 )
             if info.Flags.Reserved:
                 raise _bad(f"pAllocationInfo[{i}].Flags.Reserved", info.Flags.Reserved, "must be zero")
-        made = self.vidmm.residency.create_allocations(
-            self.device, [info.pPrivateDriverData for info in args.pAllocationInfo], args.pPrivateDriverData
-        )
+        try:
+            made = self.vidmm.residency.create_allocations(
+                self.device, [info.pPrivateDriverData for info in args.pAllocationInfo], args.pPrivateDriverData
+            )
+        except DdiError as error:
+            raise _user_mode(error) from None
         for info, a in zip(args.pAllocationInfo, made, strict=True):
             info.hAllocation = a.handle
         return HRESULT.S_OK
 
     def deallocate(self, args: D3DDDICB_DEALLOCATE) -> HRESULT:
         """``pfnDeallocateCb``: the content is dropped; every GPU VA mapped to them is freed."""
+        self._alive()
+        _struct(args, D3DDDICB_DEALLOCATE)
+        _handles("HandleList", args.HandleList)
         if args.NumAllocations != len(args.HandleList) or not args.HandleList:
             raise _bad(
                 "NumAllocations", args.NumAllocations, f"must be positive and match HandleList ({len(args.HandleList)})"
@@ -215,6 +312,10 @@ class UserDevice:
 
     def set_priority(self, args: D3DDDICB_SETPRIORITY) -> HRESULT:
         """``pfnSetPriorityCb``: eviction priorities (higher stays longer under ``priority-lru``)."""
+        self._alive()
+        _struct(args, D3DDDICB_SETPRIORITY)
+        _handles("phAllocationList", args.phAllocationList)
+        _handles("pPriorities", args.pPriorities)
         self._allocations(args.phAllocationList, "phAllocationList")
         return self.vidmm.residency.set_priority(self.device, args)
 
@@ -222,6 +323,8 @@ class UserDevice:
 
     def create_paging_queue(self, args: D3DDDI_CREATEPAGINGQUEUE) -> HRESULT:
         """``pfnCreatePagingQueueCb``."""
+        self._alive()
+        _struct(args, D3DDDI_CREATEPAGINGQUEUE)
         if args.hDevice not in (NULL, self.handle):
             raise _bad("hDevice", args.hDevice, "must be this device (or NULL)")
         args.hDevice = self.handle
@@ -230,18 +333,25 @@ class UserDevice:
 
     def destroy_paging_queue(self, handle: int) -> HRESULT:
         """``pfnDestroyPagingQueueCb`` (waits for the queue's work)."""
+        self._alive()
         self._queue(handle)
         self.vidmm.residency.destroy_paging_queue(handle)
         return HRESULT.S_OK
 
     def make_resident(self, args: D3DDDI_MAKERESIDENT) -> HRESULT:
         """``pfnMakeResidentCb``: ``E_PENDING`` with ``PagingFenceValue`` when anything moved."""
+        self._alive()
+        _struct(args, D3DDDI_MAKERESIDENT)
+        _handles("AllocationList", args.AllocationList)
         self._queue(args.hPagingQueue)
         self._allocations(args.AllocationList, "AllocationList")
         return self.vidmm.residency.make_resident(args)
 
     def evict(self, args: D3DDDICB_EVICT) -> HRESULT:
         """``pfnEvictCb``."""
+        self._alive()
+        _struct(args, D3DDDICB_EVICT)
+        _handles("AllocationList", args.AllocationList)
         if args.hDevice not in (NULL, self.handle):
             raise _bad("hDevice", args.hDevice, "must be this device (or NULL)")
         self._allocations(args.AllocationList, "AllocationList")
@@ -251,6 +361,7 @@ class UserDevice:
     def wait_for_paging_fence(self, hPagingQueue: HANDLE, value: int) -> HRESULT:
         """``pfnWaitForSynchronizationObjectFromCpuCb`` on a paging queue's fence: returns once it reached
         ``value`` (the GPU runs meanwhile)."""
+        self._alive()
         self._queue(hPagingQueue)
         residency = self.vidmm.residency
         residency.wait(residency.queue(hPagingQueue), value)
@@ -258,16 +369,22 @@ class UserDevice:
 
     def paging_fence_value(self, hPagingQueue: HANDLE) -> int:
         """The queue's fence as the CPU reads it through ``FenceValueCPUVirtualAddress``."""
+        self._alive()
         self._queue(hPagingQueue)
         residency = self.vidmm.residency
         return residency.fence_value(residency.queue(hPagingQueue))
 
     def trim_residency_set(self, args: D3DDDIARG_TRIMRESIDENCYSET) -> int:
         """What VidMm's ``pfnTrimResidencySet`` asks of this device's user-mode driver; the bytes trimmed."""
+        self._alive()
+        _struct(args, D3DDDIARG_TRIMRESIDENCYSET)
         return self.vidmm.residency.trim_residency_set(self.device, args)
 
     def offer(self, args: D3DKMT_OFFERALLOCATIONS) -> HRESULT:
         """``pfnOfferAllocationsCb``."""
+        self._alive()
+        _struct(args, D3DKMT_OFFERALLOCATIONS)
+        _handles("HandleList", args.HandleList)
         if args.hDevice != self.handle:
             raise _bad("hDevice", args.hDevice, "must be this device")
         self._allocations(args.HandleList, "HandleList")
@@ -276,6 +393,9 @@ class UserDevice:
 
     def reclaim(self, args: D3DKMT_RECLAIMALLOCATIONS2) -> HRESULT:
         """``pfnReclaimAllocations2Cb``."""
+        self._alive()
+        _struct(args, D3DKMT_RECLAIMALLOCATIONS2)
+        _handles("HandleList", args.HandleList)
         self._queue(args.hPagingQueue)
         self._allocations(args.HandleList, "HandleList")
         return self.vidmm.residency.reclaim(args)
@@ -284,21 +404,30 @@ class UserDevice:
 
     def lock(self, args: D3DDDICB_LOCK) -> HRESULT:
         """``pfnLockCb``: ``pData`` is an address of this process's CPU (:meth:`UserProcess.cpu_read`)."""
+        self._alive()
+        _struct(args, D3DDDICB_LOCK)
         self._allocation(args.hAllocation, "hAllocation")
         return self.vidmm.locks.lock(self.device, args)
 
     def unlock(self, args: D3DDDICB_UNLOCK) -> HRESULT:
         """``pfnUnlockCb``."""
+        self._alive()
+        _struct(args, D3DDDICB_UNLOCK)
+        _handles("phAllocations", args.phAllocations)
         self._allocations(args.phAllocations, "phAllocations")
         return self.vidmm.locks.unlock(self.device, args)
 
     def lock2(self, args: D3DDDICB_LOCK2) -> HRESULT:
         """``pfnLock2Cb`` (WDDM 2.x)."""
+        self._alive()
+        _struct(args, D3DDDICB_LOCK2)
         self._allocation(args.hAllocation, "hAllocation")
         return self.vidmm.locks.lock2(self.device, args)
 
     def unlock2(self, args: D3DDDICB_UNLOCK2) -> HRESULT:
         """``pfnUnlock2Cb`` (WDDM 2.x)."""
+        self._alive()
+        _struct(args, D3DDDICB_UNLOCK2)
         self._allocation(args.hAllocation, "hAllocation")
         return self.vidmm.locks.unlock2(self.device, args)
 
@@ -306,31 +435,43 @@ class UserDevice:
 
     def reserve_gpu_va(self, args: D3DDDI_RESERVEGPUVIRTUALADDRESS) -> HRESULT:
         """``pfnReserveGpuVirtualAddressCb``."""
+        self._alive()
+        va = self._va()  # a WDDM 1.x device has no such call: refused before any argument
+        _struct(args, D3DDDI_RESERVEGPUVIRTUALADDRESS)
         self._queue(args.hPagingQueue)
-        return self._va().reserve(args)
+        return va.reserve(args)
 
     def map_gpu_va(self, args: D3DDDI_MAPGPUVIRTUALADDRESS) -> HRESULT:
         """``pfnMapGpuVirtualAddressCb`` (seed 003): ``E_PENDING`` with ``PagingFenceValue`` to wait for before
         the GPU touches the range."""
+        self._alive()
+        va = self._va()  # a WDDM 1.x device has no such call: refused before any argument
+        _struct(args, D3DDDI_MAPGPUVIRTUALADDRESS)
         self._queue(args.hPagingQueue)
         if args.hAllocation:
             self._allocation(args.hAllocation, "hAllocation")
-        return self._va().map_gpu_va(args)
+        return va.map_gpu_va(args)
 
     def update_gpu_va(self, args: D3DDDICB_UPDATEGPUVIRTUALADDRESS) -> HRESULT:
         """``pfnUpdateGpuVirtualAddressCb`` (tiled resources)."""
+        self._alive()
+        va = self._va()  # a WDDM 1.x device has no such call: refused before any argument
+        _struct(args, D3DDDICB_UPDATEGPUVIRTUALADDRESS)
         self._context(args.hContext)
         self._sync(args.hFenceObject, "hFenceObject")
         for i, op in enumerate(args.Operations):
             handle = getattr(op.payload, "hAllocation", NULL)
             if handle:
                 self._allocation(handle, f"Operations[{i}].hAllocation")
-        self._va().update_gpu_va(args)
+        va.update_gpu_va(args)
         return HRESULT.S_OK
 
     def free_gpu_va(self, args: D3DDDICB_FREEGPUVIRTUALADDRESS) -> HRESULT:
         """``pfnFreeGpuVirtualAddressCb``: synchronous."""
-        self._va().free_gpu_va(self.device.process, args)
+        self._alive()
+        va = self._va()  # a WDDM 1.x device has no such call: refused before any argument
+        _struct(args, D3DDDICB_FREEGPUVIRTUALADDRESS)
+        va.free_gpu_va(self.device.process, args)
         return HRESULT.S_OK
 
     # --- contexts and work -----------------------------------------------------------------------------------
@@ -338,21 +479,29 @@ class UserDevice:
     def create_context(self, node: int = 1) -> HANDLE:
         """``pfnCreateContextCb`` on ``node`` (the compute engine by default); the context runs in this process's
         GPU VA space."""
-        return self.vidmm.create_context(self.device, node=node)
+        self._alive()
+        _uint("NodeOrdinal", node, 32)
+        try:
+            return self.vidmm.create_context(self.device, node=node)
+        except DdiError as error:
+            raise _user_mode(error) from None
 
     def destroy_context(self, hContext: HANDLE) -> HRESULT:
         """``pfnDestroyContextCb``: the context's work completes first; work queued for it behind a monitored
         fence is cancelled."""
+        self._alive()
         self._context(hContext)
         self.vidmm.destroy_context(hContext)
         return HRESULT.S_OK
 
     def create_sync_object(self) -> HANDLE:
         """``pfnCreateSynchronizationObjectCb`` for a monitored fence (initial value 0)."""
+        self._alive()
         return self.vidmm.residency.create_sync_object(self.device).handle
 
     def destroy_sync_object(self, hSyncObject: HANDLE) -> HRESULT:
         """``pfnDestroySynchronizationObjectCb``: work still waiting for one of its values is cancelled."""
+        self._alive()
         self._sync(hSyncObject, "hSyncObject")
         owner = self.vidmm.residency.sync_objects[hSyncObject].device
         if owner is not self.device:
@@ -362,13 +511,16 @@ class UserDevice:
 
     def signal_from_cpu(self, hSyncObject: HANDLE, value: int) -> HRESULT:
         """``pfnSignalSynchronizationObjectFromCpuCb``."""
+        self._alive()
         self._sync(hSyncObject, "hSyncObject")
+        _uint("Value", value)
         self.vidmm.residency.signal_from_cpu(hSyncObject, value)
         return HRESULT.S_OK
 
     def wait_for_sync_object(self, hSyncObject: HANDLE, value: int) -> HRESULT:
         """``pfnWaitForSynchronizationObjectFromCpuCb`` on one monitored fence (e.g. the ``hFenceObject`` an
         ``UpdateGpuVirtualAddress`` signals with ``FenceValue + 1``): returns once it reached ``value``."""
+        self._alive()
         self._sync(hSyncObject, "hSyncObject")
         residency = self.vidmm.residency
         residency.wait_sync(residency.sync_object(hSyncObject), value)
@@ -376,18 +528,28 @@ class UserDevice:
 
     def submit_command(self, hContext: HANDLE, commands: bytes) -> int:
         """``pfnSubmitCommandCb``: run the reference GPU's packets on the context; returns the fence to wait on."""
+        self._alive()
         self._context(hContext)
-        return self.vidmm.work.submit(hContext, commands)
+        _bytes("commands", commands)
+        return self.vidmm.work.submit(hContext, bytes(commands))
 
     def render(self, args: D3DDDICB_RENDER) -> HRESULT:
         """``pfnRenderCb`` (WDDM 1.x): submit a command buffer whose references are allocation-list slots;
         ``args.SubmissionFenceId`` is what :meth:`wait_for_context` waits for."""
+        self._alive()
+        _struct(args, D3DDDICB_RENDER)
+        _bytes("pCommandBuffer", args.pCommandBuffer)
+        for i, entry in enumerate(_handles("pAllocationList", args.pAllocationList)):
+            _struct(entry, D3DDDI_ALLOCATIONLIST, f"pAllocationList[{i}]")
         self._context(args.hContext)
         self._allocations((entry.hAllocation for entry in args.pAllocationList), "pAllocationList")
         return self.vidmm.render.render(self.device, args)
 
     def wait_for_context(self, hContext: HANDLE, fence: int) -> HRESULT:
         """Wait on the CPU for work submitted on the context (``DEVICE_REMOVED`` if it faulted)."""
+        self._alive()
         self._context(hContext)
-        self.vidmm.work.wait(hContext, fence)
+        if not isinstance(fence, int) or isinstance(fence, bool):
+            raise _bad("fence", fence, "must be a 64-bit unsigned integer")
+        self.vidmm.work.wait(hContext, fence)  # which checks the value: one this context was given
         return HRESULT.S_OK

@@ -11,6 +11,8 @@ import heapq
 from collections.abc import Callable
 from typing import final
 
+from wddmsim.core import liveness
+
 Callback = Callable[[], None]
 
 
@@ -53,6 +55,7 @@ class Clock:
         """Run the earliest pending callback; ``False`` when nothing is pending."""
         if not self._queue:
             return False
+        liveness.charge("Clock.step")  # a harness's liveness budget bounds every run of the clock
         at, _, callback = heapq.heappop(self._queue)
         self.now = max(self.now, at)
         callback()

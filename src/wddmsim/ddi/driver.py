@@ -212,8 +212,9 @@ class SystemMemoryServices(Protocol):
         """A new process's user-mode CPU address space."""
         ...
 
-    def allocate_pages_for_mdl(self, byte_count: int) -> MDL:
-        """``MmAllocatePagesForMdlEx``: zeroed pages, wherever the OS finds them; raises on exhaustion."""
+    def allocate_pages_for_mdl(self, byte_count: int, *, chunk: int = 4096) -> MDL:
+        """``MmAllocatePagesForMdlEx``: zeroed pages, wherever the OS finds them -- in contiguous, aligned chunks of
+        ``chunk`` bytes when it is above 4 KiB; raises on exhaustion."""
         ...
 
     def allocate_contiguous(self, byte_count: int) -> tuple[MDL, CpuMapping]:

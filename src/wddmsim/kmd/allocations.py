@@ -147,6 +147,10 @@ def segment_set(*segment_ids: int) -> int:
     return mask
 
 
+_VIDMM_HANDLES: Final = 0x4000_0000
+"""Where VidMm's handles begin (this table also answers to VidMm's handles of context allocations)."""
+
+
 @final
 class AllocationTable:
     """Handles the driver gave out in ``DxgkDdiCreateAllocation``."""
@@ -183,8 +187,11 @@ class AllocationTable:
                 "a CPU-visible allocation that lives only in an aperture segment cannot be swizzled "
                 "(create a swizzled and a linear allocation instead)",
             )
+        if self._next >= _VIDMM_HANDLES:
+            # VidMm's handles of context allocations are aliased into this table: never hand one of theirs out.
+            raise DriverContractError("DxgkDdiCreateAllocation", self._next, "every allocation handle has been used")
         handle = HANDLE(self._next)
-        self._next += 0x10
+        self._next += 0x10  # handles only grow: a destroyed allocation's handle is never given again
         allocation = KmdAllocation(handle, desc, size, levels)
         self._by_handle[handle] = allocation
         return allocation

@@ -77,6 +77,10 @@ CONTEXT_IMAGE_SIZE: Final = 16 * 1024
 """Bytes of a context's saved image (a 64-byte header, then the driver's state)."""
 """The system context paging buffers run in (``hSystemContext``) -- bound to the paging engine."""
 
+_FIRST_CONTEXT: Final = 0x8000_0001
+_LAST_CONTEXT: Final = 0xFFFF_FFFF
+"""Context handles are 32-bit, above every allocation and VidMm handle."""
+
 Builder = Callable[[DriverState, DXGKARG_BUILDPAGINGBUFFER], NTSTATUS]
 
 BUILDERS: Final[dict[Op, Builder]] = {
@@ -114,6 +118,9 @@ class ReferenceDriver:
         if self.config.cpu_visible_64k_pages:
             self.state.allocations.granule = 64 * 1024
         self.contexts: dict[int, int] = {PAGING_CONTEXT: PAGING_ENGINE}
+        self._next_context = _FIRST_CONTEXT
+        """The next context handle: handles only grow, so a destroyed context's handle is never given again
+        (numbering by the table's size gave a live context's handle to the next one after any destroy)."""
         self.context_allocations: dict[int, tuple[HANDLE, HANDLE]] = {}
         """Context -> (the driver's handle of its image, VidMm's handle from DxgkCbCreateContextAllocation)."""
         self.context_roots: dict[int, tuple[TablePointer, int]] = {}
@@ -168,18 +175,21 @@ class ReferenceDriver:
                 SourcePageTableVaInTransfer=self.config.source_page_table_va_in_transfer
             ),
             VirtualAddressBitCount=layout.va_bits,
-            LeafPageTableSizeFor64KPagesInBytes=max(layout.leaf64_table_size, PAGE_SIZE),
+            LeafPageTableSizeFor64KPagesInBytes=-(-max(layout.leaf64_table_size, PAGE_SIZE) >> layout.gpu_page_shift)
+            << layout.gpu_page_shift,  # a whole number of GPU pages, like every table (decision 0011)
             PageTableLevelCount=layout.levels,
         )
 
     def level_desc(self, level: int) -> DXGK_PAGE_TABLE_LEVEL_DESC:
         """``DXGK_PAGE_TABLE_LEVEL_DESC`` of ``level`` (0 = leaf).  A 2-level root's size is its initial one."""
         layout = self.gpu.mmu.layout
+        page = 1 << layout.gpu_page_shift  # tables are mapped through GPU pages too: whole, aligned ones (0011)
         return DXGK_PAGE_TABLE_LEVEL_DESC(
             PageTableIndexBitCount=layout.index_bits[level],
             PageTableSegmentId=self.config.page_table_segment,
             PagingProcessPageTableSegmentId=self.config.paging_process_page_table_segment,
-            PageTableSizeInBytes=max(layout.table_size(level), PAGE_SIZE),
+            PageTableSizeInBytes=-(-max(layout.table_size(level), PAGE_SIZE) // page) * page,
+            PageTableAlignmentInBytes=page if page > PAGE_SIZE else 0,
         )
 
     def query_adapter_info(self, args: DXGKARG_QUERYADAPTERINFO) -> NTSTATUS:
@@ -519,7 +529,7 @@ class ReferenceDriver:
         if args.Flags.Reserved:
             raise DriverContractError("Flags.Reserved", args.Flags.Reserved, "must be zero")
         record = self.state.allocations.add(AllocationDesc(ResourceKind.CONTEXT, size=CONTEXT_IMAGE_SIZE))
-        handle = HANDLE(0x8000_0000 + len(self.contexts))
+        handle = self._context_handle()
         request = DXGKARGCB_CREATECONTEXTALLOCATION(
             hDevice=args.hDevice,
             hContext=handle,
@@ -544,6 +554,14 @@ class ReferenceDriver:
         args.ContextInfo.DmaBufferSize = self.config.paging_buffer_size
         args.ContextInfo.PagingCompanionNodeId = PAGING_ENGINE  # page-table updates run where paging runs
         return NTSTATUS.STATUS_SUCCESS
+
+    def _context_handle(self) -> HANDLE:
+        """A ``DxgkDdiCreateContext`` handle never given before (refused once the 32-bit range is spent)."""
+        if self._next_context > _LAST_CONTEXT:
+            raise DdiError(NTSTATUS.STATUS_NO_MEMORY, "DxgkDdiCreateContext: every context handle has been used")
+        handle = HANDLE(self._next_context)
+        self._next_context += 1
+        return handle
 
     def _local_segment(self) -> int:
         """The memory segment the CPU cannot see: where context images want to be."""

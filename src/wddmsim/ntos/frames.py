@@ -44,6 +44,45 @@ class FrameAllocator:
         self.free_frames -= count
         return pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
 
+    def allocate_chunks(self, count: int, chunk: int) -> npt.NDArray[np.uint64]:
+        """``count`` frames (a multiple of ``chunk``) as runs of ``chunk`` contiguous frames, each starting on a
+        multiple of ``chunk`` (``MmAllocatePagesForMdlEx`` with contiguous chunks: pages a GPU maps by pages
+        larger than 4 KiB); lowest addresses first.  Nothing is taken if they cannot all be found."""
+        if chunk <= 1:
+            return self.allocate(count)
+        if count <= 0 or count % chunk or count > self.free_frames:
+            raise OutOfFrames(f"{count} frame(s) in chunks of {chunk} requested, {self.free_frames} free")
+        starts: list[int] = []
+        for start, run in zip(self._starts, self._counts, strict=True):
+            first = -(-start // chunk) * chunk
+            while first + chunk <= start + run and len(starts) * chunk < count:
+                starts.append(first)
+                first += chunk
+            if len(starts) * chunk == count:
+                break
+        if len(starts) * chunk < count:
+            raise OutOfFrames(f"no {count // chunk} aligned run(s) of {chunk} free frame(s)")
+        for first in starts:
+            self._take(first, chunk)
+        self.free_frames -= count
+        out: npt.NDArray[np.uint64] = np.repeat(np.asarray(starts, dtype=np.uint64), chunk) + np.tile(
+            np.arange(chunk, dtype=np.uint64), len(starts)
+        )
+        return out
+
+    def _take(self, first: int, count: int) -> None:
+        """Remove ``[first, first + count)`` from the free run holding it."""
+        i = bisect.bisect_right(self._starts, first) - 1
+        start, run = self._starts[i], self._counts[i]
+        del self._starts[i], self._counts[i]
+        after = start + run - (first + count)
+        if after:
+            self._starts.insert(i, first + count)
+            self._counts.insert(i, after)
+        if first > start:
+            self._starts.insert(i, start)
+            self._counts.insert(i, first - start)
+
     def allocate_contiguous(self, count: int) -> int:
         """The first frame of ``count`` physically contiguous frames (first fit)."""
         for i, run in enumerate(self._counts):

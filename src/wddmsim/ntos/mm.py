@@ -38,10 +38,17 @@ class MemoryManager:
         for start, length in _byte_runs(pfns):
             self.ram.decommit(start, length)
 
-    def allocate_pages_for_mdl(self, byte_count: int) -> MDL:
-        """``MmAllocatePagesForMdlEx`` (zeroed)."""
+    def allocate_pages_for_mdl(self, byte_count: int, *, chunk: int = PAGE_SIZE) -> MDL:
+        """``MmAllocatePagesForMdlEx`` (zeroed); ``chunk`` > 4 KiB: in physically contiguous, aligned chunks of
+        that many bytes (the byte count rounded up to whole chunks; ``MM_ALLOCATE_REQUIRE_CONTIGUOUS_CHUNKS``)."""
         if byte_count <= 0:
             raise ValueError(f"byte_count={byte_count}: must be positive")
+        if chunk > PAGE_SIZE:
+            per = chunk // PAGE_SIZE
+            pages = -(-pages_spanned(byte_count) // per) * per
+            pfns = self.frames.allocate_chunks(pages, per)
+            self._zero(pfns)
+            return MDL(pfns, pages * PAGE_SIZE)
         pfns = self.frames.allocate(pages_spanned(byte_count))
         self._zero(pfns)
         return MDL(pfns, byte_count)

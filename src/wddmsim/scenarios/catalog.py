@@ -15,6 +15,7 @@ from typing import Final
 
 from wddmsim.core.errors import ConfigurationError
 from wddmsim.scenarios.config import ScenarioConfig, apply_overrides, from_dict
+from wddmsim.scenarios.sizing import scaled_to_vram
 
 BUILTIN: Final = ("default", "stress", "uploads", "tiles")
 """The workload scenarios shipped with wddmsim (``wddmsim run NAME``)."""
@@ -47,7 +48,10 @@ def load(spec: str | None = None, overrides: Mapping[str, object] | None = None)
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigurationError("SCENARIO", spec, f"is not valid TOML: {error}") from None
-    return from_dict(apply_overrides(doc, overrides or {}), name=name)
+    given = dict(overrides or {})
+    if "adapter.vram" in given:
+        given = scaled_to_vram(doc, given, name)
+    return from_dict(apply_overrides(doc, given), name=name)
 
 
 def describe() -> list[tuple[str, str]]:

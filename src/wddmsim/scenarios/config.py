@@ -401,6 +401,12 @@ def _read(cls: type[Any], doc: Mapping[str, object], prefix: str) -> Any:
     return cls(**values)
 
 
+def read_adapter(doc: Mapping[str, object]) -> AdapterSettings:
+    """``[adapter]`` settings read and checked one by one (not against each other)."""
+    settings: AdapterSettings = _read(AdapterSettings, doc, "adapter.")
+    return settings
+
+
 _TOP = ("name", "description", "seed", "adapter", "workload")
 
 

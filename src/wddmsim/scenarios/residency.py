@@ -84,11 +84,14 @@ class _Demo:
         most = processes * (PERSISTENT + 2 * PER_FRAME) * 6 * self.unit
         system = adapter.gpu.config.system_size
         if 2 * most > system:
+            vram = adapter.gpu.config.local_size
+            unit_most = system // (2 * most // self.unit) // (64 * KiB) * (64 * KiB)
+            largest = (unit_most + 64 * KiB) * 64 - 64 * KiB + (vram - local)
             raise ConfigurationError(
                 "local_size",
-                local,
-                f"the residency demo backs up to {format_size(most)} of buffers with system pages; "
-                f"system memory ({format_size(system)}) must hold twice that",
+                format_size(vram).replace(" ", ""),
+                f"the residency demo needs at most {format_size(largest)}: it backs up to {format_size(most)} of "
+                f"buffers with system pages, and system memory ({format_size(system)}) must hold twice that",
             )
         self.processes = [self._process(i) for i in range(processes)]
 

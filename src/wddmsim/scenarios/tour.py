@@ -134,6 +134,10 @@ COMPACT = TourLayout(
 )
 
 
+TOUR_VRAM_MINIMUM = 44 * MiB
+"""The least local memory ``demo_config`` gives a layout that fits (a quarter of it the BAR; decision 0049)."""
+
+
 def tour_layout(cpu_size: int, local_size: int, vram: int) -> TourLayout:
     """The layout for segments of these sizes (``vram`` bytes of local memory in all); a
     :class:`ConfigurationError` naming ``vram`` if none fits."""
@@ -143,8 +147,8 @@ def tour_layout(cpu_size: int, local_size: int, vram: int) -> TourLayout:
     raise ConfigurationError(
         "vram",
         vram,
-        f"the tour needs a CPU-visible segment of {format_size(COMPACT.cpu_needed + 1 * MiB)} and a local segment of "
-        f"{format_size(COMPACT.local_needed)} (give more local memory)",
+        f"the tour needs at least {format_size(TOUR_VRAM_MINIMUM)} (a CPU-visible segment of "
+        f"{format_size(COMPACT.cpu_needed + 1 * MiB)} and a local segment of {format_size(COMPACT.local_needed)})",
     )
 
 

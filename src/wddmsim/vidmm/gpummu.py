@@ -37,6 +37,13 @@ class GpuMmuDescription:
         return len(self.levels)
 
     @property
+    def page_size(self) -> int:
+        """The GPU page every page VidMm maps itself honours (decision 0011): the largest
+        ``PageTableAlignmentInBytes`` the driver asked for (tables are mapped through whole GPU pages), at least
+        4 KiB.  Leaf entries still describe 4 KiB each; only their alignment and grouping follow this."""
+        return max([PAGE_SIZE, *(d.PageTableAlignmentInBytes for d in self.levels)])
+
+    @property
     def resizable_root(self) -> bool:
         """Only a 2-level layout has a root that grows and shrinks (``DxgkDdiGetRootPageTableSize``)."""
         return self.level_count == 2
@@ -105,6 +112,13 @@ def _check_level(
     if desc.PageTableSizeInBytes % PAGE_SIZE or (desc.PageTableSizeInBytes == 0 and not (root and count == 2)):
         raise _refuse(
             f"{name}.PageTableSizeInBytes", desc.PageTableSizeInBytes, "must be a positive multiple of the CPU page"
+        )
+    alignment = desc.PageTableAlignmentInBytes
+    if alignment and (alignment % PAGE_SIZE or alignment & (alignment - 1) or desc.PageTableSizeInBytes % alignment):
+        raise _refuse(
+            f"{name}.PageTableAlignmentInBytes",
+            alignment,
+            "must be 0 or a power of two multiple of the CPU page that divides PageTableSizeInBytes",
         )
     for field in ("PageTableSegmentId", "PagingProcessPageTableSegmentId"):
         segment_id = getattr(desc, field)

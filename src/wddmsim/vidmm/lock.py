@@ -38,6 +38,7 @@ from wddmsim.ddi.driver import KernelModeDriver
 from wddmsim.ddi.lock import (
     D3DDDICB_LOCK,
     D3DDDICB_LOCK2,
+    D3DDDICB_LOCK2FLAGS,
     D3DDDICB_LOCKFLAGS,
     D3DDDICB_UNLOCK,
     D3DDDICB_UNLOCK2,
@@ -82,6 +83,25 @@ class _Range:
 
 class LockRefused(DdiError):
     """A lock the documents answer with a status other than ``E_INVALIDARG`` (nothing changed)."""
+
+
+def _check_uint(argument: str, value: object, bits: int) -> None:
+    """A C ``UINT`` field: an int (not a bool) in ``0 .. 2**bits - 1``."""
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 1 << bits:
+        raise _bad(argument, value, f"must be a {bits}-bit unsigned integer")
+
+
+def _check_range(f: D3DDDICB_LOCKFLAGS, args: D3DDDICB_LOCK) -> None:
+    """``pfnLockCb`` locks ``LockEntire`` or a page list; without either, only an acquired aperture says what is
+    locked -- otherwise ``D3DERR_NOTAVAILABLE`` (the documented status), whatever the allocation's placement
+    (decision 0051)."""
+    if not (f.LockEntire or args.NumPages or args.pPages or f.AcquireAperture):
+        raise InvalidArgument(
+            "Flags.LockEntire",
+            0,
+            "neither LockEntire nor a page list (NumPages, pPages) nor AcquireAperture says what to lock",
+            HRESULT.D3DERR_NOTAVAILABLE,
+        )
 
 
 def _bad(argument: str, value: object, rule: str) -> InvalidArgument:
@@ -138,8 +158,16 @@ class LockManager:
     def _check_flags(self, a: VidMmAllocation, args: D3DDDICB_LOCK) -> None:
         """The rules of ``D3DDDICB_LOCKFLAGS`` and ``D3DDDICB_LOCK`` (wddm-spec 4.5); E_INVALIDARG, nothing changed."""
         f = args.Flags
+        if not isinstance(f, D3DDDICB_LOCKFLAGS):
+            raise _bad("Flags", type(f).__name__, "must be a D3DDDICB_LOCKFLAGS")
         if f.Reserved:
             raise _bad("Flags.Reserved", f.Reserved, "must be zero")
+        _check_uint("PrivateDriverData", args.PrivateDriverData, 32)
+        _check_uint("NumPages", args.NumPages, 32)
+        if args.pPages is not None and not isinstance(args.pPages, (tuple, list)):
+            raise _bad("pPages", type(args.pPages).__name__, "must be NULL or a list of page indices")
+        if a.lock is not None and a.lock.flags.ReadOnly and not a.lock.lock2 and not f.ReadOnly:
+            raise _bad("Flags.ReadOnly", 0, "the allocation is locked ReadOnly: unlock it before locking it to write")
         if f.ReadOnly and f.WriteOnly:
             raise _bad("Flags", f.Value, "ReadOnly and WriteOnly together are invalid")
         if f.IgnoreSync and f.AcquireAperture:
@@ -167,8 +195,9 @@ class LockManager:
             if args.NumPages != len(listed):
                 raise _bad("NumPages", args.NumPages, f"must match pPages ({len(listed)} entries)")
             for i, page in enumerate(listed):
-                if not 0 <= page < pages:
+                if not isinstance(page, int) or not 0 <= page < pages:
                     raise _bad(f"pPages[{i}]", page, f"the allocation has pages 0..{pages - 1}")
+        _check_range(f, args)
         if a.lock is None and f.DonotWait and not f.Discard and a.ranges and a.swizzled:
             raise _bad("Flags.DonotWait", 1, "no no-overwrite lock while the allocation holds a swizzling range")
 
@@ -444,6 +473,8 @@ class LockManager:
         """``pfnLock2Cb``: the user-mode driver synchronises and renames itself; VidMm only maps."""
         if self.segment_model:
             raise _bad("pfnLock2Cb", 1, "is a WDDM 2.0 callback: a WDDM 1.x driver's runtime locks with pfnLockCb")
+        if not isinstance(args.Flags, D3DDDICB_LOCK2FLAGS):
+            raise _bad("Flags", type(args.Flags).__name__, "must be a D3DDDICB_LOCK2FLAGS")
         if args.Flags.Value:
             raise _bad("Flags", args.Flags.Value, "every D3DDDICB_LOCK2FLAGS bit is reserved and must be zero")
         a = self._lockable(device, args.hAllocation, "hAllocation")

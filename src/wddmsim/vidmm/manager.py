@@ -119,7 +119,8 @@ class VideoMemoryManager:
         )
         if self.paging_process is not None:
             self.paging_process.before_cpu_write = self._settle_paging
-        dummy = mm.allocate_pages_for_mdl(PAGE_SIZE)
+        page = PAGE_SIZE if self.gpummu is None else self.gpummu.page_size
+        dummy = mm.allocate_pages_for_mdl(page, chunk=page)  # a whole GPU page (decision 0011)
         self.dummy_page = int(dummy.pfns[0]) << PAGE_SHIFT
         """The zeroed system page unmapped aperture pages point at (``UnmapApertureSegment.DummyPage``)."""
         self.fences = FenceArea(mm, self.paging_process)
@@ -145,7 +146,11 @@ class VideoMemoryManager:
             deferred=self.config.deferred_paging,
         )
         self.paging.allocation_size = self._allocation_size
+        if self.paging_process is not None:  # its tables first: every later step of the reset runs paging work
+            self.reset.before.append(self._save_paging_tables)
+            self.reset.listeners.append(self._restore_paging_tables)
         self.reset.listeners.append(self.residency.on_adapter_reset)
+        self.residency.system_chunk = page
         self.callbacks.residency = self.residency
         self.va: VaManager | None = None
         if self.gpummu is not None and self.paging_process is not None:
@@ -156,6 +161,8 @@ class VideoMemoryManager:
             if self.mover.scratch is not None:  # paging mappings carry unique driver protections
                 self.mover.scratch.protections = self.va.unique_protections
         self._sizes: dict[int, int] = {}
+        self._reset_tables: dict[tuple[int, int], bytes] = {}
+        """The paging process's tables while an adapter reset runs."""
         """Sizes of allocations created directly through :meth:`create_allocation` (paging stories)."""
         self.context_nodes: dict[int, int] = {}
         """Context -> the node its work runs on."""
@@ -163,6 +170,7 @@ class VideoMemoryManager:
         """Context -> what the driver said of it in ``DxgkDdiCreateContext``."""
         if self.va is not None:
             self.va.create_companion = self._create_companion
+            self.reset.listeners.append(self.va.on_adapter_reset)
         self.work = WorkSubmitter(driver, mm, self.scheduler, self.residency, self.reset, self.context_nodes)
         self.locks = LockManager(
             driver,
@@ -254,8 +262,14 @@ class VideoMemoryManager:
     def resize_paging_buffers(self, size: int) -> None:
         """Replace the paging-buffer pool with buffers of ``size`` bytes (after the GPU went idle).
 
-        For sweeps over ``DmaSize``; the driver's ``PagingBufferSize`` is what a normal run uses.
+        For sweeps over ``DmaSize``; the driver's ``PagingBufferSize`` is what a normal run uses.  Refused while
+        an operation is being built (a ``DxgkDdiBuildPagingBuffer`` call, or a multipass operation waiting for
+        its next buffer): the buffer the driver writes, and ``MultipassOffset``, belong to the pool in use.
         """
+        if self.paging.building or self.paging.continuing:
+            raise InvalidArgument(
+                "size", size, "the paging buffers cannot be replaced while an operation is being built"
+            )
         self.paging.flush()
         self.scheduler.wait_idle()
         self._replace_pool(size)
@@ -372,9 +386,21 @@ class VideoMemoryManager:
         """The process exits or is killed: its devices, its VA spaces, the process."""
         self.teardown.destroy_process(handle)
 
+    def _save_paging_tables(self) -> None:
+        """Before ``DxgkDdiResetFromTimeout``: the paging process's tables, written by the CPU alone, copied out."""
+        assert self.paging_process is not None
+        self._reset_tables = self.paging_process.save_tables(lambda segment, offset, size: True)
+
+    def _restore_paging_tables(self, reason: str) -> None:
+        """After ``DxgkDdiRestartFromTimeout``: written back before any paging buffer runs again."""
+        assert self.paging_process is not None
+        saved, self._reset_tables = self._reset_tables, {}
+        self.paging_process.restore_tables(saved)
+
     def _forget_context(self, hContext: HANDLE) -> None:
         self.context_nodes.pop(hContext, None)
         self.context_info.pop(hContext, None)
+        self.work.forget(hContext)
 
     def _free_pool(self, pool: PagingBufferPool) -> None:
         """A pool no stream uses any more: unmapped from ``PagingBufferSegmentId`` (if mapped), then freed."""

@@ -47,10 +47,9 @@ from wddmsim.vidmm.scheduler import GpuHung, GpuScheduler
 
 _SUCCESS = NTSTATUS.STATUS_SUCCESS  # enum members read once (class attribute access is slow)
 _INSUFFICIENT = NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER
-_BUSY_CAPABLE = (
+_BUSY_CAPABLE = (  # seed rule (b): ALLOCATION_BUSY is legal from these three operations only
     DXGK_BUILDPAGINGBUFFER_TRANSFER,
     DXGK_BUILDPAGINGBUFFER_DISCARDCONTENT,
-    DXGK_BUILDPAGINGBUFFER_INITCONTEXTRESOURCE,
     DXGK_BUILDPAGINGBUFFER_SPECIALLOCKTRANSFER,
 )
 
@@ -97,6 +96,8 @@ class PagingStream:
         """Operations waiting half-way -- for a fresh buffer for the rest of one that did not fit, or for the GPU
         before the CPU writes page-table entries (:meth:`wait_within`): what they submitted before may run
         meanwhile, the rest (a TLB flush behind a PTE change, say) is still to come."""
+        self.building = 0
+        """Operations inside :meth:`build` now (a driver or a wait re-entering VidMm sees it non-zero)."""
         self.calls = 0
         self.passes = 0
         self.submissions = 0
@@ -113,7 +114,7 @@ class PagingStream:
     def _fresh_buffer(self) -> PagingBuffer:
         buffer = self.pool.next_buffer()
         if buffer.fence:
-            self.scheduler.wait(self.node, buffer.fence)
+            self.wait(buffer.fence)  # a fault or hang on the way takes the reset path, never escapes bare
         buffer.reset()
         buffer.fence = 0
         self._ops_in_current = 0
@@ -223,6 +224,13 @@ class PagingStream:
 
     def build(self, payload: PagingPayload) -> int:
         """Build one operation into the stream (the normative loop); returns the passes it took."""
+        self.building += 1
+        try:
+            return self._build(payload)
+        finally:
+            self.building -= 1
+
+    def _build(self, payload: PagingPayload) -> int:
         buffer = self._buffer()
         args = DXGKARG_BUILDPAGINGBUFFER(
             payload,

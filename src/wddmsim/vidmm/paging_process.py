@@ -117,14 +117,17 @@ class SystemPagingProcess:
         for va in range(self.scratch_base, self.scratch_base + self.scratch_size, span):
             self._ensure_path(va)
             self.scratch_leaves.append(self._table(0, self._key(0, va)))
-        pages = np.array([offset >> PAGE_SHIFT for offset, _ in self.scratch_leaves], dtype=np.uint64)
+        per_table = self.mmu.page_size // PAGE_SIZE  # each leaf whole, on its own GPU page(s) (decision 0011)
+        pages = np.concatenate(
+            [np.arange(per_table, dtype=np.uint64) + (offset >> PAGE_SHIFT) for offset, _ in self.scratch_leaves]
+        )
         self.map(self.window_base, segment_id=self.segment_id, page_numbers=pages)
 
     def scratch_leaf(self, va: int) -> tuple[int, int, CpuMapping, int]:
         """For a scratch VA: the index of its leaf table, the table's segment offset, CPU mapping and window VA."""
         index = (va - self.scratch_base) >> self.mmu.shift(1)
         offset, mapping = self.scratch_leaves[index]
-        return index, offset, mapping, self.window_base + index * PAGE_SIZE
+        return index, offset, mapping, self.window_base + index * self.mmu.page_size
 
     # --- power transitions -------------------------------------------------------------------------------------
 
@@ -161,8 +164,10 @@ class SystemPagingProcess:
     # --- tables ------------------------------------------------------------------------------------------------
 
     def _place(self, size: int, owner: object) -> tuple[int, CpuMapping]:
-        size = max(-(-size // PAGE_SIZE) * PAGE_SIZE, PAGE_SIZE)
-        offset = self.space.allocate(size, owner, from_end=True)
+        """A range for a table: whole GPU pages, aligned on one (its pages are mapped, e.g. into the window)."""
+        page = self.mmu.page_size
+        size = max(-(-size // page) * page, page)
+        offset = self.space.allocate(size, owner, alignment=page if page > PAGE_SIZE else 0, from_end=True)
         if offset is None:
             raise VidMmError(f"segment {self.segment_id} has no room for a {size:#x}-byte table of the paging process")
         if self.before_cpu_write is not None:

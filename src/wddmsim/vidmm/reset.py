@@ -2,6 +2,9 @@
 
 ``trigger`` records why, calls ``DxgkDdiResetFromTimeout`` (on return the GPU touches no memory) and
 ``DxgkDdiRestartFromTimeout``, retires every submitted fence, and raises :class:`~.errors.DeviceRemoved`.
+VidMm assumes a reset loses every memory segment's bytes (decision 0055): the paging process's tables, which VidMm
+writes by CPU alone, are copied out before and written back after; every process's page-table tree is treated as
+evicted and rebuilt from VidMm's records before the process next runs.
 What happens to allocations (contents of memory segments lost, evictions reported as zero-size Transfers,
 aperture mappings unmapped) is the residency manager's part of the path, added with it.
 """
@@ -26,13 +29,18 @@ class ResetPath:
         self.events = events
         self.count = 0
         self.reasons: list[str] = []
+        self.before: list[Callable[[], None]] = []
+        """Called before ``DxgkDdiResetFromTimeout`` (VidMm keeps a copy of what it wrote itself by CPU)."""
         self.listeners: list[Callable[[str], None]] = []
+        """Called after ``DxgkDdiRestartFromTimeout``, in order: the paging process's tables come back first."""
 
     def trigger(self, reason: str) -> NoReturn:
         """Reset the adapter because of ``reason`` and raise ``DeviceRemoved``."""
         self.count += 1
         self.reasons.append(reason)
         self.events.emit(AdapterReset(time=self.scheduler.clock.now, reason=reason))
+        for prepare in self.before:
+            prepare()
         try:
             self.driver.reset_from_timeout()
             self.driver.restart_from_timeout()

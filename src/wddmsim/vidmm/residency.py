@@ -149,6 +149,31 @@ def _bad(argument: str, value: object, rule: str) -> InvalidArgument:
     return InvalidArgument(argument, value, rule, HRESULT.E_INVALIDARG)
 
 
+def _reserved(argument: str, flags: object) -> None:
+    """The reserved bits of a ``*_FLAGS`` union must be zero (they may mean something in a later WDDM)."""
+    reserved = getattr(flags, "Reserved", None)
+    if not isinstance(reserved, int) or isinstance(reserved, bool):
+        raise _bad(argument, type(flags).__name__, "is not this call's flags union")
+    if reserved:
+        raise _bad(f"{argument}.Reserved", reserved, "must be zero")
+
+
+def _integer(value: object) -> bool:
+    """A C integer: an ``int`` that is not a ``bool`` (nor None, a float, a string ...)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _fence_value(value: object) -> int:
+    """A monitored-fence value is a UINT64: checked before any work is done for the wait."""
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 1 << 64:
+        raise _bad("FenceValue", value, "must be a UINT64")
+    return value
+
+
+_CONTEXT_HANDLES = 0x8000_0000
+"""Where the driver's context handles begin: VidMm's own handles stay below."""
+
+
 @final
 class ResidencyManager:
     """Where every allocation lives, and the user-mode residency calls that change it."""
@@ -180,6 +205,8 @@ class ResidencyManager:
         self.gpu_fences = gpu_fences
         """The driver signals paging fences from the paging buffer (``SignalMonitoredFence``, WDDM 2.2+)."""
         self.deferred = deferred
+        self.system_chunk = PAGE_SIZE
+        """Backing stores come in contiguous, aligned chunks of the GPU page (set by the composition; 0011)."""
         """``MakeResident`` is admitted at the call and serviced by the paging worker (decision 0043); False: each
         request is serviced within its call."""
         self.worker = PagingWorker(self._serve)
@@ -214,6 +241,10 @@ class ResidencyManager:
     # --- handles and objects ---------------------------------------------------------------------------------
 
     def _handle(self) -> HANDLE:
+        """A handle never given before: one counter for processes, devices, queues, fences and allocations, so a
+        destroyed object's handle is never reused and no two kinds of object share one."""
+        if self._next_handle + 4 >= _CONTEXT_HANDLES:
+            raise DdiError(NTSTATUS.STATUS_NO_MEMORY, "every VidMm handle has been used")
         self._next_handle += 4
         return HANDLE(self._next_handle)
 
@@ -241,6 +272,8 @@ class ResidencyManager:
         """``pfnCreatePagingQueueCb``: a queue and its monitored fence (value 0, CPU-readable)."""
         device = self.device(args.hDevice)
         try:
+            if not _integer(args.Priority):
+                raise ValueError(args.Priority)
             priority = D3DDDI_PAGINGQUEUE_PRIORITY(args.Priority)
         except ValueError:
             raise _bad("Priority", args.Priority, "must be BELOW_NORMAL (-1), NORMAL (0) or ABOVE_NORMAL (1)") from None
@@ -279,6 +312,8 @@ class ResidencyManager:
 
     def create_sync_object(self, device: Device) -> SyncObject:
         """A monitored fence (value 0) the device's work can wait on and signal."""
+        if self.devices.get(device.handle) is not device:
+            raise _bad("hDevice", int(device.handle), "is not a live device")
         sync = SyncObject(self._handle(), device, MonitoredFence(self.fences))
         self.sync_objects[sync.handle] = sync
         return sync
@@ -368,7 +403,7 @@ class ResidencyManager:
         preferred = [s for s in info.PreferredSegment.segment_ids() if s in ids]
         group = self.segments.get(preferred[0] if preferred else ids[0]).group
         try:
-            backing = self.mm.allocate_pages_for_mdl(info.Size)
+            backing = self.mm.allocate_pages_for_mdl(info.Size, chunk=self.system_chunk)
         except (MemoryError, ValueError) as error:
             raise DdiError(
                 NTSTATUS.STATUS_NO_MEMORY, f"no system memory for a {info.Size:#x}-byte backing store: {error}"
@@ -460,7 +495,7 @@ class ResidencyManager:
 
     def _commit_backing_of(self, size: int) -> MDL:
         try:
-            return self.mm.allocate_pages_for_mdl(size)
+            return self.mm.allocate_pages_for_mdl(size, chunk=self.system_chunk)
         except (MemoryError, ValueError) as error:
             raise DdiError(
                 NTSTATUS.STATUS_NO_MEMORY, f"no system memory for a {size:#x}-byte backing store: {error}"
@@ -580,7 +615,9 @@ class ResidencyManager:
         """``pfnMakeResidentCb`` / ``D3DKMTMakeResident``."""
         queue = self.queue(args.hPagingQueue)
         device = queue.device
+        _reserved("Flags", args.Flags)
         wanted = self._listed(args.NumAllocations, args.AllocationList, device)
+        self._check_priorities(args)
         if args.Flags.MustSucceed and not args.Flags.CantTrimFurther:
             raise _bad("Flags.MustSucceed", 1, "is valid only with Flags.CantTrimFurther")
         if device.removed is not None:
@@ -614,6 +651,19 @@ class ResidencyManager:
         result = HRESULT.E_PENDING if self._moved else HRESULT.S_OK
         self._emit_make_resident(device, len(wanted), result, args.PagingFenceValue, 0)
         return result
+
+    @staticmethod
+    def _check_priorities(args: D3DDDI_MAKERESIDENT) -> None:
+        """``PriorityList`` is NULL or one UINT priority per listed allocation (ignored by VidMm, but checked)."""
+        if args.PriorityList is None:
+            return
+        if not isinstance(args.PriorityList, (tuple, list)) or len(args.PriorityList) != args.NumAllocations:
+            raise _bad(
+                "PriorityList", args.PriorityList, f"must be NULL or hold NumAllocations ({args.NumAllocations})"
+            )
+        for i, priority in enumerate(args.PriorityList):
+            if not isinstance(priority, int) or isinstance(priority, bool) or not 0 <= priority <= 0xFFFF_FFFF:
+                raise _bad(f"PriorityList[{i}]", priority, "is a UINT")
 
     def _admit(self, args: D3DDDI_MAKERESIDENT, queue: PagingQueue, wanted: list[VidMmAllocation]) -> HRESULT:
         """The deferred form (decision 0043): the counts are taken now; what must move is queued for the paging
@@ -715,7 +765,7 @@ class ResidencyManager:
         )
 
     def _listed(self, count: int, handles: tuple[HANDLE, ...], device: Device) -> list[VidMmAllocation]:
-        if count != len(handles) or count <= 0:
+        if not isinstance(count, int) or count != len(handles) or count <= 0:
             raise _bad("NumAllocations", count, f"must be positive and match AllocationList ({len(handles)} handles)")
         out: list[VidMmAllocation] = []
         seen: set[int] = set()
@@ -732,11 +782,20 @@ class ResidencyManager:
 
     def evict(self, args: D3DDDICB_EVICT) -> HRESULT:
         """``pfnEvictCb`` / ``D3DKMTEvict``: drop one residency reference per listed allocation."""
-        self.service()
         device = self.device(args.hDevice)
+        _reserved("Flags", args.Flags)
+        if (
+            not isinstance(args.NumAllocations, int)
+            or args.NumAllocations != len(args.AllocationList)
+            or not args.AllocationList
+        ):
+            raise _bad(
+                "NumAllocations",
+                args.NumAllocations,
+                f"must be positive and match AllocationList ({len(args.AllocationList)} handles)",
+            )
         listed = [self.allocation(h, f"AllocationList[{i}]") for i, h in enumerate(args.AllocationList)]
-        if args.NumAllocations != len(listed):
-            raise _bad("NumAllocations", args.NumAllocations, f"must match AllocationList ({len(listed)} handles)")
+        self.service()
         drops: dict[int, int] = {}
         for i, a in enumerate(listed):
             if a.device is not device:
@@ -1097,6 +1156,7 @@ class ResidencyManager:
         """Wait on the CPU until the queue's fence reaches ``value`` (0 returns at once).  The paging worker
         catches up first -- all of it, in priority order -- and the paging engine then runs only as far as the
         work that signals ``value``."""
+        _fence_value(value)
         if value > queue.issued:
             raise _bad("FenceValue", value, f"the queue has issued values up to {queue.issued} only")
         self.service()
@@ -1112,8 +1172,7 @@ class ResidencyManager:
         ``UpdateGpuVirtualAddress``): the paging work queued to signal it runs first.  A value that neither
         the fence nor any queued work reaches is refused -- with one CPU thread, nothing else could signal it,
         so the wait would never return."""
-        if not 0 <= value < 1 << 64:
-            raise _bad("FenceValue", value, "must be a UINT64")
+        _fence_value(value)
         if sync.fence.value >= value:
             return
         self.service()
@@ -1133,10 +1192,16 @@ class ResidencyManager:
 
     def offer(self, args: D3DKMT_OFFERALLOCATIONS) -> None:
         """``D3DKMTOfferAllocations``: VidMm may drop the content under pressure until reclaimed."""
-        self.service()
         device = self.device(args.hDevice)
-        if args.Priority == D3DDDI_OFFER_PRIORITY.D3DDDI_OFFER_PRIORITY_NONE:
-            raise _bad("Priority", int(args.Priority), "D3DDDI_OFFER_PRIORITY_NONE must not be used when offering")
+        _reserved("Flags", args.Flags)
+        offerable = {int(p) for p in D3DDDI_OFFER_PRIORITY} - {D3DDDI_OFFER_PRIORITY.D3DDDI_OFFER_PRIORITY_NONE}
+        if not _integer(args.Priority) or args.Priority not in offerable:
+            raise _bad(
+                "Priority",
+                args.Priority,
+                "must be LOW (1) .. AUTO (4): D3DDDI_OFFER_PRIORITY_NONE must not be used when offering",
+            )
+        self.service()
         if args.NumAllocations != len(args.HandleList) or not args.HandleList:
             raise _bad(
                 "NumAllocations", args.NumAllocations, f"must be positive and match HandleList ({len(args.HandleList)})"
@@ -1147,6 +1212,10 @@ class ResidencyManager:
                 raise _bad(f"HandleList[{i}]", a.handle, "belongs to another device")
             if a.offered is not None:
                 raise _bad(f"HandleList[{i}]", a.handle, "is already offered")
+            if a.handle in args.HandleList[:i]:
+                raise _bad(f"HandleList[{i}]", a.handle, "lists the allocation twice")
+            if a.lock is not None or a.pin_count:
+                raise _bad(f"HandleList[{i}]", a.handle, "is locked (or pinned): unlock it before offering it")
         for a in listed:
             a.offered = args.Priority
             a.allow_decommit = bool(args.Flags.AllowDecommit)
@@ -1212,7 +1281,7 @@ class ResidencyManager:
         fresh: dict[HANDLE, MDL] = {}
         try:
             for a in allocations:
-                fresh[a.handle] = self.mm.allocate_pages_for_mdl(a.size)
+                fresh[a.handle] = self.mm.allocate_pages_for_mdl(a.size, chunk=self.system_chunk)
         except (MemoryError, ValueError) as error:
             for mdl in fresh.values():
                 self.mm.free_pages(mdl)
@@ -1334,8 +1403,13 @@ class ResidencyManager:
     def trim_residency_set(self, device: Device, args: D3DDDIARG_TRIMRESIDENCYSET) -> int:
         """What a reference user-mode driver does when VidMm calls ``pfnTrimResidencySet``: evicts (drops from
         the list and pages out) per the flags; returns the bytes trimmed."""
-        self.service()
+        if self.devices.get(device.handle) is not device:
+            raise _bad("hDevice", int(device.handle), "is not a live device")
         flags = args.TrimFlags
+        _reserved("TrimFlags", flags)
+        if not isinstance(args.NumBytesToTrim, int) or not 0 <= args.NumBytesToTrim < 1 << 64:
+            raise _bad("NumBytesToTrim", args.NumBytesToTrim, "must be a UINT64")
+        self.service()
         if flags.PeriodicTrim and flags.RestartPeriodicTrim:
             raise _bad("TrimFlags", flags.Value, "RestartPeriodicTrim is not valid with PeriodicTrim")
         listed = sorted(

@@ -18,16 +18,22 @@ for their fences (reliability-plan F13).  Whatever the process left, the same or
 
 Once every process is gone VidMm holds only what it held when the adapter started: the footprint
 (:meth:`wddmsim.system.Adapter.footprint`) checks that (reliability-plan I19).
+
+A driver call that fails on the way (``DxgkDdiDestroyContext`` returning an error, ``DxgkDdiDestroyAllocation``
+raising) does not stop the teardown (decision 0054): VidMm finishes reclaiming what is its own -- context images
+the driver did not hand back go with their device -- and reports each refusal in :attr:`Teardown.refused`; only
+what the driver itself kept (its context or allocation record) is left.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import final
 
 from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.driver import KernelModeDriver
-from wddmsim.ddi.status import NT_SUCCESS, NTSTATUS, DdiError, InvalidArgument
+from wddmsim.ddi.status import NT_SUCCESS, DdiError, InvalidArgument
 from wddmsim.vidmm.device import Device, Process
 from wddmsim.vidmm.events import ObjectDestroyed
 from wddmsim.vidmm.lock import LockManager
@@ -35,6 +41,19 @@ from wddmsim.vidmm.paging_buffer import PagingBufferPool
 from wddmsim.vidmm.residency import ResidencyManager
 from wddmsim.vidmm.vaspace import VaManager
 from wddmsim.vidmm.work import WorkSubmitter
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A driver call of a teardown that failed: what was called, on which handle, and what it answered."""
+
+    call: str
+    handle: int
+    status: int
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.call} failed for {self.handle:#x}: {self.detail}"
 
 
 @final
@@ -61,6 +80,8 @@ class Teardown:
         """Drops VidMm's per-context records (its node, what the driver said of it)."""
         self._free_pool = free_pool
         """Frees a paging companion's buffer pool (unmapped from its aperture segment first, if it was mapped)."""
+        self.refused: list[Refusal] = []
+        """Every driver call a teardown made that failed (the teardown went on; decision 0054)."""
 
     # --- contexts ----------------------------------------------------------------------------------------------
 
@@ -85,9 +106,17 @@ class Teardown:
         self._emit("context", context, device.handle)
 
     def _destroy(self, context: HANDLE, what: str) -> None:
-        status = self.driver.destroy_context(context)
+        """``DxgkDdiDestroyContext``; a failure is recorded and the teardown goes on."""
+        try:
+            status = self.driver.destroy_context(context)
+        except DdiError as error:
+            self._refuse(what, context, int(error.status), str(error))
+            return
         if not NT_SUCCESS(status):
-            raise DdiError(NTSTATUS(status), f"{what} failed for hContext={int(context):#x}")
+            self._refuse(what, context, int(status), f"returned {status!r}")
+
+    def _refuse(self, call: str, handle: int, status: int, detail: str) -> None:
+        self.refused.append(Refusal(call, int(handle), status, detail))
 
     # --- synchronisation objects -----------------------------------------------------------------------------
 
@@ -129,7 +158,15 @@ class Teardown:
         for sync in [s for s in residency.sync_objects.values() if s.device is device]:
             self.destroy_sync_object(sync.handle)
         for a in owned:
-            residency.destroy_allocation(a.handle)
+            try:
+                residency.destroy_allocation(a.handle)
+            except DdiError as error:
+                if a.handle in residency.allocations:
+                    raise  # VidMm's own refusal (an inconsistency, not the driver's): it stops the teardown
+                # DxgkDdiDestroyAllocation failed: VidMm's record is gone already; the driver kept its own
+                self._refuse("DxgkDdiDestroyAllocation", a.handle, int(error.status), str(error))
+        for a in [a for a in residency.allocations.values() if a.device is device and a.context]:
+            residency.destroy_context_allocation(a.handle)  # images a refused DxgkDdiDestroyContext kept
         for queue in list(device.queues):
             residency.close_queue(queue)
         del residency.devices[device.handle]

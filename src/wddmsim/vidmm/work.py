@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import final
 
+from wddmsim.core import liveness
 from wddmsim.core.pointer import CpuMapping
 from wddmsim.core.units import PAGE_SHIFT
 from wddmsim.ddi.base import HANDLE
@@ -30,6 +31,10 @@ from wddmsim.vidmm.device import Device
 from wddmsim.vidmm.reset import ResetPath
 from wddmsim.vidmm.residency import ResidencyManager
 from wddmsim.vidmm.scheduler import GpuHung, GpuScheduler
+
+_ENGINE_RESETS_PER_WAIT = 8
+"""Engine resets one wait may go through before VidMm resets the whole adapter instead (decision D6): each
+removes the faulting device, so more than this means resets are not curing the engine."""
 
 
 @dataclass(slots=True, eq=False)
@@ -72,6 +77,8 @@ class WorkSubmitter:
         self.in_flight: list[Submission] = []
         self.renamed: dict[tuple[int, int], int] = {}
         """(node, fence a caller holds) -> the fence it was submitted again under after an engine reset."""
+        self.issued: dict[int, int] = {}
+        """Context -> the last submission fence it was given (a wait for a later one could never return)."""
         residency.before_move = self.quiesce
 
     # --- submission ------------------------------------------------------------------------------------------
@@ -116,7 +123,7 @@ class WorkSubmitter:
     def _send(self, entry: Submission) -> None:
         if entry.patch is not None:  # DxgkDdiPatch before every submission of a patched buffer, resubmissions too
             entry.patch()
-        entry.fence = self.scheduler.submit(
+        entry.fence = fence = self.scheduler.submit(
             entry.context,
             entry.node,
             address=int(entry.mdl.pfns[0]) << PAGE_SHIFT,
@@ -125,22 +132,38 @@ class WorkSubmitter:
             end=entry.size,
             paging=False,  # a user buffer: GPU VAs only, unless the driver patched it
         )
+        self.issued[entry.context] = fence
 
     def wait(self, context: HANDLE, fence: int) -> None:
-        """Wait on the CPU for work of ``context``; ``DEVICE_REMOVED`` if its device faulted."""
+        """Wait on the CPU for work of ``context`` (``pfnWaitForSynchronizationObjectFromCpuCb`` on its fence).
+
+        A fence the context was never given is refused (``fence`` named): with one CPU thread nothing could ever
+        submit it, so the wait would not return.  Otherwise the wait ends: once the fence completes, with
+        ``DEVICE_REMOVED`` if the device faulted, or -- the GPU stopping short of the fence, a timeout in TDR
+        terms, or faults that keep coming back -- through the adapter-reset path (``DxgkDdiResetFromTimeout``).
+        """
         device = self.residency.context_device(context)
         node = self.nodes[context]
+        issued = self.issued.get(context, 0)
+        if not 0 <= fence <= issued:
+            raise InvalidArgument(
+                "fence",
+                fence,
+                f"was never submitted on hContext={int(context):#x} (its last submission fence is {issued})",
+                HRESULT.E_INVALIDARG,
+            )
+        resets = 0
         while True:
+            liveness.charge("WorkSubmitter.wait")
             current = self.renamed.get((node, fence), fence)
             try:
                 self.scheduler.wait(node, current)
-            except GpuHung:
-                self._engine_fault(node)
-                if device.removed is not None:
-                    raise DdiError(
-                        HRESULT.D3DDDIERR_DEVICEREMOVED,
-                        f"hDevice={int(device.handle):#x} was removed: {device.removed}",
-                    ) from None
+            except GpuHung as error:
+                resets += 1
+                if resets > _ENGINE_RESETS_PER_WAIT:  # the engine keeps faulting: the whole adapter (D6)
+                    self.reset.trigger(f"hContext={int(context):#x}: {resets - 1} engine resets did not help")
+                self._hung(node, error)
+                _removed(device)
                 continue
             break
         self._retire()
@@ -152,26 +175,53 @@ class WorkSubmitter:
     def quiesce_allocation(self, handle: int) -> None:
         """Until no work in flight references the allocation (its allocation lists, or its device's work)."""
         a = self.residency.allocations.get(handle)
-        for entry in list(self.in_flight):
-            uses = entry.allocations is not None and handle in entry.allocations
-            if not uses and entry.allocations is None and a is not None and entry.device is a.device:
-                uses = True
-            if uses and entry.device.removed is None:
-                try:
-                    self.scheduler.wait(entry.node, entry.fence)
-                except GpuHung:
-                    self._engine_fault(entry.node)
-        self._retire()
+
+        def uses(entry: Submission) -> bool:
+            if entry.allocations is not None:
+                return handle in entry.allocations
+            return a is not None and entry.device is a.device
+
+        self._drain(uses)
 
     def quiesce(self, device: Device) -> None:
         """Before an allocation of ``device`` moves: its work in flight completes (faults handled on the way)."""
-        for entry in list(self.in_flight):
-            if entry.device is device and entry.device.removed is None:
-                try:
-                    self.scheduler.wait(entry.node, entry.fence)
-                except GpuHung:
-                    self._engine_fault(entry.node)
+        self._drain(lambda entry: entry.device is device)
+
+    def _drain(self, selected: Callable[[Submission], bool]) -> None:
+        """Until no selected work of a live device is in flight.  Work an engine reset submitted again is waited
+        for too; every turn either completes work, removes a device or resets an engine -- and a bounded number
+        of engine resets ends in the adapter reset, so the loop always ends."""
+        resets = 0
+        while True:
+            liveness.charge("WorkSubmitter.quiesce")
+            pending = [
+                e
+                for e in self.in_flight
+                if selected(e) and e.device.removed is None and not self.scheduler.is_complete(e.node, e.fence)
+            ]
+            if not pending:
+                break
+            entry = pending[0]
+            try:
+                self.scheduler.wait(entry.node, entry.fence)
+            except GpuHung as error:
+                resets += 1
+                if resets > _ENGINE_RESETS_PER_WAIT:
+                    self.reset.trigger(f"quiescing work: {resets - 1} engine resets did not help")
+                self._hung(entry.node, error)
         self._retire()
+
+    def _hung(self, node: int, error: GpuHung) -> None:
+        """A wait on ``node`` could not complete: a reported fault resets the engine; a GPU that stopped short
+        of the fence without one is a timeout -- the adapter-reset path (``DxgkDdiResetFromTimeout``)."""
+        if node in self.scheduler.faults:
+            self._engine_fault(node)
+        else:
+            self.reset.trigger(f"timeout on node {node}: {error}")
+
+    def forget(self, context: HANDLE) -> None:
+        """The context was destroyed: its fences are no longer anyone's to wait for."""
+        self.issued.pop(context, None)
 
     def _retire(self) -> None:
         for entry in list(self.in_flight):
@@ -214,6 +264,14 @@ class WorkSubmitter:
                 if key[0] == node and value == old:
                     self.renamed[key] = entry.fence
             self.renamed[(node, old)] = entry.fence
+
+
+def _removed(device: Device) -> None:
+    """``DEVICE_REMOVED`` if ``device`` is in error."""
+    if device.removed is not None:
+        raise DdiError(
+            HRESULT.D3DDDIERR_DEVICEREMOVED, f"hDevice={int(device.handle):#x} was removed: {device.removed}"
+        ) from None
 
 
 def _fence_of(record: DXGKARGCB_NOTIFY_INTERRUPT_DATA) -> int:

@@ -12,6 +12,7 @@ What it models (wddm-spec.md sections 2.5-2.8 and 3.1-3.6; decisions D5 and 0016
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final, final
 
@@ -31,7 +32,7 @@ from wddmsim.ddi.va import (
 )
 from wddmsim.ddi.va import D3DDDIGPUVIRTUALADDRESS_RESERVATION_TYPE as Reservation
 from wddmsim.vidmm.allocation import VidMmAllocation
-from wddmsim.vidmm.errors import VidMmError
+from wddmsim.vidmm.errors import DeviceRemoved, VidMmError
 from wddmsim.vidmm.gpummu import GpuMmuDescription
 from wddmsim.vidmm.paging import PagingStream
 from wddmsim.vidmm.paging_buffer import PagingBufferPool
@@ -273,6 +274,16 @@ class VaManager:
             if offset is not None:
                 return offset
         return None
+
+    def on_adapter_reset(self, reason: str) -> None:
+        """After ``DxgkDdiRestartFromTimeout`` (decision 0055): the memory segments' bytes are gone, page tables
+        with them.  Every tree leaves as under pressure -- VidMm keeps its records -- and comes back, rebuilt, before
+        its process next runs or changes its VAs (a process that survives the reset opens new devices)."""
+        for space in list(self.spaces.values()):
+            if space.evicted or space.busy:
+                continue  # a busy tree is being changed by the call the reset interrupted; it rebuilds after
+            with contextlib.suppress(DeviceRemoved):  # the engine failed again: that reset does the rest
+                self.tables.evict_tree(space)
 
     def power_down(self, purged: Callable[[int, int, int], bool]) -> int:
         """Before the adapter powers down: the tree of every process with a table in a range the transition
