@@ -13,6 +13,7 @@ from typing import Final, final
 
 from wddmsim.core.units import PAGE_SIZE
 from wddmsim.ddi.allocation import (
+    DXGK_ALLOCATIONINFO,
     DXGK_SEGMENTPREFERENCE,
     DXGKARG_ACQUIRESWIZZLINGRANGE,
     DXGKARG_CREATEALLOCATION,
@@ -64,7 +65,7 @@ from wddmsim.hw.faults import AccessKind, FaultKind
 from wddmsim.hw.gpu import PAGING_ENGINE, Gpu
 from wddmsim.hw.pte import TablePointer, Target
 from wddmsim.kmd import render
-from wddmsim.kmd.allocations import AllocationDesc, ResourceKind, describe, segment_set
+from wddmsim.kmd.allocations import AllocationDesc, KmdAllocation, ResourceKind, describe, segment_set
 from wddmsim.kmd.config import DriverConfig
 from wddmsim.kmd.errors import DriverContractError
 from wddmsim.kmd.paging import aperture, context, fence, fill, notify, page_table, physical, transfer, virtual
@@ -300,7 +301,15 @@ class ReferenceDriver:
                 raise DriverContractError(
                     f"pAllocationInfo[{i}].PrivateDriverDataSize", info.PrivateDriverDataSize, "must match the data"
                 )
-            descs.append(AllocationDesc.decode(info.pPrivateDriverData))
+            desc = AllocationDesc.decode(info.pPrivateDriverData)
+            if desc.kind == ResourceKind.CONTEXT:
+                raise DriverContractError(
+                    f"pAllocationInfo[{i}].pPrivateDriverData",
+                    "kind=CONTEXT",
+                    "a context image is the kernel's: DxgkDdiCreateContext asks VidMm for it with "
+                    "DxgkCbCreateContextAllocation, never through DxgkDdiCreateAllocation",
+                )
+            descs.append(desc)
         created = []
         try:
             for desc in descs:
@@ -309,18 +318,29 @@ class ReferenceDriver:
             for allocation in created:
                 self.state.allocations.remove(allocation.handle)
             raise
-        seg = self.segments
         for allocation, info in zip(created, args.pAllocationInfo, strict=True):
-            describe(
-                allocation,
-                info,
-                cpu_segment=seg.segments[0].segment_id,
-                local_segment=seg.segments[1].segment_id,
-                aperture_segment=seg.aperture.segment_id,
-                alternate_va=not self.state.wddm2 and self.config.use_alternate_va,
-                alignment=self.state.allocations.granule,
-            )
+            self._describe(allocation, info)
         return NTSTATUS.STATUS_SUCCESS
+
+    def _describe(self, allocation: KmdAllocation, info: DXGK_ALLOCATIONINFO) -> None:
+        seg = self.segments
+        describe(
+            allocation,
+            info,
+            cpu_segment=seg.segments[0].segment_id,
+            local_segment=seg.segments[1].segment_id,
+            aperture_segment=seg.aperture.segment_id,
+            alternate_va=not self.state.wddm2 and self.config.use_alternate_va,
+            alignment=self.state.allocations.granule,
+        )
+
+    def context_image(self, size: int) -> DXGK_ALLOCATIONINFO:
+        """A context image of ``size`` bytes the driver records for itself, as :meth:`create_context` does, and its
+        allocation info: for paging stories that initialise one by hand (``InitContextResource``).  User mode can
+        never ask for one (:meth:`create_allocation` refuses the kind)."""
+        info = DXGK_ALLOCATIONINFO()
+        self._describe(self.state.allocations.add(AllocationDesc(ResourceKind.CONTEXT, size=size)), info)
+        return info
 
     def destroy_allocation(self, args: DXGKARG_DESTROYALLOCATION) -> NTSTATUS:
         """``DxgkDdiDestroyAllocation``."""

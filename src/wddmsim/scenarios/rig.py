@@ -48,7 +48,9 @@ class PagingRig:
         return self.vidmm.create_allocation(desc.encode())
 
     def context(self, size: int) -> DXGK_ALLOCATIONINFO:
-        return self.vidmm.create_allocation(AllocationDesc(ResourceKind.CONTEXT, size=size).encode())
+        """A context image, made the driver's way (as ``DxgkDdiCreateContext`` does): ``DxgkDdiCreateAllocation``
+        refuses the kind, which user mode may never ask for."""
+        return self.driver.context_image(size)
 
     def backing(self, size: int, *, scatter_seed: int | None = None) -> MDL:
         """System pages for ``size`` bytes; with ``scatter_seed`` the page order is shuffled (no two adjacent)."""
