@@ -418,6 +418,10 @@ class ResidencyManager:
         self.service()
         if self.cpu is not None:
             self.cpu.forget(a)  # refuses a locked allocation; gives its swizzling ranges back
+        if self.before_move is not None and not self._resetting:
+            # Work in flight may still use it: it completes before its VAs go (CPU_VIRTUAL page-table updates are
+            # written at once, not queued behind it) -- a free while the GPU is busy waits for the fence.
+            self.before_move(a.device)
         if self.va is not None:
             self.va.forget(a)  # destroying an allocation frees every VA mapped to it
         if a.placement is not None:
@@ -715,8 +719,9 @@ class ResidencyManager:
     def _serve(self, request: PagingRequest) -> None:
         """Service one admitted ``MakeResident``: page in what the device still lists, then signal its value.
         What cannot be placed now stays listed and not resident -- it is paged in before the device's work runs
-        (:meth:`ensure_resident`), as a victim of pressure is."""
-        listed = [a for a in request.allocations if a.handle in self.allocations and a.residency_count]
+        (:meth:`ensure_resident`), as a victim of pressure is.  An allocation offered since is left out: no work may
+        use it until it is reclaimed, and Reclaim pages it in then."""
+        listed = [a for a in request.allocations if a.handle in self.allocations and _in_use(a)]
         protected = {a.handle for a in listed}
         placed = 0
         for a in listed:
@@ -818,9 +823,11 @@ class ResidencyManager:
 
     def ensure_resident(self, device: Device) -> int:
         """Before any context of ``device`` runs: page in whatever its residency list holds that left (a
-        victim of pressure).  Returns the paging fence to wait for (0: nothing moved)."""
+        victim of pressure).  Offered allocations stay out (``pfnOfferAllocationsCb``: no work may use them until
+        they are reclaimed; with ``AllowDecommit`` they have no backing store to page in from).  Returns the paging
+        fence to wait for (0: nothing moved)."""
         self.service()
-        wanted = [a for a in self.allocations.values() if a.device is device and a.residency_count]
+        wanted = [a for a in self.allocations.values() if a.device is device and _in_use(a)]
         wanted.sort(key=lambda a: -a.size)  # largest first: the fewest ranges left too small to use
         protected = {a.handle for a in wanted}
         self._moved = False
@@ -1432,3 +1439,8 @@ class ResidencyManager:
         if a.placement is not None:
             self._leave(a, cause="trim")
         return a.size
+
+
+def _in_use(a: VidMmAllocation) -> bool:
+    """Listed in its device's residency set and usable by its work: referenced and not offered."""
+    return a.residency_count > 0 and a.offered is None
