@@ -82,10 +82,11 @@ DEAD_DEVICES_REFUSE_CALLS = True
 accepted)."""
 SIXTEEN_KB_PAGE_TABLES_ALIGNED = True
 """(7a) With 16 KB GPU pages, page tables are placed on the GPU page (the driver refused 4 KB-aligned tables)."""
-ALLOCATIONS_PLACED_ON_THE_GPU_PAGE = False
-"""(new, open) With 16 KB GPU pages, an allocation whose size is not a multiple of 16 KiB is placed at a 4 KiB
-offset, and mapping the next one makes the driver refuse the page-table update (an adapter reset).  Off: on that
-configuration the clients ask only for whole 16 KiB pages (see the xfail test below)."""
+ALLOCATIONS_PLACED_ON_THE_GPU_PAGE = True
+"""(new, fixed) With 16 KB GPU pages, an allocation whose size was not a multiple of 16 KiB was placed at a 4 KiB
+offset, and mapping the next one made the driver refuse the page-table update (an adapter reset): the driver now
+describes whole GPU pages and VidMm places every allocation on one (decision 0011).  Off: on that configuration the
+clients ask only for whole 16 KiB pages."""
 
 MAX_PROCESSES = 3
 MAX_ALLOCATIONS = 5
@@ -844,11 +845,6 @@ def test_an_allocation_destroyed_under_gpu_work_in_flight_stays_mapped_until_the
     assert not adapter.footprint().leaks(start)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open defect: with 16 KiB GPU pages a 12 KiB allocation is placed at a 4 KiB offset; the driver refuses "
-    "the next mapping's UpdatePageTable (PageAddress not 16 KiB aligned) and the adapter resets",
-)
 def test_allocations_smaller_than_a_gpu_page_are_placed_on_the_gpu_page() -> None:
     adapter = CONFIGURATIONS["wddm2-16k-gpu-pages"].build()
     process = adapter.runtime.open_process()

@@ -9,10 +9,12 @@ import dataclasses
 import pytest
 
 from wddmsim.core.units import KiB
+from wddmsim.ddi.allocation import DXGKARG_CREATEALLOCATION
 from wddmsim.ddi.caps import DXGK_PAGE_TABLE_LEVEL_DESC
 from wddmsim.ddi.driver import DXGKARG_QUERYADAPTERINFO, KernelModeDriver
-from wddmsim.ddi.status import NTSTATUS, InvalidArgument
+from wddmsim.ddi.status import NTSTATUS, DdiError, InvalidArgument
 from wddmsim.hw.gpu import GpuConfig
+from wddmsim.kmd.allocations import AllocationDesc, ResourceKind
 from wddmsim.ntos.frames import FrameAllocator, OutOfFrames
 from wddmsim.testing import campaign
 from wddmsim.testing.campaign import Outcome
@@ -59,3 +61,47 @@ def test_frames_come_in_aligned_chunks_when_asked() -> None:
         frames.allocate_chunks(6, 4)  # not a whole number of chunks
     frames.free(got)
     assert frames.runs == [(4, 61)]
+
+
+class SmallPages(DelegatingDriver):
+    """Describes allocations as the reference driver does, then claims 4 KiB alignment (and, with ``size``, a size
+    that is not whole GPU pages)."""
+
+    def __init__(self, inner: KernelModeDriver, size: int | None = None) -> None:
+        super().__init__(inner)
+        self.size = size
+
+    def create_allocation(self, args: DXGKARG_CREATEALLOCATION) -> NTSTATUS:
+        status = self.inner.create_allocation(args)
+        for info in args.pAllocationInfo:
+            info.Alignment = 4 * KiB
+            if self.size is not None:
+                info.Size = self.size
+        return status
+
+
+SIXTEEN_KIB = dataclasses.replace(SMALL_GPU, gpu_page_shift=14)
+
+
+def test_every_allocation_is_whole_gpu_pages_placed_on_one_even_if_the_driver_asks_for_less() -> None:
+    w = World(gpu=SIXTEEN_KIB, wrap_driver=lambda d: SmallPages(d))
+    device = w.vidmm.residency.create_device(w.vidmm.residency.create_process())
+    made = w.vidmm.residency.create_allocations(
+        device, [AllocationDesc(ResourceKind.BUFFER, size=12 * KiB).encode()] * 3
+    )
+    assert [a.size for a in made] == [16 * KiB] * 3, "the reference driver describes whole 16 KiB GPU pages"
+    for a in made:
+        a.residency_count = 1
+        assert w.vidmm.residency._place(a, {a.handle}, cause="pressure")
+        assert a.placement is not None and a.placement.offset % (16 * KiB) == 0, "placed on a GPU page"
+
+
+def test_a_driver_describing_part_of_a_gpu_page_is_refused_with_the_size_named() -> None:
+    w = World(gpu=SIXTEEN_KIB, wrap_driver=lambda d: SmallPages(d, size=12 * KiB))
+    residency = w.vidmm.residency
+    device = residency.create_device(residency.create_process())
+    before = len(residency.allocations)
+    with pytest.raises(DdiError, match=r"Size=0x3000: not whole GPU pages of 0x4000") as error:
+        residency.create_allocations(device, [AllocationDesc(ResourceKind.BUFFER, size=12 * KiB).encode()])
+    assert error.value.status == NTSTATUS.STATUS_INVALID_PARAMETER
+    assert len(residency.allocations) == before

@@ -118,6 +118,8 @@ class ReferenceDriver:
         self.state = DriverState(gpu, self.config, segments, SegmentTables(segments))
         if self.config.cpu_visible_64k_pages:
             self.state.allocations.granule = 64 * 1024
+        if self.state.wddm2:  # allocations are whole GPU pages, aligned on one: a PTE maps nothing else (0011)
+            self.state.allocations.granule = max(self.state.allocations.granule, 1 << gpu.config.gpu_page_shift)
         self.contexts: dict[int, int] = {PAGING_CONTEXT: PAGING_ENGINE}
         self._next_context = _FIRST_CONTEXT
         """The next context handle: handles only grow, so a destroyed context's handle is never given again

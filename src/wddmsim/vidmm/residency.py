@@ -205,10 +205,11 @@ class ResidencyManager:
         self.gpu_fences = gpu_fences
         """The driver signals paging fences from the paging buffer (``SignalMonitoredFence``, WDDM 2.2+)."""
         self.deferred = deferred
-        self.system_chunk = PAGE_SIZE
-        """Backing stores come in contiguous, aligned chunks of the GPU page (set by the composition; 0011)."""
         """``MakeResident`` is admitted at the call and serviced by the paging worker (decision 0043); False: each
         request is serviced within its call."""
+        self.system_chunk = PAGE_SIZE
+        """The GPU page (set by the composition; decision 0011): backing stores come in contiguous, aligned chunks
+        of it, and every allocation is whole GPU pages placed on one, so that no GPU page maps two of them."""
         self.worker = PagingWorker(self._serve)
         self.processes: dict[int, Process] = {}
         self.devices: dict[int, Device] = {}
@@ -392,6 +393,12 @@ class ResidencyManager:
             raise DdiError(
                 NTSTATUS.STATUS_INVALID_PARAMETER, f"the driver described Size={info.Size:#x}: not whole pages"
             )
+        if info.Size % self.system_chunk:
+            raise DdiError(
+                NTSTATUS.STATUS_INVALID_PARAMETER,
+                f"the driver described Size={info.Size:#x}: not whole GPU pages of {self.system_chunk:#x} bytes "
+                "(a GPU page mapping its last bytes would reach into whatever is placed after it)",
+            )
         usable = info.SupportedReadSegmentSet & info.SupportedWriteSegmentSet
         ids = self.segments.ids_in(usable)
         if not ids:
@@ -450,7 +457,7 @@ class ResidencyManager:
                 "a context allocation needs a size, at least one segment, and the one physical adapter",
                 NTSTATUS.STATUS_INVALID_PARAMETER,
             )
-        size = -(-args.Size // PAGE_SIZE) * PAGE_SIZE
+        size = -(-args.Size // self.system_chunk) * self.system_chunk  # whole GPU pages, as every allocation
         preferred = [s for s in args.PreferredSegment.segment_ids() if s in ids]
         backing = self._commit_backing_of(size)
         a = VidMmAllocation(
@@ -987,7 +994,8 @@ class ResidencyManager:
         self, space: SegmentSpace, a: VidMmAllocation, protected: set[HANDLE], victims: Victims | None, cause: str
     ) -> int | None:
         """A range of ``space`` for ``a``: free room, else (with ``victims``) room made by evicting them."""
-        alignment = a.alignment if a.alignment > PAGE_SIZE else 0
+        alignment = max(a.alignment, self.system_chunk)  # on a GPU page: PTEs map whole ones (decision 0011)
+        alignment = alignment if alignment > PAGE_SIZE else 0
         from_end = bool(a.flags.FromEndOfSegment)
         return self._carve(space, a.size, a, alignment, from_end, protected, victims, cause)
 
