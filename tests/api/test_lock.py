@@ -11,7 +11,7 @@ from wddmsim.ddi.allocation import DXGKARG_ACQUIRESWIZZLINGRANGE
 from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.lock import D3DDDICB_LOCK, D3DDDICB_LOCK2, D3DDDICB_LOCK2FLAGS, D3DDDICB_LOCKFLAGS, D3DDDICB_UNLOCK2
 from wddmsim.ddi.residency import D3DDDI_OFFER_PRIORITY, D3DKMT_OFFERALLOCATIONS
-from wddmsim.ddi.status import HRESULT, NTSTATUS, DdiError
+from wddmsim.ddi.status import HRESULT, NTSTATUS, DdiError, InvalidArgument
 from wddmsim.kmd.config import DriverModel
 from wddmsim.kmd.driver import ReferenceDriver
 from wddmsim.ntos.views import CpuAccessViolation
@@ -702,3 +702,29 @@ def test_map_aperture_segment_is_cache_coherent_only_for_cacheable_allocations()
         first = placement.offset >> 12
         entries = aperture.entries[first : first + 16].tolist()
         assert {snoop.get(int(e)) for e in entries} == {expected}
+
+
+@pytest.mark.parametrize("evicted", [False, True])
+def test_a_lock_of_a_mip_level_the_surface_does_not_have_is_refused_with_e_invalidarg(evicted: bool) -> None:
+    """Decision 0051: the driver refuses the level in DxgkDdiAcquireSwizzlingRange; the caller hears E_INVALIDARG
+    naming PrivateDriverData (it heard STATUS_INVALID_PARAMETER, a kernel status), and no lock is taken."""
+    desk = Desk(model=DriverModel.WDDM1)
+    s = desk.surface(mips=2)
+    desk.resident(s)
+    data = pattern(desk.a(s).size, 11)
+    lock = desk.lock(s)
+    desk.cpu_write(lock.pData, data)
+    desk.unlock(s)
+    if evicted:
+        desk.evict(s)
+    before = desk.adapter.footprint()
+    bad = D3DDDICB_LOCK(hAllocation=s, PrivateDriverData=5, Flags=D3DDDICB_LOCKFLAGS(LockEntire=True))
+    with pytest.raises(InvalidArgument) as refused:
+        desk.device.lock(bad)
+    assert refused.value.status == HRESULT.E_INVALIDARG and refused.value.argument == "PrivateDriverData"
+    assert desk.a(s).lock is None and 5 not in desk.a(s).ranges and bad.pData == 0
+    if not evicted:
+        assert desk.adapter.footprint() == before
+    assert (desk.cpu_read(desk.lock(s).pData, desk.a(s).size) == data).all(), "the content is intact"
+    desk.unlock(s)
+    desk.check()

@@ -357,7 +357,12 @@ class LockManager:
             RangeSize=a.size,
             CPUTranslatedAddress=requested,
         )
-        status = NTSTATUS(self.driver.acquire_swizzling_range(call))
+        try:
+            status = NTSTATUS(self.driver.acquire_swizzling_range(call))
+        except InvalidArgument as refused:
+            # The driver refused the lock's private data (a MIP level the surface does not have, say): the caller
+            # of pfnLockCb hears E_INVALIDARG with the argument the driver named (decision 0051).
+            raise _bad(refused.argument, refused.value, refused.rule) from None
         if status not in _RANGE_STATUSES:
             raise DdiError(status, f"DxgkDdiAcquireSwizzlingRange returned {status.name}, not a documented status")
         moved = call.CPUTranslatedAddress != requested or call.RangeSize != a.size
