@@ -59,7 +59,6 @@ from wddmsim.system import Adapter, Footprint
 from wddmsim.testing import campaign, liveness
 from wddmsim.testing.campaign import Outcome
 from wddmsim.testing.invariants import MemoryRanges, check_page_tables
-from wddmsim.testing.liveness import LivenessBudgetExceeded
 from wddmsim.testing.residency import backing_bytes, check_residency, gpu_view
 from wddmsim.vidmm.allocation import Content
 
@@ -105,6 +104,15 @@ class Wrongly(AssertionError):
 
 class Leak(AssertionError):
     """The footprint changed where it must not have."""
+
+
+_RAISED: dict[type[BaseException], Outcome] = {
+    Mismatch: Outcome.MISMATCHED,
+    Leak: Outcome.LEAKED,
+    Wrongly: Outcome.ACCEPTED_WRONGLY,
+}
+"""How a step's failures count in the campaign tally (a spent liveness budget counts as HUNG, anything else as
+CRASHED)."""
 
 
 STEPS: dict[str, int] = {}
@@ -157,27 +165,9 @@ class ImpoliteClients(RuleBasedStateMachine):
     def _step(self) -> Iterator[list[Outcome]]:
         """One rule execution, counted: ACCEPTED unless the body says otherwise; a mismatch, a leak, a hang or any
         other exception is counted as such and fails the test."""
-        box: list[Outcome] = []
         STEPS[self.name] = STEPS.get(self.name, 0) + 1
-        try:
-            with liveness.bounded(STEP_BUDGET):
-                yield box
-        except Mismatch:
-            campaign.record(SURFACE, Outcome.MISMATCHED)
-            raise
-        except Leak:
-            campaign.record(SURFACE, Outcome.LEAKED)
-            raise
-        except Wrongly:
-            campaign.record(SURFACE, Outcome.ACCEPTED_WRONGLY)
-            raise
-        except LivenessBudgetExceeded:
-            campaign.record(SURFACE, Outcome.HUNG)
-            raise
-        except BaseException:
-            campaign.record(SURFACE, Outcome.CRASHED)
-            raise
-        campaign.record(SURFACE, box[-1] if box else Outcome.ACCEPTED)
+        with campaign.case(SURFACE, _RAISED) as box, liveness.bounded(STEP_BUDGET):
+            yield box
 
     def _expect(self, got: np.ndarray, shadow: Shadow, view: str, client: Client) -> None:
         want = shadow.data

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from wddmsim.core.liveness import LivenessBudgetExceeded
 from wddmsim.testing import campaign
 from wddmsim.testing.campaign import Outcome, Tally
 
@@ -64,3 +65,16 @@ def test_write_puts_this_process_tallies_in_a_new_file(tmp_path: Path) -> None:
     path = campaign.write(tmp_path)
     assert path is not None
     assert any(t.surface == "probe-write" and t.tried >= 1 for t in campaign.merged(tmp_path))
+
+
+def test_case_counts_a_mapped_exception_and_a_spent_liveness_budget_as_what_they_are() -> None:
+    class Mismatch(AssertionError):
+        pass
+
+    surface = "probe-raised"
+    with pytest.raises(Mismatch), campaign.case(surface, {Mismatch: Outcome.MISMATCHED}):
+        raise Mismatch
+    with pytest.raises(LivenessBudgetExceeded), campaign.case(surface):
+        raise LivenessBudgetExceeded(10, "a probe")
+    t = campaign.tally(surface)
+    assert (t.tried, t.mismatched, t.hung, t.crashed) == (2, 1, 1, 0)

@@ -18,12 +18,14 @@ import json
 import os
 import sys
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, fields
 from enum import Enum
 from pathlib import Path
 from typing import final
+
+from wddmsim.core.liveness import LivenessBudgetExceeded
 
 
 class Outcome(Enum):
@@ -99,16 +101,24 @@ def record(surface: str, outcome: Outcome, count: int = 1) -> None:
 
 
 @contextmanager
-def case(surface: str) -> Iterator[list[Outcome]]:
-    """Count one case: the body appends its outcome (``ACCEPTED`` if it appends none); an exception escaping the
-    body counts as ``CRASHED`` and goes on (the test fails)."""
+def case(surface: str, raised: Mapping[type[BaseException], Outcome] | None = None) -> Iterator[list[Outcome]]:
+    """Count one case: the body appends its outcome (``ACCEPTED`` if it appends none).  An exception escaping the
+    body is counted and goes on (the test fails): as ``raised`` maps its type (a test's own mismatch or leak
+    errors, say), ``HUNG`` for a spent liveness budget, ``CRASHED`` for anything else."""
     box: list[Outcome] = []
     try:
         yield box
-    except BaseException:
-        record(surface, Outcome.CRASHED)
+    except BaseException as error:
+        record(surface, _outcome_of(error, raised or {}))
         raise
     record(surface, box[-1] if box else Outcome.ACCEPTED)
+
+
+def _outcome_of(error: BaseException, raised: Mapping[type[BaseException], Outcome]) -> Outcome:
+    for kind, outcome in raised.items():
+        if isinstance(error, kind):
+            return outcome
+    return Outcome.HUNG if isinstance(error, LivenessBudgetExceeded) else Outcome.CRASHED
 
 
 def tallies() -> list[Tally]:

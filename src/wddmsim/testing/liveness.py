@@ -35,17 +35,8 @@ def bounded(steps: int) -> Iterator[None]:
 @contextmanager
 def case(surface: str, steps: int = DEFAULT_BUDGET) -> Iterator[list[Outcome]]:
     """One campaign case under a budget of ``steps``: a spent budget counts as ``HUNG`` and is raised again."""
-    box: list[Outcome] = []
-    try:
-        with armed(steps):
-            yield box
-    except LivenessBudgetExceeded:
-        campaign.record(surface, Outcome.HUNG)
-        raise
-    except BaseException:
-        campaign.record(surface, Outcome.CRASHED)
-        raise
-    campaign.record(surface, box[-1] if box else Outcome.ACCEPTED)
+    with campaign.case(surface) as box, armed(steps):
+        yield box
 
 
 __all__ = ["DEFAULT_BUDGET", "LivenessBudgetExceeded", "bounded", "case", "used"]
