@@ -180,8 +180,8 @@ class PagingStream:
         if self.scheduler.is_complete(self.node, ticket.fence):
             return True
         if not wait:
-            self.scheduler.poll()  # the caller polls: time passes, so polling again makes progress
-            return self.scheduler.is_complete(self.node, ticket.fence)
+            self.scheduler.poll()  # the caller polls: time passes after it looked, so its next poll sees progress
+            return False
         self.wait(ticket.fence)
         return True
 

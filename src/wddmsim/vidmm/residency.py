@@ -1154,12 +1154,14 @@ class ResidencyManager:
 
     def poll_fence_value(self, queue: PagingQueue) -> int:
         """The queue's fence as a CPU polling ``FenceValueCPUVirtualAddress`` reads it: the paging worker services
-        what it admitted, built work is submitted, and time passes (:meth:`GpuScheduler.poll`), so a client that
-        polls instead of waiting sees its value after finitely many polls."""
+        what it admitted, built work is submitted, the value is read, and then time passes
+        (:meth:`GpuScheduler.poll`), so a client that polls instead of waiting sees its value after finitely many
+        polls."""
         self.service()
         self.paging.flush()
+        value = self.fence_value(queue)
         self.poll()
-        return self.fence_value(queue)
+        return value
 
     def poll(self) -> None:
         """Time passes for a CPU that polls (a ``DonotWait`` lock, a fence read): the GPU runs one more event."""
