@@ -179,7 +179,7 @@ def _run_demo(
         try:
             written = write_outputs(out, adapter, run_summary(result), capture=captures[0] if captures else None)
         except OSError as error:
-            _fail(ConfigurationError("--out", str(out), f"cannot be written: {error.strerror}"), EXIT_FAILED)
+            _fail(ConfigurationError("--out", str(out), f"cannot be written: {error.strerror}"))
         console.print(statistics_table(written.values))
         console.print(f"wrote {written.summary}, {written.events}, {written.trace} and {written.report}")
     else:
@@ -198,13 +198,20 @@ def _open_record(path: Path) -> Any:
         _fail(ConfigurationError("--record", str(path), f"cannot be written: {error.strerror}"))
 
 
+def _close_record(trace: Any, path: Path | None) -> None:
+    try:
+        trace.close()
+    except OSError as error:  # the last lines are flushed here
+        _fail(ConfigurationError("--record", str(path), f"cannot be written: {error.strerror}"))
+
+
 def _write(out: Path, adapter: Adapter, summary: dict[str, Any], console: Console, capture: Any = None) -> None:
     from wddmsim.viz.outputs import write_outputs
 
     try:
         written = write_outputs(out, adapter, summary, capture=capture)
     except OSError as error:
-        _fail(ConfigurationError("--out", str(out), f"cannot be written: {error.strerror}"), EXIT_FAILED)
+        _fail(ConfigurationError("--out", str(out), f"cannot be written: {error.strerror}"))
     console.print(f"wrote {written.summary}, {written.events}, {written.trace} and {written.report}")
 
 
@@ -424,9 +431,11 @@ def run(
         _fail(error)
     except WddmsimError as error:
         _fail(error, EXIT_FAILED)
+    except OSError as error:  # the --record file stopped taking the trace (a full disk, /dev/full)
+        _fail(ConfigurationError("--record", str(record), f"cannot be written: {error.strerror}"))
     finally:
         if trace is not None:
-            trace.close()
+            _close_record(trace, record)
     console.print(checks_table(result))
     console.print(traffic_table(result.traffic))
     if record is not None:

@@ -192,3 +192,33 @@ def test_a_call_that_succeeded_when_recorded_and_is_refused_under_overrides_exit
 
 def test_the_residency_demo_refuses_more_memory_than_its_system_pages_back_naming_vram() -> None:
     refused(invoke("run", "residency", "--vram", "512MiB"), "--vram='512MiB'", "needs at most 172 MiB")
+
+
+# --- found by the review of the campaign's change ----------------------------------------------------------------
+
+
+def test_a_record_file_that_stops_taking_the_trace_is_refused_naming_record() -> None:
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full on this machine")
+    refused(invoke("run", *SMALL, "--record", "/dev/full"), "--record='/dev/full'", "cannot be written")
+
+
+def test_an_out_folder_that_cannot_be_written_is_bad_input_like_record(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    refused(invoke("run", *SMALL, "--out", str(blocker)), "--out")
+
+
+def test_replay_of_a_write_larger_than_any_workload_is_refused(tmp_path: Path, trace: Path) -> None:
+    records = lines_of(trace)
+    index = next(i for i, r in enumerate(records) if r.get("call") == "cpu_write" and "pattern" in r["args"])  # type: ignore[operator]
+    records[index]["args"]["pattern"]["size"] = 2**40  # type: ignore[index]
+    refused(invoke("replay", str(write(tmp_path / "t.jsonl", records))), f"line {index + 1}", "pattern size")
+
+
+def test_replay_refuses_flag_words_with_bits_outside_their_union(tmp_path: Path, trace: Path) -> None:
+    """The lock2 Flags were dropped on replay: a trace with any Flags replayed as a clean lock."""
+    records = lines_of(trace)
+    index = next(i for i, r in enumerate(records) if r.get("call") == "lock2")
+    records[index]["args"]["Flags"] = 2**70  # type: ignore[index]
+    refused(invoke("replay", str(write(tmp_path / "t.jsonl", records))), f"line {index + 1}", "D3DDDICB_LOCK2FLAGS")

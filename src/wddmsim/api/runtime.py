@@ -368,11 +368,12 @@ class UserDevice:
         return HRESULT.S_OK
 
     def paging_fence_value(self, hPagingQueue: HANDLE) -> int:
-        """The queue's fence as the CPU reads it through ``FenceValueCPUVirtualAddress``."""
+        """The queue's fence as the CPU reads it through ``FenceValueCPUVirtualAddress`` (time passes between two
+        reads: a client that polls instead of waiting sees every value it was given, eventually)."""
         self._alive()
         self._queue(hPagingQueue)
         residency = self.vidmm.residency
-        return residency.fence_value(residency.queue(hPagingQueue))
+        return residency.poll_fence_value(residency.queue(hPagingQueue))
 
     def trim_residency_set(self, args: D3DDDIARG_TRIMRESIDENCYSET) -> int:
         """What VidMm's ``pfnTrimResidencySet`` asks of this device's user-mode driver; the bytes trimmed."""

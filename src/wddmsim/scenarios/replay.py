@@ -20,13 +20,21 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from wddmsim.api import UserDevice, UserProcess
+from wddmsim.core.bits import BitUnion
 from wddmsim.core.errors import ConfigurationError, WddmsimError
 from wddmsim.ddi.allocation import D3DDDI_ALLOCATIONINFO, D3DDDICB_ALLOCATE, D3DDDICB_DEALLOCATE
 from wddmsim.ddi.base import HANDLE
-from wddmsim.ddi.lock import D3DDDICB_LOCK, D3DDDICB_LOCK2, D3DDDICB_LOCKFLAGS, D3DDDICB_UNLOCK, D3DDDICB_UNLOCK2
+from wddmsim.ddi.lock import (
+    D3DDDICB_LOCK,
+    D3DDDICB_LOCK2,
+    D3DDDICB_LOCK2FLAGS,
+    D3DDDICB_LOCKFLAGS,
+    D3DDDICB_UNLOCK,
+    D3DDDICB_UNLOCK2,
+)
 from wddmsim.ddi.render import D3DDDI_ALLOCATIONLIST, D3DDDI_PATCHLOCATIONLIST, D3DDDICB_RENDER, D3DDDICB_RENDERFLAGS
 from wddmsim.ddi.residency import (
     D3DDDI_CREATEPAGINGQUEUE,
@@ -73,6 +81,8 @@ from wddmsim.scenarios.record import VIEW_SPAN
 from wddmsim.scenarios.traffic import difference, event_digest, traffic
 from wddmsim.system import Adapter, build_adapter
 
+MAX_WRITE: Final = 1 << 31
+"""The largest CPU write a trace may ask for (the model's largest workload)."""
 MAX_LISTED: Final = 20
 """How many differing calls a result keeps word of (the count is exact)."""
 UpdateType = D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION_TYPE
@@ -352,7 +362,7 @@ class _Replayer:
             hPagingQueue=self.v(a["hPagingQueue"]),
             NumAllocations=len(handles),
             AllocationList=handles,
-            Flags=D3DDDI_MAKERESIDENT_FLAGS.from_value(a["Flags"]),
+            Flags=_bits(D3DDDI_MAKERESIDENT_FLAGS, a["Flags"]),
         )
         result = self.device(rec).make_resident(args)
         self.pending(rec, result, args.hPagingQueue, args.PagingFenceValue)
@@ -363,7 +373,7 @@ class _Replayer:
         handles = tuple(self.v(h) for h in a["AllocationList"])
         return self.device(rec).evict(
             D3DDDICB_EVICT(
-                NumAllocations=len(handles), AllocationList=handles, Flags=D3DDDI_EVICT_FLAGS.from_value(a["Flags"])
+                NumAllocations=len(handles), AllocationList=handles, Flags=_bits(D3DDDI_EVICT_FLAGS, a["Flags"])
             )
         )
 
@@ -381,7 +391,7 @@ class _Replayer:
                 HandleList=handles,
                 NumAllocations=len(handles),
                 Priority=D3DDDI_OFFER_PRIORITY(a["Priority"]),
-                Flags=D3DKMT_OFFER_FLAGS.from_value(a["Flags"]),
+                Flags=_bits(D3DKMT_OFFER_FLAGS, a["Flags"]),
             )
         )
 
@@ -416,7 +426,7 @@ class _Replayer:
             PrivateDriverData=a.get("PrivateDriverData", 0),
             NumPages=a.get("NumPages", 0),
             pPages=None if pages is None else tuple(pages),
-            Flags=D3DDDICB_LOCKFLAGS.from_value(a["Flags"]),
+            Flags=_bits(D3DDDICB_LOCKFLAGS, a["Flags"]),
         )
         result = self.device(rec).lock(args)
         self._viewed(rec, a["hAllocation"], args.pData)
@@ -427,7 +437,8 @@ class _Replayer:
         return self.device(rec).unlock(D3DDDICB_UNLOCK(NumAllocations=len(handles), phAllocations=handles))
 
     def do_lock2(self, rec: dict[str, Json]) -> HRESULT:
-        args = D3DDDICB_LOCK2(hAllocation=self.v(rec["args"]["hAllocation"]))
+        a = rec["args"]
+        args = D3DDDICB_LOCK2(hAllocation=self.v(a["hAllocation"]), Flags=_bits(D3DDDICB_LOCK2FLAGS, a.get("Flags", 0)))
         result = self.device(rec).lock2(args)
         self._viewed(rec, rec["args"]["hAllocation"], args.pData)
         return result
@@ -440,7 +451,10 @@ class _Replayer:
         process = str(rec["process"])
         address = self.views[process].resolve(a["address"])
         if "pattern" in a:
-            data = pattern(int(a["pattern"]["seed"]), int(a["pattern"]["size"])).tobytes()
+            size = int(a["pattern"]["size"])
+            if not 0 <= size <= MAX_WRITE:
+                raise TraceFormatError(f"pattern size {size}: a CPU write is 0..{MAX_WRITE:#x} bytes")
+            data = pattern(int(a["pattern"]["seed"]), size).tobytes()
         else:
             data = unblob(a["data"])
         self.processes[process].cpu_write(address, data)
@@ -484,7 +498,7 @@ class _Replayer:
             hAllocation=self.v(a["hAllocation"]) if a["hAllocation"] else HANDLE(0),
             OffsetInPages=a["OffsetInPages"],
             SizeInPages=a["SizeInPages"],
-            Protection=D3DDDIGPUVIRTUALADDRESS_PROTECTION_TYPE.from_value(a["Protection"]),
+            Protection=_bits(D3DDDIGPUVIRTUALADDRESS_PROTECTION_TYPE, a["Protection"]),
             DriverProtection=a["DriverProtection"],
         )
         result = self.device(rec).map_gpu_va(args)
@@ -511,7 +525,7 @@ class _Replayer:
                 payload = D3DDDI_UPDATEGPUVIRTUALADDRESS_UNMAP(
                     BaseAddress=vas.resolve(op["BaseAddress"]),
                     SizeInBytes=op["SizeInBytes"],
-                    Protection=D3DDDIGPUVIRTUALADDRESS_PROTECTION_TYPE.from_value(op["Protection"]),
+                    Protection=_bits(D3DDDIGPUVIRTUALADDRESS_PROTECTION_TYPE, op["Protection"]),
                 )
             else:
                 common = {
@@ -526,7 +540,7 @@ class _Replayer:
                 else:
                     payload = D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP_PROTECT(
                         **common,
-                        Protection=D3DDDIGPUVIRTUALADDRESS_PROTECTION_TYPE.from_value(op["Protection"]),
+                        Protection=_bits(D3DDDIGPUVIRTUALADDRESS_PROTECTION_TYPE, op["Protection"]),
                         DriverProtection=op.get("DriverProtection", 0),
                     )
             ops.append(D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION(OperationType=kind, payload=payload))
@@ -537,7 +551,7 @@ class _Replayer:
                 NumOperations=len(ops),
                 Operations=tuple(ops),
                 FenceValue=a["FenceValue"],
-                Flags=D3DDDICB_UPDATEGPUVIRTUALADDRESS_FLAGS.from_value(a["Flags"]),
+                Flags=_bits(D3DDDICB_UPDATEGPUVIRTUALADDRESS_FLAGS, a["Flags"]),
             )
         )
 
@@ -605,7 +619,7 @@ class _Replayer:
             pAllocationList=slots,
             NumPatchLocations=len(patches),
             pPatchLocationList=patches,
-            Flags=D3DDDICB_RENDERFLAGS.from_value(a.get("Flags", 0)),
+            Flags=_bits(D3DDDICB_RENDERFLAGS, a.get("Flags", 0)),
         )
         result = self.device(rec).render(args)
         self.fences[int(rec["seq"])] = args.SubmissionFenceId
@@ -642,3 +656,17 @@ def replay(trace: Trace, overrides: Mapping[str, object] | None = None) -> Repla
     )
     _Replayer(adapter, result).run(trace.calls, trace.lines)
     return result
+
+
+B = TypeVar("B", bound=BitUnion)
+
+
+def _bits(kind: type[B], value: Json) -> B:
+    """A recorded flag word as its union -- refused if it has bits the union does not (``from_value`` would drop
+    them, and the replay would pass a call the recording refused)."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TraceFormatError(f"{kind.__name__}={value!r}: not an integer")
+    flags = kind.from_value(value) if value >= 0 else None
+    if flags is None or flags.Value != value:
+        raise TraceFormatError(f"{kind.__name__}={value:#x}: has bits outside the {kind.__name__} layout")
+    return flags

@@ -235,6 +235,7 @@ class LockManager:
         if not self._busy(a):
             return True
         if f.DonotWait:
+            self.residency.poll()  # time passes between polls: a client retrying the lock sees the GPU finish
             return False
         self._wait_idle(a)
         return True

@@ -172,7 +172,9 @@ class VideoMemoryManager:
         if self.va is not None:
             self.va.create_companion = self._create_companion
             self.reset.listeners.append(self.va.on_adapter_reset)
-        self.work = WorkSubmitter(driver, mm, self.scheduler, self.residency, self.reset, self.context_nodes)
+        self.work = WorkSubmitter(
+            driver, mm, self.scheduler, self.residency, self.reset, self.context_nodes, paging_node=self.caps.PagingNode
+        )
         self.locks = LockManager(
             driver,
             self.residency,
@@ -342,6 +344,13 @@ class VideoMemoryManager:
         compute engine by default); the driver asks back for the context's image with
         ``DxgkCbCreateContextAllocation``.  On GpuMmu the context gets its process's root page table."""
         owner = device or self.residency.system_device
+        if device is not None and node == self.caps.PagingNode:
+            raise InvalidArgument(
+                "NodeOrdinal",
+                node,
+                "is the paging node (DXGK_DRIVERCAPS.PagingNode): VidMm's paging buffers run there, and the engine "
+                "reset after an application's fault would drop them with its work",
+            )
         args = DXGKARG_CREATECONTEXT(hDevice=owner.handle if device is not None else HANDLE(0), NodeOrdinal=node)
         status = self.driver.create_context(args)
         if status != NTSTATUS.STATUS_SUCCESS:

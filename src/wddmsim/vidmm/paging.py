@@ -180,7 +180,8 @@ class PagingStream:
         if self.scheduler.is_complete(self.node, ticket.fence):
             return True
         if not wait:
-            return False
+            self.scheduler.poll()  # the caller polls: time passes, so polling again makes progress
+            return self.scheduler.is_complete(self.node, ticket.fence)
         self.wait(ticket.fence)
         return True
 

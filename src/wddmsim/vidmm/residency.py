@@ -1152,6 +1152,19 @@ class ResidencyManager:
         self._retire(queue)
         return queue.fence.value
 
+    def poll_fence_value(self, queue: PagingQueue) -> int:
+        """The queue's fence as a CPU polling ``FenceValueCPUVirtualAddress`` reads it: the paging worker services
+        what it admitted, built work is submitted, and time passes (:meth:`GpuScheduler.poll`), so a client that
+        polls instead of waiting sees its value after finitely many polls."""
+        self.service()
+        self.paging.flush()
+        self.poll()
+        return self.fence_value(queue)
+
+    def poll(self) -> None:
+        """Time passes for a CPU that polls (a ``DonotWait`` lock, a fence read): the GPU runs one more event."""
+        self.paging.scheduler.poll()
+
     def _retire(self, queue: PagingQueue) -> None:
         for value, submission in sorted(queue.pending.items()):
             if not self.paging.scheduler.is_complete(self.paging.node, submission):

@@ -132,6 +132,12 @@ class GpuScheduler:
         if state.completed < fence:
             raise GpuHung(f"node {node} stopped before fence {fence} (last completed {state.completed})")
 
+    def poll(self) -> bool:
+        """A CPU that polls instead of waiting lets time pass: the GPU runs its next pending event (a real GPU runs
+        alongside the CPU; the model's runs only while the CPU waits or polls).  A client polling a fence or a
+        ``DonotWait`` lock thus sees the work complete after finitely many polls.  False: nothing was pending."""
+        return self.clock.step()
+
     def clear_fault(self, node: int) -> None:
         """After the node's engine was reset: everything submitted to it counts as retired."""
         self.faults.pop(node, None)

@@ -66,8 +66,12 @@ class WorkSubmitter:
         residency: ResidencyManager,
         reset: ResetPath,
         contexts: dict[int, int],
+        *,
+        paging_node: int = 0,
     ) -> None:
         self.driver = driver
+        self.paging_node = paging_node
+        """Where VidMm's paging buffers run: a fault there is never cured by an engine reset (it would drop them)."""
         self.mm = mm
         self.scheduler = scheduler
         self.residency = residency
@@ -241,6 +245,10 @@ class WorkSubmitter:
         culprit = next((e for e in self.in_flight if e.node == node and e.fence == fence), None)
         if culprit is not None:
             culprit.device.removed = f"GPU fault in its work: {_describe(record)}"
+        if node == self.paging_node:
+            # Paging buffers queued behind the fault would be dropped by an engine reset and count as run (F10):
+            # the paging engine's faults take the adapter-reset path.
+            self.reset.trigger(f"a fault on the paging node {node}: {_describe(record)}")
         args = DXGKARG_RESETENGINE(NodeOrdinal=node)
         try:
             status = self.driver.reset_engine(args)
