@@ -846,3 +846,23 @@ def test_allocations_smaller_than_a_gpu_page_are_placed_on_the_gpu_page() -> Non
     for shadow in (first, second):
         placement = adapter.vidmm.residency.allocation(shadow.handle).placement
         assert placement is not None and placement.offset % (16 * 1024) == 0
+
+
+def test_an_unreferenced_allocation_in_an_allocation_list_is_not_taken_by_the_worker_before_the_render() -> None:
+    """Found by the slow run (WDDM 1.x): the allocation list was placed, then the paging worker serviced a request
+    another process had admitted and took the list's unreferenced allocation as a victim before the DMA buffer was
+    submitted (``_slots`` met an allocation with no placement).  The worker now catches up before the list is
+    placed."""
+    from wddmsim.kmd.allocations import AllocationUsage
+
+    machine = machine_for("wddm1-default")()
+    machine.setup()
+    machine.bounce(i=0, j=0)
+    machine.allocate(i=0, size=1 << 20, usage=AllocationUsage.CPU_VISIBLE)
+    machine.offer(decommit=False, i=0, immediately=False, j=0)
+    machine.recreate_context(i=0, wait=False)
+    machine.gpu_readback(i=0, j=0)
+    machine.open_process(devices=1)
+    machine.gpu_readback(i=0, j=0)
+    machine.invariants_hold()
+    machine.teardown()

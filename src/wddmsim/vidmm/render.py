@@ -140,13 +140,17 @@ class RenderSubmitter:
                 self.residency.evict_for_cpu(a, discard=False)  # the lock's view follows it to system memory
 
     def _make_resident(self, listed: list[VidMmAllocation]) -> None:
+        # The paging worker catches up first: a request it serviced after the list was placed could take one of the
+        # list's ranges (an unreferenced allocation is a victim) before the DMA buffer is submitted.
+        self.residency.service()
         missing = [a for a in listed if a.placement is None]
         if missing and not self.residency.place_for_submission(missing, protected={a.handle for a in listed}):
             raise DdiError(
                 HRESULT.E_OUTOFMEMORY,
                 f"the allocation list ({sum(a.size for a in listed):#x} bytes) does not fit the segments it may use",
             )
-        self.residency.settle()  # the DMA buffer runs on another engine: the moves it depends on come first
+        paging = self.residency.paging
+        paging.wait(paging.flush())  # the DMA buffer runs on another engine: the moves it depends on come first
 
     # --- DxgkDdiRender, DxgkDdiPatch, submission -------------------------------------------------------------
 
