@@ -158,6 +158,7 @@ class VideoMemoryManager:
             self.residency.va = self.va
             self.residency.evict_idle_tables = self.va.evict_idle_tables
             self.va.residency = self.residency
+            self.paging_process.make_room = self.residency.make_room
             if self.mover.scratch is not None:  # paging mappings carry unique driver protections
                 self.mover.scratch.protections = self.va.unique_protections
         self._sizes: dict[int, int] = {}

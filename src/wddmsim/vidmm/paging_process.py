@@ -15,7 +15,7 @@ is moved by ``TransferVirtual``.  The rest of the space is free for whoever driv
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final, final
+from typing import Final, Protocol, final
 
 import numpy as np
 import numpy.typing as npt
@@ -34,7 +34,7 @@ from wddmsim.ddi.pte import PteArray, pte_array, pte_flags
 from wddmsim.ddi.status import NTSTATUS
 from wddmsim.vidmm.errors import VidMmError
 from wddmsim.vidmm.gpummu import GpuMmuDescription
-from wddmsim.vidmm.segments import Segments
+from wddmsim.vidmm.segments import Segments, SegmentSpace
 
 VIDMM_REGION: Final = 64 * MiB
 """The top of the paging process's VA space that VidMm keeps (2 MiB-aligned pieces, from its base): the
@@ -42,6 +42,12 @@ paging-queue fences, a window onto the scratch area's leaf tables, then the scra
 FENCE_PAGES: Final = 16
 """Pages of paging-queue fences (one 8-byte fence each, 512 to a page)."""
 _PIECE: Final = 2 * MiB
+
+
+class MakeRoom(Protocol):
+    """``ResidencyManager.make_room``: a range of ``size`` bytes for ``owner``, made by evicting if need be."""
+
+    def __call__(self, space: SegmentSpace, size: int, owner: object, *, alignment: int = 0) -> int | None: ...
 
 
 class PageTableTag:
@@ -85,6 +91,9 @@ class SystemPagingProcess:
         self.before_cpu_write: Callable[[], None] | None = None
         """Set once paging queues exist: waits until nothing queued can still touch a range just handed out (a
         range freed by an eviction whose copy has not run yet would otherwise be overwritten by the CPU first)."""
+        self.make_room: MakeRoom | None = None
+        """Set by the composition: a range made by evicting allocations when the segment is full (the residency
+        manager's, as for process page tables)."""
         self.tables: dict[tuple[int, int], tuple[int, CpuMapping]] = {}
         top = mmu.level_count - 1
         self.root_address = self.physical(top, 0)
@@ -163,13 +172,21 @@ class SystemPagingProcess:
 
     # --- tables ------------------------------------------------------------------------------------------------
 
-    def _place(self, size: int, owner: object) -> tuple[int, CpuMapping]:
-        """A range for a table: whole GPU pages, aligned on one (its pages are mapped, e.g. into the window)."""
+    def _range(self, size: int, owner: object) -> tuple[int, int]:
+        """A range for a table: whole GPU pages, aligned on one (its pages are mapped, e.g. into the window); when
+        the segment is full, room is made by evicting allocations (:attr:`make_room`).  Returns offset, size."""
         page = self.mmu.page_size
         size = max(-(-size // page) * page, page)
-        offset = self.space.allocate(size, owner, alignment=page if page > PAGE_SIZE else 0, from_end=True)
+        alignment = page if page > PAGE_SIZE else 0
+        offset = self.space.allocate(size, owner, alignment=alignment, from_end=True)
+        if offset is None and self.make_room is not None:
+            offset = self.make_room(self.space, size, owner, alignment=alignment)
         if offset is None:
             raise VidMmError(f"segment {self.segment_id} has no room for a {size:#x}-byte table of the paging process")
+        return offset, size
+
+    def _map_range(self, offset: int, size: int) -> tuple[int, CpuMapping]:
+        """The CPU mapping of a range just handed out, once nothing queued can still touch it."""
         if self.before_cpu_write is not None:
             self.before_cpu_write()  # the CPU writes the table at once; queued moves out of the range run first
         return offset, self.mm.map_io_space(int(self.space.descriptor.CpuTranslatedAddress) + offset, size)
@@ -179,7 +196,14 @@ class SystemPagingProcess:
         found = self.tables.get((level, key))
         if found is not None:
             return found
-        placed = self._place(self.mmu.levels[level].PageTableSizeInBytes, PageTableTag(level, key))
+        offset, size = self._range(self.mmu.levels[level].PageTableSizeInBytes, PageTableTag(level, key))
+        # Making room moves allocations; mapping them again may have created this very table meanwhile (a window
+        # for a new process table in the same 2 MiB): that one holds entries already, so it is the one kept.
+        found = self.tables.get((level, key))
+        if found is not None:
+            self.space.free(offset)
+            return found
+        placed = self._map_range(offset, size)
         self.tables[(level, key)] = placed
         count = self.entries(level)
         self._update(
@@ -200,7 +224,7 @@ class SystemPagingProcess:
 
     def new_table(self, size: int = PAGE_SIZE) -> tuple[int, CpuMapping]:
         """A zeroed table of ``size`` bytes outside the tree (a 64 KB-page leaf table): offset and mapping."""
-        offset, mapping = self._place(size, PageTableTag(0, -1))
+        offset, mapping = self._map_range(*self._range(size, PageTableTag(0, -1)))
         mapping.data[:] = 0
         return offset, mapping
 
