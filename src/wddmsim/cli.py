@@ -41,6 +41,15 @@ DEMO_OPTIONS = {
 """Settings of a demonstration (:func:`~wddmsim.scenarios.demos.demo_config`) -> the option that sets them."""
 
 
+class _Path(click.Path):
+    """``click.Path`` that refuses a NUL character as bad input (the OS would raise ``ValueError`` on it)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if "\x00" in str(value):
+            self.fail(f"{value!r} contains a NUL character", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 class _Cli(click.Group):
     """Every error is one line on stderr, ``error: ...``, and exit status 2 (usage) or 1 (decision 0047)."""
 
@@ -334,12 +343,12 @@ def _list_scenarios(console: Console) -> None:
 @click.option("--access", help="Access pattern: hot-cold, sequential, random or streaming.")
 @click.option(
     "--out",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=_Path(file_okay=False, path_type=Path),
     help="Write summary.json, events.jsonl, trace.json and report.html into this directory.",
 )
 @click.option(
     "--record",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=_Path(dir_okay=False, path_type=Path),
     help="Record every user-mode call to this JSON-lines trace (for `wddmsim replay`).",
 )
 @click.option("--list", "list_only", is_flag=True, help="List the built-in scenarios and every setting.")
@@ -451,11 +460,11 @@ def run(
 
 
 @main.command(context_settings=CONTEXT)
-@click.argument("trace", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("trace", type=_Path(exists=True, dir_okay=False, path_type=Path))
 @_with(_adapter_options)
 @click.option(
     "--out",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=_Path(file_okay=False, path_type=Path),
     help="Write the replay's summary.json and events.jsonl here.",
 )
 def replay(trace: Path, out: Path | None, settings: tuple[str, ...], **options: Any) -> None:
@@ -528,7 +537,7 @@ def _overrides_or_fail(options: dict[str, object], settings: tuple[str, ...]) ->
 
 
 @main.command(context_settings=CONTEXT)
-@click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("run_dir", type=_Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--at", "at", type=int, help="Event index (0-based line of events.jsonl).  Default: the last event.")
 @click.option("--time", "time_ns", type=int, help="Simulated time in ns: the last event at or before it.")
 @click.option("--segment", "segments", type=int, multiple=True, help="Only this segment (repeatable).")
@@ -571,7 +580,7 @@ def inspect(
 
 
 @main.command(context_settings=CONTEXT)
-@click.argument("file", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("file", required=False, type=_Path(exists=True, dir_okay=False, path_type=Path))
 @_demo_option
 @_with_common
 @click.option(

@@ -222,3 +222,13 @@ def test_replay_refuses_flag_words_with_bits_outside_their_union(tmp_path: Path,
     index = next(i for i, r in enumerate(records) if r.get("call") == "lock2")
     records[index]["args"]["Flags"] = 2**70  # type: ignore[index]
     refused(invoke("replay", str(write(tmp_path / "t.jsonl", records))), f"line {index + 1}", "D3DDDICB_LOCK2FLAGS")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["disasm", "a\x00b"], ["replay", "a\x00b"], ["inspect", "a\x00b"], ["run", "--out", "a\x00b"]],
+    ids=["disasm", "replay", "inspect", "run-out"],
+)
+def test_a_path_with_a_nul_character_is_bad_input_not_a_traceback(args: list[str]) -> None:
+    """Found by the slow CLI fuzzer: the OS refuses such a path with ValueError, which escaped as a traceback."""
+    refused(invoke(*args), "NUL character")
