@@ -174,7 +174,8 @@ class PagingStream:
 
     def done(self, ticket: PagingTicket, *, wait: bool) -> bool:
         """Whether the work ``ticket`` stands for has run on the paging engine; with ``wait``, it runs first (the
-        open buffer is submitted if the work is in it).  Without ``wait`` the engine is not run: False says so."""
+        open buffer is submitted if the work is in it).  Without ``wait``, a poll: the answer is what is true now, and
+        then the engine runs one more event (decision 0053), so polling again makes progress."""
         if not ticket.fence:
             self.flush()  # submitting is not waiting: the engine may start on it
         if self.scheduler.is_complete(self.node, ticket.fence):
