@@ -13,7 +13,7 @@ resident.  Then, per the GPU's caps (wddm-spec.md section 2.7; decisions 0016, 0
   and its 4 KB entries stay invalid;
 - **single PTE** (no ``DualPteSupported``): a 2 MiB range uses a 64 KB-page table while every entry written
   there can be one -- 64 KiB-aligned whole 64 KiB, of segments that ``Use64KBPages`` -- and is converted to a
-  4 KB-page table, once, when one cannot (:meth:`.tables.PageTables.convert_to_4k`).
+  4 KB-page table, once, when one cannot (:meth:`.links.TableLinks.convert_to_4k`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ import numpy.typing as npt
 from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE
 from wddmsim.ddi.pte import DXGK_PTE, PteArray, pte_array, pte_flags
 from wddmsim.vidmm.vaspace.regions import GpuVaSpace, Kind, VaMapping
-from wddmsim.vidmm.vaspace.tables import SIZE_64K, PageTables
+from wddmsim.vidmm.vaspace.tables import SIZE_64K
+from wddmsim.vidmm.vaspace.tree import PageTables
 
 _PTE = DXGK_PTE.layout()
 _VALID: Final = np.uint64(_PTE["Valid"].shifted_mask)

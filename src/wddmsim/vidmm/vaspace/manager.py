@@ -7,7 +7,7 @@ What it models (wddm-spec.md sections 2.5-2.8 and 3.1-3.6; decisions D5 and 0016
   residency manager calls :meth:`VaManager.before_leave` (entries invalidated and flushed from the TLB *before*
   the range can be reused by the next operation in the stream) and :meth:`VaManager.after_enter` (entries
   re-pointed, and flushed unless the driver reports ``InvalidTlbEntriesNotCached``).
-- The page-table trees themselves are :mod:`.tables`.
+- The page-table trees themselves are :mod:`.tree` (built on :mod:`.tables`, :mod:`.placement`, :mod:`.links`).
 """
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ from wddmsim.vidmm.segments import Segments, SegmentSpace
 from wddmsim.vidmm.vaspace.checks import bad, u64
 from wddmsim.vidmm.vaspace.entries import Entries
 from wddmsim.vidmm.vaspace.regions import GpuVaSpace, Kind, ProcessTable, Region, VaMapping
-from wddmsim.vidmm.vaspace.tables import VA_ALIGNMENT, PageTables
+from wddmsim.vidmm.vaspace.tables import VA_ALIGNMENT
+from wddmsim.vidmm.vaspace.tree import PageTables
 from wddmsim.vidmm.vaspace.update import TiledUpdates
 
 if TYPE_CHECKING:
