@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Final, final
 import numpy as np
 import numpy.typing as npt
 
+from wddmsim.core.addresses import GpuVa
 from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE
 from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS, HANDLE
 from wddmsim.ddi.driver import KernelModeDriver, SystemMemoryServices
@@ -28,6 +29,7 @@ from wddmsim.ddi.va import (
     D3DDDI_RESERVEGPUVIRTUALADDRESS,
     D3DDDICB_FREEGPUVIRTUALADDRESS,
     D3DDDICB_UPDATEGPUVIRTUALADDRESS,
+    D3DDDIGPUVIRTUALADDRESS_PROTECTION_TYPE,
     D3DGPU_UNIQUE_DRIVER_PROTECTION,
 )
 from wddmsim.ddi.va import D3DDDIGPUVIRTUALADDRESS_RESERVATION_TYPE as Reservation
@@ -53,6 +55,19 @@ if TYPE_CHECKING:
 POOL_AREA: Final = 1
 TABLE_AREA: Final = 2
 """Quarters of a privileged VA space: tile pools in the second, page tables and fences in the third."""
+
+
+def _check_map_protection(p: D3DDDIGPUVIRTUALADDRESS_PROTECTION_TYPE) -> None:
+    """``MapGpuVirtualAddress``'s ``Protection``: no reserved bits, nothing for the system only, Zero and
+    NoAccess exclusive and without Write or Execute."""
+    if p.Reserved:
+        raise bad("Protection", p.Value, "reserved bits must be zero")
+    if p.SystemUseOnly:
+        raise bad("Protection.SystemUseOnly", 1, "is not for user mode")
+    if p.Zero and p.NoAccess:
+        raise bad("Protection", p.Value, "Zero and NoAccess exclude each other")
+    if (p.Zero or p.NoAccess) and (p.Write or p.Execute):
+        raise bad("Protection", p.Value, "Zero and NoAccess take no Write or Execute")
 
 
 def _area(va_size: int, quarter: int) -> tuple[int, int]:
@@ -339,8 +354,22 @@ class VaManager:
         return self._complete(queue, moved, args)
 
     def map_gpu_va(self, args: D3DDDI_MAPGPUVIRTUALADDRESS) -> HRESULT:
-        """``pfnMapGpuVirtualAddressCb``: map pages of an allocation (or the Zero / Invalid state) at a VA."""
+        """``pfnMapGpuVirtualAddressCb``: map pages of an allocation (or the Zero / Invalid state) at a VA.
+
+        The steps, in the order their refusals take precedence: the arguments alone, the allocation, the range
+        (named by ``BaseAddress`` or placed), then the mapping is installed and the paging fence returned."""
         queue, space = self._queue_space(args.hPagingQueue)
+        self._check_map_arguments(args)
+        allocation = self._mapped_allocation(args, queue)
+        region = self._map_region(space, args, allocation)
+        va = GpuVa(args.BaseAddress or region.base)
+        self.install(self._new_mapping(space, region, va, args, allocation))
+        args.VirtualAddress = va
+        return self._complete(queue, True, args)
+
+    def _check_map_arguments(self, args: D3DDDI_MAPGPUVIRTUALADDRESS) -> None:
+        """What ``MapGpuVirtualAddress`` refuses from its arguments alone: widths, reserved fields, the protection,
+        4 KB alignment of the addresses, an empty size."""
         for name in (
             "BaseAddress",
             "MinimumAddress",
@@ -353,67 +382,84 @@ class VaManager:
             u64(name, getattr(args, name))
         if args.Reserved0 or args.Reserved1:
             raise bad("Reserved0" if args.Reserved0 else "Reserved1", args.Reserved0 or args.Reserved1, "must be zero")
-        p = args.Protection
-        if p.Reserved:
-            raise bad("Protection", p.Value, "reserved bits must be zero")
-        if p.SystemUseOnly:
-            raise bad("Protection.SystemUseOnly", 1, "is not for user mode")
-        if p.Zero and p.NoAccess:
-            raise bad("Protection", p.Value, "Zero and NoAccess exclude each other")
-        if (p.Zero or p.NoAccess) and (p.Write or p.Execute):
-            raise bad("Protection", p.Value, "Zero and NoAccess take no Write or Execute")
+        _check_map_protection(args.Protection)
         for name in ("BaseAddress", "MinimumAddress", "MaximumAddress"):
             if getattr(args, name) % PAGE_SIZE:
                 raise bad(name, getattr(args, name), "must be 4 KB aligned")
         if args.SizeInPages == 0:
             raise bad("SizeInPages", 0, "must not be zero")
-        size = args.SizeInPages * PAGE_SIZE
-        allocation: VidMmAllocation | None = None
+
+    def _mapped_allocation(self, args: D3DDDI_MAPGPUVIRTUALADDRESS, queue: PagingQueue) -> VidMmAllocation | None:
+        """The allocation whose pages are mapped (None for the Zero / NoAccess states, which take no handle), its
+        page range and driver protection checked."""
+        p = args.Protection
         if p.Zero or p.NoAccess:
             if args.hAllocation:
                 raise bad("hAllocation", args.hAllocation, "must be NULL with Protection.Zero or Protection.NoAccess")
-        else:
-            allocation = self._allocation(args.hAllocation, queue)
-            total = allocation.size // PAGE_SIZE
-            if args.OffsetInPages + args.SizeInPages > total:
-                raise bad(
-                    "OffsetInPages",
-                    args.OffsetInPages,
-                    f"{args.SizeInPages} page(s) from it leave the {total}-page allocation",
-                )
-            self._check_unique_protection(allocation, args.OffsetInPages, args.SizeInPages, args.DriverProtection)
-        region = None
-        if args.BaseAddress:
-            if args.BaseAddress + size > self.va_size:
-                raise bad(
-                    "BaseAddress",
-                    args.BaseAddress,
-                    f"{size:#x} bytes from it leave the {self.va_size:#x}-byte VA space",
-                )
-            region = space.region_at(args.BaseAddress, size)
-            if region is None and not self._free(space, args.BaseAddress, size):
-                raise bad(
-                    "BaseAddress",
-                    args.BaseAddress,
-                    f"[{args.BaseAddress:#x}, {args.BaseAddress + size:#x}) is neither free nor inside one reserved or mapped range",
-                )
-            if region is not None and region.from_map and (p.Zero or p.NoAccess):
-                raise bad("Protection", p.Value, "Zero and NoAccess may not be placed on a range obtained by Map")
-        if region is None:
-            base = self._place_range(
-                space,
-                args.BaseAddress,
-                args.MinimumAddress,
-                args.MaximumAddress,
-                size,
-                PAGE_SIZE,
-                phase=None if allocation is None else (args.OffsetInPages * PAGE_SIZE) % VA_ALIGNMENT,
+            return None
+        allocation = self._allocation(args.hAllocation, queue)
+        total = allocation.size // PAGE_SIZE
+        if args.OffsetInPages + args.SizeInPages > total:
+            raise bad(
+                "OffsetInPages",
+                args.OffsetInPages,
+                f"{args.SizeInPages} page(s) from it leave the {total}-page allocation",
             )
-            region = Region(base, size, from_map=True)
-            space.regions[base] = region
-        va = args.BaseAddress or region.base
+        self._check_unique_protection(allocation, args.OffsetInPages, args.SizeInPages, args.DriverProtection)
+        return allocation
+
+    def _map_region(
+        self, space: GpuVaSpace, args: D3DDDI_MAPGPUVIRTUALADDRESS, allocation: VidMmAllocation | None
+    ) -> Region:
+        """The region the mapping lands in: the reserved or mapped one ``BaseAddress`` falls in, else a new one
+        (at ``BaseAddress`` when that range is free, or placed between Minimum and MaximumAddress)."""
+        size = args.SizeInPages * PAGE_SIZE
+        region = self._named_region(space, args, size) if args.BaseAddress else None
+        if region is not None:
+            return region
+        base = self._place_range(
+            space,
+            args.BaseAddress,
+            args.MinimumAddress,
+            args.MaximumAddress,
+            size,
+            PAGE_SIZE,
+            phase=None if allocation is None else (args.OffsetInPages * PAGE_SIZE) % VA_ALIGNMENT,
+        )
+        region = Region(base, size, from_map=True)
+        space.regions[base] = region
+        return region
+
+    def _named_region(self, space: GpuVaSpace, args: D3DDDI_MAPGPUVIRTUALADDRESS, size: int) -> Region | None:
+        """``BaseAddress`` given: the one reserved or mapped region the range lies in, or None if the range is
+        free; refused when it leaves the VA space or straddles regions."""
+        base = args.BaseAddress
+        if base + size > self.va_size:
+            raise bad("BaseAddress", base, f"{size:#x} bytes from it leave the {self.va_size:#x}-byte VA space")
+        region = space.region_at(base, size)
+        if region is None and not self._free(space, base, size):
+            raise bad(
+                "BaseAddress",
+                base,
+                f"[{base:#x}, {base + size:#x}) is neither free nor inside one reserved or mapped range",
+            )
+        p = args.Protection
+        if region is not None and region.from_map and (p.Zero or p.NoAccess):
+            raise bad("Protection", p.Value, "Zero and NoAccess may not be placed on a range obtained by Map")
+        return region
+
+    @staticmethod
+    def _new_mapping(
+        space: GpuVaSpace,
+        region: Region,
+        va: GpuVa,
+        args: D3DDDI_MAPGPUVIRTUALADDRESS,
+        allocation: VidMmAllocation | None,
+    ) -> VaMapping:
+        """What VidMm records of the mapping ``args`` asks for at ``va``."""
+        p = args.Protection
         kind = Kind.ZERO if p.Zero else (Kind.NO_ACCESS if p.NoAccess else Kind.ALLOCATION)
-        mapping = VaMapping(
+        return VaMapping(
             space,
             region,
             va,
@@ -425,9 +471,6 @@ class VaManager:
             bool(p.Execute),
             args.DriverProtection,
         )
-        self.install(mapping)
-        args.VirtualAddress = va
-        return self._complete(queue, True, args)
 
     def free_gpu_va(self, process: Process, args: D3DDDICB_FREEGPUVIRTUALADDRESS) -> None:
         """``pfnFreeGpuVirtualAddressCb``: release a range obtained from Reserve or Map, synchronously; its

@@ -22,6 +22,7 @@ fence ``hFenceObject`` reaches ``FenceValue`` (at once with ``DoNotWait``), then
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, final
 
@@ -91,51 +92,13 @@ class TiledUpdates:
         """``pfnUpdateGpuVirtualAddressCb``: checked whole now; applied in order once ``hFenceObject`` reaches
         ``FenceValue`` (at once with ``DoNotWait``), by the context's paging companion (by the CPU on a
         ``CPU_VIRTUAL`` GPU); then ``FenceValue + 1`` is signalled."""
-        va = self.va
-        residency = va.residency
-        assert residency is not None
-        device = residency.context_device(args.hContext)
-        sync = residency.sync_object(args.hFenceObject)
-        if sync.device.process is not device.process:
-            raise bad("hFenceObject", args.hFenceObject, "belongs to another process")
-        space = va.create_space(device.process)
-        if args.Reserved0 or args.Reserved1 or args.Flags.Reserved:
-            raise bad("Reserved0", args.Reserved0 or args.Reserved1 or args.Flags.Value, "reserved fields must be zero")
-        u64("FenceValue", args.FenceValue)
-        if args.FenceValue + 1 >= 1 << 64:
-            raise bad("FenceValue", args.FenceValue, "FenceValue + 1 must still be a UINT64")
-        if args.NumOperations != len(args.Operations) or not args.Operations:
-            raise bad(
-                "NumOperations", args.NumOperations, f"must be positive and match Operations ({len(args.Operations)})"
-            )
+        device, sync, space = self._caller(args)
+        self._check_header(args)
         steps = [self.check(space, device, i, op) for i, op in enumerate(args.Operations)]
         self.check_one_region(space, steps)
-        count = len(steps)
         immediate = bool(args.Flags.DoNotWait) or sync.reached >= args.FenceValue
-        companion = None
-        if va.tables.mode != Mode.DXGK_PAGETABLEUPDATE_CPU_VIRTUAL:
-            companion = self.companions.get(args.hContext)
-            if companion is not None:
-                self.retire(companion)
-                if companion.waiting + (0 if immediate else count) > MAX_QUEUED:
-                    raise DdiError(
-                        NTSTATUS.STATUS_POSSIBLE_DEADLOCK,
-                        f"NumOperations={count}: hContext={int(args.hContext):#x} already has {companion.waiting} "
-                        f"operation(s) waiting for their fence; more than {MAX_QUEUED} queued block the calling "
-                        "thread until earlier ones ran, and only a signal this thread would give can release them",
-                    )
-            elif not immediate and count > MAX_QUEUED:
-                raise DdiError(
-                    NTSTATUS.STATUS_POSSIBLE_DEADLOCK,
-                    f"NumOperations={count}: more than {MAX_QUEUED} operations waiting for FenceValue="
-                    f"{args.FenceValue} would block the calling thread until a signal only it could give",
-                )
-            companion = self.companion(args.hContext, device, space)
-        pools = list({id(step.pool): step.pool for step in steps if step.pool is not None}.values())
-        if companion is not None:
-            for pool in pools:
-                va.map_pool(space, pool)  # its VA in the privileged space, for good
-            self.va.paging.flush()
+        companion = self._companion_for(args, device, space, len(steps), immediate)
+        pools = self._map_pools(space, steps, companion)
 
         def apply() -> None:
             if companion is None:
@@ -146,25 +109,102 @@ class TiledUpdates:
         if immediate:
             apply()
         else:
-            # Queued: the tile pools it maps stay resident until it has run, whatever the application asks.
+            self._queue_behind_fence(args, sync, companion, pools, len(steps), apply)
+        if companion is not None:
+            self._block_while_over_limit(companion)
+
+    def _caller(self, args: D3DDDICB_UPDATEGPUVIRTUALADDRESS) -> tuple[Device, SyncObject, GpuVaSpace]:
+        """The calling context's device, the fence object (of the same process) and the process's VA space."""
+        residency = self.va.residency
+        assert residency is not None
+        device = residency.context_device(args.hContext)
+        sync = residency.sync_object(args.hFenceObject)
+        if sync.device.process is not device.process:
+            raise bad("hFenceObject", args.hFenceObject, "belongs to another process")
+        return device, sync, self.va.create_space(device.process)
+
+    @staticmethod
+    def _check_header(args: D3DDDICB_UPDATEGPUVIRTUALADDRESS) -> None:
+        """The call's own fields: reserved ones zero, ``FenceValue + 1`` a UINT64, a count that matches."""
+        if args.Reserved0 or args.Reserved1 or args.Flags.Reserved:
+            raise bad("Reserved0", args.Reserved0 or args.Reserved1 or args.Flags.Value, "reserved fields must be zero")
+        u64("FenceValue", args.FenceValue)
+        if args.FenceValue + 1 >= 1 << 64:
+            raise bad("FenceValue", args.FenceValue, "FenceValue + 1 must still be a UINT64")
+        if args.NumOperations != len(args.Operations) or not args.Operations:
+            raise bad(
+                "NumOperations", args.NumOperations, f"must be positive and match Operations ({len(args.Operations)})"
+            )
+
+    def _companion_for(
+        self, args: D3DDDICB_UPDATEGPUVIRTUALADDRESS, device: Device, space: GpuVaSpace, count: int, immediate: bool
+    ) -> Companion | None:
+        """The paging companion the operations run on (None on a ``CPU_VIRTUAL`` GPU), after the check that
+        queueing ``count`` more would not block the calling thread on a signal only it could give."""
+        if self.va.tables.mode == Mode.DXGK_PAGETABLEUPDATE_CPU_VIRTUAL:
+            return None
+        companion = self.companions.get(args.hContext)
+        if companion is not None:
+            self.retire(companion)
+            if companion.waiting + (0 if immediate else count) > MAX_QUEUED:
+                raise DdiError(
+                    NTSTATUS.STATUS_POSSIBLE_DEADLOCK,
+                    f"NumOperations={count}: hContext={int(args.hContext):#x} already has {companion.waiting} "
+                    f"operation(s) waiting for their fence; more than {MAX_QUEUED} queued block the calling "
+                    "thread until earlier ones ran, and only a signal this thread would give can release them",
+                )
+        elif not immediate and count > MAX_QUEUED:
+            raise DdiError(
+                NTSTATUS.STATUS_POSSIBLE_DEADLOCK,
+                f"NumOperations={count}: more than {MAX_QUEUED} operations waiting for FenceValue="
+                f"{args.FenceValue} would block the calling thread until a signal only it could give",
+            )
+        return self.companion(args.hContext, device, space)
+
+    def _map_pools(
+        self, space: GpuVaSpace, steps: list[UpdateStep], companion: Companion | None
+    ) -> list[VidMmAllocation]:
+        """The tile pools the steps map; on a companion each gets its VA in the privileged space (for good)."""
+        pools = list({id(step.pool): step.pool for step in steps if step.pool is not None}.values())
+        if companion is not None:
             for pool in pools:
-                residency.hold(pool)
+                self.va.map_pool(space, pool)
+            self.va.paging.flush()
+        return pools
+
+    def _queue_behind_fence(
+        self,
+        args: D3DDDICB_UPDATEGPUVIRTUALADDRESS,
+        sync: SyncObject,
+        companion: Companion | None,
+        pools: list[VidMmAllocation],
+        count: int,
+        apply: Callable[[], None],
+    ) -> None:
+        """Queued until ``hFenceObject`` reaches ``FenceValue``: the tile pools it maps stay resident until it has
+        run, whatever the application asks; cancelled (not applied) if the context goes first."""
+        residency = self.va.residency
+        assert residency is not None
+        for pool in pools:
+            residency.hold(pool)
+        if companion is not None:
+            companion.waiting += count
+
+        def done(ran: bool) -> None:  # run (the fence reached the value), or cancelled (the context went)
             if companion is not None:
-                companion.waiting += count
+                companion.waiting -= count
+            if ran:
+                apply()
+            for pool in pools:
+                residency.unhold(pool)
 
-            def done(ran: bool) -> None:  # run (the fence reached the value), or cancelled (the context went)
-                if companion is not None:
-                    companion.waiting -= count
-                if ran:
-                    apply()
-                for pool in pools:
-                    residency.unhold(pool)
+        sync.waiting.append(Waiter(args.FenceValue, lambda: done(True), lambda: done(False), args.hContext))
 
-            sync.waiting.append(Waiter(args.FenceValue, lambda: done(True), lambda: done(False), args.hContext))
-        if companion is not None:  # the calling thread blocks while more than 128 operations are queued
-            while companion.queued > MAX_QUEUED and companion.in_flight:
-                companion.stream.wait(companion.in_flight[0][0])
-                self.retire(companion)
+    def _block_while_over_limit(self, companion: Companion) -> None:
+        """The calling thread blocks while more than 128 operations are queued on the companion."""
+        while companion.queued > MAX_QUEUED and companion.in_flight:
+            companion.stream.wait(companion.in_flight[0][0])
+            self.retire(companion)
 
     # --- companions -------------------------------------------------------------------------------------------
 
