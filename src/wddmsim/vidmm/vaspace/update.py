@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final, final
+from typing import TYPE_CHECKING, Final, assert_never, final
 
 from wddmsim.core.units import PAGE_SIZE
 from wddmsim.ddi.base import HANDLE
@@ -41,6 +41,7 @@ from wddmsim.ddi.va import (
     D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION,
     D3DDDI_UPDATEGPUVIRTUALADDRESS_UNMAP,
     D3DDDICB_UPDATEGPUVIRTUALADDRESS,
+    UpdateOperationPayload,
 )
 from wddmsim.ddi.va import D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION_TYPE as UpdateType
 from wddmsim.vidmm.allocation import VidMmAllocation
@@ -384,59 +385,46 @@ class TiledUpdates:
     ) -> UpdateStep:
         """Every rule of one operation, before anything changes; returns the work that applies it."""
         name = f"Operations[{i}]"
-        kind, p = op.OperationType, op.payload
-        expected = {
-            UpdateType.D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP: D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP,
-            UpdateType.D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP_PROTECT: D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP_PROTECT,
-            UpdateType.D3DDDI_UPDATEGPUVIRTUALADDRESS_UNMAP: D3DDDI_UPDATEGPUVIRTUALADDRESS_UNMAP,
-            UpdateType.D3DDDI_UPDATEGPUVIRTUALADDRESS_COPY: D3DDDI_UPDATEGPUVIRTUALADDRESS_COPY,
-        }.get(kind)  # type: ignore[call-overload]
-        if expected is None or not isinstance(p, expected):
-            raise bad(
-                f"{name}.OperationType",
-                kind,
-                "must be MAP (0), UNMAP (1), COPY (2) or MAP_PROTECT (3), with its union member",
-            )
-        for field_name in (
-            "BaseAddress",
-            "SizeInBytes",
-            "SourceAddress",
-            "DestAddress",
-            "AllocationOffsetInBytes",
-            "AllocationSizeInBytes",
-        ):
-            if hasattr(p, field_name):
-                value = getattr(p, field_name)
-                u64(f"{name}.{field_name}", value)
-                if value % PAGE_SIZE:
-                    raise bad(f"{name}.{field_name}", value, "must be 4 KB aligned")
-        if p.SizeInBytes == 0:
-            raise bad(f"{name}.SizeInBytes", 0, "must not be zero")
+        p = _payload(name, op)
+        _check_addresses(name, p)
+        match p:
+            case D3DDDI_UPDATEGPUVIRTUALADDRESS_COPY():
+                return self._check_copy(space, name, p)
+            case D3DDDI_UPDATEGPUVIRTUALADDRESS_UNMAP():
+                return self._check_unmap(space, name, p)
+            case D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP() | D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP_PROTECT():
+                return self._check_map(space, device, name, p)
+            case _:
+                assert_never(p)
+
+    @staticmethod
+    def _check_copy(space: GpuVaSpace, name: str, p: D3DDDI_UPDATEGPUVIRTUALADDRESS_COPY) -> UpdateStep:
+        """COPY: source and destination each in one range obtained from Reserve."""
+        source = _reserved_region(space, f"{name}.SourceAddress", p.SourceAddress, p.SizeInBytes)
+        dest = _reserved_region(space, f"{name}.DestAddress", p.DestAddress, p.SizeInBytes)
+        return UpdateStep(p.DestAddress, p.SizeInBytes, dest, source=p.SourceAddress, source_region=source)
+
+    @staticmethod
+    def _check_unmap(space: GpuVaSpace, name: str, p: D3DDDI_UPDATEGPUVIRTUALADDRESS_UNMAP) -> UpdateStep:
+        """UNMAP: the range, in one reserved range, goes to exactly one of the Zero and NoAccess states."""
+        region = _reserved_region(space, f"{name}.BaseAddress", p.BaseAddress, p.SizeInBytes)
+        if p.Protection.Zero == p.Protection.NoAccess or p.Protection.Write or p.Protection.Execute:
+            raise bad(f"{name}.Protection", p.Protection.Value, "UNMAP takes exactly one of Zero and NoAccess")
+        state = Kind.ZERO if p.Protection.Zero else Kind.NO_ACCESS
         pages = p.SizeInBytes // PAGE_SIZE
-        if isinstance(p, D3DDDI_UPDATEGPUVIRTUALADDRESS_COPY):
-            found: dict[str, Region] = {}
-            for field_name in ("SourceAddress", "DestAddress"):
-                at = getattr(p, field_name)
-                region = space.region_at(at, p.SizeInBytes)
-                if region is None or region.from_map:
-                    raise bad(f"{name}.{field_name}", at, "the range must lie in one range obtained from Reserve")
-                found[field_name] = region
-            return UpdateStep(
-                p.DestAddress,
-                p.SizeInBytes,
-                found["DestAddress"],
-                source=p.SourceAddress,
-                source_region=found["SourceAddress"],
-            )
-        region = space.region_at(p.BaseAddress, p.SizeInBytes)
-        if region is None or region.from_map:
-            raise bad(f"{name}.BaseAddress", p.BaseAddress, "the range must lie in one range obtained from Reserve")
-        if isinstance(p, D3DDDI_UPDATEGPUVIRTUALADDRESS_UNMAP):
-            if p.Protection.Zero == p.Protection.NoAccess or p.Protection.Write or p.Protection.Execute:
-                raise bad(f"{name}.Protection", p.Protection.Value, "UNMAP takes exactly one of Zero and NoAccess")
-            state = Kind.ZERO if p.Protection.Zero else Kind.NO_ACCESS
-            piece = VaMapping(space, region, p.BaseAddress, pages, state, driver_protection=region.driver_protection)
-            return UpdateStep(p.BaseAddress, p.SizeInBytes, region, (piece,))
+        piece = VaMapping(space, region, p.BaseAddress, pages, state, driver_protection=region.driver_protection)
+        return UpdateStep(p.BaseAddress, p.SizeInBytes, region, (piece,))
+
+    def _check_map(
+        self,
+        space: GpuVaSpace,
+        device: Device,
+        name: str,
+        p: D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP | D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP_PROTECT,
+    ) -> UpdateStep:
+        """MAP and MAP_PROTECT: the range in one reserved range, the allocation's range (repeated every
+        ``AllocationSizeInBytes``) inside the allocation, and the protection each piece is mapped with."""
+        region = _reserved_region(space, f"{name}.BaseAddress", p.BaseAddress, p.SizeInBytes)
         a = self.allocation_of(p.hAllocation, device, f"{name}.hAllocation")
         unit = p.AllocationSizeInBytes or p.SizeInBytes
         if p.AllocationSizeInBytes and p.SizeInBytes % p.AllocationSizeInBytes:
@@ -451,15 +439,7 @@ class TiledUpdates:
                 p.AllocationOffsetInBytes,
                 f"{unit:#x} bytes from it leave the {a.size:#x}-byte allocation",
             )
-        if isinstance(p, D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP_PROTECT):
-            prot = p.Protection
-            if prot.Reserved or prot.SystemUseOnly or prot.Zero or prot.NoAccess:
-                raise bad(f"{name}.Protection", prot.Value, "MAP_PROTECT takes Write and Execute only")
-            write, execute, driver = bool(prot.Write), bool(prot.Execute), p.DriverProtection
-            u64(f"{name}.DriverProtection", driver)
-        else:
-            # Decision 0016: a plain MAP is read-write and inherits the reservation's driver protection.
-            write, execute, driver = True, False, region.driver_protection
+        write, execute, driver = _map_protection(name, p, region)
         pieces = tuple(
             VaMapping(
                 space,
@@ -558,3 +538,67 @@ def _privileged_va(table: ProcessTable) -> int:
     """How a companion names an application table: its VA in the privileged space."""
     assert table.privileged is not None, f"{table!r} is not mapped in the privileged VA space"
     return table.privileged.base
+
+
+PAYLOADS: Final[dict[int, type[UpdateOperationPayload]]] = {
+    UpdateType.D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP: D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP,
+    UpdateType.D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP_PROTECT: D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP_PROTECT,
+    UpdateType.D3DDDI_UPDATEGPUVIRTUALADDRESS_UNMAP: D3DDDI_UPDATEGPUVIRTUALADDRESS_UNMAP,
+    UpdateType.D3DDDI_UPDATEGPUVIRTUALADDRESS_COPY: D3DDDI_UPDATEGPUVIRTUALADDRESS_COPY,
+}
+"""The union member each ``OperationType`` selects."""
+
+_ADDRESS_FIELDS: Final = (
+    "BaseAddress",
+    "SizeInBytes",
+    "SourceAddress",
+    "DestAddress",
+    "AllocationOffsetInBytes",
+    "AllocationSizeInBytes",
+)
+
+
+def _payload(name: str, op: D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION) -> UpdateOperationPayload:
+    """The union member ``OperationType`` selects, refused when it is not the one given."""
+    expected = PAYLOADS.get(op.OperationType)
+    if expected is None or not isinstance(op.payload, expected):
+        raise bad(
+            f"{name}.OperationType",
+            op.OperationType,
+            "must be MAP (0), UNMAP (1), COPY (2) or MAP_PROTECT (3), with its union member",
+        )
+    return op.payload
+
+
+def _check_addresses(name: str, p: UpdateOperationPayload) -> None:
+    """Every address, size and offset of the operation a 4 KB-aligned UINT64; the size not zero."""
+    for field_name in _ADDRESS_FIELDS:
+        if hasattr(p, field_name):
+            value = getattr(p, field_name)
+            u64(f"{name}.{field_name}", value)
+            if value % PAGE_SIZE:
+                raise bad(f"{name}.{field_name}", value, "must be 4 KB aligned")
+    if p.SizeInBytes == 0:
+        raise bad(f"{name}.SizeInBytes", 0, "must not be zero")
+
+
+def _reserved_region(space: GpuVaSpace, argument: str, at: int, size: int) -> Region:
+    """The range obtained from Reserve that ``[at, at + size)`` lies in (a range obtained by Map does not do)."""
+    region = space.region_at(at, size)
+    if region is None or region.from_map:
+        raise bad(argument, at, "the range must lie in one range obtained from Reserve")
+    return region
+
+
+def _map_protection(
+    name: str, p: D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP | D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP_PROTECT, region: Region
+) -> tuple[bool, bool, int]:
+    """(Write, Execute, driver protection) of the pieces a MAP or MAP_PROTECT maps."""
+    if isinstance(p, D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP_PROTECT):
+        prot = p.Protection
+        if prot.Reserved or prot.SystemUseOnly or prot.Zero or prot.NoAccess:
+            raise bad(f"{name}.Protection", prot.Value, "MAP_PROTECT takes Write and Execute only")
+        u64(f"{name}.DriverProtection", p.DriverProtection)
+        return bool(prot.Write), bool(prot.Execute), p.DriverProtection
+    # Decision 0016: a plain MAP is read-write and inherits the reservation's driver protection.
+    return True, False, region.driver_protection
