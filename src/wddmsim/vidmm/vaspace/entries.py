@@ -51,7 +51,8 @@ class Entries:
     def write_mapping(self, mapping: VaMapping, *, resident: bool | None, clip: tuple[int, int] | None = None) -> None:
         """Entries of ``mapping``: its allocation's pages where they are (``resident`` None: as they are now);
         only those in ``clip`` if given."""
-        lo, hi = mapping.va, mapping.end
+        lo: int = mapping.va
+        hi = mapping.end
         if clip is not None:
             lo, hi = max(lo, clip[0]), min(hi, clip[1])
             if lo >= hi:

@@ -12,6 +12,7 @@ more is freed, its parent entry invalidated and flushed first.
 
 from __future__ import annotations
 
+from wddmsim.core.addresses import GpuVa
 from wddmsim.core.units import PAGE_SHIFT
 from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS
 from wddmsim.ddi.pte import DXGK_PTE_PAGE_SIZE, PteArray, pte_array, pte_flags
@@ -230,7 +231,7 @@ class TableLinks(TablePlacement):
                     if parent is not None:
                         self.update(parent, self.mmu.index(first, level + 1), pte_array(1))
             for key in entries_gone:  # then no translation through them survives in the TLB
-                self.flush_range(space, key * span, span)
+                self.flush_range(space, GpuVa(key * span), span)
             for table in doomed:
                 self.free_table(table)
         self.shrink_root(space)
@@ -252,7 +253,7 @@ class TableLinks(TablePlacement):
                 return
             self.render(space, lo, lo + self.span1)
             self.point_down(space, lo)  # (3)
-            self.flush_range(space, lo, self.span1)
+            self.flush_range(space, GpuVa(lo), self.span1)
             self.free_table(old)
             self.conversions += 1
             self.events.emit(PageTableConverted(time=self.events.clock.now, process=int(space.process.handle), va=lo))

@@ -185,7 +185,7 @@ class VaManager:
                 self._table_created(table)
         return priv
 
-    def map_pool(self, space: GpuVaSpace, pool: VidMmAllocation) -> int:
+    def map_pool(self, space: GpuVaSpace, pool: VidMmAllocation) -> GpuVa:
         """The tile pool's VA in the privileged space (mapped on first use, for as long as it lives: it follows
         the pool's moves like any mapping; 4 KB entries, the copy source of ``CopyPageTableEntries``)."""
         priv = self.privileged(space)
@@ -205,7 +205,7 @@ class VaManager:
         base = priv.ranges.allocate_in(size, alignment=VA_ALIGNMENT, lo=lo, hi=hi)
         if base is None:
             raise VidMmError(f"the privileged VA space has no room left for {what}")
-        region = Region(base, size, from_map=True)
+        region = Region(GpuVa(base), size, from_map=True)
         priv.regions[base] = region
         return region
 
@@ -622,7 +622,7 @@ class VaManager:
 
     def _place_range(
         self, space: GpuVaSpace, base: int, lo: int, hi: int, size: int, alignment: int, *, phase: int | None = None
-    ) -> int:
+    ) -> GpuVa:
         """The start of a new region: ``base`` if given (and free), else a free range in ``[lo, hi)``.
 
         ``phase`` (bytes, below 64 KB; for a mapping of an allocation): a VidMm-chosen start is wanted at ``phase``
@@ -630,14 +630,14 @@ class VaManager:
         (decision 0040); when no such range is free, any ``alignment``-aligned one does.
         """
         if not base and phase is not None:
-            start = self._place_phased(space, lo, hi or self.va_size, size, phase)
-            if start is not None:
-                return start
+            phased = self._place_phased(space, lo, hi or self.va_size, size, phase)
+            if phased is not None:
+                return phased
         if base:
             if base + size > self.va_size or not self._free(space, base, size):
                 raise bad("BaseAddress", base, f"[{base:#x}, {base + size:#x}) is not free")
             space.ranges.reserve(base, size)
-            return base
+            return GpuVa(base)
         top = hi or self.va_size
         if lo >= top or size > top - lo:
             raise bad("MaximumAddress", hi, f"no {size:#x}-byte range fits in [{lo:#x}, {top:#x})")
@@ -649,9 +649,9 @@ class VaManager:
                 f"no free range of the VA space in [{lo:#x}, {top:#x}) is that large",
                 HRESULT.E_OUTOFMEMORY,
             )
-        return start
+        return GpuVa(start)
 
-    def _place_phased(self, space: GpuVaSpace, lo: int, top: int, size: int, phase: int) -> int | None:
+    def _place_phased(self, space: GpuVaSpace, lo: int, top: int, size: int, phase: int) -> GpuVa | None:
         if lo >= top or size + phase > top - lo:
             return None
         start = space.ranges.allocate_in(size + phase, alignment=VA_ALIGNMENT, lo=lo, hi=top)
@@ -660,7 +660,7 @@ class VaManager:
         if phase:
             space.ranges.free(start)
             space.ranges.reserve(start + phase, size)
-        return start + phase
+        return GpuVa(start + phase)
 
     def install(self, mapping: VaMapping, *, write_entries: bool = True, flush: bool = True) -> None:
         """Put ``mapping`` in its region (cutting what it covers out of earlier mappings) and write its entries
@@ -682,7 +682,7 @@ class VaManager:
                     piece = VaMapping(
                         old.space,
                         region,
-                        lo,
+                        GpuVa(lo),
                         (hi - lo) // PAGE_SIZE,
                         old.kind,
                         old.allocation,
@@ -725,7 +725,7 @@ class VaManager:
         del space.regions[region.base]
         space.ranges.free(region.base)
         span = self.tables.span1
-        at = region.base
+        at: int = region.base
         while at < region.end:
             end = min(region.end, (at // span + 1) * span)
             if self.tables.needed(space, at - at % span, at - at % span + span):

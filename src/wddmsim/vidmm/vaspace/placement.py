@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from wddmsim.core.addresses import SegmentId, SegmentOffset
 from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE
 from wddmsim.ddi.driver import DXGKARG_GETROOTPAGETABLESIZE
 from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_FLUSHTLB
@@ -71,7 +72,9 @@ class TablePlacement(TableBase):
             size = -(-desc.PageTableSizeInBytes // PAGE_SIZE) * PAGE_SIZE
             count = self.entries(level)
         alignment = max(desc.PageTableAlignmentInBytes, PAGE_SIZE)
-        table = ProcessTable(level, key, segment.id, 0, size, space=space, big=big, entries=count)
+        table = ProcessTable(
+            level, key, SegmentId(segment.id), SegmentOffset(0), size, space=space, big=big, entries=count
+        )
         with self.hold(space):
             table.offset = self.place(segment, size, table, alignment if alignment & (alignment - 1) == 0 else 0)
         self.reach(table)

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from wddmsim.core.addresses import GpuVa, SegmentOffset
 from wddmsim.core.units import GiB
 from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS, HANDLE
 from wddmsim.ddi.driver import DXGKARG_SETROOTPAGETABLE, KernelModeDriver, SystemMemoryServices
@@ -260,7 +261,7 @@ class TableBase:
 
     # --- room, and the DDI operations every step builds -------------------------------------------------------
 
-    def place(self, segment: SegmentSpace, size: int, table: ProcessTable, alignment: int) -> int:
+    def place(self, segment: SegmentSpace, size: int, table: ProcessTable, alignment: int) -> SegmentOffset:
         """A range for a table, from the top of the segment (tables do not cut the space allocations share
         into pieces); when the segment is full, room is made for it (tables come first)."""
         offset = segment.allocate(size, table, alignment=alignment, from_end=True)
@@ -271,7 +272,7 @@ class TableBase:
                 NTSTATUS.STATUS_GRAPHICS_NO_VIDEO_MEMORY,
                 f"segment {segment.id} cannot hold a {size:#x}-byte level-{table.level} page table",
             )
-        return offset
+        return SegmentOffset(offset)
 
     def update(
         self,
@@ -335,7 +336,7 @@ class TableBase:
 
     # --- the TLB -----------------------------------------------------------------------------------------------
 
-    def flush_range(self, space: GpuVaSpace, va: int, size: int) -> None:
+    def flush_range(self, space: GpuVaSpace, va: GpuVa, size: int) -> None:
         """``FlushTlb`` of ``[va, va + size)`` for the process's root."""
         if space.evicted:
             return

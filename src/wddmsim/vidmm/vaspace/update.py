@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, assert_never, final
 
+from wddmsim.core.addresses import FenceValue, GpuVa
 from wddmsim.core.units import PAGE_SIZE
 from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.paging import (
@@ -70,7 +71,7 @@ class Companion:
     process: Process
     waiting: int = 0
     """Operations queued behind a fence value not reached yet."""
-    in_flight: list[tuple[int, int]] = field(default_factory=list)
+    in_flight: list[tuple[FenceValue, int]] = field(default_factory=list)
     """``(submission fence, operations)`` of buffers submitted and not yet done, oldest first."""
 
     @property
@@ -412,7 +413,7 @@ class TiledUpdates:
             raise bad(f"{name}.Protection", p.Protection.Value, "UNMAP takes exactly one of Zero and NoAccess")
         state = Kind.ZERO if p.Protection.Zero else Kind.NO_ACCESS
         pages = p.SizeInBytes // PAGE_SIZE
-        piece = VaMapping(space, region, p.BaseAddress, pages, state, driver_protection=region.driver_protection)
+        piece = VaMapping(space, region, GpuVa(p.BaseAddress), pages, state, driver_protection=region.driver_protection)
         return UpdateStep(p.BaseAddress, p.SizeInBytes, region, (piece,))
 
     def _check_map(
@@ -444,7 +445,7 @@ class TiledUpdates:
             VaMapping(
                 space,
                 region,
-                p.BaseAddress + k * unit,
+                GpuVa(p.BaseAddress + k * unit),
                 unit // PAGE_SIZE,
                 Kind.ALLOCATION,
                 a,
@@ -502,7 +503,7 @@ class TiledUpdates:
                 VaMapping(
                     space,
                     dst_region,
-                    dest + lo - source,
+                    GpuVa(dest + lo - source),
                     (hi - lo) // PAGE_SIZE,
                     m.kind,
                     m.allocation,
@@ -527,11 +528,11 @@ class TiledUpdates:
             self.va.install(run, write_entries=not use_gpu, flush=not use_gpu)
         if use_gpu:
             self.copy_ranges(space, source, space, dest, pages)
-            tables.flush_range(space, dest, pages * PAGE_SIZE)
+            tables.flush_range(space, GpuVa(dest), pages * PAGE_SIZE)
 
     def state_piece(self, space: GpuVaSpace, region: Region, src_region: Region, va: int, pages: int) -> VaMapping:
         kind = Kind.ZERO if src_region.zero else Kind.NO_ACCESS
-        return VaMapping(space, region, va, pages, kind, driver_protection=src_region.driver_protection)
+        return VaMapping(space, region, GpuVa(va), pages, kind, driver_protection=src_region.driver_protection)
 
 
 def _privileged_va(table: ProcessTable) -> int:
