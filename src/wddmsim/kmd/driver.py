@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final, assert_never, final
 
+from wddmsim.core.addresses import GpuPhysAddr
 from wddmsim.core.units import PAGE_SIZE
 from wddmsim.ddi.allocation import (
     DXGK_ALLOCATIONINFO,
@@ -420,7 +421,7 @@ class ReferenceDriver:
             address = hw_address(Space.SYSTEM, args.DmaBufferPhysicalAddress + start)
         else:
             address = self.segments.address(
-                args.DmaBufferSegmentId, args.DmaBufferPhysicalAddress + start, end - start, "DmaBuffer"
+                args.DmaBufferSegmentId, GpuPhysAddr(args.DmaBufferPhysicalAddress + start), end - start, "DmaBuffer"
             )
         root, entries = self.context_roots.get(args.hContext, (None, None))
         # Only paging buffers, and DMA buffers whose every address this driver patched, may name physical memory.

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from wddmsim.core.addresses import GpuPhysAddr
 from wddmsim.core.units import PAGE_SHIFT, SIZE_64K
 from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS
 from wddmsim.ddi.flags import DXGK_PAGETABLEUPDATEMODE
@@ -54,7 +55,8 @@ def table_word(state: DriverState, address: D3DGPU_PHYSICAL_ADDRESS, argument: s
             raise DriverContractError(f"{argument}.SegmentOffset", address.SegmentOffset, "is outside system memory")
         return hw_address(Space.SYSTEM, address.SegmentOffset)
     segment = state.segments.memory_segment(address.SegmentId, f"{argument}.SegmentId")
-    return state.segments.address(address.SegmentId, segment.base + address.SegmentOffset, PTE_SIZE, argument)
+    at = GpuPhysAddr(segment.base + address.SegmentOffset)
+    return state.segments.address(address.SegmentId, at, PTE_SIZE, argument)
 
 
 def geometry(state: DriverState, p: DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE) -> Geometry:
