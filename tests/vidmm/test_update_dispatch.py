@@ -1,6 +1,6 @@
 """``UpdateGpuVirtualAddress`` checks every operation type (table-driven).
 
-``TiledUpdates.check`` matches the payload exhaustively (``assert_never``: mypy names a payload type added
+``update_checks.check_operation`` matches the payload exhaustively (``assert_never``: mypy names a payload type added
 without a case); here, at run time: every ``D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION_TYPE`` selects one union
 member, and every union member is selected by one operation type.
 """
@@ -13,7 +13,7 @@ import pytest
 
 from wddmsim.ddi.va import D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION_TYPE as UpdateType
 from wddmsim.ddi.va import UpdateOperationPayload
-from wddmsim.vidmm.vaspace.update import PAYLOADS
+from wddmsim.vidmm.vaspace.update_checks import PAYLOADS
 
 
 @pytest.mark.parametrize("operation", list(UpdateType), ids=lambda op: op.name)

@@ -12,7 +12,8 @@ What each module models:
   pruning tables no region needs); :mod:`.tree` -- the whole tree moving (evicted under pressure, restored,
   destroyed): its :class:`~.tree.PageTables` is the tree the other modules use.
 - :mod:`.entries` -- the leaf entries of a mapping wherever its allocation is.
-- :mod:`.update` -- ``UpdateGpuVirtualAddress``: operations a paging companion queues.
+- :mod:`.update` -- ``UpdateGpuVirtualAddress``: operations queued behind a fence, applied by a paging companion
+  (or the CPU); :mod:`.update_checks` -- what the call refuses, checked whole before anything changes.
 - :mod:`.manager` -- ``VaManager``: Reserve, Map, Free, and the hooks the residency manager calls on every move.
 """
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final, assert_never, final
+from typing import TYPE_CHECKING, Final, final
 
 from wddmsim.core.addresses import FenceValue, GpuVa
 from wddmsim.core.units import PAGE_SIZE
@@ -36,22 +36,16 @@ from wddmsim.ddi.paging import (
 )
 from wddmsim.ddi.status import NTSTATUS, DdiError
 from wddmsim.ddi.va import (
-    D3DDDI_UPDATEGPUVIRTUALADDRESS_COPY,
-    D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP,
-    D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP_PROTECT,
-    D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION,
-    D3DDDI_UPDATEGPUVIRTUALADDRESS_UNMAP,
     D3DDDICB_UPDATEGPUVIRTUALADDRESS,
-    UpdateOperationPayload,
 )
-from wddmsim.ddi.va import D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION_TYPE as UpdateType
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.device import Waiter
 from wddmsim.vidmm.paging import PagingStream
 from wddmsim.vidmm.paging_buffer import PagingBufferPool
-from wddmsim.vidmm.vaspace.checks import bad, u64
+from wddmsim.vidmm.vaspace.checks import bad
 from wddmsim.vidmm.vaspace.regions import GpuVaSpace, Kind, ProcessTable, Region, UpdateStep, VaMapping
 from wddmsim.vidmm.vaspace.tables import Mode
+from wddmsim.vidmm.vaspace.update_checks import check_header, check_one_region, check_operation
 
 if TYPE_CHECKING:
     from wddmsim.vidmm.device import Device, Process, SyncObject
@@ -95,9 +89,13 @@ class TiledUpdates:
         ``FenceValue`` (at once with ``DoNotWait``), by the context's paging companion (by the CPU on a
         ``CPU_VIRTUAL`` GPU); then ``FenceValue + 1`` is signalled."""
         device, sync, space = self._caller(args)
-        self._check_header(args)
-        steps = [self.check(space, device, i, op) for i, op in enumerate(args.Operations)]
-        self.check_one_region(space, steps)
+        check_header(args)
+
+        def allocation_of(handle: HANDLE, argument: str) -> VidMmAllocation:
+            return self.allocation_of(handle, device, argument)
+
+        steps = [check_operation(space, i, op, allocation_of) for i, op in enumerate(args.Operations)]
+        check_one_region(space, steps)
         immediate = bool(args.Flags.DoNotWait) or sync.reached >= args.FenceValue
         companion = self._companion_for(args, device, space, len(steps), immediate)
         pools = self._map_pools(space, steps, companion)
@@ -124,19 +122,6 @@ class TiledUpdates:
         if sync.device.process is not device.process:
             raise bad("hFenceObject", args.hFenceObject, "belongs to another process")
         return device, sync, self.va.create_space(device.process)
-
-    @staticmethod
-    def _check_header(args: D3DDDICB_UPDATEGPUVIRTUALADDRESS) -> None:
-        """The call's own fields: reserved ones zero, ``FenceValue + 1`` a UINT64, a count that matches."""
-        if args.Reserved0 or args.Reserved1 or args.Flags.Reserved:
-            raise bad("Reserved0", args.Reserved0 or args.Reserved1 or args.Flags.Value, "reserved fields must be zero")
-        u64("FenceValue", args.FenceValue)
-        if args.FenceValue + 1 >= 1 << 64:
-            raise bad("FenceValue", args.FenceValue, "FenceValue + 1 must still be a UINT64")
-        if args.NumOperations != len(args.Operations) or not args.Operations:
-            raise bad(
-                "NumOperations", args.NumOperations, f"must be positive and match Operations ({len(args.Operations)})"
-            )
 
     def _companion_for(
         self, args: D3DDDICB_UPDATEGPUVIRTUALADDRESS, device: Device, space: GpuVaSpace, count: int, immediate: bool
@@ -381,96 +366,6 @@ class TiledUpdates:
             done += count
         tables.stream.build(DXGK_BUILDPAGINGBUFFER_COPYPAGETABLEENTRIES(NumRanges=len(ranges), pRanges=tuple(ranges)))
 
-    def check(
-        self, space: GpuVaSpace, device: Device, i: int, op: D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION
-    ) -> UpdateStep:
-        """Every rule of one operation, before anything changes; returns the work that applies it."""
-        name = f"Operations[{i}]"
-        p = _payload(name, op)
-        _check_addresses(name, p)
-        match p:
-            case D3DDDI_UPDATEGPUVIRTUALADDRESS_COPY():
-                return self._check_copy(space, name, p)
-            case D3DDDI_UPDATEGPUVIRTUALADDRESS_UNMAP():
-                return self._check_unmap(space, name, p)
-            case D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP() | D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP_PROTECT():
-                return self._check_map(space, device, name, p)
-            case _:
-                assert_never(p)
-
-    @staticmethod
-    def _check_copy(space: GpuVaSpace, name: str, p: D3DDDI_UPDATEGPUVIRTUALADDRESS_COPY) -> UpdateStep:
-        """COPY: source and destination each in one range obtained from Reserve."""
-        source = _reserved_region(space, f"{name}.SourceAddress", p.SourceAddress, p.SizeInBytes)
-        dest = _reserved_region(space, f"{name}.DestAddress", p.DestAddress, p.SizeInBytes)
-        return UpdateStep(p.DestAddress, p.SizeInBytes, dest, source=p.SourceAddress, source_region=source)
-
-    @staticmethod
-    def _check_unmap(space: GpuVaSpace, name: str, p: D3DDDI_UPDATEGPUVIRTUALADDRESS_UNMAP) -> UpdateStep:
-        """UNMAP: the range, in one reserved range, goes to exactly one of the Zero and NoAccess states."""
-        region = _reserved_region(space, f"{name}.BaseAddress", p.BaseAddress, p.SizeInBytes)
-        if p.Protection.Zero == p.Protection.NoAccess or p.Protection.Write or p.Protection.Execute:
-            raise bad(f"{name}.Protection", p.Protection.Value, "UNMAP takes exactly one of Zero and NoAccess")
-        state = Kind.ZERO if p.Protection.Zero else Kind.NO_ACCESS
-        pages = p.SizeInBytes // PAGE_SIZE
-        piece = VaMapping(space, region, GpuVa(p.BaseAddress), pages, state, driver_protection=region.driver_protection)
-        return UpdateStep(p.BaseAddress, p.SizeInBytes, region, (piece,))
-
-    def _check_map(
-        self,
-        space: GpuVaSpace,
-        device: Device,
-        name: str,
-        p: D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP | D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP_PROTECT,
-    ) -> UpdateStep:
-        """MAP and MAP_PROTECT: the range in one reserved range, the allocation's range (repeated every
-        ``AllocationSizeInBytes``) inside the allocation, and the protection each piece is mapped with."""
-        region = _reserved_region(space, f"{name}.BaseAddress", p.BaseAddress, p.SizeInBytes)
-        a = self.allocation_of(p.hAllocation, device, f"{name}.hAllocation")
-        unit = p.AllocationSizeInBytes or p.SizeInBytes
-        if p.AllocationSizeInBytes and p.SizeInBytes % p.AllocationSizeInBytes:
-            raise bad(
-                f"{name}.SizeInBytes",
-                p.SizeInBytes,
-                f"must be a multiple of AllocationSizeInBytes={p.AllocationSizeInBytes:#x}",
-            )
-        if p.AllocationOffsetInBytes + unit > a.size:
-            raise bad(
-                f"{name}.AllocationOffsetInBytes",
-                p.AllocationOffsetInBytes,
-                f"{unit:#x} bytes from it leave the {a.size:#x}-byte allocation",
-            )
-        write, execute, driver = _map_protection(name, p, region)
-        pieces = tuple(
-            VaMapping(
-                space,
-                region,
-                GpuVa(p.BaseAddress + k * unit),
-                unit // PAGE_SIZE,
-                Kind.ALLOCATION,
-                a,
-                p.AllocationOffsetInBytes // PAGE_SIZE,
-                write,
-                execute,
-                driver,
-            )
-            for k in range(p.SizeInBytes // unit)
-        )
-        plain = not isinstance(p, D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP_PROTECT)
-        return UpdateStep(p.BaseAddress, p.SizeInBytes, region, pieces, pool=a, plain_map=plain)
-
-    def check_one_region(self, space: GpuVaSpace, steps: list[UpdateStep]) -> None:
-        """Per call: every mapped range and copy destination in one reserved range; copy sources in one."""
-        for label, addresses in (
-            ("BaseAddress", [s.address for s in steps]),
-            ("SourceAddress", [s.source for s in steps if s.source is not None]),
-        ):
-            regions = {id(space.region_at(a, PAGE_SIZE)) for a in addresses}
-            if len(regions) > 1:
-                raise bad(
-                    f"Operations[*].{label}", addresses[0], "all ranges of one call must lie in one reserved range"
-                )
-
     def allocation_of(self, handle: HANDLE, device: Device, argument: str) -> VidMmAllocation:
         residency = self.va.residency
         assert residency is not None
@@ -539,67 +434,3 @@ def _privileged_va(table: ProcessTable) -> int:
     """How a companion names an application table: its VA in the privileged space."""
     assert table.privileged is not None, f"{table!r} is not mapped in the privileged VA space"
     return table.privileged.base
-
-
-PAYLOADS: Final[dict[int, type[UpdateOperationPayload]]] = {
-    UpdateType.D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP: D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP,
-    UpdateType.D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP_PROTECT: D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP_PROTECT,
-    UpdateType.D3DDDI_UPDATEGPUVIRTUALADDRESS_UNMAP: D3DDDI_UPDATEGPUVIRTUALADDRESS_UNMAP,
-    UpdateType.D3DDDI_UPDATEGPUVIRTUALADDRESS_COPY: D3DDDI_UPDATEGPUVIRTUALADDRESS_COPY,
-}
-"""The union member each ``OperationType`` selects."""
-
-_ADDRESS_FIELDS: Final = (
-    "BaseAddress",
-    "SizeInBytes",
-    "SourceAddress",
-    "DestAddress",
-    "AllocationOffsetInBytes",
-    "AllocationSizeInBytes",
-)
-
-
-def _payload(name: str, op: D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION) -> UpdateOperationPayload:
-    """The union member ``OperationType`` selects, refused when it is not the one given."""
-    expected = PAYLOADS.get(op.OperationType)
-    if expected is None or not isinstance(op.payload, expected):
-        raise bad(
-            f"{name}.OperationType",
-            op.OperationType,
-            "must be MAP (0), UNMAP (1), COPY (2) or MAP_PROTECT (3), with its union member",
-        )
-    return op.payload
-
-
-def _check_addresses(name: str, p: UpdateOperationPayload) -> None:
-    """Every address, size and offset of the operation a 4 KB-aligned UINT64; the size not zero."""
-    for field_name in _ADDRESS_FIELDS:
-        if hasattr(p, field_name):
-            value = getattr(p, field_name)
-            u64(f"{name}.{field_name}", value)
-            if value % PAGE_SIZE:
-                raise bad(f"{name}.{field_name}", value, "must be 4 KB aligned")
-    if p.SizeInBytes == 0:
-        raise bad(f"{name}.SizeInBytes", 0, "must not be zero")
-
-
-def _reserved_region(space: GpuVaSpace, argument: str, at: int, size: int) -> Region:
-    """The range obtained from Reserve that ``[at, at + size)`` lies in (a range obtained by Map does not do)."""
-    region = space.region_at(at, size)
-    if region is None or region.from_map:
-        raise bad(argument, at, "the range must lie in one range obtained from Reserve")
-    return region
-
-
-def _map_protection(
-    name: str, p: D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP | D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP_PROTECT, region: Region
-) -> tuple[bool, bool, int]:
-    """(Write, Execute, driver protection) of the pieces a MAP or MAP_PROTECT maps."""
-    if isinstance(p, D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP_PROTECT):
-        prot = p.Protection
-        if prot.Reserved or prot.SystemUseOnly or prot.Zero or prot.NoAccess:
-            raise bad(f"{name}.Protection", prot.Value, "MAP_PROTECT takes Write and Execute only")
-        u64(f"{name}.DriverProtection", p.DriverProtection)
-        return bool(prot.Write), bool(prot.Execute), p.DriverProtection
-    # Decision 0016: a plain MAP is read-write and inherits the reservation's driver protection.
-    return True, False, region.driver_protection
