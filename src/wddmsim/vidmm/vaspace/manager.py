@@ -29,7 +29,6 @@ from wddmsim.ddi.va import (
     D3DDDI_RESERVEGPUVIRTUALADDRESS,
     D3DDDICB_FREEGPUVIRTUALADDRESS,
     D3DDDICB_UPDATEGPUVIRTUALADDRESS,
-    D3DDDIGPUVIRTUALADDRESS_PROTECTION_TYPE,
     D3DGPU_UNIQUE_DRIVER_PROTECTION,
 )
 from wddmsim.ddi.va import D3DDDIGPUVIRTUALADDRESS_RESERVATION_TYPE as Reservation
@@ -41,7 +40,7 @@ from wddmsim.vidmm.paging_buffer import PagingBufferPool
 from wddmsim.vidmm.paging_process import SystemPagingProcess
 from wddmsim.vidmm.ranges import RangeAllocator
 from wddmsim.vidmm.segments import Segments, SegmentSpace
-from wddmsim.vidmm.vaspace.checks import bad, u64
+from wddmsim.vidmm.vaspace.checks import bad, check_free_arguments, check_map_arguments, check_reserve_arguments
 from wddmsim.vidmm.vaspace.entries import Entries
 from wddmsim.vidmm.vaspace.regions import GpuVaSpace, Kind, ProcessTable, Region, VaMapping
 from wddmsim.vidmm.vaspace.tables import VA_ALIGNMENT
@@ -55,19 +54,6 @@ if TYPE_CHECKING:
 POOL_AREA: Final = 1
 TABLE_AREA: Final = 2
 """Quarters of a privileged VA space: tile pools in the second, page tables and fences in the third."""
-
-
-def _check_map_protection(p: D3DDDIGPUVIRTUALADDRESS_PROTECTION_TYPE) -> None:
-    """``MapGpuVirtualAddress``'s ``Protection``: no reserved bits, nothing for the system only, Zero and
-    NoAccess exclusive and without Write or Execute."""
-    if p.Reserved:
-        raise bad("Protection", p.Value, "reserved bits must be zero")
-    if p.SystemUseOnly:
-        raise bad("Protection.SystemUseOnly", 1, "is not for user mode")
-    if p.Zero and p.NoAccess:
-        raise bad("Protection", p.Value, "Zero and NoAccess exclude each other")
-    if (p.Zero or p.NoAccess) and (p.Write or p.Execute):
-        raise bad("Protection", p.Value, "Zero and NoAccess take no Write or Execute")
 
 
 def _area(va_size: int, quarter: int) -> tuple[int, int]:
@@ -322,22 +308,7 @@ class VaManager:
     def reserve(self, args: D3DDDI_RESERVEGPUVIRTUALADDRESS) -> HRESULT:
         """``pfnReserveGpuVirtualAddressCb``: a range of VA, no memory; ``ZERO`` reservations read zero."""
         queue, space = self._queue_space(args.hPagingQueue)
-        for name in ("BaseAddress", "MinimumAddress", "MaximumAddress", "Size", "DriverProtection"):
-            u64(name, getattr(args, name))
-        for name in ("BaseAddress", "MinimumAddress", "MaximumAddress", "Size"):
-            if getattr(args, name) % VA_ALIGNMENT:
-                raise bad(name, getattr(args, name), "must be a multiple of 64 KB")
-        if args.Size == 0:
-            raise bad("Size", 0, "must not be zero")
-        if args.ReservationType not in (
-            Reservation.D3DDDIGPUVIRTUALADDRESS_RESERVE_NO_ACCESS,
-            Reservation.D3DDDIGPUVIRTUALADDRESS_RESERVE_ZERO,
-        ):
-            raise bad(
-                "ReservationType",
-                args.ReservationType,
-                "must be RESERVE_NO_ACCESS (0) or RESERVE_ZERO (1); NO_COMMIT is for the system",
-            )
+        check_reserve_arguments(args)
         base = self._place_range(
             space, args.BaseAddress, args.MinimumAddress, args.MaximumAddress, args.Size, VA_ALIGNMENT
         )
@@ -359,35 +330,13 @@ class VaManager:
         The steps, in the order their refusals take precedence: the arguments alone, the allocation, the range
         (named by ``BaseAddress`` or placed), then the mapping is installed and the paging fence returned."""
         queue, space = self._queue_space(args.hPagingQueue)
-        self._check_map_arguments(args)
+        check_map_arguments(args)
         allocation = self._mapped_allocation(args, queue)
         region = self._map_region(space, args, allocation)
         va = GpuVa(args.BaseAddress or region.base)
         self.install(self._new_mapping(space, region, va, args, allocation))
         args.VirtualAddress = va
         return self._complete(queue, True, args)
-
-    def _check_map_arguments(self, args: D3DDDI_MAPGPUVIRTUALADDRESS) -> None:
-        """What ``MapGpuVirtualAddress`` refuses from its arguments alone: widths, reserved fields, the protection,
-        4 KB alignment of the addresses, an empty size."""
-        for name in (
-            "BaseAddress",
-            "MinimumAddress",
-            "MaximumAddress",
-            "OffsetInPages",
-            "SizeInPages",
-            "DriverProtection",
-            "Reserved1",
-        ):
-            u64(name, getattr(args, name))
-        if args.Reserved0 or args.Reserved1:
-            raise bad("Reserved0" if args.Reserved0 else "Reserved1", args.Reserved0 or args.Reserved1, "must be zero")
-        _check_map_protection(args.Protection)
-        for name in ("BaseAddress", "MinimumAddress", "MaximumAddress"):
-            if getattr(args, name) % PAGE_SIZE:
-                raise bad(name, getattr(args, name), "must be 4 KB aligned")
-        if args.SizeInPages == 0:
-            raise bad("SizeInPages", 0, "must not be zero")
 
     def _mapped_allocation(self, args: D3DDDI_MAPGPUVIRTUALADDRESS, queue: PagingQueue) -> VidMmAllocation | None:
         """The allocation whose pages are mapped (None for the Zero / NoAccess states, which take no handle), its
@@ -476,14 +425,7 @@ class VaManager:
         """``pfnFreeGpuVirtualAddressCb``: release a range obtained from Reserve or Map, synchronously; its
         entries are invalid and flushed before the range can be handed out again."""
         space = self.spaces.get(process.handle)
-        u64("BaseAddress", args.BaseAddress)
-        u64("Size", args.Size)
-        if args.BaseAddress % PAGE_SIZE or args.Size % PAGE_SIZE:
-            raise bad(
-                "BaseAddress" if args.BaseAddress % PAGE_SIZE else "Size",
-                args.BaseAddress if args.BaseAddress % PAGE_SIZE else args.Size,
-                "must be 4 KB aligned",
-            )
+        check_free_arguments(args)
         region = None if space is None else space.regions.get(args.BaseAddress)
         if space is None or region is None or region.size != args.Size:
             raise bad(
