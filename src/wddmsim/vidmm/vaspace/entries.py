@@ -233,12 +233,29 @@ class Entries:
             return
         big = big or {}
         large = large or {}
-        span = tables.span1
-        total = int(entries.shape[0])
-        end = va + total * PAGE_SIZE
+        end = va + int(entries.shape[0]) * PAGE_SIZE
         if tables.dual and space.leaves64:
             stale = [c for c in range(va - va % SIZE_64K, end, SIZE_64K) if c not in big]
             self.write64(space, stale, None, protection)
+        self._write_leaves(space, va, entries, protection, source)
+        if big:
+            self.write64(
+                space, sorted(big), big, protection, source=None if source is None else (source[0], source[1] - va)
+            )
+        for key in range(tables.key(0, va), tables.key(0, end - 1) + 1):
+            if key in large:
+                tables.set_large(space, key, large[key])
+            elif key in space.large:
+                tables.clear_large(space, key)
+
+    def _write_leaves(
+        self, space: GpuVaSpace, va: int, entries: PteArray, protection: int, source: tuple[int, int] | None
+    ) -> None:
+        """The 4 KB entries from ``va``, one ``UpdatePageTable`` per leaf table (single PTE: as 64 KB entries of a
+        64 KB-page table where the range may have one); invalid entries where no leaf table exists are skipped."""
+        tables = self.tables
+        span = tables.span1
+        total = int(entries.shape[0])
         done = 0
         while done < total:
             at = va + done * PAGE_SIZE
@@ -258,15 +275,6 @@ class Entries:
             else:
                 leaf = tables.leaf(space, at)  # single PTE: a 64 KB-page range is converted first
                 tables.update(leaf, tables.mmu.index(at, 0), chunk, protection=protection, source=of)
-        if big:
-            self.write64(
-                space, sorted(big), big, protection, source=None if source is None else (source[0], source[1] - va)
-            )
-        for key in range(tables.key(0, va), tables.key(0, end - 1) + 1):
-            if key in large:
-                tables.set_large(space, key, large[key])
-            elif key in space.large:
-                tables.clear_large(space, key)
 
     def as64(self, space: GpuVaSpace, va: int, chunk: PteArray) -> PteArray | None:
         """Single-PTE mode: ``chunk`` as 64 KB entries if its range uses (or, new, may use) a 64 KB-page table
