@@ -16,10 +16,13 @@ import pytest
 from wddmsim.core.units import MiB
 from wddmsim.ddi.status import NTSTATUS
 from wddmsim.hw import commands as cmd
+from wddmsim.hw import swizzle
 from wddmsim.hw.addressing import Space, hw_address
 from wddmsim.hw.engine import EngineState, Submission, _check_unprivileged
 from wddmsim.hw.faults import FaultKind, GpuFault
 from wddmsim.hw.gpu import Gpu, GpuConfig
+from wddmsim.hw.memory import PhysicalMemory
+from wddmsim.hw.memsys import transform_copy
 from wddmsim.kmd.render import RenderRefused, _references
 from wddmsim.viz.disasm import format_packet
 
@@ -100,3 +103,22 @@ def test_render_takes_user_packets_and_refuses_the_kernel_ones(kind: type) -> No
         assert f"{kind.__name__} at 0x40" in str(refused.value)
     else:
         assert len(_references(packet, 0x40)) == references
+
+
+@pytest.mark.parametrize("transform", list(cmd.Transform), ids=lambda t: t.name)
+def test_every_copy_transform_is_carried_out(transform: cmd.Transform) -> None:
+    """``transform_copy`` handles every ``Transform``: the bytes land as the layout says (tiling, then untiling
+    with the same pitch, gives the source back)."""
+    pitch = 2 * swizzle.TILE_WIDTH  # two tiles a row: the layouts differ
+    size = pitch * swizzle.TILE_HEIGHT * 2
+    memory = PhysicalMemory("test", 4 * size)
+    source = bytes(range(256)) * (size // 256)
+    memory.write(0, source)
+    transform_copy([(memory, 0, size)], [(memory, size, size)], transform, pitch)
+    expected = {
+        cmd.Transform.NONE: source,
+        cmd.Transform.TILE: bytes(swizzle.tile(np.frombuffer(source, dtype=np.uint8), pitch)),
+        cmd.Transform.UNTILE: bytes(swizzle.untile(np.frombuffer(source, dtype=np.uint8), pitch)),
+    }[transform]
+    assert memory.read(size, size) == expected
+    assert (expected == source) == (transform == cmd.Transform.NONE)
