@@ -6,8 +6,10 @@ driver."""
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import grimp
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -26,15 +28,17 @@ from wddmsim.drivers import (
     driver_package,
     register,
 )
-from wddmsim.drivers.reference import REFERENCE, reference_driver
+from wddmsim.drivers.reference import REFERENCE, ReferenceUserModeDriver, reference_driver
 from wddmsim.drivers.registry import names
 from wddmsim.kmd.allocations import AllocationDesc, surface_levels
 from wddmsim.kmd.config import DriverConfig
 from wddmsim.kmd.config import DriverModel as KmdDriverModel
 from wddmsim.scenarios import catalog
+from wddmsim.scenarios.replay import read_trace, replay
 from wddmsim.scenarios.rig import PagingRig, ScratchAddressSpace
 from wddmsim.scenarios.runner import run_scenario
 from wddmsim.scenarios.tour import run_tour
+from wddmsim.scenarios.workload import resources
 from wddmsim.system import SystemConfig, build_adapter
 from wddmsim.testing import campaign
 from wddmsim.testing.campaign import Outcome
@@ -214,6 +218,38 @@ def test_the_cli_lists_and_takes_driver_packages() -> None:
             assert refused.exit_code == 2, refused.output
             assert "--driver='nope': must name a driver package" in " ".join(refused.output.split())
         box.append(Outcome.REFUSED)
+
+
+OTHER_FORMAT = dataclasses.replace(REFERENCE, name="test-other-format", umd=ReferenceUserModeDriver())
+"""The reference driver with a user-mode half of its own: private data of another format, for all replay knows."""
+
+
+def test_a_trace_replays_only_on_the_user_mode_driver_it_was_recorded_with(tmp_path: Path) -> None:
+    path = tmp_path / "trace.jsonl"
+    with path.open("w", encoding="utf-8") as trace:
+        run_scenario(catalog.load("default", {**SMALL, "workload.frames": 1}), record=trace)
+    again = replay(read_trace(path), {"adapter.driver": "wddmsim.testing.fakes:RECORDING"})
+    assert again.identical_events and again.content_preserved, "a wrapping package shares the user-mode half"
+    with campaign.case(SURFACE) as box:
+        with pytest.raises(ConfigurationError) as raised:
+            replay(read_trace(path), {"adapter.driver": "tests.drivers.test_packages:OTHER_FORMAT"})
+        assert raised.value.setting == "adapter.driver"
+        assert "in the format of the user-mode driver it was recorded with (driver package reference)" in str(
+            raised.value
+        )
+        box.append(Outcome.REFUSED)
+
+
+@pytest.mark.parametrize("swizzling", [True, False])
+def test_a_workload_swizzles_only_on_a_driver_that_swizzles(swizzling: bool) -> None:
+    config = catalog.load(
+        "default", {**SMALL, "adapter.driver_model": "wddm1", "workload.cpu_visible": 0.9, "workload.aperture": 0.1}
+    )
+    caps = dataclasses.replace(REFERENCE.capabilities(config.system_config().driver), swizzling=swizzling)
+    specs = resources(config, 0, np.random.default_rng(1), REFERENCE.umd, caps)
+    surfaces = [r for r in specs if r.kind == ResourceKind.SURFACE]
+    assert surfaces, "the default workload makes textures"
+    assert all(r.swizzled == swizzling for r in surfaces)
 
 
 # --- the contract --------------------------------------------------------------------------------------------------

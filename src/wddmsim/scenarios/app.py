@@ -47,7 +47,7 @@ from wddmsim.ddi.va import (
     D3DDDICB_UPDATEGPUVIRTUALADDRESS,
     D3DDDIGPUVIRTUALADDRESS_PROTECTION_TYPE,
 )
-from wddmsim.drivers.package import DriverModel, UserModeDriver
+from wddmsim.drivers.package import DriverCapabilities, DriverModel, UserModeDriver
 from wddmsim.drivers.resources import ResourceDesc, ResourceKind, ResourceUsage
 from wddmsim.scenarios.config import TILE, ScenarioConfig
 from wddmsim.scenarios.gpu import ListGpu, VaGpu
@@ -111,7 +111,14 @@ class App:
     """One process of the workload, with the model of everything it wrote."""
 
     def __init__(
-        self, runtime: TracedRuntime, config: ScenarioConfig, index: int, model: Model, *, umd: UserModeDriver
+        self,
+        runtime: TracedRuntime,
+        config: ScenarioConfig,
+        index: int,
+        model: Model,
+        *,
+        umd: UserModeDriver,
+        capabilities: DriverCapabilities,
     ) -> None:
         self.config = config
         self.umd = umd
@@ -128,7 +135,7 @@ class App:
         self.queue = args.hPagingQueue
         self.gpu: VaGpu | ListGpu = VaGpu(self.device, self.queue) if self.wddm2 else ListGpu(self.device)
         """The GPU path: by VA on WDDM 2.x, by allocation and patch-location lists on WDDM 1.x."""
-        self.resources = [self._create(spec) for spec in resources(config, index, self.rng, umd)]
+        self.resources = [self._create(spec) for spec in resources(config, index, self.rng, umd, capabilities)]
         self.pool: Resource | None = None
         self.tiled = ""
         self.sync = HANDLE(0)

@@ -21,7 +21,7 @@ from enum import Enum
 import numpy as np
 
 from wddmsim.core.units import PAGE_SIZE, KiB, align_up
-from wddmsim.drivers.package import DriverModel, UserModeDriver
+from wddmsim.drivers.package import DriverCapabilities, DriverModel, UserModeDriver
 from wddmsim.drivers.resources import ResourceDesc, ResourceKind, ResourceUsage
 from wddmsim.scenarios.config import ScenarioConfig
 
@@ -77,10 +77,10 @@ def _size(config: ScenarioConfig, rng: np.random.Generator) -> int:
 
 
 def resources(
-    config: ScenarioConfig, process: int, rng: np.random.Generator, umd: UserModeDriver
+    config: ScenarioConfig, process: int, rng: np.random.Generator, umd: UserModeDriver, caps: DriverCapabilities
 ) -> list[ResourceSpec]:
     """The resources process ``process`` creates: sizes until its share of the workload's bytes is reached (a
-    surface laid out by the user-mode driver ``umd``)."""
+    surface laid out by the user-mode driver ``umd``; swizzled only if the driver ``caps`` says it swizzles)."""
     w = config.workload
     wddm1 = config.adapter.model == DriverModel.WDDM1
     share = config.workload_bytes // w.processes
@@ -107,7 +107,7 @@ def resources(
         if texture:
             rows = max(size // TEXTURE_PITCH, 1)
             mips = 2 if rows >= 64 and rng.random() < 0.5 else 1
-            if wddm1 and placement == Placement.CPU_VISIBLE:
+            if wddm1 and placement == Placement.CPU_VISIBLE and caps.swizzling:
                 usage |= ResourceUsage.SWIZZLED  # locked linear through a swizzling range
             desc = ResourceDesc(
                 ResourceKind.SURFACE, usage=usage, width_bytes=TEXTURE_PITCH, height=rows, mip_levels=mips
