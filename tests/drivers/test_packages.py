@@ -76,6 +76,9 @@ def test_a_package_from_outside_is_named_module_colon_attribute() -> None:
         ("wddmsim.drivers.reference:reference_driver", "must be a DriverPackage"),
         ("wddmsim.drivers.reference:", "needs both a module and an attribute"),
         (":REFERENCE", "needs both a module and an attribute"),
+        (".relative:PACKAGE", "must be a dotted Python name (no relative import)"),
+        ("a..b:PACKAGE", "must be a dotted Python name"),
+        ("wddmsim.drivers.reference.REFERENCE:x", "module wddmsim.drivers.reference.REFERENCE cannot be imported"),
     ],
 )
 def test_an_unknown_package_is_refused_naming_the_setting_value_and_rule(value: str, rule: str) -> None:

@@ -8,6 +8,7 @@ or are named from outside as ``module:attribute`` -- an attribute holding a :cla
 from __future__ import annotations
 
 import importlib
+import re
 from typing import Final
 
 from wddmsim.core.errors import ConfigurationError
@@ -21,6 +22,8 @@ BUILTIN: Final[dict[str, str]] = {
 DEFAULT: Final = "reference"
 
 _registered: dict[str, DriverPackage] = {}
+
+_DOTTED: Final = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
 
 def register(package: DriverPackage) -> DriverPackage:
@@ -70,10 +73,16 @@ def _load(path: str, setting: str, value: str) -> DriverPackage:
     module_name, _, attribute = path.partition(":")
     if not module_name or not attribute:
         raise ConfigurationError(setting, value, "module:attribute needs both a module and an attribute")
+    if not _DOTTED.fullmatch(module_name):
+        raise ConfigurationError(
+            setting, value, f"module {module_name!r} must be a dotted Python name (no relative import)"
+        )
     try:
         module = importlib.import_module(module_name)
-    except ImportError as error:
-        raise ConfigurationError(setting, value, f"module {module_name} cannot be imported ({error})") from None
+    except Exception as error:  # a module that fails as it is imported is bad input here, not a crash
+        raise ConfigurationError(
+            setting, value, f"module {module_name} cannot be imported ({type(error).__name__}: {error})"
+        ) from None
     package = getattr(module, attribute, None)
     if not isinstance(package, DriverPackage):
         raise ConfigurationError(
