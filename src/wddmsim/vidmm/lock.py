@@ -48,6 +48,7 @@ from wddmsim.ddi.status import HRESULT, NTSTATUS, DdiError, InvalidArgument
 from wddmsim.vidmm.allocation import Content, VidMmAllocation
 from wddmsim.vidmm.device import Device
 from wddmsim.vidmm.events import CpuLockEvent
+from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.residency import ResidencyManager
 from wddmsim.vidmm.segments import SegmentSpace
 
@@ -115,6 +116,7 @@ class LockManager:
     def __init__(
         self,
         driver: KernelModeDriver,
+        objects: ObjectTable,
         residency: ResidencyManager,
         *,
         swizzling_ranges: int,
@@ -123,6 +125,7 @@ class LockManager:
         gpu_idle: Callable[[Device], None],
     ) -> None:
         self.driver = driver
+        self.objects = objects
         self.residency = residency
         self.segment_model = segment_model
         """WDDM 1.x: swizzling ranges, ``UseAlternateVA``, synchronising locks."""
@@ -535,7 +538,7 @@ class LockManager:
             raise DdiError(
                 HRESULT.D3DDDIERR_DEVICEREMOVED, f"hDevice={int(device.handle):#x} was removed: {device.removed}"
             )
-        a = self.residency.allocation(handle, argument)
+        a = self.objects.allocation(handle, argument)
         if a.device is not device:
             raise _bad(argument, handle, "belongs to another device")  # only the creator may lock
         return a

@@ -26,6 +26,7 @@ from wddmsim.vidmm.events import AdapterAllocation, ReportSegment
 from wddmsim.vidmm.gpummu import GpuMmuDescription, query_gpummu
 from wddmsim.vidmm.lock import LockManager
 from wddmsim.vidmm.mover import Mover
+from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.paging import PagingStream
 from wddmsim.vidmm.paging_buffer import PagingBufferPool
 from wddmsim.vidmm.paging_home import AperturePagingBuffers, paging_segment
@@ -124,6 +125,8 @@ class VideoMemoryManager:
         self.dummy_page = int(dummy.pfns[0]) << PAGE_SHIFT
         """The zeroed system page unmapped aperture pages point at (``UnmapApertureSegment.DummyPage``)."""
         self.fences = FenceArea(mm, self.paging_process)
+        self.objects = ObjectTable()
+        """Every handle VidMm gave out and what it names (decision 0060)."""
         self.mover = Mover(
             self.paging,
             self.spaces,
@@ -140,6 +143,7 @@ class VideoMemoryManager:
             self.fences,
             policy_named(self.config.eviction_policy),
             events,
+            self.objects,
             gpu_fences=self.gpummu is not None,
             scratch=self.mover.scratch,
             process=self.paging_process,
@@ -154,7 +158,9 @@ class VideoMemoryManager:
         self.callbacks.residency = self.residency
         self.va: VaManager | None = None
         if self.gpummu is not None and self.paging_process is not None:
-            self.va = VaManager(driver, mm, self.paging, self.gpummu, self.spaces, self.paging_process)
+            self.va = VaManager(
+                driver, mm, self.paging, self.gpummu, self.spaces, self.paging_process, self.objects, self.fences
+            )
             self.residency.va = self.va
             self.residency.evict_idle_tables = self.va.evict_idle_tables
             self.va.residency = self.residency
@@ -173,10 +179,18 @@ class VideoMemoryManager:
             self.va.create_companion = self._create_companion
             self.reset.listeners.append(self.va.on_adapter_reset)
         self.work = WorkSubmitter(
-            driver, mm, self.scheduler, self.residency, self.reset, self.context_nodes, paging_node=self.caps.PagingNode
+            driver,
+            mm,
+            self.scheduler,
+            self.objects,
+            self.residency,
+            self.reset,
+            self.context_nodes,
+            paging_node=self.caps.PagingNode,
         )
         self.locks = LockManager(
             driver,
+            self.objects,
             self.residency,
             swizzling_ranges=self.caps.NumberOfSwizzlingRanges,
             segment_model=self.gpummu is None,
@@ -184,7 +198,9 @@ class VideoMemoryManager:
             gpu_idle=self.work.quiesce,
         )
         self.paging.idle_waiter = self.work.quiesce_allocation
-        self.render = RenderSubmitter(driver, mm, self.residency, self.work, segment_model=self.gpummu is None)
+        self.render = RenderSubmitter(
+            driver, mm, self.objects, self.residency, self.work, segment_model=self.gpummu is None
+        )
         self.power = PowerManager(
             driver,
             self.spaces,
@@ -197,6 +213,7 @@ class VideoMemoryManager:
         )
         self.teardown = Teardown(
             driver,
+            self.objects,
             self.residency,
             self.work,
             self.locks,
@@ -243,7 +260,7 @@ class VideoMemoryManager:
             )
 
     def _allocation_size(self, handle: int) -> int:
-        found = self.residency.allocations.get(handle)
+        found = self.objects.allocations.get(handle)
         return found.size if found is not None else self._sizes.get(handle, 0)
 
     def _settle_paging(self) -> None:
@@ -356,7 +373,7 @@ class VideoMemoryManager:
         if status != NTSTATUS.STATUS_SUCCESS:
             raise DdiError(NTSTATUS(status), "DxgkDdiCreateContext failed")
         self.residency.initialize_contexts()
-        self.residency.register_context(args.hContext, owner)
+        self.objects.register_context(args.hContext, owner)
         self.context_nodes[args.hContext] = node
         self.context_info[args.hContext] = args.ContextInfo
         if self.va is not None:

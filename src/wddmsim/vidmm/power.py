@@ -221,7 +221,7 @@ class PowerManager:
 
     def _idle(self) -> None:
         """Nothing runs or waits to run: every device's work and every paging buffer has completed."""
-        for device in list(self.residency.devices.values()):
+        for device in list(self.residency.objects.devices.values()):
             self.work.quiesce(device)
         self.residency.settle()
         self.scheduler.wait_idle()

@@ -33,6 +33,7 @@ from wddmsim.ddi.render import (
 from wddmsim.ddi.status import HRESULT, NTSTATUS, DdiError, InvalidArgument
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.device import Device
+from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.residency import ResidencyManager
 from wddmsim.vidmm.work import Submission, WorkSubmitter
 
@@ -59,6 +60,7 @@ class RenderSubmitter:
         self,
         driver: KernelModeDriver,
         mm: SystemMemoryServices,
+        objects: ObjectTable,
         residency: ResidencyManager,
         work: WorkSubmitter,
         *,
@@ -66,6 +68,7 @@ class RenderSubmitter:
     ) -> None:
         self.driver = driver
         self.mm = mm
+        self.objects = objects
         self.residency = residency
         self.work = work
         self.segment_model = segment_model
@@ -74,7 +77,7 @@ class RenderSubmitter:
         """Submit the command buffer; ``args.SubmissionFenceId`` receives the fence of its last DMA buffer."""
         if not self.segment_model:
             raise _bad("pfnRenderCb", 1, "allocation lists and patching are the WDDM 1.x model: submit by GPU VA")
-        owner = self.residency.context_device(args.hContext)
+        owner = self.objects.context_device(args.hContext)
         if owner is not device:
             raise _bad("hContext", args.hContext, "is not a context of this device")
         self._check_lists(args)
@@ -83,8 +86,7 @@ class RenderSubmitter:
                 HRESULT.D3DDDIERR_DEVICEREMOVED, f"hDevice={int(device.handle):#x} was removed: {device.removed}"
             )
         listed = [
-            self.residency.allocation(s.hAllocation, f"pAllocationList[{i}]")
-            for i, s in enumerate(args.pAllocationList)
+            self.objects.allocation(s.hAllocation, f"pAllocationList[{i}]") for i, s in enumerate(args.pAllocationList)
         ]
         for i, a in enumerate(listed):
             if a.device is not device:

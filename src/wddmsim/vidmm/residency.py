@@ -27,7 +27,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Protocol, TypeVar, final
+from typing import Protocol, final
 
 import numpy as np
 
@@ -74,6 +74,8 @@ from wddmsim.vidmm.events import (
     VidMmPageIn,
 )
 from wddmsim.vidmm.mover import Mover
+from wddmsim.vidmm.objects import ObjectTable
+from wddmsim.vidmm.objects import bad as _bad
 from wddmsim.vidmm.paging import PagingStream
 from wddmsim.vidmm.paging_process import SystemPagingProcess
 from wddmsim.vidmm.policy import EvictionPolicy
@@ -126,27 +128,12 @@ class CpuAccessHooks(Protocol):
     def forget(self, a: VidMmAllocation) -> None: ...
 
 
-T = TypeVar("T")
-
-
-def _live(table: dict[int, T], handle: int, argument: str, what: str) -> T:
-    """The object a handle names, or ``E_INVALIDARG`` naming the argument (stale, forged or wrong-type handles)."""
-    found = table.get(handle) if isinstance(handle, int) else None
-    if found is None:
-        raise _bad(argument, handle, f"is not a live {what}")
-    return found
-
-
 def _unreferenced(a: VidMmAllocation) -> bool:
     return a.residency_count == 0
 
 
 def _anyone(a: VidMmAllocation) -> bool:
     return True
-
-
-def _bad(argument: str, value: object, rule: str) -> InvalidArgument:
-    return InvalidArgument(argument, value, rule, HRESULT.E_INVALIDARG)
 
 
 def _reserved(argument: str, flags: object) -> None:
@@ -170,10 +157,6 @@ def _fence_value(value: object) -> int:
     return value
 
 
-_CONTEXT_HANDLES = 0x8000_0000
-"""Where the driver's context handles begin: VidMm's own handles stay below."""
-
-
 @final
 class ResidencyManager:
     """Where every allocation lives, and the user-mode residency calls that change it."""
@@ -188,6 +171,7 @@ class ResidencyManager:
         fences: FenceArea,
         policy: EvictionPolicy,
         events: EventLog,
+        objects: ObjectTable,
         *,
         gpu_fences: bool,
         scratch: Scratch | None = None,
@@ -211,11 +195,7 @@ class ResidencyManager:
         """The GPU page (set by the composition; decision 0011): backing stores come in contiguous, aligned chunks
         of it, and every allocation is whole GPU pages placed on one, so that no GPU page maps two of them."""
         self.worker = PagingWorker(self._serve)
-        self.processes: dict[int, Process] = {}
-        self.devices: dict[int, Device] = {}
-        self.queues: dict[int, PagingQueue] = {}
-        self.allocations: dict[int, VidMmAllocation] = {}
-        self._next_handle = 0x4000_0000
+        self.objects = objects
         self._clock = 0
         """The use counter: every reference bumps it (the eviction policies' notion of time)."""
         self._moved = False
@@ -225,8 +205,6 @@ class ResidencyManager:
         self.scratch = scratch
         self.paging_process = process
         self.pending_contexts: list[VidMmAllocation] = []
-        self.sync_objects: dict[int, SyncObject] = {}
-        self.contexts: dict[int, Device] = {}
         self.before_move: Callable[[Device], None] | None = None
         """Called before an allocation of a device leaves its range: the device's work in flight completes."""
         self.va: VaManager | None = None
@@ -241,16 +219,34 @@ class ResidencyManager:
 
     # --- handles and objects ---------------------------------------------------------------------------------
 
-    def _handle(self) -> HANDLE:
-        """A handle never given before: one counter for processes, devices, queues, fences and allocations, so a
-        destroyed object's handle is never reused and no two kinds of object share one."""
-        if self._next_handle + 4 >= _CONTEXT_HANDLES:
-            raise DdiError(NTSTATUS.STATUS_NO_MEMORY, "every VidMm handle has been used")
-        self._next_handle += 4
-        return HANDLE(self._next_handle)
+    # The tables live in the object table (decision 0060); these views keep the residency manager's old paths.
+
+    @property
+    def processes(self) -> dict[int, Process]:
+        return self.objects.processes
+
+    @property
+    def devices(self) -> dict[int, Device]:
+        return self.objects.devices
+
+    @property
+    def queues(self) -> dict[int, PagingQueue]:
+        return self.objects.queues
+
+    @property
+    def allocations(self) -> dict[int, VidMmAllocation]:
+        return self.objects.allocations
+
+    @property
+    def sync_objects(self) -> dict[int, SyncObject]:
+        return self.objects.sync_objects
+
+    @property
+    def contexts(self) -> dict[int, Device]:
+        return self.objects.contexts
 
     def create_process(self) -> Process:
-        process = Process(self._handle(), self.mm.create_address_space())
+        process = Process(self.objects.new_handle(), self.mm.create_address_space())
         for group in GROUPS:
             process.budgets[group] = self.capacity(group)
         self.processes[process.handle] = process
@@ -259,15 +255,15 @@ class ResidencyManager:
     def create_device(self, process: Process) -> Device:
         if process.handle not in self.processes:
             raise _bad("hProcess", int(process.handle), "is not a live process")
-        device = Device(self._handle(), process)
+        device = Device(self.objects.new_handle(), process)
         self.devices[device.handle] = device
         return device
 
     def device(self, handle: int, argument: str = "hDevice") -> Device:
-        return _live(self.devices, handle, argument, "device")
+        return self.objects.device(handle, argument)
 
     def allocation(self, handle: int, argument: str = "hAllocation") -> VidMmAllocation:
-        return _live(self.allocations, handle, argument, "allocation")
+        return self.objects.allocation(handle, argument)
 
     def create_paging_queue(self, args: D3DDDI_CREATEPAGINGQUEUE) -> None:
         """``pfnCreatePagingQueueCb``: a queue and its monitored fence (value 0, CPU-readable)."""
@@ -280,7 +276,9 @@ class ResidencyManager:
             raise _bad("Priority", args.Priority, "must be BELOW_NORMAL (-1), NORMAL (0) or ABOVE_NORMAL (1)") from None
         if args.PhysicalAdapterIndex != 0:
             raise _bad("PhysicalAdapterIndex", args.PhysicalAdapterIndex, "the adapter has one physical adapter")
-        queue = PagingQueue(self._handle(), device, priority, MonitoredFence(self.fences), self._handle())
+        queue = PagingQueue(
+            self.objects.new_handle(), device, priority, MonitoredFence(self.fences), self.objects.new_handle()
+        )
         device.queues.append(queue)
         self.queues[queue.handle] = queue
         args.hPagingQueue = queue.handle
@@ -315,12 +313,12 @@ class ResidencyManager:
         """A monitored fence (value 0) the device's work can wait on and signal."""
         if self.devices.get(device.handle) is not device:
             raise _bad("hDevice", int(device.handle), "is not a live device")
-        sync = SyncObject(self._handle(), device, MonitoredFence(self.fences))
+        sync = SyncObject(self.objects.new_handle(), device, MonitoredFence(self.fences))
         self.sync_objects[sync.handle] = sync
         return sync
 
     def sync_object(self, handle: int, argument: str = "hFenceObject") -> SyncObject:
-        return _live(self.sync_objects, handle, argument, "monitored fence")
+        return self.objects.sync_object(handle, argument)
 
     def signal_from_cpu(self, handle: int, value: int) -> None:
         """``SignalSynchronizationObjectFromCpu``: the fence takes ``value`` (never lower); work waiting for it runs."""
@@ -335,14 +333,8 @@ class ResidencyManager:
         while sync.waiting and sync.waiting[0].value <= sync.reached:
             sync.waiting.pop(0).run()
 
-    def register_context(self, context: HANDLE, device: Device) -> None:
-        self.contexts[context] = device
-
-    def context_device(self, handle: int) -> Device:
-        return _live(self.contexts, handle, "hContext", "context")
-
     def queue(self, handle: int) -> PagingQueue:
-        return _live(self.queues, handle, "hPagingQueue", "paging queue")
+        return self.objects.queue(handle)
 
     # --- allocations -------------------------------------------------------------------------------------------
 
@@ -461,7 +453,7 @@ class ResidencyManager:
         preferred = [s for s in args.PreferredSegment.segment_ids() if s in ids]
         backing = self._commit_backing_of(size)
         a = VidMmAllocation(
-            handle=self._handle(),
+            handle=self.objects.new_handle(),
             device=device,
             size=size,
             alignment=args.Alignment,

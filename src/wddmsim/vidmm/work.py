@@ -28,6 +28,7 @@ from wddmsim.ddi.memory import MDL
 from wddmsim.ddi.status import HRESULT, NTSTATUS, DdiError, InvalidArgument
 from wddmsim.ddi.submit import DXGKARG_RESETENGINE, DXGKARGCB_NOTIFY_INTERRUPT_DATA
 from wddmsim.vidmm.device import Device
+from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.reset import ResetPath
 from wddmsim.vidmm.residency import ResidencyManager
 from wddmsim.vidmm.scheduler import GpuHung, GpuScheduler
@@ -63,6 +64,7 @@ class WorkSubmitter:
         driver: KernelModeDriver,
         mm: SystemMemoryServices,
         scheduler: GpuScheduler,
+        objects: ObjectTable,
         residency: ResidencyManager,
         reset: ResetPath,
         contexts: dict[int, int],
@@ -74,6 +76,7 @@ class WorkSubmitter:
         """Where VidMm's paging buffers run: a fault there is never cured by an engine reset (it would drop them)."""
         self.mm = mm
         self.scheduler = scheduler
+        self.objects = objects
         self.residency = residency
         self.reset = reset
         self.nodes = contexts
@@ -108,7 +111,7 @@ class WorkSubmitter:
         return self.enqueue(Submission(context, device, node, 0, mdl, mapping, len(data)))
 
     def _runnable(self, context: HANDLE) -> tuple[Device, int]:
-        device = self.residency.context_device(context)
+        device = self.objects.context_device(context)
         node = self.nodes.get(context)
         if node is None:
             raise InvalidArgument("hContext", context, "is not a context VidMm created", HRESULT.E_INVALIDARG)
@@ -146,7 +149,7 @@ class WorkSubmitter:
         ``DEVICE_REMOVED`` if the device faulted, or -- the GPU stopping short of the fence, a timeout in TDR
         terms, or faults that keep coming back -- through the adapter-reset path (``DxgkDdiResetFromTimeout``).
         """
-        device = self.residency.context_device(context)
+        device = self.objects.context_device(context)
         node = self.nodes[context]
         issued = self.issued.get(context, 0)
         if not 0 <= fence <= issued:
@@ -178,7 +181,7 @@ class WorkSubmitter:
 
     def quiesce_allocation(self, handle: int) -> None:
         """Until no work in flight references the allocation (its allocation lists, or its device's work)."""
-        a = self.residency.allocations.get(handle)
+        a = self.objects.allocations.get(handle)
 
         def uses(entry: Submission) -> bool:
             if entry.allocations is not None:

@@ -34,6 +34,7 @@ from wddmsim.ddi.va import D3DDDIGPUVIRTUALADDRESS_RESERVATION_TYPE as Reservati
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.errors import DeviceRemoved, VidMmError
 from wddmsim.vidmm.gpummu import GpuMmuDescription
+from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.paging import PagingStream
 from wddmsim.vidmm.paging_buffer import PagingBufferPool
 from wddmsim.vidmm.paging_process import SystemPagingProcess
@@ -46,7 +47,7 @@ from wddmsim.vidmm.vaspace.tables import VA_ALIGNMENT, PageTables
 from wddmsim.vidmm.vaspace.update import TiledUpdates
 
 if TYPE_CHECKING:
-    from wddmsim.vidmm.device import Device, PagingQueue, Process
+    from wddmsim.vidmm.device import Device, FenceArea, PagingQueue, Process
     from wddmsim.vidmm.residency import ResidencyManager
 
 POOL_AREA: Final = 1
@@ -70,6 +71,8 @@ class VaManager:
         mmu: GpuMmuDescription,
         segments: Segments,
         process: SystemPagingProcess,
+        objects: ObjectTable,
+        fences: FenceArea,
         *,
         use_64k_ptes: bool = True,
     ) -> None:
@@ -77,7 +80,11 @@ class VaManager:
         self.paging = paging
         self.mmu = mmu
         self.segments = segments
-        self.tables = PageTables(driver, mm, paging, mmu, segments, process)
+        self.objects = objects
+        """Queues, allocations, contexts and sync objects, by handle."""
+        self.fences = fences
+        """The monitored-fence pages (mapped into every privileged VA space)."""
+        self.tables = PageTables(driver, mm, paging, mmu, segments, process, objects)
         self.entries = Entries(self.tables, use_64k_ptes=use_64k_ptes)
         self.updates = TiledUpdates(self)
         self.tables.render = self.entries.render
@@ -162,8 +169,7 @@ class VaManager:
         space.privileged = priv
         with self.tables.hold(priv):
             self.tables.create_root(priv)
-            assert self.residency is not None
-            fences = self.residency.fences
+            fences = self.fences
             priv.fence_base = self._map_pages(priv, TABLE_AREA, 0, fences.pfns).base
             for table in self.tables.all_tables(space):
                 self._table_created(table)
@@ -539,15 +545,12 @@ class VaManager:
     # --- internals -----------------------------------------------------------------------------------------
 
     def _queue_space(self, handle: HANDLE) -> tuple[PagingQueue, GpuVaSpace]:
-        if self.residency is None:
-            raise VidMmError("the VA services are not wired to a residency manager")
-        queue = self.residency.queue(handle)
+        queue = self.objects.queue(handle)
         space = self.create_space(queue.device.process)
         return queue, space
 
     def _allocation(self, handle: HANDLE, queue: PagingQueue) -> VidMmAllocation:
-        assert self.residency is not None
-        a = self.residency.allocations.get(handle)
+        a = self.objects.allocations.get(handle)
         if a is None or a.context:
             raise bad("hAllocation", handle, "is not an allocation of the process")
         if a.device.process is not queue.device.process:

@@ -57,6 +57,7 @@ from wddmsim.vidmm.events import (
     PageTablesRestored,
 )
 from wddmsim.vidmm.gpummu import GpuMmuDescription
+from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.paging import PagingStream
 from wddmsim.vidmm.paging_process import SystemPagingProcess
 from wddmsim.vidmm.ranges import RangeAllocator
@@ -92,6 +93,7 @@ class PageTables:
         mmu: GpuMmuDescription,
         segments: Segments,
         process: SystemPagingProcess,
+        objects: ObjectTable,
     ) -> None:
         self.driver = driver
         self.mm = mm
@@ -99,6 +101,8 @@ class PageTables:
         self.mmu = mmu
         self.segments = segments
         self.paging_process = process
+        self.objects = objects
+        """Devices and contexts, by handle: who runs in a space."""
         self.events = paging.events
         flags = mmu.caps.Flags
         self.mode = mmu.caps.PageTableUpdateMode
@@ -179,17 +183,13 @@ class PageTables:
     # --- who uses a space ------------------------------------------------------------------------------------
 
     def devices(self, process: Process) -> list[Device]:
-        if self.residency is None:
-            return []
-        return [d for d in self.residency.devices.values() if d.process is process]
+        return self.objects.devices_of(process)
 
     def contexts(self, space: GpuVaSpace) -> list[HANDLE]:
         """The contexts that run in ``space``: its process's, or -- a privileged space -- the paging companions."""
         if space.owner is not None:
             return list(space.companions)
-        if self.residency is None:
-            return []
-        return [HANDLE(c) for c, d in self.residency.contexts.items() if d.process is space.process]
+        return self.objects.contexts_of(space.process)
 
     def quiesce(self, process: Process) -> None:
         """Every context of the process is idle: the work it has in flight completes, and so do the page-table

@@ -94,8 +94,8 @@ class TiledUpdates:
         va = self.va
         residency = va.residency
         assert residency is not None
-        device = residency.context_device(args.hContext)
-        sync = residency.sync_object(args.hFenceObject)
+        device = va.objects.context_device(args.hContext)
+        sync = va.objects.sync_object(args.hFenceObject)
         if sync.device.process is not device.process:
             raise bad("hFenceObject", args.hFenceObject, "belongs to another process")
         space = va.create_space(device.process)
@@ -451,9 +451,7 @@ class TiledUpdates:
                 )
 
     def allocation_of(self, handle: HANDLE, device: Device, argument: str) -> VidMmAllocation:
-        residency = self.va.residency
-        assert residency is not None
-        a = residency.allocations.get(handle)
+        a = self.va.objects.allocations.get(handle)
         if a is None or a.context or a.device.process is not device.process:
             raise bad(argument, handle, "is not an allocation of the process")
         return a
