@@ -45,9 +45,10 @@ from wddmsim.ddi.lock import (
 )
 from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_READPHYSICAL, DXGK_BUILDPAGINGBUFFER_WRITEPHYSICAL
 from wddmsim.ddi.status import HRESULT, NTSTATUS, DdiError, InvalidArgument
-from wddmsim.vidmm.allocation import Content, VidMmAllocation
+from wddmsim.vidmm.allocation import Content, CpuLock, VidMmAllocation
 from wddmsim.vidmm.device import Device
 from wddmsim.vidmm.events import CpuLockEvent
+from wddmsim.vidmm.moves import MoveCause, unswizzles
 from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.residency import ResidencyManager
 from wddmsim.vidmm.segments import SegmentSpace
@@ -57,20 +58,6 @@ _RANGE_STATUSES = (
     NTSTATUS.STATUS_GRAPHICS_UNSWIZZLING_APERTURE_UNAVAILABLE,
     NTSTATUS.STATUS_GRAPHICS_UNSWIZZLING_APERTURE_UNSUPPORTED,
 )
-
-
-@dataclass(slots=True, eq=False)
-class CpuLock:
-    """One allocation's lock: how it was taken and what its view shows."""
-
-    flags: D3DDDICB_LOCKFLAGS
-    lock2: bool = False
-    count: int = 1
-    on_bus: bool = False
-    """The view shows the BAR (the allocation is in a CPU-visible memory segment); else system pages."""
-    private_data: int = 0
-    swizzling_range: int | None = None
-    """The ``RangeId`` this lock linearises through (swizzled allocations), if any."""
 
 
 @dataclass(slots=True)
@@ -260,7 +247,7 @@ class LockManager:
         if a.swizzled and ((space is None and swizzled_bits) or (space is not None and space.aperture)):
             # Swizzled bits in system memory, or behind an aperture: only the GPU can unswizzle them, from a
             # memory segment -- page it into one first, then as an allocation in a memory segment.
-            if not self.residency.bring_into_memory(a, cause="lock"):
+            if not self.residency.bring_into_memory(a, cause=MoveCause.LOCK):
                 raise LockRefused(
                     HRESULT.E_OUTOFMEMORY,
                     f"hAllocation={int(a.handle):#x}: its swizzled bits need a memory segment to be unswizzled, "
@@ -594,7 +581,7 @@ class LockManager:
 
     # --- hooks of the residency manager (CpuAccessHooks) ---------------------------------------------------
 
-    def before_leave(self, a: VidMmAllocation, cause: str) -> tuple[bool, tuple[int, int] | None]:
+    def before_leave(self, a: VidMmAllocation, cause: MoveCause) -> tuple[bool, tuple[int, int] | None]:
         """An allocation leaves its segment: give its ranges back, and say how to transfer it -- unswizzled when
         the CPU will look at the system copy (a lock, or a lock in force), through the alternate VA's
         ``SpecialLockTransfer`` when it is locked that way."""
@@ -603,7 +590,7 @@ class LockManager:
         if lock is not None and lock.flags.UseAlternateVA and lock.swizzling_range is not None:
             special = (lock.swizzling_range, lock.private_data)
         self._release_all(a)
-        unswizzle = a.swizzled and (lock is not None or cause == "lock")
+        unswizzle = a.swizzled and (lock is not None or unswizzles(cause))
         return unswizzle, special
 
     def after_leave(self, a: VidMmAllocation) -> None:

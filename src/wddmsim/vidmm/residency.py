@@ -74,6 +74,7 @@ from wddmsim.vidmm.events import (
     VidMmPageIn,
 )
 from wddmsim.vidmm.mover import Mover
+from wddmsim.vidmm.moves import Destination, MoveCause, demotes
 from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.objects import bad as _bad
 from wddmsim.vidmm.paging import PagingStream
@@ -99,7 +100,7 @@ class Residence:
     segment_address: int | None
     """``SegmentAddress`` = ``BaseAddress`` + offset, as paging operations name it."""
     kind: str
-    """``memory``, ``aperture`` or ``system``."""
+    """``memory``, ``aperture`` or ``system`` (a :class:`Destination` value)."""
     published: bool
     """The paging fence of the move that put it there has passed: the GPU may use it."""
     residency_count: int
@@ -116,7 +117,7 @@ Victims = Callable[[VidMmAllocation], bool]
 class CpuAccessHooks(Protocol):
     """What the lock manager (:mod:`wddmsim.vidmm.lock`) must hear of moves, so CPU views stay right."""
 
-    def before_leave(self, a: VidMmAllocation, cause: str) -> tuple[bool, tuple[int, int] | None]:
+    def before_leave(self, a: VidMmAllocation, cause: MoveCause) -> tuple[bool, tuple[int, int] | None]:
         """``(unswizzle, special)`` for the transfer out; ``special`` is ``(RangeId, PrivateDriverData)`` of an
         alternate-VA lock (``SpecialLockTransfer``)."""
         ...
@@ -424,7 +425,7 @@ class ResidencyManager:
         if self.va is not None:
             self.va.forget(a)  # destroying an allocation frees every VA mapped to it
         if a.placement is not None:
-            self._leave(a, cause="destroy", keep_content=False)
+            self._leave(a, cause=MoveCause.DESTROY, keep_content=False)
         self.paging.wait(self.paging.flush())
         if a.backing is not None:
             self.mm.free_pages(a.backing)
@@ -485,7 +486,7 @@ class ResidencyManager:
         """
         pending, self.pending_contexts = self.pending_contexts, []
         for a in pending:
-            if a.placement is None and not self._place(a, {a.handle}, cause="pressure"):
+            if a.placement is None and not self._place(a, {a.handle}, cause=MoveCause.PRESSURE):
                 raise DdiError(
                     NTSTATUS.STATUS_GRAPHICS_NO_VIDEO_MEMORY,
                     f"no segment can hold context allocation {int(a.handle):#x}",
@@ -517,7 +518,7 @@ class ResidencyManager:
                 "must equal the data's length",
                 NTSTATUS.STATUS_INVALID_PARAMETER,
             )
-        if a.placement is None and not self._place(a, {a.handle}, cause="pressure"):
+        if a.placement is None and not self._place(a, {a.handle}, cause=MoveCause.PRESSURE):
             return NTSTATUS.STATUS_GRAPHICS_NO_VIDEO_MEMORY
         placement = a.placement
         assert placement is not None
@@ -552,7 +553,7 @@ class ResidencyManager:
                 "hAllocation", hAllocation, "is not a context allocation", NTSTATUS.STATUS_INVALID_PARAMETER
             )
         if a.placement is not None:
-            self._leave(a, cause="destroy", keep_content=False)
+            self._leave(a, cause=MoveCause.DESTROY, keep_content=False)
         self.paging.wait(self.paging.flush())
         if a.backing is not None:
             self.mm.free_pages(a.backing)
@@ -635,7 +636,7 @@ class ResidencyManager:
         for a in wanted:
             self._clock += 1
             a.last_use = self._clock
-            if a.placement is None and not self._place(a, protected, cause="pressure"):
+            if a.placement is None and not self._place(a, protected, cause=MoveCause.PRESSURE):
                 missing = sum(x.size for x in wanted if x.placement is None)
                 return self._refuse(args, device, missing, "segments full")
         for a in wanted:
@@ -724,7 +725,7 @@ class ResidencyManager:
         protected = {a.handle for a in listed}
         placed = 0
         for a in listed:
-            if a.placement is None and not a.device.removed and self._place(a, protected, cause="pressure"):
+            if a.placement is None and not a.device.removed and self._place(a, protected, cause=MoveCause.PRESSURE):
                 placed += 1
         self._signal_value(request.queue, request.value)
         self.events.emit(
@@ -812,7 +813,7 @@ class ResidencyManager:
             elif a.residency_count == 0:
                 a.clean_start = False  # the period ends without the hint: the GPU may have written the placement
             if a.residency_count == 0 and a.placement is not None and not args.Flags.EvictOnlyIfNecessary:
-                self._leave(a, cause="evict")
+                self._leave(a, cause=MoveCause.EVICT)
         self.paging.flush()
         args.NumBytesToTrim = max(0, self._trim_need(device.process))
         return HRESULT.S_OK
@@ -831,7 +832,7 @@ class ResidencyManager:
         protected = {a.handle for a in wanted}
         self._moved = False
         for a in wanted:
-            if a.placement is None and not self._place(a, protected, cause="pressure"):
+            if a.placement is None and not self._place(a, protected, cause=MoveCause.PRESSURE):
                 raise DdiError(
                     NTSTATUS.STATUS_GRAPHICS_NO_VIDEO_MEMORY,
                     f"device {int(device.handle):#x}'s residency list ({sum(x.size for x in wanted):#x} bytes) "
@@ -862,7 +863,7 @@ class ResidencyManager:
         a.paging = None
         return True
 
-    def bring_into_memory(self, a: VidMmAllocation, *, cause: str) -> bool:
+    def bring_into_memory(self, a: VidMmAllocation, *, cause: MoveCause) -> bool:
         """Put ``a`` in a memory segment (out of an aperture or system memory) and wait for the move; False -- with
         ``a`` where it was -- if no memory segment can take it, even by evicting what ``a`` does not need."""
         self.service()
@@ -886,7 +887,7 @@ class ResidencyManager:
         self.service()
         self._moved = False
         for a in sorted(allocations, key=lambda x: -x.size):  # largest first: the fewest ranges left too small
-            if a.placement is None and not self._place(a, protected, cause="pressure"):
+            if a.placement is None and not self._place(a, protected, cause=MoveCause.PRESSURE):
                 return False
         return True
 
@@ -895,7 +896,7 @@ class ResidencyManager:
         ``discard``: the lock may drop the content (``Discard``), so nothing is copied."""
         self.service()
         if a.placement is not None:
-            self._leave(a, cause="lock", keep_content=not discard)
+            self._leave(a, cause=MoveCause.LOCK, keep_content=not discard)
         self.settle()
 
     def pin(self, handle: int) -> None:
@@ -914,7 +915,7 @@ class ResidencyManager:
     def hold(self, a: VidMmAllocation) -> None:
         """VidMm's own residency reference (a tile pool that queued updates map): resident until :meth:`unhold`."""
         a.residency_count += 1
-        if a.placement is None and not self._place(a, {a.handle}, cause="pressure"):
+        if a.placement is None and not self._place(a, {a.handle}, cause=MoveCause.PRESSURE):
             a.residency_count -= 1
             raise DdiError(NTSTATUS.STATUS_GRAPHICS_NO_VIDEO_MEMORY, f"no segment can hold {a!r}")
         self.paging.flush()
@@ -962,7 +963,7 @@ class ResidencyManager:
             spaces = [s for s in spaces if self.cpu.may_enter(a, s)]
         return spaces
 
-    def _place(self, a: VidMmAllocation, protected: set[HANDLE], *, cause: str) -> bool:
+    def _place(self, a: VidMmAllocation, protected: set[HANDLE], *, cause: MoveCause) -> bool:
         """Find ``a`` a range (evicting as the policy ranks) and page it in; False if nothing can hold it."""
         candidates = self._candidates(a)
         near = [s for s in candidates if s.group == candidates[0].group]  # as good as the preferred one
@@ -983,7 +984,7 @@ class ResidencyManager:
         return False
 
     def _room(
-        self, space: SegmentSpace, a: VidMmAllocation, protected: set[HANDLE], victims: Victims | None, cause: str
+        self, space: SegmentSpace, a: VidMmAllocation, protected: set[HANDLE], victims: Victims | None, cause: MoveCause
     ) -> int | None:
         """A range of ``space`` for ``a``: free room, else (with ``victims``) room made by evicting them."""
         alignment = max(a.alignment, self.system_chunk)  # on a GPU page: PTEs map whole ones (decision 0011)
@@ -1000,7 +1001,7 @@ class ResidencyManager:
         from_end: bool,
         protected: set[HANDLE],
         victims: Victims | None,
-        cause: str,
+        cause: MoveCause,
     ) -> int | None:
         offset = space.allocate(size, owner, alignment=alignment, from_end=from_end)
         if offset is not None or victims is None:
@@ -1029,7 +1030,7 @@ class ResidencyManager:
         """A range for one of VidMm's own objects (a page table): free room at the top of the segment, else room
         made by evicting -- what no residency list needs first, then anyone but the allocations being moved."""
         for victims in (None, _unreferenced, _anyone):
-            offset = self._carve(space, size, owner, alignment, True, set(), victims, "pressure")
+            offset = self._carve(space, size, owner, alignment, True, set(), victims, MoveCause.PRESSURE)
             if offset is not None:
                 return offset
         return None
@@ -1067,7 +1068,7 @@ class ResidencyManager:
         )
 
     def _leave(
-        self, a: VidMmAllocation, *, cause: str, keep_content: bool = True, protected: set[HANDLE] | None = None
+        self, a: VidMmAllocation, *, cause: MoveCause, keep_content: bool = True, protected: set[HANDLE] | None = None
     ) -> None:
         """Take ``a`` out of its segment: to system memory, or -- for a victim a residency list still needs -- to
         an aperture segment with free room."""
@@ -1082,12 +1083,12 @@ class ResidencyManager:
         self.segments.get(placement.segment_id).free(placement.offset)
         a.placement = None
         self._moved = True
-        if destination == "discarded":
+        if destination is Destination.DISCARDED:
             a.content = Content.DISCARDED
         if self.cpu is not None:
             self.cpu.after_leave(a)
         demoted = False
-        if cause == "pressure" and a.residency_count and not self.segments.get(placement.segment_id).aperture:
+        if demotes(cause) and a.residency_count and not self.segments.get(placement.segment_id).aperture:
             demoted = self._demote(a)
         self.events.emit(
             VidMmEvict(
@@ -1095,8 +1096,8 @@ class ResidencyManager:
                 allocation=a.handle,
                 segment=placement.segment_id,
                 size=a.size,
-                cause=cause,
-                destination="aperture" if demoted else destination,
+                cause=cause.value,
+                destination=(Destination.APERTURE if demoted else destination).value,
             )
         )
 
@@ -1242,7 +1243,7 @@ class ResidencyManager:
     def _drop_offered(self, a: VidMmAllocation) -> None:
         """What pressure does to an offered allocation: its content goes, and with AllowDecommit its pages."""
         if a.placement is not None:
-            self._leave(a, cause="offer", keep_content=False)
+            self._leave(a, cause=MoveCause.OFFER, keep_content=False)
         a.content = Content.DISCARDED
         if a.allow_decommit and a.backing is not None:
             self.paging.wait(self.paging.flush())
@@ -1286,7 +1287,7 @@ class ResidencyManager:
         protected = {a.handle for a in listed}
         for a in listed:
             if a.residency_count and a.placement is None:
-                self._place(a, protected, cause="pressure")
+                self._place(a, protected, cause=MoveCause.PRESSURE)
         args.pResults = results
         args.PagingFenceValue = self.signal(queue) if self._moved else 0
         return HRESULT.E_PENDING if self._moved else HRESULT.S_OK
@@ -1318,7 +1319,7 @@ class ResidencyManager:
             if a.placement is not None and purged(a.placement.segment_id, a.placement.offset, a.size)
         ]
         for a in gone:
-            self._leave(a, cause="power")
+            self._leave(a, cause=MoveCause.POWER)
         self.settle()
         return gone
 
@@ -1331,7 +1332,7 @@ class ResidencyManager:
         )
         protected = {a.handle for a in wanted}
         for a in wanted:
-            if not self._place(a, protected, cause="pressure"):
+            if not self._place(a, protected, cause=MoveCause.PRESSURE):
                 raise DdiError(
                     NTSTATUS.STATUS_GRAPHICS_NO_VIDEO_MEMORY, f"no segment can take {a!r} back after the wake"
                 )
@@ -1383,8 +1384,8 @@ class ResidencyManager:
                     allocation=a.handle,
                     segment=placement.segment_id,
                     size=a.size,
-                    cause="reset",
-                    destination="system" if space.aperture else "lost",
+                    cause=MoveCause.RESET.value,
+                    destination=(Destination.SYSTEM if space.aperture else Destination.LOST).value,
                 )
             )
         self.paging.wait(self.paging.flush())
@@ -1405,7 +1406,7 @@ class ResidencyManager:
             segment_id=0 if a.placement is None else a.placement.segment_id,
             offset=None if a.placement is None else a.placement.offset,
             segment_address=None if space is None or a.placement is None else space.base + a.placement.offset,
-            kind="system" if space is None else ("aperture" if space.aperture else "memory"),
+            kind=_kind(space).value,
             published=published,
             residency_count=a.residency_count,
             content=a.content.value,
@@ -1452,8 +1453,15 @@ class ResidencyManager:
     def _trim(self, a: VidMmAllocation) -> int:
         a.residency_count = 0
         if a.placement is not None:
-            self._leave(a, cause="trim")
+            self._leave(a, cause=MoveCause.TRIM)
         return a.size
+
+
+def _kind(space: SegmentSpace | None) -> Destination:
+    """Where an allocation in ``space`` (None: no segment) is."""
+    if space is None:
+        return Destination.SYSTEM
+    return Destination.APERTURE if space.aperture else Destination.MEMORY
 
 
 def _in_use(a: VidMmAllocation) -> bool:
