@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import final
 
 from wddmsim.core.addresses import CpuVa
+from wddmsim.core.events import EventLog
 from wddmsim.core.units import PAGE_SIZE
 from wddmsim.ddi.allocation import DXGKARG_ACQUIRESWIZZLINGRANGE, DXGKARG_RELEASESWIZZLINGRANGE
 from wddmsim.ddi.driver import KernelModeDriver
@@ -48,10 +49,11 @@ from wddmsim.ddi.status import HRESULT, NTSTATUS, DdiError, InvalidArgument
 from wddmsim.vidmm.allocation import Content, CpuLock, VidMmAllocation
 from wddmsim.vidmm.device import Device
 from wddmsim.vidmm.events import CpuLockEvent
-from wddmsim.vidmm.moves import MoveCause, unswizzles
+from wddmsim.vidmm.moves import STAY, LeaveHow, MoveCause, unswizzles
 from wddmsim.vidmm.objects import ObjectTable
-from wddmsim.vidmm.residency import ResidencyManager
-from wddmsim.vidmm.segments import SegmentSpace
+from wddmsim.vidmm.paging import PagingStream
+from wddmsim.vidmm.ports import LockResidency
+from wddmsim.vidmm.segments import Segments, SegmentSpace
 
 _RANGE_STATUSES = (
     NTSTATUS.STATUS_SUCCESS,
@@ -104,7 +106,10 @@ class LockManager:
         self,
         driver: KernelModeDriver,
         objects: ObjectTable,
-        residency: ResidencyManager,
+        residency: LockResidency,
+        paging: PagingStream,
+        segments: Segments,
+        events: EventLog,
         *,
         swizzling_ranges: int,
         segment_model: bool,
@@ -114,6 +119,9 @@ class LockManager:
         self.driver = driver
         self.objects = objects
         self.residency = residency
+        self.paging = paging
+        self.segments = segments
+        self.events = events
         self.segment_model = segment_model
         """WDDM 1.x: swizzling ranges, ``UseAlternateVA``, synchronising locks."""
         self.ranges: list[_Range | None] = [None] * swizzling_ranges
@@ -122,7 +130,6 @@ class LockManager:
         self._gpu_idle = gpu_idle
         self.evictions = 0
         """Allocations evicted because of a lock (a fallback, or a stolen range under a running lock)."""
-        residency.cpu = self
 
     # --- pfnLockCb ---------------------------------------------------------------------------------------
 
@@ -231,7 +238,7 @@ class LockManager:
         return True
 
     def _busy(self, a: VidMmAllocation) -> bool:
-        return not self.residency.where(a.handle).published or self._gpu_busy(a.device)
+        return not self.residency.published(a) or self._gpu_busy(a.device)
 
     def _wait_idle(self, a: VidMmAllocation) -> None:
         self._gpu_idle(a.device)
@@ -419,7 +426,7 @@ class LockManager:
             return
         assert a.placement is not None
         address = space.base + a.placement.offset
-        paging = self.residency.paging
+        paging = self.paging
         if read:
             paging.build(DXGK_BUILDPAGINGBUFFER_READPHYSICAL(SegmentId=space.id, PhysicalAddress=address))
         else:
@@ -554,20 +561,20 @@ class LockManager:
         return a.cpu_view
 
     def _space(self, a: VidMmAllocation) -> SegmentSpace | None:
-        return None if a.placement is None else self.residency.segments.get(a.placement.segment_id)
+        return None if a.placement is None else self.segments.get(a.placement.segment_id)
 
     def _aperture_only(self, a: VidMmAllocation) -> bool:
-        spaces = [self.residency.segments.get(s) for s in self.residency.segments.ids_in(a.usable_set)]
+        spaces = [self.segments.get(s) for s in self.segments.ids_in(a.usable_set)]
         return all(s.aperture for s in spaces)
 
     def _has_aperture(self, a: VidMmAllocation) -> bool:
-        return any(self.residency.segments.get(s).aperture for s in self.residency.segments.ids_in(a.usable_set))
+        return any(self.segments.get(s).aperture for s in self.segments.ids_in(a.usable_set))
 
     def _sync_may_be_ignored(self, a: VidMmAllocation) -> bool:
         return self._has_aperture(a) and not a.swizzled
 
     def _emit(self, a: VidMmAllocation, action: str, lock: CpuLock) -> None:
-        events = self.residency.events
+        events = self.events
         events.emit(
             CpuLockEvent(
                 time=events.clock.now,
@@ -579,19 +586,21 @@ class LockManager:
             )
         )
 
-    # --- hooks of the residency manager (CpuAccessHooks) ---------------------------------------------------
+    # --- a move observer of the residency core (MoveObserver, decision 0060) -----------------------------------
 
-    def before_leave(self, a: VidMmAllocation, cause: MoveCause) -> tuple[bool, tuple[int, int] | None]:
+    def before_leave(self, a: VidMmAllocation, cause: MoveCause) -> LeaveHow:
         """An allocation leaves its segment: give its ranges back, and say how to transfer it -- unswizzled when
         the CPU will look at the system copy (a lock, or a lock in force), through the alternate VA's
-        ``SpecialLockTransfer`` when it is locked that way."""
+        ``SpecialLockTransfer`` when it is locked that way.  An adapter reset's loss moves nothing: nothing to do."""
+        if cause is MoveCause.RESET:
+            return STAY
         special = None
         lock = a.lock
         if lock is not None and lock.flags.UseAlternateVA and lock.swizzling_range is not None:
             special = (lock.swizzling_range, lock.private_data)
         self._release_all(a)
         unswizzle = a.swizzled and (lock is not None or unswizzles(cause))
-        return unswizzle, special
+        return LeaveHow(unswizzle=unswizzle, special=special)
 
     def after_leave(self, a: VidMmAllocation) -> None:
         """The move that took ``a`` out of its segment is built: once it has run, a view on the BAR is rotated
@@ -622,10 +631,16 @@ class LockManager:
             a.device.process.cpu.unmap_view(a.cpu_view)
         self._emit(a, "unlock", lock)
 
-    def forget(self, a: VidMmAllocation) -> None:
-        """Before ``a`` is destroyed: its ranges go back and its view's address is released."""
+    def after_enter(self, a: VidMmAllocation) -> None:
+        """Views of a placed allocation are set up by the lock that wants them."""
+
+    def may_forget(self, a: VidMmAllocation) -> None:
+        """A locked allocation is not destroyed."""
         if a.lock is not None:
             raise _bad("hAllocation", a.handle, "is locked: unlock it before destroying it")
+
+    def forget(self, a: VidMmAllocation) -> None:
+        """Before ``a`` is destroyed: its ranges go back and its view's address is released."""
         self._release_all(a)
         if a.cpu_view is not None:
             a.device.process.cpu.free_view(a.cpu_view)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Protocol, final
+from typing import final
 
 import numpy as np
 
@@ -74,15 +74,14 @@ from wddmsim.vidmm.events import (
     VidMmPageIn,
 )
 from wddmsim.vidmm.mover import Mover
-from wddmsim.vidmm.moves import Destination, MoveCause, demotes
+from wddmsim.vidmm.moves import Destination, MoveCause, MoveObserver, demotes, merge
 from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.objects import bad as _bad
 from wddmsim.vidmm.paging import PagingStream
 from wddmsim.vidmm.paging_process import SystemPagingProcess
 from wddmsim.vidmm.policy import EvictionPolicy
 from wddmsim.vidmm.scratch import Scratch
-from wddmsim.vidmm.segments import Placement, Segments, SegmentSpace
-from wddmsim.vidmm.vaspace import VaManager
+from wddmsim.vidmm.segments import IdleTables, Placement, Segments, SegmentSpace
 from wddmsim.vidmm.worker import PagingRequest, PagingWorker
 
 GROUPS = tuple(D3DKMT_MEMORY_SEGMENT_GROUP)
@@ -112,21 +111,6 @@ class Residence:
 
 Victims = Callable[[VidMmAllocation], bool]
 """Which placed allocations a placement pass may evict."""
-
-
-class CpuAccessHooks(Protocol):
-    """What the lock manager (:mod:`wddmsim.vidmm.lock`) must hear of moves, so CPU views stay right."""
-
-    def before_leave(self, a: VidMmAllocation, cause: MoveCause) -> tuple[bool, tuple[int, int] | None]:
-        """``(unswizzle, special)`` for the transfer out; ``special`` is ``(RangeId, PrivateDriverData)`` of an
-        alternate-VA lock (``SpecialLockTransfer``)."""
-        ...
-
-    def after_leave(self, a: VidMmAllocation) -> None: ...
-
-    def may_enter(self, a: VidMmAllocation, space: SegmentSpace) -> bool: ...
-
-    def forget(self, a: VidMmAllocation) -> None: ...
 
 
 def _unreferenced(a: VidMmAllocation) -> bool:
@@ -174,6 +158,10 @@ class ResidencyManager:
         events: EventLog,
         objects: ObjectTable,
         *,
+        observers: tuple[MoveObserver, ...] = (),
+        idle_tables: IdleTables | None = None,
+        wait_companions: Callable[[Process], None] | None = None,
+        system_chunk: int = PAGE_SIZE,
         gpu_fences: bool,
         scratch: Scratch | None = None,
         process: SystemPagingProcess | None = None,
@@ -192,8 +180,8 @@ class ResidencyManager:
         self.deferred = deferred
         """``MakeResident`` is admitted at the call and serviced by the paging worker (decision 0043); False: each
         request is serviced within its call."""
-        self.system_chunk = PAGE_SIZE
-        """The GPU page (set by the composition; decision 0011): backing stores come in contiguous, aligned chunks
+        self.system_chunk = system_chunk
+        """The GPU page (decision 0011): backing stores come in contiguous, aligned chunks
         of it, and every allocation is whole GPU pages placed on one, so that no GPU page maps two of them."""
         self.worker = PagingWorker(self._serve)
         self.objects = objects
@@ -206,15 +194,14 @@ class ResidencyManager:
         self.scratch = scratch
         self.paging_process = process
         self.pending_contexts: list[VidMmAllocation] = []
-        self.before_move: Callable[[Device], None] | None = None
-        """Called before an allocation of a device leaves its range: the device's work in flight completes."""
-        self.va: VaManager | None = None
-        """GPU VA spaces (GpuMmu): told of every move so that mappings follow their allocations."""
-        self.cpu: CpuAccessHooks | None = None
-        """CPU locks: told of every move so that views follow their allocations."""
-        self.evict_idle_tables: Callable[[SegmentSpace, int, object, int, bool], int | None] | None = None
+        self.observers = observers
+        """Told of every move, in this order (decision 0060): work submission (the device's work in flight
+        completes), the GPU VA spaces (mappings follow their allocations), the CPU locks (views follow)."""
+        self.idle_tables = idle_tables
         """Room from VidMm's own movable objects (page tables of idle processes), asked before allocations
         a residency list needs are evicted."""
+        self.wait_companions = wait_companions
+        """The process's paging companions finish what they were given (tiled updates signal from there)."""
         self.system_device = self.create_device(self.create_process())
         """The system device: owner of context allocations created with ``hDevice`` NULL."""
 
@@ -416,14 +403,13 @@ class ResidencyManager:
         if a.pin_count:
             raise _bad("hAllocation", handle, "is pinned (a lock or paging operation is under way)")
         self.service()
-        if self.cpu is not None:
-            self.cpu.forget(a)  # refuses a locked allocation; gives its swizzling ranges back
-        if self.before_move is not None and not self._resetting:
-            # Work in flight may still use it: it completes before its VAs go (CPU_VIRTUAL page-table updates are
-            # written at once, not queued behind it) -- a free while the GPU is busy waits for the fence.
-            self.before_move(a.device)
-        if self.va is not None:
-            self.va.forget(a)  # destroying an allocation frees every VA mapped to it
+        for observer in self.observers:
+            observer.may_forget(a)  # the locks refuse a locked allocation
+        # Work in flight may still use it: it completes before its VAs go (CPU_VIRTUAL page-table updates are
+        # written at once, not queued behind it) -- a free while the GPU is busy waits for the fence.  Then every
+        # VA mapped to it is freed, then its swizzling ranges and CPU view go.
+        for observer in self.observers:
+            observer.forget(a)
         if a.placement is not None:
             self._leave(a, cause=MoveCause.DESTROY, keep_content=False)
         self.paging.wait(self.paging.flush())
@@ -959,9 +945,7 @@ class ResidencyManager:
         order = [s for s in a.preferred if s in usable]
         order += [s for s in sorted(usable) if s not in order]
         spaces = [self.segments.get(s) for s in order]
-        if self.cpu is not None:
-            spaces = [s for s in spaces if self.cpu.may_enter(a, s)]
-        return spaces
+        return [s for s in spaces if all(o.may_enter(a, s) for o in self.observers)]
 
     def _place(self, a: VidMmAllocation, protected: set[HANDLE], *, cause: MoveCause) -> bool:
         """Find ``a`` a range (evicting as the policy ranks) and page it in; False if nothing can hold it."""
@@ -1006,8 +990,8 @@ class ResidencyManager:
         offset = space.allocate(size, owner, alignment=alignment, from_end=from_end)
         if offset is not None or victims is None:
             return offset
-        if victims is _anyone and self.evict_idle_tables is not None:
-            offset = self.evict_idle_tables(space, size, owner, alignment, from_end)
+        if victims is _anyone and self.idle_tables is not None:
+            offset = self.idle_tables(space, size, owner, alignment, from_end)
             if offset is not None:
                 return offset
         protected = protected | self._entering
@@ -1043,12 +1027,12 @@ class ResidencyManager:
     def _enter(self, a: VidMmAllocation, placement: Placement) -> None:
         a.placement = placement  # first: an adapter reset during the page-in finds the range and frees it
         how = self.mover.page_in(a, placement)
-        if self.va is not None:
-            self._entering.add(a.handle)  # page tables its mappings need never evict it
-            try:
-                self.va.after_enter(a)
-            finally:
-                self._entering.discard(a.handle)
+        self._entering.add(a.handle)  # page tables its mappings need never evict it
+        try:
+            for observer in self.observers:
+                observer.after_enter(a)
+        finally:
+            self._entering.discard(a.handle)
         a.content = Content.DATA
         a.backing_current = False
         a.clean_start = True  # the placement equals the backing store; what the GPU writes next, NotWrittenTo says
@@ -1074,19 +1058,19 @@ class ResidencyManager:
         an aperture segment with free room."""
         placement = a.placement
         assert placement is not None
-        if self.before_move is not None and not self._resetting:
-            self.before_move(a.device)  # pinned while its device's work is in flight
-        if self.va is not None:
-            self.va.before_leave(a)  # no mapping reaches the range once the next operation may reuse it
-        unswizzle, special = (False, None) if self.cpu is None else self.cpu.before_leave(a, cause)
-        destination = self.mover.page_out(a, placement, keep_content=keep_content, unswizzle=unswizzle, special=special)
+        # In order: the device's work in flight completes (its allocations are pinned meanwhile), no mapping reaches
+        # the range once the next operation may reuse it, the CPU's swizzling ranges go back.
+        how = merge([observer.before_leave(a, cause) for observer in self.observers])
+        destination = self.mover.page_out(
+            a, placement, keep_content=keep_content, unswizzle=how.unswizzle, special=how.special
+        )
         self.segments.get(placement.segment_id).free(placement.offset)
         a.placement = None
         self._moved = True
         if destination is Destination.DISCARDED:
             a.content = Content.DISCARDED
-        if self.cpu is not None:
-            self.cpu.after_leave(a)
+        for observer in self.observers:
+            observer.after_leave(a)
         demoted = False
         if demotes(cause) and a.residency_count and not self.segments.get(placement.segment_id).aperture:
             demoted = self._demote(a)
@@ -1199,8 +1183,8 @@ class ResidencyManager:
                 f"nothing will signal it: the fence is at {sync.fence.value} and queued work reaches {sync.promised}",
             )
         self.settle()  # the paging engine runs in order: the work that signals ``promised`` completes
-        if self.va is not None:  # tiled updates signal from their paging companion contexts
-            self.va.updates.wait_companions(sync.device.process)
+        if self.wait_companions is not None:  # tiled updates signal from their paging companion contexts
+            self.wait_companions(sync.device.process)
         if sync.fence.value < value:
             raise AssertionError(f"monitored fence promised {sync.promised} but reads {sync.fence.value}")
 
@@ -1371,8 +1355,8 @@ class ResidencyManager:
 
     def _report_reset(self, lost: list[tuple[VidMmAllocation, Placement]]) -> None:
         for a, placement in lost:
-            if self.va is not None:
-                self.va.before_leave(a)
+            for observer in self.observers:  # mappings stop reaching the lost range (nothing else to wait for)
+                observer.before_leave(a, MoveCause.RESET)
             space = self.segments.get(placement.segment_id)
             if space.aperture:
                 self.mover.page_out(a, placement)
