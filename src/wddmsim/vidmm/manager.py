@@ -1,8 +1,13 @@
-"""``VideoMemoryManager``: a small coordinator -- adapter discovery, the GPU scheduler, the paging stream.
+"""``VideoMemoryManager``: the composition root of VidMm -- adapter discovery, the GPU scheduler, the paging stream,
+and every part built in dependency order (decision 0060).
 
 At start it asks the driver what it is (``DXGKQAITYPE_DRIVERCAPS``) and what segments it has
-(``DXGKQAITYPE_QUERYSEGMENT4``, the documented two-call protocol), then sizes its paging buffers from
-``PagingBufferSize`` / ``PagingBufferPrivateDataSize``.
+(``DXGKQAITYPE_QUERYSEGMENT4``, the documented two-call protocol, :mod:`.discovery`), then sizes its paging buffers
+from ``PagingBufferSize`` / ``PagingBufferPrivateDataSize``.
+
+Why over 400 lines: besides the construction steps it keeps what belongs to the adapter as a whole -- the paging
+buffer pools (resized, mapped into ``PagingBufferSegmentId``), contexts and their paging companions, the paging
+process's tables across a reset -- which no part below owns.
 """
 
 from __future__ import annotations
@@ -15,25 +20,22 @@ from wddmsim.core.events import EventLog
 from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE
 from wddmsim.ddi.allocation import DXGK_ALLOCATIONINFO, DXGKARG_CREATEALLOCATION, DXGKARG_DESTROYALLOCATION
 from wddmsim.ddi.base import HANDLE
-from wddmsim.ddi.caps import DXGK_DRIVERCAPS, DXGK_QUERYADAPTERINFOTYPE
 from wddmsim.ddi.context import (
     DXGK_CONTEXTINFO,
     DXGK_CREATECONTEXTFLAGS,
     DXGKARG_CREATECONTEXT,
-    DXGKARGCB_CREATECONTEXTALLOCATION,
-    DXGKARGCB_UPDATECONTEXTALLOCATION,
 )
-from wddmsim.ddi.driver import DXGKARG_QUERYADAPTERINFO, KernelModeDriver, SystemMemoryServices
-from wddmsim.ddi.segments import DXGK_QUERYSEGMENTIN4, DXGK_QUERYSEGMENTOUT4, DXGK_SEGMENTDESCRIPTOR4
+from wddmsim.ddi.driver import KernelModeDriver, SystemMemoryServices
+from wddmsim.ddi.segments import DXGK_SEGMENTDESCRIPTOR4
 from wddmsim.ddi.status import NTSTATUS, DdiError, InvalidArgument
-from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.callbacks import DxgkrnlCallbacks
-from wddmsim.vidmm.device import Device, FenceArea, PagingQueue, SyncObject
+from wddmsim.vidmm.device import Device, FenceArea
+from wddmsim.vidmm.discovery import query_caps, query_segments
 from wddmsim.vidmm.events import AdapterAllocation, ReportSegment
 from wddmsim.vidmm.gpummu import GpuMmuDescription, query_gpummu
 from wddmsim.vidmm.lock import LockManager
 from wddmsim.vidmm.mover import Mover
-from wddmsim.vidmm.moves import MoveCause, MoveObserver
+from wddmsim.vidmm.moves import MoveObserver
 from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.paging import PagingStream
 from wddmsim.vidmm.paging_buffer import PagingBufferPool
@@ -49,6 +51,7 @@ from wddmsim.vidmm.scratch import Scratch
 from wddmsim.vidmm.segments import Segments, SegmentSpace
 from wddmsim.vidmm.teardown import Teardown
 from wddmsim.vidmm.vaspace import VaManager
+from wddmsim.vidmm.wiring import LateCalls
 from wddmsim.vidmm.work import WorkSubmitter
 
 
@@ -74,7 +77,7 @@ class VidMmConfig:
 @final
 class VideoMemoryManager:
     """The composition of VidMm's parts (decision 0060): each is built once, in dependency order, and handed what
-    it needs at construction -- the calls into parts built after it through :class:`_LateCalls`, the one place
+    it needs at construction -- the calls into parts built after it through :class:`~wddmsim.vidmm.wiring.LateCalls`, the one place
     the run-time recursion between residency and its move observers is closed."""
 
     def __init__(
@@ -100,7 +103,7 @@ class VideoMemoryManager:
         """Context -> what the driver said of it in ``DxgkDdiCreateContext``."""
         self.objects = ObjectTable()
         """Every handle VidMm gave out and what it names (decision 0060)."""
-        self._late = _LateCalls(self)
+        self._late = LateCalls(self)
         paging_home = self._discover_adapter()
         self._start_device()
         self._build_paging()
@@ -115,8 +118,9 @@ class VideoMemoryManager:
     def _discover_adapter(self) -> SegmentSpace | None:
         """``DXGKQAITYPE_DRIVERCAPS``, the segments (``DXGKQAITYPE_QUERYSEGMENT4``), the GpuMmu description;
         returns the segment ``PagingBufferSegmentId`` names, if any."""
-        self.caps = self._query_caps()
-        self.segments, self.paging_buffer_size, self.private_data_size, paging_segment_id = self._query_segments()
+        self.caps = query_caps(self.driver)
+        self.segments, self.paging_buffer_size, self.private_data_size, paging_segment_id = query_segments(self.driver)
+        self._paging_segment_id = paging_segment_id
         if self.config.paging_buffer_size is not None:
             self.paging_buffer_size = self.config.paging_buffer_size
         self.spaces = Segments(self.segments, self.events, aperture_commit_limit=self.caps.ApertureSegmentCommitLimit)
@@ -251,7 +255,7 @@ class VideoMemoryManager:
         if self.paging_process is not None:  # its tables first: every later step of the reset runs paging work
             self.reset.before.append(self._save_paging_tables)
             self.reset.listeners.append(self._restore_paging_tables)
-        self.reset.listeners.append(residency.on_adapter_reset)
+        self.reset.listeners.append(residency.outages.on_adapter_reset)
         if self.va is not None:
             self.reset.listeners.append(self.va.on_adapter_reset)
         return residency
@@ -291,7 +295,7 @@ class VideoMemoryManager:
             space,
             dummy_page=self.dummy_page,
             map_aperture2=bool(self.caps.MemoryManagementCaps.MapAperture2Supported),
-            make_room=self.residency.make_room,
+            make_room=self.residency.placement.make_room,
         )
         self.paging_home = home
         self._replace_pool(self.paging_buffer_size)
@@ -363,6 +367,10 @@ class VideoMemoryManager:
         self.scheduler.wait_idle()
         self._replace_pool(size)
 
+    def new_companion_pool(self, count: int) -> PagingBufferPool:
+        """``count`` paging buffers for a paging companion (``PagingBufferSegmentId`` says where)."""
+        return self._new_pool(self.paging_buffer_size, count)
+
     def _new_pool(self, size: int, count: int) -> PagingBufferPool:
         """``count`` paging buffers of ``size`` bytes, mapped into the ``PagingBufferSegmentId`` segment if
         there is one (through the pool in use)."""
@@ -383,33 +391,6 @@ class VideoMemoryManager:
         self.paging.use_pool(self.pool)
         self.paging_buffer_size = size
         self._free_pool(old)
-
-    def _query_caps(self) -> DXGK_DRIVERCAPS:
-        args = DXGKARG_QUERYADAPTERINFO(Type=DXGK_QUERYADAPTERINFOTYPE.DXGKQAITYPE_DRIVERCAPS)
-        self.driver.query_adapter_info(args)
-        if not isinstance(args.pOutputData, DXGK_DRIVERCAPS):
-            raise TypeError("DXGKQAITYPE_DRIVERCAPS must answer a DXGK_DRIVERCAPS")
-        return args.pOutputData
-
-    def _query_segments(self) -> tuple[list[DXGK_SEGMENTDESCRIPTOR4], int, int, int]:
-        """The two-call protocol: first ``NbSegment`` only, then the descriptors; with them ``PagingBufferSize``,
-        ``PagingBufferPrivateDataSize`` and ``PagingBufferSegmentId``."""
-        kind = DXGK_QUERYADAPTERINFOTYPE.DXGKQAITYPE_QUERYSEGMENT4
-        count = DXGK_QUERYSEGMENTOUT4()
-        self.driver.query_adapter_info(
-            DXGKARG_QUERYADAPTERINFO(Type=kind, pInputData=DXGK_QUERYSEGMENTIN4(), pOutputData=count)
-        )
-        if count.NbSegment <= 0 or count.pSegmentDescriptor is not None:
-            raise TypeError("the first QUERYSEGMENT4 call must report NbSegment only")
-        out = DXGK_QUERYSEGMENTOUT4(NbSegment=count.NbSegment)
-        self.driver.query_adapter_info(
-            DXGKARG_QUERYADAPTERINFO(Type=kind, pInputData=DXGK_QUERYSEGMENTIN4(), pOutputData=out)
-        )
-        descriptors = out.pSegmentDescriptor
-        if descriptors is None or len(descriptors) != out.NbSegment:
-            raise TypeError("the second QUERYSEGMENT4 call must fill NbSegment descriptors")
-        self._paging_segment_id = out.PagingBufferSegmentId
-        return list(descriptors), out.PagingBufferSize, out.PagingBufferPrivateDataSize, out.PagingBufferSegmentId
 
     def segment(self, segment_id: int) -> DXGK_SEGMENTDESCRIPTOR4:
         if not 1 <= segment_id <= len(self.segments):
@@ -443,7 +424,7 @@ class VideoMemoryManager:
         status = self.driver.create_context(args)
         if status != NTSTATUS.STATUS_SUCCESS:
             raise DdiError(NTSTATUS(status), "DxgkDdiCreateContext failed")
-        self.residency.initialize_contexts()
+        self.residency.context_allocations.initialize_contexts()
         self.objects.register_context(args.hContext, owner)
         self.context_nodes[args.hContext] = node
         self.context_info[args.hContext] = args.ContextInfo
@@ -463,7 +444,7 @@ class VideoMemoryManager:
         status = self.driver.create_context(args)
         if status != NTSTATUS.STATUS_SUCCESS:
             raise DdiError(NTSTATUS(status), "DxgkDdiCreateContext (paging companion) failed")
-        self.residency.initialize_contexts()
+        self.residency.context_allocations.initialize_contexts()
         return args.hContext, node
 
     # --- the end of what user mode created (vidmm/teardown.py) ----------------------------------------------
@@ -512,103 +493,3 @@ class VideoMemoryManager:
         size = self._sizes.pop(handle, None)
         if size is not None:
             self.events.emit(AdapterAllocation(time=self.clock.now, allocation=handle, size=size, action="destroy"))
-
-
-@final
-class _LateCalls:
-    """Calls of the parts built before the residency manager (and work submission) into them (decision 0060).
-
-    Room for a page table evicts allocations whose mappings, views and work must follow the move: the recursion
-    is the domain's.  The parts are built in dependency order; the earlier ones -- the paging process and
-    stream, the VA services, work submission, the CPU locks, the driver's callbacks -- get these calls, each of
-    which goes to the part the composition holds when it is made.  A call before that part exists is refused
-    (``STATUS_UNSUCCESSFUL``), as a callback before ``DxgkDdiStartDevice`` returned would be.
-    """
-
-    def __init__(self, vidmm: VideoMemoryManager) -> None:
-        self._vidmm = vidmm
-
-    def _residency(self) -> ResidencyManager:
-        found: ResidencyManager | None = vars(self._vidmm).get("residency")
-        if found is None:
-            raise DdiError(NTSTATUS.STATUS_UNSUCCESSFUL, "VidMm's residency manager is not built yet")
-        return found
-
-    # room and fences (the paging process, the VA services)
-
-    def make_room(self, space: SegmentSpace, size: int, owner: object, *, alignment: int = 0) -> int | None:
-        """None before the residency manager exists: there is no allocation to evict yet."""
-        residency: ResidencyManager | None = vars(self._vidmm).get("residency")
-        return None if residency is None else residency.make_room(space, size, owner, alignment=alignment)
-
-    def signal(self, queue: PagingQueue) -> int:
-        return self._residency().signal(queue)
-
-    def hold(self, a: VidMmAllocation) -> None:
-        self._residency().hold(a)
-
-    def unhold(self, a: VidMmAllocation) -> None:
-        self._residency().unhold(a)
-
-    def release(self, sync: SyncObject) -> None:
-        self._residency().release(sync)
-
-    def quiesce(self, device: Device) -> None:
-        self._vidmm.work.quiesce(device)
-
-    def quiesce_allocation(self, handle: int) -> None:
-        self._vidmm.work.quiesce_allocation(handle)
-
-    def settle_paging(self) -> None:
-        """Submit what is built and wait for the paging queue to drain (nothing is queued before it exists: the
-        paging process writes its first tables while it is built)."""
-        paging: PagingStream | None = vars(self._vidmm).get("paging")
-        if paging is not None:
-            paging.wait(paging.flush())
-
-    def unique_protections(self, a: VidMmAllocation) -> list[tuple[int, int, int]]:
-        va = self._vidmm.va
-        return [(0, a.size // PAGE_SIZE, 0)] if va is None else va.unique_protections(a)
-
-    def new_companion_pool(self, count: int) -> PagingBufferPool:
-        vidmm = self._vidmm
-        return vidmm._new_pool(vidmm.paging_buffer_size, count)
-
-    # work submission
-
-    def ensure_resident(self, device: Device) -> int:
-        return self._residency().ensure_resident(device)
-
-    # the CPU locks
-
-    def service(self) -> None:
-        self._residency().service()
-
-    def settle(self) -> None:
-        self._residency().settle()
-
-    def poll(self) -> None:
-        self._residency().poll()
-
-    def paging_done(self, a: VidMmAllocation, *, wait: bool) -> bool:
-        return self._residency().paging_done(a, wait=wait)
-
-    def published(self, a: VidMmAllocation) -> bool:
-        return self._residency().where(a.handle).published
-
-    def bring_into_memory(self, a: VidMmAllocation, *, cause: MoveCause) -> bool:
-        return self._residency().bring_into_memory(a, cause=cause)
-
-    def evict_for_cpu(self, a: VidMmAllocation, *, discard: bool) -> None:
-        self._residency().evict_for_cpu(a, discard=discard)
-
-    # the driver's context-allocation callbacks
-
-    def create_context_allocation(self, args: DXGKARGCB_CREATECONTEXTALLOCATION) -> NTSTATUS:
-        return self._residency().create_context_allocation(args)
-
-    def update_context_allocation(self, args: DXGKARGCB_UPDATECONTEXTALLOCATION) -> NTSTATUS:
-        return self._residency().update_context_allocation(args)
-
-    def destroy_context_allocation(self, hAllocation: HANDLE) -> NTSTATUS:
-        return self._residency().destroy_context_allocation(hAllocation)

@@ -81,11 +81,6 @@ class ObjectTable:
     def context_device(self, handle: int, argument: str = "hContext") -> Device:
         return live(self.contexts, handle, argument, "context")
 
-    def require_device(self, device: Device, argument: str = "hDevice") -> None:
-        """``device`` is the live device its handle names (not one destroyed, nor a stand-in)."""
-        if self.devices.get(device.handle) is not device:
-            raise bad(argument, int(device.handle), "is not a live device")
-
     # --- who belongs to whom ---------------------------------------------------------------------------------
 
     def register_context(self, context: HANDLE, device: Device) -> None:

@@ -94,7 +94,7 @@ class RenderSubmitter:
         self._locked_ones(listed)
         self._make_resident(listed)
         args.SubmissionFenceId = self._submit(args, device, listed)
-        self.residency.touch(listed)
+        self.residency.placement.touch(listed)
         return HRESULT.S_OK
 
     def _check_lists(self, args: D3DDDICB_RENDER) -> None:
@@ -139,14 +139,14 @@ class RenderSubmitter:
         for a in listed:
             space = None if a.placement is None else self.residency.segments.get(a.placement.segment_id)
             if a.lock is not None and space is not None and not space.aperture:
-                self.residency.evict_for_cpu(a, discard=False)  # the lock's view follows it to system memory
+                self.residency.servicing.evict_for_cpu(a, discard=False)  # the lock's view follows it to system memory
 
     def _make_resident(self, listed: list[VidMmAllocation]) -> None:
         # The paging worker catches up first: a request it serviced after the list was placed could take one of the
         # list's ranges (an unreferenced allocation is a victim) before the DMA buffer is submitted.
-        self.residency.service()
+        self.residency.servicing.service()
         missing = [a for a in listed if a.placement is None]
-        if missing and not self.residency.place_for_submission(missing, protected={a.handle for a in listed}):
+        if missing and not self.residency.servicing.place_for_submission(missing, protected={a.handle for a in listed}):
             raise DdiError(
                 HRESULT.E_OUTOFMEMORY,
                 f"the allocation list ({sum(a.size for a in listed):#x} bytes) does not fit the segments it may use",

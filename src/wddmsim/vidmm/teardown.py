@@ -148,7 +148,7 @@ class Teardown:
         device = objects.device(handle)
         if device is residency.system_device:
             raise InvalidArgument("hDevice", handle, "the system device lives as long as VidMm")
-        residency.cancel_requests(device)
+        residency.servicing.cancel_requests(device)
         self.work.quiesce(device)
         if self.va is not None:
             self.va.updates.wait_companions(device.process)
@@ -169,9 +169,11 @@ class Teardown:
                 # DxgkDdiDestroyAllocation failed: VidMm's record is gone already; the driver kept its own
                 self._refuse("DxgkDdiDestroyAllocation", a.handle, int(error.status), str(error))
         for a in [a for a in objects.allocations_of(device) if a.context]:
-            residency.destroy_context_allocation(a.handle)  # images a refused DxgkDdiDestroyContext kept
+            residency.context_allocations.destroy_context_allocation(
+                a.handle
+            )  # images a refused DxgkDdiDestroyContext kept
         for queue in list(device.queues):
-            residency.close_queue(queue)
+            residency.fences.close_queue(queue)
         del objects.devices[device.handle]
         self._emit("device", device.handle, device.process.handle)
 
