@@ -17,8 +17,8 @@ from wddmsim.ddi.residency import (
     D3DDDICB_EVICT,
 )
 from wddmsim.ddi.status import HRESULT
+from wddmsim.drivers.resources import ResourceDesc, ResourceKind
 from wddmsim.hw.gpu import GpuConfig
-from wddmsim.kmd.allocations import AllocationDesc, ResourceKind
 from wddmsim.system import SystemConfig, build_adapter
 from wddmsim.vidmm.events import VidMmPageIn
 from wddmsim.vidmm.ranges import RangeAllocator
@@ -86,7 +86,7 @@ def _frame_loop(factor: float, *, frames: int = 60, seed: int = 3) -> dict[str, 
     while total < factor * local:
         size = int(rng.integers(1, 5)) * MiB
         allocations.append(
-            rm.lifetimes.create_allocation(device, AllocationDesc(ResourceKind.BUFFER, size=size).encode())
+            rm.lifetimes.create_allocation(device, adapter.umd.encode(ResourceDesc(ResourceKind.BUFFER, size=size)))
         )
         total += size
     window = max(1, int(len(allocations) * 0.5 / factor))
