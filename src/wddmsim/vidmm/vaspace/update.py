@@ -115,10 +115,9 @@ class TiledUpdates:
 
     def _caller(self, args: D3DDDICB_UPDATEGPUVIRTUALADDRESS) -> tuple[Device, SyncObject, GpuVaSpace]:
         """The calling context's device, the fence object (of the same process) and the process's VA space."""
-        residency = self.va.residency
-        assert residency is not None
-        device = residency.context_device(args.hContext)
-        sync = residency.sync_object(args.hFenceObject)
+        objects = self.va.objects
+        device = objects.context_device(args.hContext)
+        sync = objects.sync_object(args.hFenceObject)
         if sync.device.process is not device.process:
             raise bad("hFenceObject", args.hFenceObject, "belongs to another process")
         return device, sync, self.va.create_space(device.process)
@@ -171,7 +170,6 @@ class TiledUpdates:
         """Queued until ``hFenceObject`` reaches ``FenceValue``: the tile pools it maps stay resident until it has
         run, whatever the application asks; cancelled (not applied) if the context goes first."""
         residency = self.va.residency
-        assert residency is not None
         for pool in pools:
             residency.hold(pool)
         if companion is not None:
@@ -202,8 +200,6 @@ class TiledUpdates:
         if found is not None:
             return found
         va = self.va
-        if va.create_companion is None:
-            raise DdiError(NTSTATUS.STATUS_NOT_SUPPORTED, "no paging companion contexts in this composition")
         paging = va.paging
         if va.new_pool is not None:  # first: a pool that cannot be had leaves no companion context behind
             pool = va.new_pool(2)
@@ -329,7 +325,6 @@ class TiledUpdates:
 
     def _signalled(self, sync: SyncObject, value: int) -> None:
         sync.promised = max(sync.promised, value + 1)
-        assert self.va.residency is not None
         self.va.residency.release(sync)
 
     def map_by_copy(self, space: GpuVaSpace, piece: VaMapping) -> None:
@@ -367,9 +362,7 @@ class TiledUpdates:
         tables.stream.build(DXGK_BUILDPAGINGBUFFER_COPYPAGETABLEENTRIES(NumRanges=len(ranges), pRanges=tuple(ranges)))
 
     def allocation_of(self, handle: HANDLE, device: Device, argument: str) -> VidMmAllocation:
-        residency = self.va.residency
-        assert residency is not None
-        a = residency.allocations.get(handle)
+        a = self.va.objects.allocations.get(handle)
         if a is None or a.context or a.device.process is not device.process:
             raise bad(argument, handle, "is not an allocation of the process")
         return a
