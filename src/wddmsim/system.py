@@ -29,7 +29,7 @@ from wddmsim.drivers.registry import DEFAULT, driver_package
 from wddmsim.hw.gpu import Gpu, GpuConfig
 from wddmsim.ntos.mm import MemoryManager
 from wddmsim.vidmm.manager import VideoMemoryManager, VidMmConfig
-from wddmsim.vidmm.paging_process import PageTableTag
+from wddmsim.vidmm.paging.process import PageTableTag
 
 
 @final

@@ -18,7 +18,7 @@ from wddmsim.ddi.va import D3DDDI_MAPGPUVIRTUALADDRESS, D3DDDIGPUVIRTUALADDRESS_
 from wddmsim.hw import commands as cmd
 from wddmsim.hw.addressing import Space, hw_address
 from wddmsim.testing.residency import gpu_view
-from wddmsim.vidmm.paging_process import PageTableTag
+from wddmsim.vidmm.paging.process import PageTableTag
 from wddmsim.vidmm.vaspace.regions import ProcessTable
 
 from .desk import SMALL_GPU, Desk, MiB, pattern

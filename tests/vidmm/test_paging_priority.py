@@ -22,7 +22,7 @@ from wddmsim.testing.residency import check_residency
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.device import PagingQueue
 from wddmsim.vidmm.events import PagingQueuePacket, PagingRequestServiced
-from wddmsim.vidmm.worker import BACKLOG_LIMIT
+from wddmsim.vidmm.residency.worker import BACKLOG_LIMIT
 
 from .world import World, pattern
 

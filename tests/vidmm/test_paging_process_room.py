@@ -16,7 +16,7 @@ from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE, KiB
 from wddmsim.kmd.allocations import AllocationUsage
 from wddmsim.testing.residency import backing_bytes
 from wddmsim.vidmm.allocation import VidMmAllocation
-from wddmsim.vidmm.paging_process import PageTableTag, SystemPagingProcess
+from wddmsim.vidmm.paging.process import PageTableTag, SystemPagingProcess
 from wddmsim.vidmm.segments import SegmentSpace
 
 from .world import World, pattern

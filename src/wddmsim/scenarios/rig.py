@@ -146,7 +146,7 @@ class PagingRig:
 class ScratchAddressSpace:
     """The system paging process's address space, for paging stories driven by hand.
 
-    VidMm creates the paging process at start (:mod:`wddmsim.vidmm.paging_process`): its tables live in the
+    VidMm creates the paging process at start (:mod:`wddmsim.vidmm.paging.process`): its tables live in the
     CPU-visible segment, placed by VidMm, and are written through the forced CPU path.  This view adds what
     only a verifier may use: the hardware's name for the root, and the MMU layout.  VidMm keeps the top of the
     space for itself; stories map below ``process.region_base``.

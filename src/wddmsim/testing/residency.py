@@ -19,7 +19,7 @@ from wddmsim.hw.faults import AccessKind
 from wddmsim.hw.memsys import read_runs, write_runs
 from wddmsim.system import Adapter
 from wddmsim.vidmm.allocation import Content, VidMmAllocation
-from wddmsim.vidmm.paging_buffer import PagingBuffer
+from wddmsim.vidmm.paging.buffers import PagingBuffer
 from wddmsim.vidmm.residency import GROUPS
 
 

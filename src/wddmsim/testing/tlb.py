@@ -15,7 +15,7 @@ this module checks each link where it can be observed:
   (:func:`check_tlb` is the same check on demand).  The system paging process's own space is exempt: its tables
   are written by the CPU when a move is built (forced CPU_VIRTUAL) and the flush follows in the same operation, so
   a wait in between -- for room, say -- can leave the engine idle with the flush not built yet; every move flushes
-  its scratch range before using it (decision D5, ``vidmm/scratch.py``), and no other engine runs in that space.
+  its scratch range before using it (decision D5, ``vidmm/moves/scratch.py``), and no other engine runs in that space.
 - *Fences signalled before the range is left*: when an allocation leaves its range (``VidMmEvict``), no GPU work
   of its device is in flight.
 
@@ -29,7 +29,7 @@ from wddmsim.hw.events import DmaBufferCompleted, DmaBufferStarted
 from wddmsim.hw.pte import TablePointer, Target
 from wddmsim.system import Adapter
 from wddmsim.vidmm.events import VidMmEvict
-from wddmsim.vidmm.paging import PagingStream
+from wddmsim.vidmm.paging.stream import PagingStream
 
 
 def check_tlb(adapter: Adapter) -> list[str]:

@@ -22,12 +22,12 @@ from wddmsim.vidmm.segments import Placement
 
 if TYPE_CHECKING:
     from wddmsim.vidmm.device import Device
-    from wddmsim.vidmm.paging import PagingTicket
+    from wddmsim.vidmm.paging.stream import PagingTicket
 
 
 @dataclass(slots=True, eq=False)
 class CpuLock:
-    """One allocation's CPU lock (:mod:`wddmsim.vidmm.lock`): how it was taken and what its view shows."""
+    """One allocation's CPU lock (:mod:`wddmsim.vidmm.cpu.locks`): how it was taken and what its view shows."""
 
     flags: D3DDDICB_LOCKFLAGS
     lock2: bool = False

@@ -20,7 +20,7 @@ from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.driver import CpuAddressSpace, SystemMemoryServices
 from wddmsim.ddi.residency import D3DDDI_PAGINGQUEUE_PRIORITY, D3DKMT_MEMORY_SEGMENT_GROUP
 from wddmsim.ddi.status import NTSTATUS, DdiError
-from wddmsim.vidmm.paging_process import FENCE_PAGES, SystemPagingProcess
+from wddmsim.vidmm.paging.process import FENCE_PAGES, SystemPagingProcess
 
 FENCE_SIZE: Final = 8
 _ALIGN: Final = 64 * 1024

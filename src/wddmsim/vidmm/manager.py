@@ -28,31 +28,31 @@ from wddmsim.ddi.context import (
 from wddmsim.ddi.driver import KernelModeDriver, SystemMemoryServices
 from wddmsim.ddi.segments import DXGK_SEGMENTDESCRIPTOR4
 from wddmsim.ddi.status import NTSTATUS, DdiError, InvalidArgument
-from wddmsim.vidmm.callbacks import DxgkrnlCallbacks
+from wddmsim.vidmm.cpu.locks import LockManager
 from wddmsim.vidmm.device import Device, FenceArea
 from wddmsim.vidmm.discovery import query_caps, query_segments
 from wddmsim.vidmm.events import AdapterAllocation, ReportSegment
+from wddmsim.vidmm.gpu.reset import ResetPath
+from wddmsim.vidmm.gpu.scheduler import GpuScheduler
 from wddmsim.vidmm.gpummu import GpuMmuDescription, query_gpummu
-from wddmsim.vidmm.lock import LockManager
-from wddmsim.vidmm.mover import Mover
-from wddmsim.vidmm.moves import MoveObserver
+from wddmsim.vidmm.moves.causes import MoveObserver
+from wddmsim.vidmm.moves.mover import Mover
+from wddmsim.vidmm.moves.scratch import Scratch
 from wddmsim.vidmm.objects import ObjectTable
-from wddmsim.vidmm.paging import PagingStream
-from wddmsim.vidmm.paging_buffer import PagingBufferPool
-from wddmsim.vidmm.paging_home import AperturePagingBuffers, paging_segment
-from wddmsim.vidmm.paging_process import SystemPagingProcess
+from wddmsim.vidmm.paging.buffers import PagingBufferPool
+from wddmsim.vidmm.paging.home import AperturePagingBuffers, paging_segment
+from wddmsim.vidmm.paging.process import SystemPagingProcess
+from wddmsim.vidmm.paging.stream import PagingStream
 from wddmsim.vidmm.policy import policy_named
 from wddmsim.vidmm.power import PowerKind, PowerManager, PowerReport, check_segments
-from wddmsim.vidmm.render import RenderSubmitter
-from wddmsim.vidmm.reset import ResetPath
 from wddmsim.vidmm.residency import ResidencyManager
-from wddmsim.vidmm.scheduler import GpuScheduler
-from wddmsim.vidmm.scratch import Scratch
 from wddmsim.vidmm.segments import Segments, SegmentSpace
 from wddmsim.vidmm.teardown import Teardown
 from wddmsim.vidmm.vaspace import VaManager
 from wddmsim.vidmm.wiring import LateCalls
-from wddmsim.vidmm.work import WorkSubmitter
+from wddmsim.vidmm.work.callbacks import DxgkrnlCallbacks
+from wddmsim.vidmm.work.render import RenderSubmitter
+from wddmsim.vidmm.work.submit import WorkSubmitter
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

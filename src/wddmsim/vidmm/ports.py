@@ -2,7 +2,7 @@
 in at construction, not a back-pointer assigned afterwards).
 
 The residency core tells the VA services, the CPU locks and work submission of every move
-(:class:`~wddmsim.vidmm.moves.MoveObserver`); they, the paging process and the VA services' page tables in turn
+(:class:`~wddmsim.vidmm.moves.causes.MoveObserver`); they, the paging process and the VA services' page tables in turn
 need room in full segments, paging fences and quiescent devices from it.  That recursion is the domain's (room
 for a page table evicts an allocation whose mappings must follow), so it cannot be removed, only closed in one
 place: the composition root (:mod:`wddmsim.vidmm.manager`) builds the parts in dependency order and hands the
@@ -18,7 +18,7 @@ from wddmsim.ddi.context import DXGKARGCB_CREATECONTEXTALLOCATION, DXGKARGCB_UPD
 from wddmsim.ddi.status import NTSTATUS
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.device import Device, PagingQueue, SyncObject
-from wddmsim.vidmm.moves import MoveCause
+from wddmsim.vidmm.moves.causes import MoveCause
 from wddmsim.vidmm.segments import SegmentSpace
 
 

@@ -32,12 +32,12 @@ from wddmsim.ddi.power import DEVICE_POWER_STATE, DISPLAY_ADAPTER_HW_ID, POWER_A
 from wddmsim.ddi.segments import DXGK_SEGMENTDESCRIPTOR4
 from wddmsim.ddi.status import NTSTATUS, DdiError, InvalidArgument
 from wddmsim.vidmm.events import AdapterPowerState
-from wddmsim.vidmm.paging_process import SystemPagingProcess
+from wddmsim.vidmm.gpu.scheduler import GpuScheduler
+from wddmsim.vidmm.paging.process import SystemPagingProcess
 from wddmsim.vidmm.residency import ResidencyManager
-from wddmsim.vidmm.scheduler import GpuScheduler
 from wddmsim.vidmm.segments import Segments
 from wddmsim.vidmm.vaspace import VaManager
-from wddmsim.vidmm.work import WorkSubmitter
+from wddmsim.vidmm.work.submit import WorkSubmitter
 
 
 class PowerKind(StrEnum):

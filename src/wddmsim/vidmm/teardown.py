@@ -34,14 +34,14 @@ from typing import final
 from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.driver import KernelModeDriver
 from wddmsim.ddi.status import NT_SUCCESS, DdiError, InvalidArgument
+from wddmsim.vidmm.cpu.locks import LockManager
 from wddmsim.vidmm.device import Device, Process
 from wddmsim.vidmm.events import ObjectDestroyed
-from wddmsim.vidmm.lock import LockManager
 from wddmsim.vidmm.objects import ObjectTable
-from wddmsim.vidmm.paging_buffer import PagingBufferPool
+from wddmsim.vidmm.paging.buffers import PagingBufferPool
 from wddmsim.vidmm.residency import ResidencyManager
 from wddmsim.vidmm.vaspace import VaManager
-from wddmsim.vidmm.work import WorkSubmitter
+from wddmsim.vidmm.work.submit import WorkSubmitter
 
 
 @dataclass(frozen=True, slots=True)

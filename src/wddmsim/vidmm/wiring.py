@@ -18,13 +18,13 @@ from wddmsim.ddi.context import DXGKARGCB_CREATECONTEXTALLOCATION, DXGKARGCB_UPD
 from wddmsim.ddi.status import NTSTATUS, DdiError
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.device import Device, PagingQueue, SyncObject
-from wddmsim.vidmm.moves import MoveCause
-from wddmsim.vidmm.paging import PagingStream
-from wddmsim.vidmm.paging_buffer import PagingBufferPool
+from wddmsim.vidmm.moves.causes import MoveCause
+from wddmsim.vidmm.paging.buffers import PagingBufferPool
+from wddmsim.vidmm.paging.stream import PagingStream
 from wddmsim.vidmm.residency import ResidencyManager
 from wddmsim.vidmm.segments import SegmentSpace
 from wddmsim.vidmm.vaspace import VaManager
-from wddmsim.vidmm.work import WorkSubmitter
+from wddmsim.vidmm.work.submit import WorkSubmitter
 
 
 class Composition(Protocol):

@@ -14,9 +14,9 @@ from wddmsim.ddi.residency import (
 )
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.device import Device, Process
-from wddmsim.vidmm.moves import MoveCause
+from wddmsim.vidmm.moves.causes import MoveCause
 from wddmsim.vidmm.objects import ObjectTable
-from wddmsim.vidmm.paging import PagingStream
+from wddmsim.vidmm.paging.stream import PagingStream
 from wddmsim.vidmm.residency.checks import bad, reserved
 from wddmsim.vidmm.residency.placement import Placer
 from wddmsim.vidmm.residency.servicing import PagingService

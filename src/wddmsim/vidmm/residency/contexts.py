@@ -27,12 +27,12 @@ from wddmsim.vidmm.device import Device
 from wddmsim.vidmm.events import (
     AdapterAllocation,
 )
-from wddmsim.vidmm.moves import MoveCause
+from wddmsim.vidmm.moves.causes import MoveCause
+from wddmsim.vidmm.moves.scratch import Scratch
 from wddmsim.vidmm.objects import ObjectTable
-from wddmsim.vidmm.paging import PagingStream
-from wddmsim.vidmm.paging_process import SystemPagingProcess
+from wddmsim.vidmm.paging.process import SystemPagingProcess
+from wddmsim.vidmm.paging.stream import PagingStream
 from wddmsim.vidmm.residency.placement import Placer
-from wddmsim.vidmm.scratch import Scratch
 
 
 @final

@@ -36,11 +36,12 @@ from wddmsim.ddi.residency import (
 from wddmsim.ddi.status import HRESULT
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.device import Device, FenceArea, PagingQueue, Process, SyncObject
-from wddmsim.vidmm.mover import Mover
-from wddmsim.vidmm.moves import MoveObserver
+from wddmsim.vidmm.moves.causes import MoveObserver
+from wddmsim.vidmm.moves.mover import Mover
+from wddmsim.vidmm.moves.scratch import Scratch
 from wddmsim.vidmm.objects import ObjectTable
-from wddmsim.vidmm.paging import PagingStream
-from wddmsim.vidmm.paging_process import SystemPagingProcess
+from wddmsim.vidmm.paging.process import SystemPagingProcess
+from wddmsim.vidmm.paging.stream import PagingStream
 from wddmsim.vidmm.policy import EvictionPolicy
 from wddmsim.vidmm.residency.budgets import Budgets
 from wddmsim.vidmm.residency.contexts import ContextAllocations
@@ -52,9 +53,8 @@ from wddmsim.vidmm.residency.placement import Placer
 from wddmsim.vidmm.residency.requests import Requests
 from wddmsim.vidmm.residency.servicing import PagingService
 from wddmsim.vidmm.residency.waits import Waits
-from wddmsim.vidmm.scratch import Scratch
+from wddmsim.vidmm.residency.worker import PagingWorker
 from wddmsim.vidmm.segments import IdleTables, Segments
-from wddmsim.vidmm.worker import PagingWorker
 
 
 @final

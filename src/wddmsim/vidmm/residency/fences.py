@@ -20,7 +20,7 @@ from wddmsim.vidmm.events import (
     PagingQueuePacket,
 )
 from wddmsim.vidmm.objects import ObjectTable
-from wddmsim.vidmm.paging import PagingStream
+from wddmsim.vidmm.paging.stream import PagingStream
 from wddmsim.vidmm.residency.checks import bad, is_integer
 
 

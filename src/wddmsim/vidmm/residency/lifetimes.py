@@ -22,9 +22,9 @@ from wddmsim.vidmm.device import Device, Process
 from wddmsim.vidmm.events import (
     AdapterAllocation,
 )
-from wddmsim.vidmm.moves import Destination, MoveCause
+from wddmsim.vidmm.moves.causes import Destination, MoveCause
 from wddmsim.vidmm.objects import ObjectTable
-from wddmsim.vidmm.paging import PagingStream
+from wddmsim.vidmm.paging.stream import PagingStream
 from wddmsim.vidmm.residency.budgets import GROUPS, Budgets
 from wddmsim.vidmm.residency.checks import bad
 from wddmsim.vidmm.residency.fences import PagingFences
@@ -45,7 +45,7 @@ class Residence:
     segment_address: int | None
     """``SegmentAddress`` = ``BaseAddress`` + offset, as paging operations name it."""
     kind: str
-    """``memory``, ``aperture`` or ``system`` (a :class:`~wddmsim.vidmm.moves.Destination` value)."""
+    """``memory``, ``aperture`` or ``system`` (a :class:`~wddmsim.vidmm.moves.causes.Destination` value)."""
     published: bool
     """The paging fence of the move that put it there has passed: the GPU may use it."""
     residency_count: int

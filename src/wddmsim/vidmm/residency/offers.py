@@ -17,9 +17,9 @@ from wddmsim.ddi.residency import (
 )
 from wddmsim.ddi.status import HRESULT, NTSTATUS, DdiError
 from wddmsim.vidmm.allocation import Content, VidMmAllocation
-from wddmsim.vidmm.moves import MoveCause
+from wddmsim.vidmm.moves.causes import MoveCause
 from wddmsim.vidmm.objects import ObjectTable
-from wddmsim.vidmm.paging import PagingStream
+from wddmsim.vidmm.paging.stream import PagingStream
 from wddmsim.vidmm.residency.checks import bad, is_integer, reserved
 from wddmsim.vidmm.residency.placement import Placer
 from wddmsim.vidmm.residency.servicing import PagingService

@@ -12,9 +12,9 @@ from wddmsim.vidmm.errors import DeviceRemoved
 from wddmsim.vidmm.events import (
     VidMmEvict,
 )
-from wddmsim.vidmm.moves import Destination, MoveCause
+from wddmsim.vidmm.moves.causes import Destination, MoveCause
 from wddmsim.vidmm.objects import ObjectTable
-from wddmsim.vidmm.paging import PagingStream
+from wddmsim.vidmm.paging.stream import PagingStream
 from wddmsim.vidmm.residency.placement import Placer
 from wddmsim.vidmm.residency.servicing import PagingService
 from wddmsim.vidmm.segments import Placement

@@ -11,7 +11,7 @@ What it models (wddm-spec sections 3.7-3.9, decisions D4, 0011, 0013, 0021):
   the same request needs, nor a pinned one; offered content is dropped first.
 - Room for VidMm's own objects (page tables, paging buffers): :meth:`Placer.make_room`.
 - Every move -- in (:meth:`Placer.enter`) or out (:meth:`Placer.leave`) -- is told to the move observers
-  (:class:`~wddmsim.vidmm.moves.MoveObserver`) in the order they were handed in (decision 0060).  A victim some
+  (:class:`~wddmsim.vidmm.moves.causes.MoveObserver`) in the order they were handed in (decision 0060).  A victim some
   residency list still needs is demoted to an aperture segment when there is room there.
 """
 
@@ -32,10 +32,10 @@ from wddmsim.vidmm.events import (
     VidMmEvict,
     VidMmPageIn,
 )
-from wddmsim.vidmm.mover import Mover
-from wddmsim.vidmm.moves import Destination, MoveCause, MoveObserver, demotes, merge
+from wddmsim.vidmm.moves.causes import Destination, MoveCause, MoveObserver, demotes, merge
+from wddmsim.vidmm.moves.mover import Mover
 from wddmsim.vidmm.objects import ObjectTable
-from wddmsim.vidmm.paging import PagingStream
+from wddmsim.vidmm.paging.stream import PagingStream
 from wddmsim.vidmm.policy import EvictionPolicy
 from wddmsim.vidmm.segments import IdleTables, Placement, Segments, SegmentSpace
 

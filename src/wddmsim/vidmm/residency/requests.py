@@ -5,7 +5,7 @@
   returns ``S_OK`` with fence 0 when nothing had to move, ``E_PENDING`` with the queue's next fence value
   otherwise; ``CantTrimFurther`` lets it exceed the current budget (never the segments' capacity),
   ``MustSucceed`` puts the device in error when even that fails.  The paging itself is done by the
-  :mod:`paging worker <wddmsim.vidmm.worker>`, highest queue priority first.
+  :mod:`paging worker <wddmsim.vidmm.residency.worker>`, highest queue priority first.
 - ``Evict`` drops a reference; at zero the allocation leaves the list and is paged out, unless
   ``EvictOnlyIfNecessary`` defers that to the next memory pressure; ``NotWrittenTo`` lets the page-out discard.
 """
@@ -26,15 +26,15 @@ from wddmsim.vidmm.device import Device, PagingQueue
 from wddmsim.vidmm.events import (
     VidMmMakeResident,
 )
-from wddmsim.vidmm.moves import MoveCause
+from wddmsim.vidmm.moves.causes import MoveCause
 from wddmsim.vidmm.objects import ObjectTable
-from wddmsim.vidmm.paging import PagingStream
+from wddmsim.vidmm.paging.stream import PagingStream
 from wddmsim.vidmm.residency.budgets import Budgets
 from wddmsim.vidmm.residency.checks import bad, reserved
 from wddmsim.vidmm.residency.placement import Placer
 from wddmsim.vidmm.residency.servicing import PagingService
 from wddmsim.vidmm.residency.waits import Waits
-from wddmsim.vidmm.worker import PagingRequest
+from wddmsim.vidmm.residency.worker import PagingRequest
 
 
 @final

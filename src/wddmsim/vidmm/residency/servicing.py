@@ -14,12 +14,12 @@ from wddmsim.vidmm.device import Device
 from wddmsim.vidmm.events import (
     PagingRequestServiced,
 )
-from wddmsim.vidmm.moves import MoveCause
+from wddmsim.vidmm.moves.causes import MoveCause
 from wddmsim.vidmm.objects import ObjectTable
-from wddmsim.vidmm.paging import PagingStream
+from wddmsim.vidmm.paging.stream import PagingStream
 from wddmsim.vidmm.residency.fences import PagingFences
 from wddmsim.vidmm.residency.placement import Placer, in_use
-from wddmsim.vidmm.worker import PagingRequest, PagingWorker
+from wddmsim.vidmm.residency.worker import PagingRequest, PagingWorker
 
 
 @final

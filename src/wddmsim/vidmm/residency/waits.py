@@ -9,7 +9,7 @@ from typing import final
 
 from wddmsim.vidmm.device import PagingQueue, Process, SyncObject
 from wddmsim.vidmm.objects import ObjectTable
-from wddmsim.vidmm.paging import PagingStream
+from wddmsim.vidmm.paging.stream import PagingStream
 from wddmsim.vidmm.residency.checks import bad, checked_fence_value
 from wddmsim.vidmm.residency.fences import PagingFences
 from wddmsim.vidmm.residency.servicing import PagingService

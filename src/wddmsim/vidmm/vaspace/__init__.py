@@ -19,8 +19,8 @@ What each module models:
 
 from __future__ import annotations
 
-from wddmsim.vidmm.vaspace.manager import VaManager
 from wddmsim.vidmm.vaspace.regions import GpuVaSpace, Kind, ProcessTable, Region, UpdateStep, VaMapping
+from wddmsim.vidmm.vaspace.spaces import VaManager
 from wddmsim.vidmm.vaspace.tables import VA_ALIGNMENT, WINDOW_SIZE
 
 __all__ = [

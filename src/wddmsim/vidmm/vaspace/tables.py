@@ -33,8 +33,8 @@ from wddmsim.ddi.status import NTSTATUS, DdiError
 from wddmsim.vidmm.events import AddressSpaceResumed, AddressSpaceSuspended
 from wddmsim.vidmm.gpummu import GpuMmuDescription
 from wddmsim.vidmm.objects import ObjectTable
-from wddmsim.vidmm.paging import PagingStream
-from wddmsim.vidmm.paging_process import SystemPagingProcess
+from wddmsim.vidmm.paging.process import SystemPagingProcess
+from wddmsim.vidmm.paging.stream import PagingStream
 from wddmsim.vidmm.ports import VaResidency
 from wddmsim.vidmm.ranges import RangeAllocator
 from wddmsim.vidmm.segments import Segments, SegmentSpace

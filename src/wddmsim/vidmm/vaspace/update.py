@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final, final
+from typing import TYPE_CHECKING, Final, Protocol, final
 
 from wddmsim.core.addresses import FenceValue, GpuVa
 from wddmsim.core.units import PAGE_SIZE
@@ -40,16 +40,40 @@ from wddmsim.ddi.va import (
 )
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.device import Waiter
-from wddmsim.vidmm.paging import PagingStream
-from wddmsim.vidmm.paging_buffer import PagingBufferPool
+from wddmsim.vidmm.objects import ObjectTable
+from wddmsim.vidmm.paging.buffers import PagingBufferPool
+from wddmsim.vidmm.paging.stream import PagingStream
+from wddmsim.vidmm.ports import VaResidency
 from wddmsim.vidmm.vaspace.checks import bad
 from wddmsim.vidmm.vaspace.regions import GpuVaSpace, Kind, ProcessTable, Region, UpdateStep, VaMapping
 from wddmsim.vidmm.vaspace.tables import Mode
+from wddmsim.vidmm.vaspace.tree import PageTables
 from wddmsim.vidmm.vaspace.update_checks import check_header, check_one_region, check_operation
 
 if TYPE_CHECKING:
     from wddmsim.vidmm.device import Device, Process, SyncObject
-    from wddmsim.vidmm.vaspace.manager import VaManager
+
+
+class VaHost(Protocol):
+    """What tiled updates ask of the VA manager that builds them (:class:`~wddmsim.vidmm.vaspace.spaces.VaManager`),
+    named here so that this module never imports the one that imports it."""
+
+    objects: ObjectTable
+    tables: PageTables
+    paging: PagingStream
+    residency: VaResidency
+    spaces: dict[int, GpuVaSpace]
+    create_companion: Callable[[HANDLE, Device], tuple[HANDLE, int]]
+    new_pool: Callable[[int], PagingBufferPool] | None
+
+    def privileged(self, space: GpuVaSpace) -> GpuVaSpace: ...
+
+    def create_space(self, process: Process) -> GpuVaSpace: ...
+
+    def map_pool(self, space: GpuVaSpace, pool: VidMmAllocation) -> GpuVa: ...
+
+    def install(self, mapping: VaMapping, *, write_entries: bool = True, flush: bool = True) -> None: ...
+
 
 MAX_QUEUED: Final = 128
 """Queued update operations beyond which the caller blocks (DDI:pfnd3dddi_updategpuvirtualaddresscb.md)."""
@@ -77,7 +101,7 @@ class Companion:
 class TiledUpdates:
     """Checks, queues and applies ``UpdateGpuVirtualAddress`` calls."""
 
-    def __init__(self, va: VaManager) -> None:
+    def __init__(self, va: VaHost) -> None:
         self.va = va
         self.companions: dict[int, Companion] = {}
         """Rendering context -> its paging companion."""

@@ -35,11 +35,11 @@ from wddmsim.ddi.va import D3DDDIGPUVIRTUALADDRESS_RESERVATION_TYPE as Reservati
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.errors import DeviceRemoved, VidMmError
 from wddmsim.vidmm.gpummu import GpuMmuDescription
-from wddmsim.vidmm.moves import STAY, LeaveHow, MoveCause
+from wddmsim.vidmm.moves.causes import STAY, LeaveHow, MoveCause
 from wddmsim.vidmm.objects import ObjectTable
-from wddmsim.vidmm.paging import PagingStream
-from wddmsim.vidmm.paging_buffer import PagingBufferPool
-from wddmsim.vidmm.paging_process import SystemPagingProcess
+from wddmsim.vidmm.paging.buffers import PagingBufferPool
+from wddmsim.vidmm.paging.process import SystemPagingProcess
+from wddmsim.vidmm.paging.stream import PagingStream
 from wddmsim.vidmm.ports import VaResidency
 from wddmsim.vidmm.ranges import RangeAllocator
 from wddmsim.vidmm.segments import Segments, SegmentSpace

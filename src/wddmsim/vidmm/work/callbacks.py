@@ -13,8 +13,8 @@ from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.context import DXGKARGCB_CREATECONTEXTALLOCATION, DXGKARGCB_UPDATECONTEXTALLOCATION
 from wddmsim.ddi.status import NTSTATUS
 from wddmsim.ddi.submit import DXGKARGCB_NOTIFY_INTERRUPT_DATA
+from wddmsim.vidmm.gpu.scheduler import GpuScheduler
 from wddmsim.vidmm.ports import ContextAllocationCalls
-from wddmsim.vidmm.scheduler import GpuScheduler
 
 
 @final

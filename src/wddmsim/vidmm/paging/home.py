@@ -25,8 +25,8 @@ from wddmsim.ddi.paging import (
     DXGK_BUILDPAGINGBUFFER_UNMAPAPERTURESEGMENT,
 )
 from wddmsim.ddi.status import NTSTATUS, InvalidArgument
-from wddmsim.vidmm.paging import PagingStream
-from wddmsim.vidmm.paging_buffer import PagingBuffer, PagingBufferPool
+from wddmsim.vidmm.paging.buffers import PagingBuffer, PagingBufferPool
+from wddmsim.vidmm.paging.stream import PagingStream
 from wddmsim.vidmm.segments import MakeRoom, Segments, SegmentSpace
 
 

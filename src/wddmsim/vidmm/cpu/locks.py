@@ -48,15 +48,15 @@ from wddmsim.ddi.lock import (
 from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_READPHYSICAL, DXGK_BUILDPAGINGBUFFER_WRITEPHYSICAL
 from wddmsim.ddi.status import HRESULT, DdiError, InvalidArgument
 from wddmsim.vidmm.allocation import Content, CpuLock, VidMmAllocation
+from wddmsim.vidmm.cpu.rules import check_lock
+from wddmsim.vidmm.cpu.swizzle import HeldRange, SwizzlingRanges
 from wddmsim.vidmm.device import Device
 from wddmsim.vidmm.events import CpuLockEvent
-from wddmsim.vidmm.lock_rules import check_lock
-from wddmsim.vidmm.moves import STAY, LeaveHow, MoveCause, unswizzles
+from wddmsim.vidmm.moves.causes import STAY, LeaveHow, MoveCause, unswizzles
 from wddmsim.vidmm.objects import ObjectTable
-from wddmsim.vidmm.paging import PagingStream
+from wddmsim.vidmm.paging.stream import PagingStream
 from wddmsim.vidmm.ports import LockResidency
 from wddmsim.vidmm.segments import Segments, SegmentSpace
-from wddmsim.vidmm.swizzle import HeldRange, SwizzlingRanges
 
 
 class LockRefused(DdiError):
@@ -243,7 +243,7 @@ class LockManager:
             self.evictions += 1
         return self._on_pages(a, lock)
 
-    # --- swizzling ranges (vidmm/swizzle.py) ------------------------------------------------------------------
+    # --- swizzling ranges (vidmm/cpu/swizzle.py) ------------------------------------------------------------------
 
     @property
     def ranges(self) -> list[HeldRange | None]:

@@ -29,10 +29,10 @@ from wddmsim.ddi.status import HRESULT, NTSTATUS, DdiError, InvalidArgument
 from wddmsim.ddi.submit import DXGKARG_RESETENGINE, DXGKARGCB_NOTIFY_INTERRUPT_DATA
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.device import Device
-from wddmsim.vidmm.moves import STAY, LeaveHow, MoveCause
+from wddmsim.vidmm.gpu.reset import ResetPath
+from wddmsim.vidmm.gpu.scheduler import GpuHung, GpuScheduler
+from wddmsim.vidmm.moves.causes import STAY, LeaveHow, MoveCause
 from wddmsim.vidmm.objects import ObjectTable
-from wddmsim.vidmm.reset import ResetPath
-from wddmsim.vidmm.scheduler import GpuHung, GpuScheduler
 from wddmsim.vidmm.segments import SegmentSpace
 from wddmsim.vidmm.vaspace import VaManager
 

@@ -18,7 +18,7 @@ from wddmsim.core.events import EventLog
 from wddmsim.ddi.driver import KernelModeDriver
 from wddmsim.vidmm.errors import DeviceRemoved
 from wddmsim.vidmm.events import AdapterReset
-from wddmsim.vidmm.scheduler import GpuScheduler
+from wddmsim.vidmm.gpu.scheduler import GpuScheduler
 
 
 @final

@@ -42,9 +42,9 @@ from wddmsim.ddi.paging import (
 )
 from wddmsim.ddi.status import BUILD_PAGING_BUFFER_STATUSES, NTSTATUS, status_name
 from wddmsim.vidmm.events import BuildPagingBuffer, PagingBufferSubmitted, PagingOperation
-from wddmsim.vidmm.paging_buffer import PagingBuffer, PagingBufferPool
-from wddmsim.vidmm.reset import ResetPath
-from wddmsim.vidmm.scheduler import GpuHung, GpuScheduler
+from wddmsim.vidmm.gpu.reset import ResetPath
+from wddmsim.vidmm.gpu.scheduler import GpuHung, GpuScheduler
+from wddmsim.vidmm.paging.buffers import PagingBuffer, PagingBufferPool
 
 _SUCCESS = NTSTATUS.STATUS_SUCCESS  # enum members read once (class attribute access is slow)
 _INSUFFICIENT = NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER

@@ -35,7 +35,7 @@ from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.device import Device
 from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.residency import ResidencyManager
-from wddmsim.vidmm.work import Submission, WorkSubmitter
+from wddmsim.vidmm.work.submit import Submission, WorkSubmitter
 
 _RENDER_ERRORS: Final = {
     NTSTATUS.STATUS_PRIVILEGED_INSTRUCTION: HRESULT.D3DDDIERR_PRIVILEGEDINSTRUCTION,

@@ -38,8 +38,8 @@ from wddmsim.ddi.paging import (
 )
 from wddmsim.ddi.pte import pte_array, pte_flags
 from wddmsim.vidmm.allocation import VidMmAllocation
-from wddmsim.vidmm.paging import PagingStream
-from wddmsim.vidmm.paging_process import SystemPagingProcess
+from wddmsim.vidmm.paging.process import SystemPagingProcess
+from wddmsim.vidmm.paging.stream import PagingStream
 
 __all__ = ["Direction", "Pages", "Protections", "Scratch"]
 

@@ -42,9 +42,9 @@ from wddmsim.ddi.paging import (
     DXGK_TRANSFER_LOCATION,
 )
 from wddmsim.vidmm.allocation import Content, VidMmAllocation
-from wddmsim.vidmm.moves import Destination
-from wddmsim.vidmm.paging import PagingStream
-from wddmsim.vidmm.scratch import Direction, Pages, Scratch
+from wddmsim.vidmm.moves.causes import Destination
+from wddmsim.vidmm.moves.scratch import Direction, Pages, Scratch
+from wddmsim.vidmm.paging.stream import PagingStream
 from wddmsim.vidmm.segments import Placement, Segments
 
 _SINGLE_SHOT = DXGK_TRANSFERFLAGS(TransferStart=True, TransferEnd=True)

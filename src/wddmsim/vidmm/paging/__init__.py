@@ -1,0 +1,4 @@
+"""The paging path's plumbing: the caller's loop of ``DxgkDdiBuildPagingBuffer`` (stream), the paging buffers
+(buffers), where the GPU fetches them (home), and the system paging process whose address space they run in
+(process).
+"""
