@@ -20,6 +20,9 @@ from wddmsim.ddi.residency import (
     D3DKMT_OFFERALLOCATIONS,
 )
 from wddmsim.ddi.status import HRESULT
+from wddmsim.drivers.simple import SimpleDriver, SimpleUmd
+from wddmsim.drivers.simple.seam import DriverStatistics, ResourceDesc
+from wddmsim.drivers.simple.seam import ResourceKind as SeamKind
 from wddmsim.hw.gpu import GpuConfig
 from wddmsim.kmd.allocations import AllocationDesc, ResourceKind
 from wddmsim.kmd.config import DriverConfig, DriverModel
@@ -47,7 +50,14 @@ class World:
         driver_options: dict[str, Any] | None = None,
         wrap_driver: DriverWrapper | None = None,
         deferred: bool = True,
+        driver: str = "reference",
     ) -> None:
+        self.simple = driver == "simple"
+        """The adapter runs the simple driver (decision 0075) instead of the reference one: composed by hand until
+        the driver registry composes it by name."""
+        if self.simple:
+            model = DriverModel.WDDM1
+            wrap_driver = lambda reference: SimpleDriver(reference.gpu)  # noqa: E731
         options: dict[str, Any] = {"model": model, "map_aperture2": map_aperture2, **(driver_options or {})}
         if update_mode is not None:  # CPU_VIRTUAL needs page tables the CPU can reach: the CPU-visible segment
             segment = 1 if update_mode == DXGK_PAGETABLEUPDATEMODE.DXGK_PAGETABLEUPDATE_CPU_VIRTUAL else 2
@@ -63,12 +73,18 @@ class World:
             wrap_driver=wrap_driver,
         )
         self.start = self.adapter.footprint()
+        self.start_statistics = self.driver_statistics()
         """What the adapter held before any process (a teardown must come back to it)."""
         self.vidmm = self.adapter.vidmm
         self.rm = self.vidmm.residency
         self.process = self.rm.create_process()
         self.device = self.new_device()
         self.queue = self.new_queue(self.device)
+
+    def driver_statistics(self) -> DriverStatistics | None:
+        """What the simple driver holds (None on the reference driver, which the footprint reads)."""
+        driver = self.adapter.ddi
+        return driver.statistics() if isinstance(driver, SimpleDriver) else None
 
     @property
     def virtual(self) -> bool:
@@ -92,8 +108,11 @@ class World:
         return self.rm.queue(args.hPagingQueue)
 
     def buffer(self, size: int, *, usage: int = 0, device: Device | None = None) -> VidMmAllocation:
-        desc = AllocationDesc(ResourceKind.BUFFER, size=size, usage=usage)
-        return self.rm.create_allocation(device or self.device, desc.encode())
+        if self.simple:
+            data = SimpleUmd().encode(ResourceDesc(SeamKind.BUFFER, size=size, usage=usage))
+        else:
+            data = AllocationDesc(ResourceKind.BUFFER, size=size, usage=usage).encode()
+        return self.rm.create_allocation(device or self.device, data)
 
     def make_resident(
         self, *allocations: VidMmAllocation, queue: PagingQueue | None = None, **flags: bool
