@@ -1,4 +1,4 @@
-"""A small adapter over the simple driver, and direct ``DxgkDdiBuildPagingBuffer`` calls into a buffer of one's own."""
+"""A small adapter over the simple driver (composed by name: driver package ``simple``), and direct ``DxgkDdiBuildPagingBuffer`` calls into a buffer of one's own."""
 
 from __future__ import annotations
 
@@ -13,10 +13,7 @@ from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER, PagingPayload
 from wddmsim.ddi.status import NTSTATUS
 from wddmsim.drivers.simple import SimpleDriver, SimpleDriverConfig
 from wddmsim.hw.gpu import GpuConfig
-from wddmsim.kmd.config import DriverConfig, DriverModel
 from wddmsim.system import Adapter, SystemConfig, build_adapter
-
-from .compose import driver_of, simple
 
 GPU = GpuConfig(local_size=8 * MiB, bar_size=2 * MiB, aperture_size=4 * MiB, system_size=256 * MiB)
 POISON = 0xEE
@@ -38,8 +35,7 @@ class Built:
 class Bench:
     def __init__(self, gpu: GpuConfig = GPU, config: SimpleDriverConfig | None = None) -> None:
         self.adapter: Adapter = build_adapter(
-            SystemConfig(gpu=gpu, driver=DriverConfig(model=DriverModel.WDDM1)),
-            wrap_driver=simple if config is None else lambda reference: SimpleDriver(reference.gpu, config),
+            SystemConfig(gpu=gpu, driver_package="simple", driver=config or SimpleDriverConfig())
         )
         self.driver: SimpleDriver = driver_of(self.adapter)
         self.gpu = self.adapter.gpu
@@ -71,6 +67,13 @@ class Bench:
         mdl = self.mm.allocate_pages_for_mdl(PAGE_SIZE)
         self.mm.write(mdl, 0, bytes([fill]) * PAGE_SIZE)
         return int(mdl.pfns[0]) << PAGE_SHIFT
+
+
+def driver_of(adapter: Adapter) -> SimpleDriver:
+    """The adapter's driver, which the ``simple`` package composed (white-box tests of it only)."""
+    driver = adapter.driver
+    assert isinstance(driver, SimpleDriver), f"the adapter runs {type(driver).__name__}"
+    return driver
 
 
 def pattern(size: int, seed: int) -> ByteArray:

@@ -17,21 +17,14 @@ from wddmsim.ddi.power import DEVICE_POWER_STATE, DISPLAY_ADAPTER_HW_ID, POWER_A
 from wddmsim.ddi.render import D3DDDI_PATCHLOCATIONLIST, DXGK_ALLOCATIONLIST, DXGKARG_PATCH, DXGKARG_RENDER
 from wddmsim.ddi.segments import DXGK_QUERYSEGMENTOUT4
 from wddmsim.ddi.status import NTSTATUS, DdiError, InvalidArgument
+from wddmsim.drivers.package import DriverModel, DriverSettings
+from wddmsim.drivers.reference import REFERENCE
+from wddmsim.drivers.resources import ResourceDesc, ResourceKind, ResourceUsage, SurfaceLevel
 from wddmsim.drivers.simple import SIMPLE, SimpleDriverConfig, SimpleUmd
 from wddmsim.drivers.simple.allocations import FORMAT
-from wddmsim.drivers.simple.seam import (
-    DriverModel,
-    DriverSettings,
-    ResourceDesc,
-    ResourceKind,
-    ResourceUsage,
-    SurfaceLevel,
-)
 from wddmsim.hw import commands as cmd
 from wddmsim.hw.addressing import Space, hw_address
 from wddmsim.hw.gpu import POWER_LOSS_PATTERN
-from wddmsim.kmd.allocations import AllocationDesc
-from wddmsim.kmd.allocations import ResourceKind as ReferenceKind
 from wddmsim.testing import campaign
 from wddmsim.testing.campaign import Outcome
 
@@ -182,7 +175,10 @@ def _bad_private_data() -> list[tuple[str, bytes]]:
         return bytes(data)
 
     return [
-        ("pAllocationInfo[1].pPrivateDriverData", AllocationDesc(ReferenceKind.BUFFER, size=PAGE_SIZE).encode()),
+        (
+            "pAllocationInfo[1].pPrivateDriverData",
+            REFERENCE.umd.encode(ResourceDesc(ResourceKind.BUFFER, size=PAGE_SIZE)),
+        ),
         ("pAllocationInfo[1].pPrivateDriverData", changed(0, b"XGPU")),
         ("pAllocationInfo[1].pPrivateDriverData.kind", changed(5, b"\x02")),
         ("pAllocationInfo[1].pPrivateDriverData.usage", changed(6, bytes([ResourceUsage.EXPLICIT_RESIDENCY, 0]))),

@@ -1,36 +1,30 @@
-"""The simple driver (decision 0075) under the workloads: ``wddmsim run`` (the default scenario, WDDM 1.x, and the
-other built-in scenarios a segment-model driver can run) verifies every byte over it."""
+"""The simple driver (decision 0075) under the workloads, composed by name (driver package ``simple``): ``wddmsim
+run`` (the default scenario, WDDM 1.x, and the other built-in scenarios a segment-model driver can run) verifies
+every byte over it; the workloads encode their private data with its user-mode half (``adapter.umd``)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
+from wddmsim.drivers.simple import SimpleUmd
 from wddmsim.scenarios import catalog, runner
-from wddmsim.system import Adapter, SystemConfig, build_adapter
 from wddmsim.vidmm.events import CpuLockEvent, VidMmEvict, VidMmPageIn
 
-from .compose import driver_of, simple, through_simple_umd
+from .bench import driver_of
 
 
-def _run_default(
-    monkeypatch: pytest.MonkeyPatch, changes: dict[str, object], name: str = "default"
-) -> runner.RunResult:
-    """``wddmsim run NAME`` with ``changes``, the adapter composed over the simple driver."""
-    through_simple_umd(monkeypatch)
-
-    def compose(config: SystemConfig | None = None, **_: Any) -> Adapter:
-        return build_adapter(config, wrap_driver=simple)
-
-    monkeypatch.setattr(runner, "build_adapter", compose)
-    return runner.run_scenario(catalog.load(name, {"adapter.driver_model": "wddm1", **changes}))
+def _run(changes: dict[str, object], name: str = "default") -> runner.RunResult:
+    """``wddmsim run NAME --driver simple --driver-model wddm1`` with ``changes``."""
+    return runner.run_scenario(
+        catalog.load(name, {"adapter.driver": "simple", "adapter.driver_model": "wddm1", **changes})
+    )
 
 
-def test_the_default_scenario_verifies_every_byte_on_the_simple_driver(monkeypatch: pytest.MonkeyPatch) -> None:
-    result = _run_default(monkeypatch, {})
+def test_the_default_scenario_verifies_every_byte_on_the_simple_driver() -> None:
+    result = _run({})
     assert result.verified, [c for c in result.checks if not c.ok]
     driver = driver_of(result.adapter)
+    assert isinstance(result.adapter.umd, SimpleUmd), "the workloads encoded with the simple driver's user-mode half"
     events = result.adapter.events
     assert {e.how for e in events.of_type(VidMmPageIn)} >= {"fill", "transfer", "map"}, "zero-fill, page back, aperture"
     assert {e.cause for e in events.of_type(VidMmEvict)} >= {"pressure"}
@@ -65,9 +59,7 @@ def test_the_default_scenario_verifies_every_byte_on_the_simple_driver(monkeypat
     ],
     ids=["small", "hibernate-halfway", "random-policy", "stress", "uploads"],
 )
-def test_built_in_scenarios_verify_on_the_simple_driver(
-    monkeypatch: pytest.MonkeyPatch, name: str, changes: dict[str, object]
-) -> None:
-    result = _run_default(monkeypatch, changes, name)
+def test_built_in_scenarios_verify_on_the_simple_driver(name: str, changes: dict[str, object]) -> None:
+    result = _run(changes, name)
     assert result.verified, [c for c in result.checks if not c.ok]
     driver_of(result.adapter)

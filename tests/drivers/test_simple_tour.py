@@ -14,18 +14,17 @@ from wddmsim.scenarios import tour
 from wddmsim.scenarios.rig import PagingRig
 from wddmsim.system import SystemConfig
 
-from .compose import driver_of, simple, through_simple_umd
+from .bench import driver_of
 
 REFERENCE_ONLY = {"discard reaches the GPU as a note, no copy"}
 """The reference driver leaves a NOTE for a discard (decision 0006); the simple driver writes nothing (0075)."""
 
 
 def test_the_tour_steps_of_the_segment_model_pass_on_the_simple_driver(monkeypatch: pytest.MonkeyPatch) -> None:
-    through_simple_umd(monkeypatch)
     monkeypatch.setattr(tour, "CPU_SEGMENT", VISIBLE)
     monkeypatch.setattr(tour, "LOCAL_SEGMENT", LOCAL)
     monkeypatch.setattr(tour, "APERTURE_SEGMENT", APERTURE)
-    rig = PagingRig(SystemConfig(), wrap_driver=simple)
+    rig = PagingRig(SystemConfig(driver_package="simple"))
     driver = driver_of(rig.adapter)
     layout = tour.tour_layout(rig.vidmm.segment(VISIBLE).Size, rig.vidmm.segment(LOCAL).Size, rig.gpu.config.local_size)
     result = tour.TourResult()

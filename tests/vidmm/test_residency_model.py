@@ -359,7 +359,7 @@ def _machine(factor: float, **options: object) -> type[ResidencyModel]:
         {"model": DriverModel.WDDM1},
         {"policy": "random"},
         {"map_aperture2": True},
-        {"driver": "simple"},
+        {"package": "simple"},
     ],
     ids=["physical-moves", "wddm1", "random-policy", "map-aperture2", "simple-driver"],
 )
@@ -383,7 +383,7 @@ def test_content_survives_random_residency_histories(factor: float) -> None:
 @pytest.mark.parametrize("factor", [1.1, 3.0, 8.0])
 def test_content_survives_random_residency_histories_on_the_simple_driver(factor: float) -> None:
     """The second driver package (decision 0075): the same machine, every invariant checked after every step."""
-    machine = _machine(factor, driver="simple")
+    machine = _machine(factor, package="simple")
     machine.TestCase.settings = settings(
         max_examples=15, stateful_step_count=50, deadline=None, suppress_health_check=list(HealthCheck)
     )
@@ -406,12 +406,12 @@ def test_content_survives_long_random_residency_histories(factor: float) -> None
 WORKING_SET = 4 * MiB
 
 
-def _run_trace(local: int, seed: int = 7, driver: str = "reference") -> list[bytes]:
+def _run_trace(local: int, seed: int = 7, package: str = "reference") -> list[bytes]:
     """A seeded application: 32 allocations of 128 KiB (the working set), two at a time made resident, written
     and read back; returns every read."""
     bar = local // 4
     gpu = GpuConfig(local_size=local, bar_size=bar, aperture_size=256 * KiB, system_size=256 * MiB)
-    world = World(gpu=gpu, driver=driver)
+    world = World(gpu=gpu, package=package)
     rng = np.random.default_rng(seed)
     allocations = [world.buffer(WORKING_SET // 32) for _ in range(32)]
     reads: list[bytes] = []
@@ -436,7 +436,7 @@ def test_one_trace_gives_identical_results_with_unlimited_half_and_an_eighth_of_
 
 def test_one_trace_gives_the_application_the_same_bytes_on_the_simple_driver() -> None:
     """The second driver package (decision 0075) changes where things go, never what the application reads."""
-    assert _run_trace(WORKING_SET // 2, driver="simple") == _run_trace(WORKING_SET // 2)
+    assert _run_trace(WORKING_SET // 2, package="simple") == _run_trace(WORKING_SET // 2)
 
 
 def test_the_small_gpu_is_what_the_factors_are_measured_against() -> None:

@@ -24,8 +24,8 @@ from wddmsim.core.units import PAGE_SIZE, align_up
 from wddmsim.ddi.allocation import DXGK_ALLOCATIONINFO, DXGK_ALLOCATIONINFOFLAGS, DXGK_SEGMENTPREFERENCE
 from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.status import InvalidArgument
+from wddmsim.drivers.resources import ResourceDesc, ResourceKind, ResourceUsage, SurfaceLevel
 from wddmsim.drivers.simple.layout import APERTURE, LOCAL, VISIBLE
-from wddmsim.drivers.simple.seam import ResourceDesc, ResourceKind, ResourceUsage, SurfaceLevel
 from wddmsim.hw.swizzle import TILE_HEIGHT, TILE_WIDTH
 
 MAGIC: Final = b"SGPU"

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from wddmsim.core.errors import ConfigurationError
 from wddmsim.core.units import PAGE_SIZE, KiB, MiB
-from wddmsim.drivers.simple.seam import DriverModel, DriverSettings
+from wddmsim.drivers.package import DriverModel, DriverSettings
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
