@@ -6,18 +6,21 @@ from __future__ import annotations
 
 import pytest
 
+from wddmsim.core.errors import ConfigurationError
 from wddmsim.drivers.simple import SimpleUmd
 from wddmsim.scenarios import catalog, runner
+from wddmsim.testing import campaign
+from wddmsim.testing.campaign import Outcome
 from wddmsim.vidmm.events import CpuLockEvent, VidMmEvict, VidMmPageIn
 
 from .bench import driver_of
 
 
 def _run(changes: dict[str, object], name: str = "default") -> runner.RunResult:
-    """``wddmsim run NAME --driver simple --driver-model wddm1`` with ``changes``."""
-    return runner.run_scenario(
-        catalog.load(name, {"adapter.driver": "simple", "adapter.driver_model": "wddm1", **changes})
-    )
+    """``wddmsim run NAME --driver simple`` with ``changes`` (no model named: the package's own, decision 0076)."""
+    config = catalog.load(name, {"adapter.driver": "simple", **changes})
+    assert config.adapter.driver_model == "wddm1", "the simple driver's only model, taken since none was named"
+    return runner.run_scenario(config)
 
 
 def test_the_default_scenario_verifies_every_byte_on_the_simple_driver() -> None:
@@ -63,3 +66,23 @@ def test_built_in_scenarios_verify_on_the_simple_driver(name: str, changes: dict
     result = _run(changes, name)
     assert result.verified, [c for c in result.checks if not c.ok]
     driver_of(result.adapter)
+
+
+def test_a_scenario_file_without_a_model_takes_the_package_s_own_and_refuses_one_it_cannot_present() -> None:
+    """Decision 0076: no ``adapter.driver_model``: the package's default configuration's model."""
+    assert catalog.load("default").adapter.driver_model == "wddm2", "the reference driver's own, as before"
+    assert catalog.load("default", {"adapter.driver": "simple"}).adapter.driver_model == "wddm1"
+    named = catalog.load("default", {"adapter.driver": "simple", "adapter.driver_model": "wddm1"})
+    assert named.to_dict()["adapter"]["driver_model"] == "wddm1", "written out, the model is always there"
+    with campaign.case("simple driver: the command line") as box:
+        with pytest.raises(ConfigurationError) as raised:
+            catalog.load("default", {"adapter.driver": "simple", "adapter.driver_model": "wddm2"})
+        assert (raised.value.setting, raised.value.value) == ("adapter.driver_model", "wddm2")
+        assert raised.value.rule == "driver package simple presents only wddm1"
+        box.append(Outcome.REFUSED)
+        with pytest.raises(ConfigurationError) as raised:
+            catalog.load("tiles", {"adapter.driver": "simple"})
+        assert raised.value.setting == "workload.tiles" and "driver package simple has no tiled resources" in str(
+            raised.value
+        )
+        box.append(Outcome.REFUSED)
