@@ -11,7 +11,8 @@ What it models (wddm-spec.md sections 3.7-3.9, decisions D4 and D7, decision 001
 - ``Evict`` drops a reference; at zero the allocation leaves the list and is paged out, unless
   ``EvictOnlyIfNecessary`` defers that to the next memory pressure; ``NotWrittenTo`` lets the page-out discard.
 - Placement tries the allocation's preferred segments, then the others it supports; room is made by evicting
-  victims the :mod:`policy <wddmsim.vidmm.policy>` ranks, never one the same request needs, never a pinned
+  victims the :mod:`policy <wddmsim.vidmm.policy>` ranks (the ladder, the ranking, vetoes and the scan for a
+  hole are the policies'; decision 0065), never one the same request needs, never a pinned
   one.  A victim some residency list still needs is demoted to an aperture segment when there is room there
   (it stays GPU-accessible), otherwise it goes to system memory and comes back before its device runs
   (:meth:`ResidencyManager.ensure_resident`).
@@ -76,7 +77,15 @@ from wddmsim.vidmm.events import (
 from wddmsim.vidmm.mover import Mover
 from wddmsim.vidmm.paging import PagingStream
 from wddmsim.vidmm.paging_process import SystemPagingProcess
-from wddmsim.vidmm.policy import EvictionPolicy
+from wddmsim.vidmm.policy import (
+    EvictionPolicy,
+    InsertMode,
+    Ladder,
+    PlacementPolicy,
+    RoomRequest,
+    VictimClass,
+    make_room,
+)
 from wddmsim.vidmm.scratch import Scratch
 from wddmsim.vidmm.segments import Placement, Segments, SegmentSpace
 from wddmsim.vidmm.vaspace import VaManager
@@ -193,6 +202,7 @@ class ResidencyManager:
         scratch: Scratch | None = None,
         process: SystemPagingProcess | None = None,
         deferred: bool = True,
+        placement: PlacementPolicy | None = None,
     ) -> None:
         self.driver = driver
         self.mm = mm
@@ -201,6 +211,8 @@ class ResidencyManager:
         self.mover = mover
         self.fences = fences
         self.policy = policy
+        self.placement = placement or Ladder()
+        """Which segments, in which order, with which victims; where in a segment (decision 0065)."""
         self.events = events
         self.gpu_fences = gpu_fences
         """The driver signals paging fences from the paging buffer (``SignalMonitoredFence``, WDDM 2.2+)."""
@@ -438,6 +450,7 @@ class ResidencyManager:
             self.mm.free_pages(a.backing)
             a.backing = None
         del self.allocations[handle]
+        self.policy.freed(a)
         self.driver.destroy_allocation(DXGKARG_DESTROYALLOCATION(NumAllocations=1, pAllocationList=(a.handle,)))
         self.events.emit(
             AdapterAllocation(time=self.events.clock.now, allocation=a.handle, size=a.size, action="destroy")
@@ -565,6 +578,7 @@ class ResidencyManager:
         if a.backing is not None:
             self.mm.free_pages(a.backing)
         del self.allocations[a.handle]
+        self.policy.freed(a)
         self.events.emit(
             AdapterAllocation(time=self.events.clock.now, allocation=a.handle, size=a.size, action="destroy")
         )
@@ -641,8 +655,7 @@ class ResidencyManager:
         self._moved = False
         protected = {a.handle for a in wanted}
         for a in wanted:
-            self._clock += 1
-            a.last_use = self._clock
+            self._use(a)
             if a.placement is None and not self._place(a, protected, cause="pressure"):
                 missing = sum(x.size for x in wanted if x.placement is None)
                 return self._refuse(args, device, missing, "segments full")
@@ -680,8 +693,7 @@ class ResidencyManager:
         if unplaced:
             return self._refuse(args, device, unplaced, "segments full")
         for a in wanted:
-            self._clock += 1
-            a.last_use = self._clock
+            self._use(a)
             if a.residency_count == 0:
                 a.backing_current = False  # a new period of use: the GPU may write it again
             a.residency_count += 1
@@ -704,7 +716,7 @@ class ResidencyManager:
         taken: dict[int, int] = {}
         missing = 0
         for a in sorted((a for a in wanted if a.placement is None), key=lambda x: -x.size):
-            room = {s.id: self._evictable_room(s, wanted) - taken.get(s.id, 0) for s in self._candidates(a)}
+            room = {s.id: self._evictable_room(s, wanted, a) - taken.get(s.id, 0) for s in self._candidates(a)}
             if not room:
                 missing += a.size
                 continue
@@ -713,10 +725,17 @@ class ResidencyManager:
             taken[best] = taken.get(best, 0) + a.size
         return missing
 
-    def _evictable_room(self, space: SegmentSpace, wanted: list[VidMmAllocation]) -> int:
-        """What ``space`` could give: its free bytes plus what the policy may evict for ``wanted``."""
+    def _evictable_room(self, space: SegmentSpace, wanted: list[VidMmAllocation], a: VidMmAllocation) -> int:
+        """What ``space`` could give ``a``: its free bytes plus what the policy may evict for ``wanted``."""
         keep = {a.handle for a in wanted}
-        movable = sum(v.size for v in self.residents(space) if v.handle not in keep and v.pin_count == 0)
+        request = RoomRequest(
+            segment=space.id, size=a.size, alignment=a.alignment, from_end=False, owner=a, cause="pressure"
+        )
+        movable = sum(
+            v.size
+            for v in self.residents(space)
+            if v.handle not in keep and v.pin_count == 0 and self.policy.may_evict(v, request)
+        )
         return space.ranges.free_bytes + movable
 
     def service(self) -> None:
@@ -956,8 +975,12 @@ class ResidencyManager:
     def touch(self, allocations: Iterable[VidMmAllocation]) -> None:
         """Record a use (GPU work referencing them): the recency the eviction policies see."""
         for a in allocations:
-            self._clock += 1
-            a.last_use = self._clock
+            self._use(a)
+
+    def _use(self, a: VidMmAllocation) -> None:
+        self._clock += 1
+        a.last_use = self._clock
+        self.policy.used(a)  # after the stamp: a policy may read last_use
 
     # --- placement -------------------------------------------------------------------------------------------
 
@@ -973,18 +996,10 @@ class ResidencyManager:
     def _place(self, a: VidMmAllocation, protected: set[HANDLE], *, cause: str) -> bool:
         """Find ``a`` a range (evicting as the policy ranks) and page it in; False if nothing can hold it."""
         candidates = self._candidates(a)
-        near = [s for s in candidates if s.group == candidates[0].group]  # as good as the preferred one
-        far = [s for s in candidates if s.group != candidates[0].group]
-        passes: list[tuple[list[SegmentSpace], Victims | None]] = [
-            (near, None),  # free room where the allocation wants to be
-            (near, _unreferenced),  # room made there from what no residency list needs
-            (far, None),  # free room in the other group (an aperture: system memory)
-            (far, _unreferenced),
-            (candidates, _anyone),  # victims some list needs: they come back before their device runs
-        ]
-        for spaces, victims in passes:
-            for space in spaces:
-                offset = self._room(space, a, protected, victims, cause)
+        usable = {s.id: s for s in candidates}
+        for rung in self.placement.rungs(a, candidates):  # the ladder is the placement policy's (decision 0065)
+            for space in (usable[i] for i in rung.segments if i in usable):
+                offset = self._room(space, a, protected, _VICTIMS[rung.victims], cause)
                 if offset is not None:
                     self._enter(a, Placement(space.id, offset))
                     return True
@@ -996,7 +1011,7 @@ class ResidencyManager:
         """A range of ``space`` for ``a``: free room, else (with ``victims``) room made by evicting them."""
         alignment = max(a.alignment, self.system_chunk)  # on a GPU page: PTEs map whole ones (decision 0011)
         alignment = alignment if alignment > PAGE_SIZE else 0
-        from_end = bool(a.flags.FromEndOfSegment)
+        from_end = self.placement.insert_mode(a, space) == InsertMode.HIGH
         return self._carve(space, a.size, a, alignment, from_end, protected, victims, cause)
 
     def _carve(
@@ -1019,19 +1034,21 @@ class ResidencyManager:
                 return offset
         protected = protected | self._entering
         candidates = [v for v in self.residents(space) if v.handle not in protected and v.pin_count == 0 and victims(v)]
-        if sum(v.size for v in candidates) + space.ranges.free_bytes < size:
-            return None
-        offered = sorted((v for v in candidates if v.offered is not None), key=lambda v: (v.offered, v.last_use))
-        others = self.policy.order([v for v in candidates if v.offered is None])
-        for victim in offered + others:  # offered content is dropped first, lowest offer priority first
+        request = RoomRequest(
+            segment=space.id, size=size, alignment=alignment, from_end=from_end, owner=owner, cause=cause
+        )
+
+        def evict(victim: VidMmAllocation) -> None:
             if victim.offered is not None:
                 self._drop_offered(victim)
             else:
                 self._leave(victim, cause=cause, protected=protected)
-            offset = space.allocate(size, owner, alignment=alignment, from_end=from_end)
-            if offset is not None:
-                return offset
-        return None
+
+        def allocate(hole: int | None) -> int | None:
+            return space.allocate(size, owner, alignment=alignment, from_end=from_end, at=hole)
+
+        free = space.ranges.free_bytes
+        return make_room(space, request, candidates, self.policy, free_bytes=free, allocate=allocate, evict=evict)
 
     def make_room(self, space: SegmentSpace, size: int, owner: object, *, alignment: int = 0) -> int | None:
         """A range for one of VidMm's own objects (a page table): free room at the top of the segment, else room
@@ -1063,6 +1080,7 @@ class ResidencyManager:
         self._clock += 1
         a.placed_at = self._clock
         self._moved = True
+        self.policy.placed(a, placement)
         self.events.emit(
             VidMmPageIn(
                 time=self.events.clock.now,
@@ -1090,6 +1108,7 @@ class ResidencyManager:
         self.segments.get(placement.segment_id).free(placement.offset)
         a.placement = None
         self._moved = True
+        self.policy.evicted(a, placement, cause)
         if destination == "discarded":
             a.content = Content.DISCARDED
         if self.cpu is not None:
@@ -1109,9 +1128,9 @@ class ResidencyManager:
         )
 
     def _demote(self, a: VidMmAllocation) -> bool:
-        for space in self._candidates(a):
-            if not space.aperture:
-                continue
+        candidates = self._candidates(a)
+        usable = {s.id: s for s in candidates}
+        for space in (usable[i] for i in self.placement.demotion(a, candidates) if i in usable):
             offset = space.allocate(a.size, a)
             if offset is not None:
                 self._enter(a, Placement(space.id, offset))
@@ -1368,6 +1387,7 @@ class ResidencyManager:
                 self.segments.get(placement.segment_id).free(placement.offset)
                 a.placement = None
                 a.ready_fence = 0
+                self.policy.evicted(a, placement, "reset")
             for queue in self.queues.values():
                 queue.pending.clear()
                 queue.fence.cpu_signal(queue.issued)  # every value is retired: nothing waits forever
@@ -1462,6 +1482,13 @@ class ResidencyManager:
         if a.placement is not None:
             self._leave(a, cause="trim")
         return a.size
+
+
+_VICTIMS: dict[VictimClass, Victims | None] = {
+    VictimClass.NONE: None,
+    VictimClass.UNREFERENCED: _unreferenced,
+    VictimClass.ANYONE: _anyone,
+}
 
 
 def _in_use(a: VidMmAllocation) -> bool:
