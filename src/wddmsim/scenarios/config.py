@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Final
@@ -35,7 +35,7 @@ from wddmsim.hw.gpu import GpuConfig
 from wddmsim.kmd.config import DriverConfig, DriverModel
 from wddmsim.system import SystemConfig
 from wddmsim.vidmm.manager import VidMmConfig
-from wddmsim.vidmm.policy import registry
+from wddmsim.vidmm.policy import Belady, EvictionPolicy, UseRecorder, registry
 
 MODEL_LIMIT: Final = 2 * GiB
 """The most allocation bytes a workload may create: the reference model keeps every expected byte in RAM."""
@@ -304,9 +304,20 @@ class ScenarioConfig:
         """Bytes of all processes' resources (before rounding to whole pages)."""
         return int(self.workload.oversubscription * self.adapter.vram)
 
-    def system_config(self) -> SystemConfig:
-        """The adapter this scenario runs on."""
+    @property
+    def offline_policy(self) -> bool:
+        """The eviction policy is offline: a run needs the uses of a recorded one (``wddmsim replay``)."""
+        return registry.offline(self.adapter.policy)
+
+    def system_config(self, *, future: Sequence[int] | None = None, uses: list[int] | None = None) -> SystemConfig:
+        """The adapter this scenario runs on; ``future``: the recorded uses an offline policy is given; ``uses``:
+        a list the run's uses are appended to (for a later offline run)."""
         a = self.adapter
+        policy: str | EvictionPolicy = a.policy
+        if future is not None and self.offline_policy:
+            policy = Belady(future)
+        elif uses is not None:
+            policy = UseRecorder(registry.eviction_policy(a.policy, "adapter.policy"), uses)
         return SystemConfig(
             gpu=GpuConfig(
                 local_size=a.vram,
@@ -323,7 +334,7 @@ class ScenarioConfig:
                 paging_buffer_size=a.paging_buffer,
                 paging_buffers_in_aperture=a.paging_buffer_segment == "aperture",
             ),
-            vidmm=VidMmConfig(eviction_policy=a.policy, placement_policy=a.placement),
+            vidmm=VidMmConfig(eviction_policy=policy, placement_policy=a.placement),
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -895,9 +895,11 @@ class ResidencyManager:
         self.service()
         if a.placement is not None and not self.segments.get(a.placement.segment_id).aperture:
             return True
-        for victims in (None, _unreferenced, _anyone):
-            for space in (s for s in self._candidates(a) if not s.aperture):
-                offset = self._room(space, a, {a.handle}, victims, cause)
+        memory = [s for s in self._candidates(a) if not s.aperture]
+        usable = {s.id: s for s in memory}
+        for rung in self.placement.rungs(a, memory):  # the placement policy's ladder, over memory segments only
+            for space in (usable[i] for i in rung.segments if i in usable):
+                offset = self._room(space, a, {a.handle}, _VICTIMS[rung.victims], cause)
                 if offset is None:
                     continue
                 if a.placement is not None:  # the range is held: now leave the aperture for it

@@ -68,10 +68,11 @@ class Belady(BaseEviction):
 class UseRecorder(BaseEviction):
     """Another policy, unchanged, that also records every use (the future an offline policy is given)."""
 
-    def __init__(self, inner: EvictionPolicy) -> None:
+    def __init__(self, inner: EvictionPolicy, uses: list[int] | None = None) -> None:
         self.inner = inner
         self.name = inner.name
-        self.uses: list[int] = []
+        self.uses: list[int] = [] if uses is None else uses
+        """Allocation handles, in use order (appended to the list given, if one was)."""
 
     def order(self, candidates: Sequence[VidMmAllocation]) -> list[VidMmAllocation]:
         return self.inner.order(candidates)
