@@ -27,18 +27,18 @@ class Clock(BaseEviction):
             self.referenced[a.handle] = True
 
     def placed(self, a: VidMmAllocation, where: Range) -> None:
-        self.ring.append(a.handle)
+        self.ring.insert(self.hand, a.handle)  # in the slot the hand just emptied, behind the hand
+        self.hand += 1
         self.referenced[a.handle] = True  # placed because it is about to be used
 
     def evicted(self, a: VidMmAllocation, where: Range, cause: str) -> None:
+        self.freed(a)  # off the ring: only what is placed is on it
+
+    def freed(self, a: VidMmAllocation) -> None:
         if a.handle in self.referenced:
             i = self.ring.index(a.handle)
             del self.ring[i], self.referenced[a.handle]
             self.hand -= i < self.hand  # the hand keeps pointing at the same next allocation
-
-    def freed(self, a: VidMmAllocation) -> None:
-        if a.handle in self.referenced:
-            self.evicted(a, Range(0, 0), "destroy")
 
     def order(self, candidates: Sequence[VidMmAllocation]) -> list[VidMmAllocation]:
         waiting: dict[int, VidMmAllocation] = {a.handle: a for a in candidates if a.handle in self.referenced}

@@ -226,6 +226,14 @@ def _faults(policy: str, refs: Sequence[int], frames: int) -> int:
     return len(w.adapter.events.of_type(VidMmPageIn))
 
 
+@pytest.mark.parametrize(("frames", "clock"), [(3, 9), (4, 10)])
+def test_the_clock_example_from_outside_the_package_gives_second_chances(frames: int, clock: int) -> None:
+    """``examples/policies/clock.py`` by ``module:Class``: CLOCK on Belady's string (worked by hand: the hits on
+    1 and 2 give them a second chance, then the hand evicts in ring order)."""
+    refs = [1, 2, 3, 4, 1, 2, 5, 1, 2, 3, 4, 5]
+    assert _faults("examples.policies.clock:Clock", refs, frames) == clock
+
+
 @pytest.mark.parametrize(("frames", "want"), [(2, (12, 12, 9)), (3, (9, 10, 7)), (4, (10, 8, 6))])
 def test_beladys_reference_string_gives_the_classic_fault_counts(frames: int, want: tuple[int, int, int]) -> None:
     """Belady, Nelson and Shedler (1969): FIFO faults more with four frames than with three; LRU and OPT do not
