@@ -28,7 +28,7 @@ from typing import Protocol, runtime_checkable
 
 from wddmsim.ddi.residency import D3DKMT_MEMORY_SEGMENT_GROUP
 from wddmsim.vidmm.allocation import VidMmAllocation
-from wddmsim.vidmm.segments import Placement as Range
+from wddmsim.vidmm.segments import Placement as Range  # a segment id and offset (not a range allocator)
 
 __all__ = [
     "BaseEviction",
