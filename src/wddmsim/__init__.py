@@ -5,7 +5,8 @@ A video memory manager (``vidmm``) places allocations in GPU memory segments and
 executes those bytes.  The layers are the sub-packages, in dependency order::
 
     cli / viz / bench     views and the command line (read only)
-    system                the composition root: builds an adapter from a configuration
+    system                the composition root: builds an adapter from a configuration and a driver package
+    drivers               driver packages: the interface, the registry, the reference driver as one package
     api                   the user-mode surface (pfnAllocateCb, pfnLockCb, ...)
     vidmm                 the video memory manager and the GPU scheduler that submits its buffers
     ddi                   the kernel-mode DDI contract (d3dkmddi.h in Python)

@@ -20,7 +20,7 @@ from rich.table import Table
 from wddmsim import __version__
 from wddmsim.core.errors import ConfigurationError, WddmsimError
 from wddmsim.core.units import format_size, parse_size
-from wddmsim.kmd.config import DriverModel
+from wddmsim.drivers.package import DriverModel
 from wddmsim.scenarios.demos import SCENARIOS as DEMOS
 from wddmsim.scenarios.demos import demo_config
 from wddmsim.system import Adapter, SystemConfig
@@ -38,6 +38,7 @@ DEMO_OPTIONS = {
     "local_size": "--vram",
     "paging_buffer": "--paging-buffer",
     "driver_model": "--driver-model",
+    "driver": "--driver",
 }
 """Settings of a demonstration (:func:`~wddmsim.scenarios.demos.demo_config`) -> the option that sets them."""
 
@@ -81,10 +82,12 @@ def _size(_ctx: click.Context, _param: click.Parameter, value: str | None) -> in
         raise click.BadParameter(str(error)) from None
 
 
-def _config(driver_model: str, vram: int | None, paging_buffer: int | None, demo: str = "tour") -> SystemConfig:
+def _config(
+    driver_model: str, vram: int | None, paging_buffer: int | None, demo: str = "tour", driver: str | None = None
+) -> SystemConfig:
     """The demonstration's adapter; a bad size is refused naming its option (exit 2)."""
     try:
-        return demo_config(demo, driver_model, vram, paging_buffer)
+        return demo_config(demo, driver_model, vram, paging_buffer, **({} if driver is None else {"driver": driver}))
     except ConfigurationError as error:
         _fail(_demo_error(error))
 
@@ -155,7 +158,13 @@ def main() -> None:
 
 
 def _run_demo(
-    name: str, seed: int, driver_model: str | None, vram: int | None, paging_buffer: int | None, out: Path | None
+    name: str,
+    seed: int,
+    driver_model: str | None,
+    vram: int | None,
+    paging_buffer: int | None,
+    out: Path | None,
+    driver: str | None = None,
 ) -> NoReturn:
     """``wddmsim run tour`` / ``run residency``: the demonstrations that are not workloads."""
     from wddmsim.scenarios.demos import run_scenario as run_demo
@@ -171,7 +180,7 @@ def _run_demo(
     try:
         result = run_demo(
             name,
-            _config(model, vram, paging_buffer, demo=name),
+            _config(model, vram, paging_buffer, demo=name, driver=driver),
             seed=seed,
             on_adapter=(lambda adapter: captures.append(recorder(adapter))) if out is not None else None,
         )
@@ -232,6 +241,7 @@ def _overrides(options: dict[str, object], settings: tuple[str, ...]) -> dict[st
     keys = {
         "seed": "seed",
         "driver_model": "adapter.driver_model",
+        "driver": "adapter.driver",
         "vram": "adapter.vram",
         "cpu_visible": "adapter.cpu_visible",
         "aperture": "adapter.aperture",
@@ -251,7 +261,7 @@ def _overrides(options: dict[str, object], settings: tuple[str, ...]) -> dict[st
     return out
 
 
-OPTION_KEYS = {"adapter.vram": "vram"}
+OPTION_KEYS = {"adapter.vram": "vram", "adapter.driver": "driver"}
 """Settings whose errors name the command-line option when it was given (decision 0048: ``--vram``)."""
 
 
@@ -338,6 +348,7 @@ def _list_scenarios(console: Console) -> None:
         settings.add_row(key, default, doc)
     console.print(settings)
     _list_policies(console)
+    _list_drivers(console)
 
 
 def _list_policies(console: Console) -> None:
@@ -353,9 +364,21 @@ def _list_policies(console: Console) -> None:
     console.print(table)
 
 
+def _list_drivers(console: Console) -> None:
+    from wddmsim.drivers.registry import described
+
+    table = Table(title="driver packages (--driver NAME, adapter.driver; or module:attribute)", title_justify="left")
+    table.add_column("name")
+    table.add_column("what it is")
+    for name, description in described():
+        table.add_row(name, description)
+    console.print(table)
+
+
 @main.command(context_settings=CONTEXT)
 @click.argument("scenario", required=False)
 @click.option("--seed", type=int, help="Seed of the workload (same seed, same event log).")
+@click.option("--driver", metavar="NAME", help="Driver package: reference (default), or module:attribute; see --list.")
 @click.option(
     "--driver-model",
     type=click.Choice([m.value for m in DriverModel]),
@@ -416,7 +439,7 @@ def run(
         _list_scenarios(console)
         return
     if scenario in DEMOS:
-        allowed = ("driver_model", "vram", "paging_buffer", "seed")
+        allowed = ("driver_model", "driver", "vram", "paging_buffer", "seed")
         extra = [k for k, v in options.items() if v is not None and k not in allowed]
         if extra or settings or record is not None:
             given = (
@@ -425,11 +448,17 @@ def run(
             _fail(
                 click.UsageError(
                     f"{', '.join(given)}: the {scenario} demonstration takes --driver-model, --vram, --paging-buffer "
-                    "and --seed only"
+                    "and --seed only (and --driver, its driver package)"
                 ),
             )
         _run_demo(
-            scenario, options["seed"] or 0, options["driver_model"], options["vram"], options["paging_buffer"], out
+            scenario,
+            options["seed"] or 0,
+            options["driver_model"],
+            options["vram"],
+            options["paging_buffer"],
+            out,
+            options["driver"],
         )
     from wddmsim.scenarios import catalog
     from wddmsim.scenarios.runner import run_scenario

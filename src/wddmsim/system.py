@@ -1,7 +1,9 @@
-"""The composition root: one adapter, wired -- hardware, OS services, reference driver, VidMm, and the user-mode
+"""The composition root: one adapter, wired -- hardware, OS services, a driver package, VidMm, and the user-mode
 runtime over it.
 
-Nothing else builds these objects together; tests, benchmarks and the command line all start here.
+Nothing else builds these objects together; tests, benchmarks and the command line all start here.  The driver
+comes from a package (:mod:`wddmsim.drivers`, decision 0070): the reference driver unless the configuration
+names another.
 """
 
 from __future__ import annotations
@@ -12,22 +14,50 @@ from typing import final
 
 from wddmsim.api.runtime import Runtime
 from wddmsim.core.clock import Clock
+from wddmsim.core.errors import ConfigurationError
 from wddmsim.core.events import EventLog
 from wddmsim.core.units import PAGE_SIZE
 from wddmsim.ddi.driver import KernelModeDriver
+from wddmsim.drivers.package import (
+    DriverCapabilities,
+    DriverConfiguration,
+    DriverModel,
+    DriverPackage,
+    SimulatedDriver,
+)
+from wddmsim.drivers.registry import DEFAULT, driver_package
 from wddmsim.hw.gpu import Gpu, GpuConfig
-from wddmsim.kmd.config import DriverConfig
-from wddmsim.kmd.driver import ReferenceDriver
 from wddmsim.ntos.mm import MemoryManager
 from wddmsim.vidmm.manager import VideoMemoryManager, VidMmConfig
 from wddmsim.vidmm.paging_process import PageTableTag
 
 
+@final
+class _PackageDefault:
+    """Stands for "the package's default configuration" until :class:`SystemConfig` knows the package."""
+
+    model = DriverModel.WDDM2
+
+    def validate(self) -> None:
+        raise AssertionError("SystemConfig replaces it with the package's default configuration")
+
+
+_PACKAGE_DEFAULT: DriverConfiguration = _PackageDefault()
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SystemConfig:
     gpu: GpuConfig = field(default_factory=GpuConfig)
-    driver: DriverConfig = field(default_factory=DriverConfig)
+    driver_package: str | DriverPackage = DEFAULT
+    """The driver package, by name (``reference``, a registered one, ``module:attribute``) or itself."""
+    driver: DriverConfiguration = _PACKAGE_DEFAULT
+    """The package's configuration (not given: its ``default_config()``)."""
     vidmm: VidMmConfig = field(default_factory=VidMmConfig)
+
+    def __post_init__(self) -> None:
+        if self.driver is _PACKAGE_DEFAULT:
+            package = driver_package(self.driver_package, setting="driver_package")
+            object.__setattr__(self, "driver", package.default_config())
 
 
 @final
@@ -40,9 +70,14 @@ class Adapter:
         self.events = EventLog(self.clock)
         self.gpu = Gpu(self.config.gpu, clock=self.clock, events=self.events)
         self.mm = MemoryManager(self.gpu.system, self.gpu.bar)
-        self.driver = ReferenceDriver(self.gpu, self.config.driver)
+        self.package = _package_of(self.config)
+        self.capabilities: DriverCapabilities = self.package.capabilities(self.config.driver)
+        """What this driver can do (the tour and the scenarios ask before using a feature)."""
+        self.umd = self.package.umd
+        """The user-mode half of the driver: workloads encode their allocations' private data with it."""
+        self.driver: SimulatedDriver = self.package.create(self.gpu, self.config.driver)
         self.ddi: KernelModeDriver = self.driver if wrap_driver is None else wrap_driver(self.driver)
-        """The driver as VidMm sees it: the reference driver, or a wrapper around it (test doubles)."""
+        """The driver as VidMm sees it: the package's driver, or a wrapper around it (test doubles)."""
         self.vidmm = VideoMemoryManager(self.ddi, self.mm, self.clock, self.events, self.config.vidmm)
         self.runtime = Runtime(self.vidmm)
         """The user-mode surface: processes open it, their devices call the runtime callbacks."""
@@ -54,6 +89,7 @@ class Adapter:
         rm = vidmm.residency
         va_spaces = [] if vidmm.va is None else list(vidmm.va.spaces.values())
         va_spaces += [s.privileged for s in va_spaces if s.privileged is not None]
+        driver = self.driver.statistics()
         return Footprint(
             system_bytes=(self.mm.frames.total_frames - self.mm.frames.free_frames) * PAGE_SIZE,
             segment_bytes=tuple(
@@ -70,8 +106,8 @@ class Adapter:
             paging_queues=len(rm.queues),
             sync_objects=len(rm.sync_objects),
             fences=vidmm.fences.in_use,
-            driver_allocations=len(self.driver.state.allocations),
-            driver_contexts=len(self.driver.contexts),
+            driver_allocations=driver.allocations,
+            driver_contexts=driver.contexts,
             pending=len(rm.worker)
             + sum(len(q.pending) for q in rm.queues.values())
             + sum(len(s.waiting) for s in rm.sync_objects.values())
@@ -124,7 +160,20 @@ class Footprint:
         return found
 
 
-DriverWrapper = Callable[[ReferenceDriver], KernelModeDriver]
+def _package_of(config: SystemConfig) -> DriverPackage:
+    """The configured package; its configuration must be of its own type."""
+    package = driver_package(config.driver_package, setting="driver_package")
+    if not package.accepts(config.driver):
+        raise ConfigurationError(
+            "driver",
+            type(config.driver).__name__,
+            f"must be a {package.config_type.__name__}, the configuration of driver package {package.name}",
+        )
+    return package
+
+
+DriverWrapper = Callable[[SimulatedDriver], KernelModeDriver]
+"""Wraps the package's driver in a test double that VidMm then sees (``Adapter.ddi``)."""
 
 
 def build_adapter(config: SystemConfig | None = None, *, wrap_driver: DriverWrapper | None = None) -> Adapter:

@@ -21,6 +21,7 @@ from wddmsim.ddi.residency import (
     D3DDDICB_EVICT,
 )
 from wddmsim.ddi.status import HRESULT
+from wddmsim.drivers.reference import reference_driver
 from wddmsim.hw.gpu import GpuConfig
 from wddmsim.kmd.allocations import AllocationDesc, AllocationUsage, ResourceKind
 from wddmsim.kmd.config import DriverConfig, DriverModel
@@ -167,7 +168,7 @@ class Desk:
         """``linear`` as the reference GPU stores the surface (every level tiled)."""
         from wddmsim.hw.swizzle import tile
 
-        kmd = self.adapter.driver.state.allocations.get(handle, "hAllocation")
+        kmd = reference_driver(self.adapter.driver).state.allocations.get(handle, "hAllocation")
         out = linear.copy()
         for level in kmd.levels:
             out[level.offset : level.offset + level.size] = tile(

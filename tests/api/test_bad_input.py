@@ -47,6 +47,7 @@ from wddmsim.ddi.residency import (
 )
 from wddmsim.ddi.status import HRESULT, DdiError, InvalidArgument
 from wddmsim.ddi.va import D3DDDI_MAPGPUVIRTUALADDRESS, D3DDDI_RESERVEGPUVIRTUALADDRESS, D3DDDICB_FREEGPUVIRTUALADDRESS
+from wddmsim.drivers.reference import reference_driver
 from wddmsim.hw import commands as cmd
 from wddmsim.kmd.allocations import AllocationDesc, ResourceKind
 from wddmsim.kmd.config import DriverModel
@@ -118,7 +119,7 @@ class World:
         adapter = self.desk.adapter
         problems = check_residency(adapter) + check_locks(adapter)
         ranges = MemoryRanges.of(adapter.driver)
-        for root, entries in adapter.driver.context_roots.values():
+        for root, entries in reference_driver(adapter.driver).context_roots.values():
             problems += check_page_tables(adapter.gpu, root, ranges, root_entries=entries)
         return problems
 

@@ -15,6 +15,7 @@ from wddmsim.api import UserDevice
 from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.residency import D3DDDI_CREATEPAGINGQUEUE
 from wddmsim.ddi.status import HRESULT, InvalidArgument
+from wddmsim.drivers.reference import reference_driver
 from wddmsim.hw import commands as cmd
 from wddmsim.kmd.config import DriverModel
 
@@ -34,7 +35,7 @@ class Ledger:
 
     def _spaces(self) -> dict[str, set[int]]:
         rm = self.desk.vidmm.residency
-        driver = self.desk.adapter.driver
+        driver = reference_driver(self.desk.adapter.driver)
         vidmm = set(rm.processes) | set(rm.devices) | set(rm.allocations) | set(rm.queues) | set(rm.sync_objects)
         vidmm |= {q.sync_object for q in rm.queues.values()}
         own = {h for h in driver.state.allocations._by_handle if h < 0x4000_0000}

@@ -12,6 +12,7 @@ from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.lock import D3DDDICB_LOCK, D3DDDICB_LOCK2, D3DDDICB_LOCK2FLAGS, D3DDDICB_LOCKFLAGS, D3DDDICB_UNLOCK2
 from wddmsim.ddi.residency import D3DDDI_OFFER_PRIORITY, D3DKMT_OFFERALLOCATIONS
 from wddmsim.ddi.status import HRESULT, NTSTATUS, DdiError, InvalidArgument
+from wddmsim.drivers.reference import reference_driver
 from wddmsim.kmd.config import DriverModel
 from wddmsim.kmd.driver import ReferenceDriver
 from wddmsim.ntos.views import CpuAccessViolation
@@ -215,7 +216,7 @@ def test_mip_levels_are_locked_one_range_each() -> None:
     desk = Desk(model=DriverModel.WDDM1)
     s = desk.surface(mips=3)
     desk.resident(s)
-    kmd = desk.adapter.driver.state.allocations.get(s, "hAllocation")
+    kmd = reference_driver(desk.adapter.driver).state.allocations.get(s, "hAllocation")
     size = desk.a(s).size
     linear = pattern(size, 10)
     for level, layout in enumerate(kmd.levels):

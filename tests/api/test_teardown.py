@@ -34,6 +34,7 @@ from wddmsim.ddi.va import (
     D3DDDICB_UPDATEGPUVIRTUALADDRESS,
     D3DDDIGPUVIRTUALADDRESS_PROTECTION_TYPE,
 )
+from wddmsim.drivers.reference import reference_driver
 from wddmsim.hw import commands as cmd
 from wddmsim.hw.addressing import Space, hw_address
 from wddmsim.kmd.config import DriverModel
@@ -247,14 +248,14 @@ def test_a_destroyed_context_cancels_its_waiting_tile_mappings_and_its_companion
     victim.tile_waiting()
     pool = desk.a(victim.handles[1])
     held = pool.residency_count
-    contexts = len(desk.adapter.driver.contexts)
+    contexts = len(reference_driver(desk.adapter.driver).contexts)
     sync = desk.vidmm.residency.sync_object(victim.sync)
     assert len(sync.waiting) == 1
     assert desk.device.destroy_context(victim.context) == HRESULT.S_OK
     assert not sync.waiting and pool.residency_count == held - 1, "the queued update's hold on its pool went"
     companions = desk.vidmm.va.updates.companions if desk.vidmm.va is not None else {}
     assert victim.context not in companions
-    assert len(desk.adapter.driver.contexts) == contexts - 2, "the context and its paging companion"
+    assert len(reference_driver(desk.adapter.driver).contexts) == contexts - 2, "the context and its paging companion"
     desk.device.signal_from_cpu(victim.sync, 7)  # nothing runs for the destroyed context
     assert sync.fence.value == 7
 

@@ -27,6 +27,7 @@ from wddmsim.ddi.paging import (
 from wddmsim.ddi.pte import PteArray, pte_array, pte_flags
 from wddmsim.ddi.status import NTSTATUS
 from wddmsim.ddi.submit import DXGK_GENERAL_ERROR_CODE, DXGK_INTERRUPT_TYPE, DXGK_PAGE_FAULT_FLAGS
+from wddmsim.drivers.reference import reference_driver
 from wddmsim.hw.gpu import GpuConfig
 from wddmsim.hw.mmu import PAGES_PER_64K
 from wddmsim.hw.pte import TablePointer, Target
@@ -225,7 +226,7 @@ def updates(draw: st.DrawFn, rig: PagingRig) -> tuple[int, DXGK_BUILDPAGINGBUFFE
         Flags=DXGK_UPDATEPAGETABLEFLAGS(Use64KBPages=use64),
         UpdateMode=Mode.DXGK_PAGETABLEUPDATE_GPU_VIRTUAL,
     )
-    shape = geometry(rig.driver.state, shell)
+    shape = geometry(reference_driver(rig.driver).state, shell)
     start = draw(st.integers(0, shape.entries_in_table - 1))
     count = draw(st.integers(1, min(shape.entries_in_table - start, 90)))
     repeat = draw(st.booleans())

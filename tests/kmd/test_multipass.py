@@ -24,6 +24,7 @@ from wddmsim.ddi.paging import (
     DXGK_FILL_DESTINATION,
     DXGK_TRANSFER_LOCATION,
 )
+from wddmsim.drivers.reference import reference_driver
 from wddmsim.hw.aperture import gart_entry
 from wddmsim.kmd.config import DriverConfig
 from wddmsim.scenarios.rig import PagingRig
@@ -219,6 +220,6 @@ def test_a_1_gib_transfer_through_a_4_kib_paging_buffer() -> None:
         )
     )
     rig.vidmm.paging.wait(rig.vidmm.paging.flush())
-    max_pages = rig.driver.config.max_copy_bytes // PAGE_SIZE
+    max_pages = reference_driver(rig.driver).config.max_copy_bytes // PAGE_SIZE
     assert passes == model.buffers_needed(4 * KiB, size >> PAGE_SHIFT, model.paged_copy(max_pages), SYNC)
     assert rig.read_mdl(mdl, size - 8, 8).tolist() == [0x77] * 8

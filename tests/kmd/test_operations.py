@@ -39,6 +39,7 @@ from wddmsim.ddi.paging import (
 )
 from wddmsim.ddi.pte import pte_array, pte_flags
 from wddmsim.ddi.status import NTSTATUS
+from wddmsim.drivers.reference import reference_driver
 from wddmsim.hw.aperture import gart_entry
 from wddmsim.hw.faults import AccessKind
 from wddmsim.hw.pte import HW_PTE
@@ -164,7 +165,7 @@ def test_notify_residency_commit_and_evict(rig: PagingRig) -> None:
             PhysicalAddress=D3DGPU_PHYSICAL_ADDRESS(SegmentId=CPU, SegmentOffset=0x5000),
         )
     )
-    allocations = rig.driver.state.allocations
+    allocations = reference_driver(rig.driver).state.allocations
     assert allocations.get(info.hAllocation, "h").resident_at == (CPU, 0x5000)
     rig.execute(DXGK_BUILDPAGINGBUFFER_NOTIFYRESIDENCY(hAllocation=info.hAllocation, Resident=False))
     assert allocations.get(info.hAllocation, "h").resident_at is None

@@ -16,6 +16,7 @@ from wddmsim.ddi.paging import (
 )
 from wddmsim.ddi.paging import DXGK_TRANSFER_LOCATION as Loc
 from wddmsim.ddi.status import NTSTATUS
+from wddmsim.drivers.reference import reference_driver
 from wddmsim.kmd.allocations import AllocationUsage
 from wddmsim.kmd.errors import DriverContractError
 from wddmsim.scenarios.rig import PagingRig
@@ -132,7 +133,7 @@ def test_sub_transfers_start_and_end_in_order(rig: PagingRig) -> None:
         Flags=DXGK_TRANSFERFLAGS(TransferEnd=True),
     )
     rig.vidmm.paging.build(last)
-    assert rig.driver.state.pending_transfer is None
+    assert reference_driver(rig.driver).state.pending_transfer is None
     orphan = transfer(TransferSize=PAGE_SIZE, Source=src, Destination=Loc.mdl(mdl), Flags=DXGK_TRANSFERFLAGS())
     with pytest.raises(DriverContractError, match="without TransferStart needs a pending transfer"):
         rig.driver.build_paging_buffer(

@@ -10,6 +10,7 @@ import pytest
 from wddmsim.core.pointer import ByteArray
 from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.status import NTSTATUS
+from wddmsim.drivers.reference import reference_driver
 from wddmsim.kmd.config import DriverModel
 from wddmsim.kmd.paging.context import CONTEXT_HEADER_SIZE, CONTEXT_MAGIC
 from wddmsim.vidmm.events import PagingOperation
@@ -23,7 +24,7 @@ def image(w: World, handle: int) -> ByteArray:
 
 
 def context_allocation(w: World, context: int) -> int:
-    return int(w.adapter.driver.context_allocations[context][1])
+    return int(reference_driver(w.adapter.driver).context_allocations[context][1])
 
 
 def test_a_context_gets_an_allocation_initialised_by_init_context_resource() -> None:
@@ -43,7 +44,7 @@ def test_update_context_allocation_writes_the_state_through_the_paging_process_a
     context = w.vidmm.create_context(w.device)
     handle = context_allocation(w, context)
     state = pattern(256, 1).tobytes()
-    assert w.adapter.driver.update_context_state(context, state) == NTSTATUS.STATUS_SUCCESS
+    assert reference_driver(w.adapter.driver).update_context_state(context, state) == NTSTATUS.STATUS_SUCCESS
     got = image(w, handle)[CONTEXT_HEADER_SIZE : CONTEXT_HEADER_SIZE + 256].tobytes()
     assert got == state, "written by the GPU before the callback returned"
     ops = [e.operation for e in w.adapter.events.of_type(PagingOperation)]
@@ -58,7 +59,7 @@ def test_a_context_image_survives_eviction_and_comes_back_byte_exact() -> None:
     w = World()
     context = w.vidmm.create_context(w.device)
     handle = context_allocation(w, context)
-    w.adapter.driver.update_context_state(context, pattern(64, 2).tobytes())
+    reference_driver(w.adapter.driver).update_context_state(context, pattern(64, 2).tobytes())
     before = image(w, handle).copy()
     other = w.rm.create_device(w.rm.create_process())
     queue = w.new_queue(other)
@@ -82,14 +83,14 @@ def test_destroying_the_context_frees_its_allocation() -> None:
     used = w.vidmm.spaces.get(2).ranges.used_bytes
     w.vidmm.destroy_context(context)
     assert handle not in w.rm.allocations and w.vidmm.spaces.get(2).ranges.used_bytes < used
-    assert context not in w.adapter.driver.contexts
+    assert context not in reference_driver(w.adapter.driver).contexts
     w.check()
 
 
 def test_wddm1_drivers_cannot_update_context_allocations() -> None:
     w = World(model=DriverModel.WDDM1)
     context = w.vidmm.create_context()
-    assert w.adapter.driver.update_context_state(context, b"\0" * 8) == NTSTATUS.STATUS_NOT_SUPPORTED
+    assert reference_driver(w.adapter.driver).update_context_state(context, b"\0" * 8) == NTSTATUS.STATUS_NOT_SUPPORTED
 
 
 def test_the_system_device_owns_contexts_created_without_a_device() -> None:
@@ -97,4 +98,4 @@ def test_the_system_device_owns_contexts_created_without_a_device() -> None:
     context = w.vidmm.create_context()
     assert w.rm.allocation(context_allocation(w, context)).device is w.rm.system_device
     with pytest.raises(Exception, match="is not a context of this driver"):
-        w.adapter.driver.update_context_state(HANDLE(context + 1), b"")
+        reference_driver(w.adapter.driver).update_context_state(HANDLE(context + 1), b"")

@@ -18,6 +18,7 @@ from wddmsim.ddi.paging import (
 )
 from wddmsim.ddi.paging import DXGK_TRANSFER_LOCATION as Loc
 from wddmsim.ddi.status import NTSTATUS
+from wddmsim.drivers.reference import reference_driver
 from wddmsim.hw.events import DmaBufferCompleted
 from wddmsim.scenarios.rig import PagingRig
 from wddmsim.system import DriverWrapper
@@ -183,7 +184,7 @@ def test_the_private_data_area_is_sized_by_the_driver_zeroed_once_and_never_touc
             return self.inner.build_paging_buffer(args)
 
     rig = PagingRig(wrap_driver=Scribbler)
-    assert rig.vidmm.private_data_size == rig.driver.config.paging_buffer_private_data_size == 64
+    assert rig.vidmm.private_data_size == reference_driver(rig.driver).config.paging_buffer_private_data_size == 64
     fill = DXGK_BUILDPAGINGBUFFER_FILL(
         FillSize=PAGE_SIZE,
         FillPattern=1,

@@ -14,6 +14,7 @@ from wddmsim.ddi.flags import DXGK_PAGETABLEUPDATEMODE
 from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_TRANSFERVIRTUAL, DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE, Op
 from wddmsim.ddi.residency import D3DDDICB_EVICT, D3DKMT_MEMORY_SEGMENT_GROUP, D3DKMT_QUERYVIDEOMEMORYINFO
 from wddmsim.ddi.status import HRESULT, InvalidArgument
+from wddmsim.drivers.reference import reference_driver
 from wddmsim.hw.faults import AccessKind
 from wddmsim.kmd.allocations import AllocationUsage
 from wddmsim.testing.fakes import PayloadRecorder
@@ -279,7 +280,7 @@ def test_explicit_residency_notification_comes_after_the_fill_and_before_the_tra
         "DXGK_OPERATION_FILL",
         "DXGK_OPERATION_NOTIFY_RESIDENCY",
     ]
-    assert w.adapter.driver.state.allocations.get(a.handle, "h").resident_at is not None
+    assert reference_driver(w.adapter.driver).state.allocations.get(a.handle, "h").resident_at is not None
     w.write(a, pattern(a.size, 1))
     before = len(ops(w))
     w.evict(a)

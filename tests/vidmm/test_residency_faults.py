@@ -17,6 +17,7 @@ from wddmsim.ddi.residency import (
     D3DKMT_RECLAIMALLOCATIONS2,
 )
 from wddmsim.ddi.status import NTSTATUS, DdiError
+from wddmsim.drivers.reference import reference_driver
 from wddmsim.testing.fakes import DelegatingDriver
 
 from .world import World
@@ -26,7 +27,7 @@ def snapshot(w: World) -> tuple[Any, ...]:
     return (
         w.adapter.mm.free_bytes,
         sorted(w.rm.allocations),
-        len(w.adapter.driver.state.allocations),
+        len(reference_driver(w.adapter.driver).state.allocations),
         [(s.id, list(s.ranges.allocated())) for s in w.vidmm.spaces],
         {h: (a.residency_count, a.placement, a.offered, a.backing is None) for h, a in w.rm.allocations.items()},
     )

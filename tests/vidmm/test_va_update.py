@@ -24,6 +24,7 @@ from wddmsim.ddi.va import (
     D3DDDIGPUVIRTUALADDRESS_PROTECTION_TYPE,
 )
 from wddmsim.ddi.va import D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION_TYPE as T
+from wddmsim.drivers.reference import reference_driver
 from wddmsim.hw.faults import AccessKind, GpuFault
 from wddmsim.hw.memsys import read_runs
 from wddmsim.vidmm.events import PagingOperation
@@ -350,7 +351,7 @@ def test_updates_run_on_the_contexts_paging_companion_which_copies_the_pool_entr
     companion = t.va.updates.companions[t.context]
     priv = t.space.privileged
     assert priv is not None and priv.companions == [companion.context]
-    driver = t.w.adapter.driver
+    driver = reference_driver(t.w.adapter.driver)
     assert driver.contexts[companion.context] == PAGING_ENGINE, "PagingCompanionNodeId: the paging engine"
     assert driver.context_roots[companion.context][0] == root_of(t.w, priv), "it runs in the privileged space"
     ops = recorders[0].payloads[start:]

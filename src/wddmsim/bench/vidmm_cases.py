@@ -17,8 +17,8 @@ from wddmsim.ddi.residency import (
     D3DDDICB_EVICT,
 )
 from wddmsim.ddi.status import HRESULT
+from wddmsim.drivers.resources import ResourceDesc, ResourceKind
 from wddmsim.hw.gpu import GpuConfig
-from wddmsim.kmd.allocations import AllocationDesc, ResourceKind
 from wddmsim.system import SystemConfig, build_adapter
 from wddmsim.vidmm.events import VidMmPageIn
 from wddmsim.vidmm.ranges import RangeAllocator
@@ -85,7 +85,9 @@ def _frame_loop(factor: float, *, frames: int = 60, seed: int = 3) -> dict[str, 
     total = 0
     while total < factor * local:
         size = int(rng.integers(1, 5)) * MiB
-        allocations.append(rm.create_allocation(device, AllocationDesc(ResourceKind.BUFFER, size=size).encode()))
+        allocations.append(
+            rm.create_allocation(device, adapter.umd.encode(ResourceDesc(ResourceKind.BUFFER, size=size)))
+        )
         total += size
     window = max(1, int(len(allocations) * 0.5 / factor))
     touched: set[int] = set()

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from enum import IntEnum
 from typing import Final, final
 
 from wddmsim.core.units import PAGE_SIZE, align_up
@@ -23,6 +22,7 @@ from wddmsim.ddi.allocation import (
     DXGK_SEGMENTPREFERENCE,
 )
 from wddmsim.ddi.base import HANDLE
+from wddmsim.drivers.resources import ResourceDesc, ResourceKind, ResourceUsage
 from wddmsim.hw.swizzle import TILE_HEIGHT, TILE_WIDTH
 from wddmsim.kmd.errors import DriverContractError
 
@@ -30,26 +30,8 @@ _MAGIC: Final = 0x4C414D57  # "WMAL"
 _FORMAT: Final = struct.Struct("<IHHQIIIII")
 
 
-class ResourceKind(IntEnum):
-    BUFFER = 0
-    SURFACE = 1
-    CONTEXT = 2
-
-
-class AllocationUsage(IntEnum):
-    """Bits of the private data's ``usage`` word."""
-
-    CPU_VISIBLE = 0x1
-    SWIZZLED = 0x2
-    ACCESSED_PHYSICALLY = 0x4
-    EXPLICIT_RESIDENCY = 0x8
-    APERTURE_ONLY = 0x10
-    NO_APERTURE = 0x20
-    """The hardware cannot use it over PCIe: never in the aperture segment."""
-    CACHED = 0x40
-    """The CPU maps it cacheable (``DXGK_ALLOCATIONINFOFLAGS.Cached``)."""
-    NO_LARGE_PAGES = 0x80
-    """``DXGK_ALLOCATIONINFOFLAGS_WDDM2_0.DisableLargePageMapping``: the allocation is never mapped by a large page."""
+AllocationUsage = ResourceUsage
+"""Bits of the private data's ``usage`` word: the driver-neutral :class:`ResourceUsage`, unchanged."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +61,11 @@ class AllocationDesc:
     width_bytes: int = 0
     height: int = 0
     mip_levels: int = 1
+
+    @staticmethod
+    def of(desc: ResourceDesc) -> AllocationDesc:
+        """This driver's description of a driver-neutral :class:`ResourceDesc` (the same fields)."""
+        return AllocationDesc(desc.kind, desc.size, desc.usage, desc.width_bytes, desc.height, desc.mip_levels)
 
     def encode(self) -> bytes:
         return _FORMAT.pack(
@@ -268,3 +255,16 @@ def describe(
         ExplicitResidencyNotification=bool(usage & AllocationUsage.EXPLICIT_RESIDENCY),
         DisableLargePageMapping=bool(usage & AllocationUsage.NO_LARGE_PAGES),
     )
+
+
+__all__ = [
+    "AllocationDesc",
+    "AllocationTable",
+    "AllocationUsage",
+    "KmdAllocation",
+    "ResourceKind",
+    "SurfaceLevel",
+    "describe",
+    "segment_set",
+    "surface_levels",
+]

@@ -3,21 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 
 from wddmsim.core.errors import ConfigurationError
 from wddmsim.core.units import PAGE_SIZE, KiB, MiB
 from wddmsim.ddi.flags import DXGK_PAGETABLEUPDATEMODE
+from wddmsim.drivers.package import DriverModel
 from wddmsim.hw.commands import PACKET_ALIGNMENT, copy_length
-
-
-class DriverModel(Enum):
-    """Decision D1: the driver presents itself either way."""
-
-    WDDM1 = "wddm1"
-    """Segment model: physical Transfer/Fill/Discard, swizzling ranges, SpecialLockTransfer."""
-    WDDM2 = "wddm2"
-    """GpuMmu model: page tables, TransferVirtual/FillVirtual, paging fences."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -81,3 +72,6 @@ class DriverConfig:
 def min_paging_buffer_size() -> int:
     """The smallest paging buffer every operation can make progress in: one COPY with one extent, plus a SYNC."""
     return copy_length(1) + PACKET_ALIGNMENT
+
+
+__all__ = ["DriverConfig", "DriverModel", "min_paging_buffer_size"]

@@ -8,6 +8,7 @@ documents as outcomes (``STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER``, ``..._ALLOCA
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable
 from typing import Final, final
 
@@ -58,6 +59,7 @@ from wddmsim.ddi.submit import (
     DXGKARG_SUBMITCOMMAND,
     DXGKARGCB_NOTIFY_INTERRUPT_DATA,
 )
+from wddmsim.drivers.package import DriverStatistics
 from wddmsim.hw.addressing import Space, hw_address
 from wddmsim.hw.bar import DetileWindow
 from wddmsim.hw.engine import Interrupt, InterruptKind, Submission
@@ -137,6 +139,30 @@ class ReferenceDriver:
     @property
     def segments(self) -> SegmentMap:
         return self.state.segments
+
+    def statistics(self) -> DriverStatistics:
+        """Its handle tables and the memory it reports (``SimulatedDriver.statistics``): for the footprint and
+        the page-table checkers, which never read :attr:`state`."""
+        local = tuple((s.base, s.base + s.size) for s in self.segments.segments if s.kind == SegmentKind.MEMORY)
+        return DriverStatistics(
+            allocations=len(self.state.allocations),
+            contexts=len(self.contexts),
+            local_ranges=local,
+            system_size=self.gpu.system.size,
+        )
+
+    # --- DriverProbe: read-only answers for verifiers (the paging tour) ----------------------------------
+
+    @staticmethod
+    def context_header(allocation: int, gpu_va: int, size: int) -> bytes:
+        """The header ``InitContextResource`` writes: ``CONTEXT_MAGIC``, the image's GPU VA, its size, the
+        allocation handle, zero padding to ``CONTEXT_HEADER_SIZE``."""
+        words = struct.pack("<4Q", context.CONTEXT_MAGIC, gpu_va, size, allocation)
+        return words.ljust(context.CONTEXT_HEADER_SIZE, b"\0")
+
+    def notified_residency(self, allocation: int) -> tuple[int, int] | None:
+        """The last ``(SegmentId, SegmentOffset)`` ``NotifyResidency`` told the driver of ``allocation``."""
+        return self.state.allocations.get(allocation, "hAllocation").resident_at
 
     # --- DxgkDdiStartDevice / QueryAdapterInfo ---------------------------------------------------------------
 

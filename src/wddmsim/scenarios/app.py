@@ -47,8 +47,8 @@ from wddmsim.ddi.va import (
     D3DDDICB_UPDATEGPUVIRTUALADDRESS,
     D3DDDIGPUVIRTUALADDRESS_PROTECTION_TYPE,
 )
-from wddmsim.kmd.allocations import AllocationDesc, AllocationUsage, ResourceKind
-from wddmsim.kmd.config import DriverModel
+from wddmsim.drivers.package import DriverCapabilities, DriverModel, UserModeDriver
+from wddmsim.drivers.resources import ResourceDesc, ResourceKind, ResourceUsage
 from wddmsim.scenarios.config import TILE, ScenarioConfig
 from wddmsim.scenarios.gpu import ListGpu, VaGpu
 from wddmsim.scenarios.model import GpuCopy, GpuFill, GpuOp, Model, Ref, Tile, TileState
@@ -101,17 +101,28 @@ class Problem:
 
 def _infra(name: str, size: int, placement: Placement) -> ResourceSpec:
     """A buffer of the process's own plumbing (staging, readback, tile pool)."""
-    usage = 0 if placement == Placement.LOCAL else AllocationUsage.CPU_VISIBLE
+    usage = 0 if placement == Placement.LOCAL else ResourceUsage.CPU_VISIBLE
     return ResourceSpec(
-        name, ResourceKind.BUFFER, placement, AllocationDesc(ResourceKind.BUFFER, size=size, usage=usage), size
+        name, ResourceKind.BUFFER, placement, ResourceDesc(ResourceKind.BUFFER, size=size, usage=usage), size
     )
 
 
 class App:
     """One process of the workload, with the model of everything it wrote."""
 
-    def __init__(self, runtime: TracedRuntime, config: ScenarioConfig, index: int, model: Model) -> None:
+    def __init__(
+        self,
+        runtime: TracedRuntime,
+        config: ScenarioConfig,
+        index: int,
+        model: Model,
+        *,
+        umd: UserModeDriver,
+        capabilities: DriverCapabilities,
+    ) -> None:
         self.config = config
+        self.umd = umd
+        """The user-mode half of the adapter's driver: it encodes every allocation's private driver data."""
         self.index = index
         self.model = model
         self.rng = np.random.default_rng([config.seed, index])
@@ -124,7 +135,7 @@ class App:
         self.queue = args.hPagingQueue
         self.gpu: VaGpu | ListGpu = VaGpu(self.device, self.queue) if self.wddm2 else ListGpu(self.device)
         """The GPU path: by VA on WDDM 2.x, by allocation and patch-location lists on WDDM 1.x."""
-        self.resources = [self._create(spec) for spec in resources(config, index, self.rng)]
+        self.resources = [self._create(spec) for spec in resources(config, index, self.rng, umd, capabilities)]
         self.pool: Resource | None = None
         self.tiled = ""
         self.sync = HANDLE(0)
@@ -153,7 +164,7 @@ class App:
     # --- allocations ---------------------------------------------------------------------------------------
 
     def _create(self, spec: ResourceSpec) -> Resource:
-        data = spec.desc.encode()
+        data = self.umd.encode(spec.desc)
         info = D3DDDI_ALLOCATIONINFO(pPrivateDriverData=data, PrivateDriverDataSize=len(data))
         self.device.allocate(D3DDDICB_ALLOCATE(NumAllocations=1, pAllocationInfo=[info]))
         self.model.create(spec.name, spec.size)

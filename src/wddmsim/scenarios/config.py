@@ -31,8 +31,10 @@ from typing import Any, Final
 
 from wddmsim.core.errors import ConfigurationError
 from wddmsim.core.units import GiB, KiB, MiB, format_size, parse_size
+from wddmsim.drivers.package import DriverModel, DriverPackage, DriverSettings
+from wddmsim.drivers.registry import DEFAULT as DEFAULT_DRIVER
+from wddmsim.drivers.registry import driver_package
 from wddmsim.hw.gpu import GpuConfig
-from wddmsim.kmd.config import DriverConfig, DriverModel
 from wddmsim.system import SystemConfig
 from wddmsim.vidmm.manager import VidMmConfig
 from wddmsim.vidmm.policy import Belady, EvictionPolicy, UseRecorder, registry
@@ -83,12 +85,19 @@ DISTRIBUTIONS: Final = ("log-uniform", "uniform", "fixed")
 class AdapterSettings:
     """The simulated GPU, its driver and VidMm's policy."""
 
+    driver: str = setting(
+        DEFAULT_DRIVER,
+        Kind.STR,
+        lambda v: bool(v),
+        "must name a driver package",
+        "The driver package (wddmsim.drivers: reference, or module:attribute); see `wddmsim run --list`.",
+    )
     driver_model: str = setting(
         "wddm2",
         Kind.STR,
         lambda v: v in ("wddm1", "wddm2"),
         "must be wddm1 (segment model) or wddm2 (GpuMmu)",
-        "How the reference driver presents the GPU.",
+        "How the driver presents the GPU.",
     )
     vram: int = setting(
         64 * MiB,
@@ -168,6 +177,11 @@ class AdapterSettings:
     @property
     def model(self) -> DriverModel:
         return DriverModel(self.driver_model)
+
+    @property
+    def package(self) -> DriverPackage:
+        """The driver package ``driver`` names (refused naming ``adapter.driver`` if it names none)."""
+        return driver_package(self.driver, setting="adapter.driver")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -329,10 +343,13 @@ class ScenarioConfig:
                 vram_kept_in_standby=a.vram_kept != "none",
                 vram_kept_in_hibernate=a.vram if a.vram_kept == "hibernate" else 0,
             ),
-            driver=DriverConfig(
-                model=a.model,
-                paging_buffer_size=a.paging_buffer,
-                paging_buffers_in_aperture=a.paging_buffer_segment == "aperture",
+            driver_package=a.driver,
+            driver=a.package.configure(
+                DriverSettings(
+                    model=a.model,
+                    paging_buffer_size=a.paging_buffer,
+                    paging_buffers_in_aperture=a.paging_buffer_segment == "aperture",
+                )
             ),
             vidmm=VidMmConfig(eviction_policy=policy, placement_policy=a.placement),
         )
@@ -345,6 +362,10 @@ class ScenarioConfig:
             # A setting newer than the summaries and traces already written: left out at its default, so that
             # they read back, and a run's summary.json stays as it was (the golden runs).
             del out["adapter"]["placement"]
+        if self.adapter.driver == DEFAULT_DRIVER:
+            # Documents written before there were driver packages (recorded traces, summaries) have no such key:
+            # the default is left out, so they and these read back the same.
+            del out["adapter"]["driver"]
         return out
 
     def with_changes(self, overrides: Mapping[str, object]) -> ScenarioConfig:
@@ -499,10 +520,7 @@ def check(config: ScenarioConfig) -> None:
             a.system_memory,
             f"must hold every backing store and the paging buffers: at least {format_size(2 * config.workload_bytes + 64 * MiB)}",
         )
-    if a.model == DriverModel.WDDM1 and w.tiles:
-        raise ConfigurationError(
-            "workload.tiles", w.tiles, "tiled resources need GPU virtual addresses: adapter.driver_model = wddm2"
-        )
+    _check_driver(config)
     if w.tiles and w.tile_pool * TILE > a.vram // 4:
         raise ConfigurationError(
             "workload.tile_pool", w.tile_pool, f"{w.tile_pool} 64 KiB tiles must fit in a quarter of adapter.vram"
@@ -531,6 +549,25 @@ def check(config: ScenarioConfig) -> None:
         raise ConfigurationError(
             "adapter.cpu_visible", a.cpu_visible, "must leave local memory the CPU cannot see (less than adapter.vram)"
         )
+
+
+def _check_driver(config: ScenarioConfig) -> None:
+    """The driver package exists, presents the model asked for and has what the workload uses."""
+    a, w = config.adapter, config.workload
+    package = a.package
+    if a.model not in package.capabilities(package.default_config()).driver_models:
+        models = ", ".join(sorted(m.value for m in package.capabilities(package.default_config()).driver_models))
+        raise ConfigurationError(
+            "adapter.driver_model", a.driver_model, f"driver package {package.name} presents only {models}"
+        )
+    caps = package.capabilities(package.configure(DriverSettings(model=a.model, paging_buffer_size=a.paging_buffer)))
+    if w.tiles and not caps.tiled_resources:
+        rule = (
+            "tiled resources need GPU virtual addresses: adapter.driver_model = wddm2"
+            if DriverModel.WDDM2 in caps.driver_models
+            else f"driver package {package.name} has no tiled resources"
+        )
+        raise ConfigurationError("workload.tiles", w.tiles, rule)
 
 
 # --- overrides -------------------------------------------------------------------------------------------------

@@ -13,8 +13,10 @@ from dataclasses import dataclass, replace
 
 from wddmsim.core.errors import ConfigurationError
 from wddmsim.core.units import KiB, MiB
+from wddmsim.drivers.package import DriverModel, DriverSettings
+from wddmsim.drivers.registry import DEFAULT as DEFAULT_DRIVER
+from wddmsim.drivers.registry import driver_package
 from wddmsim.hw.gpu import GpuConfig
-from wddmsim.kmd.config import DriverConfig, DriverModel
 from wddmsim.scenarios.config import PAGING_BUFFER_LIMIT, VRAM_LIMIT, VRAM_MINIMUM
 from wddmsim.scenarios.residency import DEMO_GPU, run_residency_demo
 from wddmsim.scenarios.result import ScenarioRun
@@ -60,12 +62,16 @@ SCENARIOS: dict[str, Scenario] = {
 
 
 def demo_config(
-    name: str, driver_model: str = "wddm2", vram: int | None = None, paging_buffer: int | None = None
+    name: str,
+    driver_model: str = "wddm2",
+    vram: int | None = None,
+    paging_buffer: int | None = None,
+    driver: str = DEFAULT_DRIVER,
 ) -> SystemConfig:
     """The adapter demonstration ``name`` runs on, with local memory and ``PagingBufferSize`` overridden.
 
     Checked here, before anything is built, with the rules a scenario file's ``adapter.vram`` and
-    ``adapter.paging_buffer`` follow; errors name ``vram`` or ``paging_buffer``.  The CPU-visible part (the
+    ``adapter.paging_buffer`` follow; errors name ``vram``, ``paging_buffer`` or ``driver`` (the driver package).  The CPU-visible part (the
     BAR) scales with local memory -- a quarter of it, at most the demonstration's own -- so every size the
     rule accepts leaves local memory the CPU cannot see (decision 0049).
     """
@@ -78,17 +84,21 @@ def demo_config(
             raise ConfigurationError("vram", vram, "must be a multiple of 64 KiB between 4 MiB and 1 TiB")
         bar = min(gpu.bar_size, vram // 4 // (64 * KiB) * (64 * KiB))
         gpu = replace(gpu, local_size=vram, bar_size=bar)
-    driver = DriverConfig(model=DriverModel(driver_model))
+    settings = DriverSettings(model=DriverModel(driver_model))
     if paging_buffer is not None:
         if paging_buffer > PAGING_BUFFER_LIMIT:
             raise ConfigurationError(
                 "paging_buffer", paging_buffer, f"must be positive and at most {PAGING_BUFFER_LIMIT // MiB} MiB"
             )
-        driver = replace(driver, paging_buffer_size=paging_buffer)
-    config = SystemConfig(gpu=gpu, driver=driver)
+        settings = replace(settings, paging_buffer_size=paging_buffer)
+    package = driver_package(driver, setting="driver")
+    if settings.model not in package.capabilities(package.default_config()).driver_models:
+        raise ConfigurationError("driver_model", driver_model, f"driver package {package.name} does not present it")
+    driver_config = package.configure(settings)
+    config = SystemConfig(gpu=gpu, driver_package=driver, driver=driver_config)
     try:
         gpu.validate()
-        driver.validate()
+        driver_config.validate()
     except ConfigurationError as error:
         names = {"paging_buffer_size": "paging_buffer"}
         raise ConfigurationError(names.get(error.setting, "vram"), error.value, error.rule) from None

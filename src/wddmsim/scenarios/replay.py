@@ -632,7 +632,9 @@ class _Replayer:
 
 def replay(trace: Trace, overrides: Mapping[str, object] | None = None) -> ReplayResult:
     """Run ``trace`` on the configuration it was recorded with, changed by ``overrides`` (dotted keys of
-    :mod:`~wddmsim.scenarios.config`; the driver model must stay: a trace's calls belong to one model)."""
+    :mod:`~wddmsim.scenarios.config`; the driver model must stay: a trace's calls belong to one model; so must the
+    user-mode driver, whose format the recorded private driver data is in -- a package wrapping the recorded one
+    shares it)."""
     recorded = trace.config
     config = from_dict(apply_overrides(recorded.to_dict(), overrides or {}))
     if config.adapter.driver_model != recorded.adapter.driver_model:
@@ -640,6 +642,13 @@ def replay(trace: Trace, overrides: Mapping[str, object] | None = None) -> Repla
             "adapter.driver_model",
             config.adapter.driver_model,
             f"a trace replays on the driver model it was recorded with ({recorded.adapter.driver_model})",
+        )
+    if config.adapter.package.umd is not recorded.adapter.package.umd:
+        raise ConfigurationError(
+            "adapter.driver",
+            config.adapter.driver,
+            "a trace's private driver data is in the format of the user-mode driver it was recorded with "
+            f"(driver package {recorded.adapter.driver})",
         )
     future = _recorded_uses(trace) if config.offline_policy else None
     adapter = build_adapter(config.system_config(future=future))

@@ -30,10 +30,10 @@ from wddmsim.ddi.residency import (
     D3DDDICB_EVICT,
 )
 from wddmsim.ddi.status import HRESULT
+from wddmsim.drivers.resources import ResourceDesc, ResourceKind
 from wddmsim.hw import commands as cmd
 from wddmsim.hw.addressing import Space, hw_address
 from wddmsim.hw.gpu import GpuConfig
-from wddmsim.kmd.allocations import AllocationDesc, ResourceKind
 from wddmsim.scenarios.result import Checks
 from wddmsim.system import Adapter, SystemConfig, build_adapter
 from wddmsim.vidmm.allocation import VidMmAllocation
@@ -103,7 +103,7 @@ class _Demo:
         space = self.va.create_space(device.process)
         for _ in range(PERSISTENT + 2 * PER_FRAME):
             size = self.unit * int(self.rng.integers(2, 7))
-            a = self.rm.create_allocation(device, AllocationDesc(ResourceKind.BUFFER, size=size).encode())
+            a = self.rm.create_allocation(device, self.adapter.umd.encode(ResourceDesc(ResourceKind.BUFFER, size=size)))
             self._make_resident(p, [a])
             mapped = self.va.map(space, a).va
             self.vidmm.paging.wait(self.vidmm.paging.flush())  # the mapping is written before work uses it

@@ -10,6 +10,7 @@ from typing import final
 
 import numpy as np
 
+from wddmsim.core.errors import ConfigurationError
 from wddmsim.core.pointer import ByteArray
 from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE
 from wddmsim.ddi.allocation import DXGK_ALLOCATIONINFO
@@ -21,9 +22,10 @@ from wddmsim.ddi.paging import (
     DXGK_TRANSFER_LOCATION,
     PagingPayload,
 )
+from wddmsim.drivers.package import DriverProbe
+from wddmsim.drivers.resources import ResourceDesc, ResourceKind
 from wddmsim.hw import swizzle
 from wddmsim.hw.pte import TablePointer, Target
-from wddmsim.kmd.allocations import AllocationDesc, ResourceKind
 from wddmsim.system import Adapter, DriverWrapper, SystemConfig, build_adapter
 
 
@@ -35,22 +37,30 @@ class PagingRig:
         self.gpu = self.adapter.gpu
         self.mm = self.adapter.mm
         self.driver = self.adapter.driver
+        self.umd = self.adapter.umd
+        self.probe: DriverProbe | None = self.driver if isinstance(self.driver, DriverProbe) else None
+        """The driver's read-only answers for verifiers, if it gives them (steps that need them skip without)."""
+        self._surfaces: dict[int, ResourceDesc] = {}
 
     # --- allocations and backing store ---------------------------------------------------------------------
 
     def buffer(self, size: int, *, usage: int = 0) -> DXGK_ALLOCATIONINFO:
-        return self.vidmm.create_allocation(AllocationDesc(ResourceKind.BUFFER, size=size, usage=usage).encode())
+        return self.vidmm.create_allocation(self.umd.encode(ResourceDesc(ResourceKind.BUFFER, size=size, usage=usage)))
 
     def surface(self, width_bytes: int, height: int, *, mips: int = 1, usage: int = 0) -> DXGK_ALLOCATIONINFO:
-        desc = AllocationDesc(
-            ResourceKind.SURFACE, usage=usage, width_bytes=width_bytes, height=height, mip_levels=mips
-        )
-        return self.vidmm.create_allocation(desc.encode())
+        desc = ResourceDesc(ResourceKind.SURFACE, usage=usage, width_bytes=width_bytes, height=height, mip_levels=mips)
+        info = self.vidmm.create_allocation(self.umd.encode(desc))
+        self._surfaces[info.hAllocation] = desc
+        return info
 
     def context(self, size: int) -> DXGK_ALLOCATIONINFO:
         """A context image, made the driver's way (as ``DxgkDdiCreateContext`` does): ``DxgkDdiCreateAllocation``
-        refuses the kind, which user mode may never ask for."""
-        return self.driver.context_image(size)
+        refuses the kind, which user mode may never ask for.  Needs a driver that is a ``DriverProbe``."""
+        if self.probe is None:
+            raise ConfigurationError(
+                "driver_package", self.adapter.package.name, "makes no context image on request (no DriverProbe)"
+            )
+        return self.probe.context_image(size)
 
     def backing(self, size: int, *, scatter_seed: int | None = None) -> MDL:
         """System pages for ``size`` bytes; with ``scatter_seed`` the page order is shuffled (no two adjacent)."""
@@ -123,10 +133,10 @@ class PagingRig:
         )
 
     def tiled_image(self, allocation: HANDLE, linear: ByteArray) -> ByteArray:
-        """What a swizzled allocation holds when its linear image is tiled level by level (an expectation)."""
-        record = self.driver.state.allocations.get(allocation, "hAllocation")
+        """What a swizzled surface made by :meth:`surface` holds when its linear image is tiled level by level (an
+        expectation, from the user-mode driver's layout of its levels)."""
         out = linear.copy()
-        for level in record.levels:
+        for level in self.umd.surface_levels(self._surfaces[allocation]):
             region = slice(level.offset, level.offset + level.size)
             out[region] = swizzle.tile(linear[region], level.pitch)
         return out

@@ -128,7 +128,7 @@ def run_scenario(
 
     apps: list[App] = []
     for i in range(w.processes):
-        apps.append(App(runtime, config, i, model))
+        apps.append(App(runtime, config, i, model, umd=adapter.umd, capabilities=adapter.capabilities))
         step(f"process {i}: setup")
     plans = [
         frames(config, len(app.resources), np.random.default_rng([config.seed, i, 1])) for i, app in enumerate(apps)

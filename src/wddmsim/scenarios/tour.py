@@ -47,10 +47,8 @@ from wddmsim.ddi.paging import (
     DXGK_TRANSFER_LOCATION,
 )
 from wddmsim.ddi.pte import pte_array, pte_flags
+from wddmsim.drivers.resources import ResourceUsage
 from wddmsim.hw.faults import AccessKind
-from wddmsim.kmd.allocations import AllocationUsage
-from wddmsim.kmd.config import DriverModel
-from wddmsim.kmd.paging.context import CONTEXT_HEADER_SIZE, CONTEXT_MAGIC
 from wddmsim.scenarios.result import Check, Checks
 from wddmsim.scenarios.rig import PagingRig, ScratchAddressSpace
 from wddmsim.system import SystemConfig
@@ -307,7 +305,7 @@ def _fill_and_transfers(rig: PagingRig, at: TourLayout, out: TourResult) -> None
 
 
 def _swizzle(rig: PagingRig, at: TourLayout, out: TourResult) -> None:
-    info = rig.surface(1024, 256, mips=3, usage=AllocationUsage.SWIZZLED | AllocationUsage.CPU_VISIBLE)
+    info = rig.surface(1024, 256, mips=3, usage=ResourceUsage.SWIZZLED | ResourceUsage.CPU_VISIBLE)
     size = info.Size
     linear = rig.pattern(size, seed=3)
     upload = rig.backing(size, scatter_seed=4)
@@ -323,7 +321,7 @@ def _swizzle(rig: PagingRig, at: TourLayout, out: TourResult) -> None:
     ok, detail = _same(rig.read_mdl(evicted), linear)
     out.check("evict with Unswizzle: system pages linear again", "Transfer(Unswizzle)", ok, detail)
 
-    if rig.adapter.config.driver.model == DriverModel.WDDM1:
+    if rig.adapter.capabilities.special_lock_transfer:
         relocked = rig.backing(size)
         rig.execute(
             DXGK_BUILDPAGINGBUFFER_SPECIALLOCKTRANSFER(
@@ -353,6 +351,7 @@ def _physical(rig: PagingRig, at: TourLayout, out: TourResult) -> None:
 
 
 def _context(rig: PagingRig, at: TourLayout, out: TourResult) -> None:
+    assert rig.probe is not None  # the step runs only then (_runs)
     info = rig.context(16 * KiB)
     where = rig.segment_address(LOCAL_SEGMENT, at.context)
     rig.write_segment(LOCAL_SEGMENT, at.context, rig.pattern(16 * KiB, seed=6))
@@ -366,7 +365,8 @@ def _context(rig: PagingRig, at: TourLayout, out: TourResult) -> None:
     )
     image = rig.read_segment(LOCAL_SEGMENT, at.context, 16 * KiB)
     header = np.frombuffer(image[:32].tobytes(), "<u8").tolist()
-    ok = header == [CONTEXT_MAGIC, 0x20_0000, 16 * KiB, info.hAllocation] and not image[CONTEXT_HEADER_SIZE:].any()
+    expected = rig.probe.context_header(info.hAllocation, 0x20_0000, 16 * KiB)
+    ok = image[: len(expected)].tobytes() == expected and not image[len(expected) :].any()
     out.check("a context image: header, then zeroes", "InitContextResource", ok, f"header {[hex(v) for v in header]}")
 
 
@@ -472,6 +472,9 @@ def _virtual(rig: PagingRig, at: TourLayout, out: TourResult) -> None:
         f"{value:#x}",
     )
 
+    if rig.probe is None:
+        return  # the rest checks what the driver wrote and recorded: only a DriverProbe says
+    header_size = len(rig.probe.context_header(0, 0, 0))
     ctx_offset = at.context_allocation
     ctx_va = 0x400_0000
     space.map(
@@ -489,10 +492,10 @@ def _virtual(rig: PagingRig, at: TourLayout, out: TourResult) -> None:
             DriverPrivateDataSize=64,
         )
     )
-    ok, detail = _same(rig.read_segment(LOCAL_SEGMENT, ctx_offset + CONTEXT_HEADER_SIZE, 64), state)
+    ok, detail = _same(rig.read_segment(LOCAL_SEGMENT, ctx_offset + header_size, 64), state)
     out.check("context state rewritten through its VA", "UpdateContextAllocation", ok, detail)
 
-    resident = rig.buffer(64 * KiB, usage=AllocationUsage.ACCESSED_PHYSICALLY | AllocationUsage.EXPLICIT_RESIDENCY)
+    resident = rig.buffer(64 * KiB, usage=ResourceUsage.ACCESSED_PHYSICALLY | ResourceUsage.EXPLICIT_RESIDENCY)
     rig.execute(
         DXGK_BUILDPAGINGBUFFER_NOTIFYRESIDENCY(
             hAllocation=resident.hAllocation,
@@ -500,7 +503,7 @@ def _virtual(rig: PagingRig, at: TourLayout, out: TourResult) -> None:
             PhysicalAddress=D3DGPU_PHYSICAL_ADDRESS(SegmentId=LOCAL_SEGMENT, SegmentOffset=at.resident),
         )
     )
-    record = rig.driver.state.allocations.get(resident.hAllocation, "hAllocation").resident_at
+    record = rig.probe.notified_residency(resident.hAllocation)
     out.check(
         "residency notification reaches the driver",
         "NotifyResidency",
@@ -535,7 +538,19 @@ def _multipass(rig: PagingRig, at: TourLayout, out: TourResult) -> None:
     )
 
 
-STEPS: tuple[Step, ...] = (_fill_and_transfers, _multipass, _swizzle, _physical, _context)
+STEPS: tuple[Step, ...] = (_fill_and_transfers, _multipass, _swizzle, _physical, _context, _virtual)
+
+
+def _runs(step: Step, rig: PagingRig) -> bool:
+    """Whether the adapter's driver does what ``step`` shows (its capabilities; a probe for its own formats)."""
+    caps = rig.adapter.capabilities
+    if step is _swizzle:
+        return caps.swizzling
+    if step is _context:
+        return rig.probe is not None
+    if step is _virtual:
+        return caps.gpummu
+    return True
 
 
 def run_tour(
@@ -555,11 +570,9 @@ def run_tour(
     if on_rig is not None:
         on_rig(rig)
     result = TourResult()
-    steps = list(STEPS)
-    if rig.adapter.config.driver.model == DriverModel.WDDM2:
-        steps.append(_virtual)
-    for step in steps:
-        step(rig, layout, result)
+    for step in STEPS:
+        if _runs(step, rig):
+            step(rig, layout, result)
     return rig, result
 
 

@@ -21,8 +21,8 @@ from enum import Enum
 import numpy as np
 
 from wddmsim.core.units import PAGE_SIZE, KiB, align_up
-from wddmsim.kmd.allocations import AllocationDesc, AllocationUsage, ResourceKind, surface_levels
-from wddmsim.kmd.config import DriverModel
+from wddmsim.drivers.package import DriverCapabilities, DriverModel, UserModeDriver
+from wddmsim.drivers.resources import ResourceDesc, ResourceKind, ResourceUsage
 from wddmsim.scenarios.config import ScenarioConfig
 
 TEXTURE_PITCH = 4 * KiB
@@ -45,7 +45,7 @@ class ResourceSpec:
     name: str
     kind: ResourceKind
     placement: Placement
-    desc: AllocationDesc
+    desc: ResourceDesc
     size: int
     """The allocation's size: what the driver will describe (whole pages; levels padded to tiles)."""
     levels: tuple[tuple[int, int], ...] = ()
@@ -57,7 +57,7 @@ class ResourceSpec:
 
     @property
     def swizzled(self) -> bool:
-        return bool(self.desc.usage & AllocationUsage.SWIZZLED)
+        return bool(self.desc.usage & ResourceUsage.SWIZZLED)
 
     def regions(self) -> tuple[tuple[int, int], ...]:
         """What one lock shows linearly: each level of a swizzled surface (a swizzling range linearises one
@@ -76,8 +76,11 @@ def _size(config: ScenarioConfig, rng: np.random.Generator) -> int:
     return align_up(max(raw, PAGE_SIZE), PAGE_SIZE)
 
 
-def resources(config: ScenarioConfig, process: int, rng: np.random.Generator) -> list[ResourceSpec]:
-    """The resources process ``process`` creates: sizes until its share of the workload's bytes is reached."""
+def resources(
+    config: ScenarioConfig, process: int, rng: np.random.Generator, umd: UserModeDriver, caps: DriverCapabilities
+) -> list[ResourceSpec]:
+    """The resources process ``process`` creates: sizes until its share of the workload's bytes is reached (a
+    surface laid out by the user-mode driver ``umd``; swizzled only if the driver ``caps`` says it swizzles)."""
     w = config.workload
     wddm1 = config.adapter.model == DriverModel.WDDM1
     share = config.workload_bytes // w.processes
@@ -97,24 +100,24 @@ def resources(config: ScenarioConfig, process: int, rng: np.random.Generator) ->
             placement = Placement.LOCAL
         usage = 0
         if placement != Placement.LOCAL:
-            usage |= AllocationUsage.CPU_VISIBLE
+            usage |= ResourceUsage.CPU_VISIBLE
         if placement == Placement.APERTURE:
-            usage |= AllocationUsage.APERTURE_ONLY
+            usage |= ResourceUsage.APERTURE_ONLY
         name = f"p{process}.r{len(out)}"
         if texture:
             rows = max(size // TEXTURE_PITCH, 1)
             mips = 2 if rows >= 64 and rng.random() < 0.5 else 1
-            if wddm1 and placement == Placement.CPU_VISIBLE:
-                usage |= AllocationUsage.SWIZZLED  # locked linear through a swizzling range
-            desc = AllocationDesc(
+            if wddm1 and placement == Placement.CPU_VISIBLE and caps.swizzling:
+                usage |= ResourceUsage.SWIZZLED  # locked linear through a swizzling range
+            desc = ResourceDesc(
                 ResourceKind.SURFACE, usage=usage, width_bytes=TEXTURE_PITCH, height=rows, mip_levels=mips
             )
-            levels = surface_levels(TEXTURE_PITCH, rows, mips)
+            levels = umd.surface_levels(desc)
             actual = align_up(levels[-1].offset + levels[-1].size, PAGE_SIZE)
             spans = tuple((level.offset, level.size) for level in levels)
             out.append(ResourceSpec(name, ResourceKind.SURFACE, placement, desc, actual, spans))
         else:
-            desc = AllocationDesc(ResourceKind.BUFFER, size=size, usage=usage)
+            desc = ResourceDesc(ResourceKind.BUFFER, size=size, usage=usage)
             out.append(ResourceSpec(name, ResourceKind.BUFFER, placement, desc, size))
         total += out[-1].size
     return out

@@ -2,11 +2,17 @@
 
 Each wraps a real driver (normally the reference driver) and delegates everything else to it, so the rest of
 the adapter keeps working and only the breach under test differs.
+
+Each is also a driver package (decision 0070): :func:`wrapped` makes one from any package and a wrapper, and
+importing this module registers the shipped ones by name (``SystemConfig(driver_package="overrun")``,
+``wddmsim run --driver wddmsim.testing.fakes:OVERRUN``).  The library never imports this module.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, Final
 
 from wddmsim.ddi.allocation import (
     DXGKARG_ACQUIRESWIZZLINGRANGE,
@@ -28,6 +34,9 @@ from wddmsim.ddi.power import DEVICE_POWER_STATE, POWER_ACTION
 from wddmsim.ddi.render import DXGKARG_PATCH, DXGKARG_RENDER
 from wddmsim.ddi.status import NTSTATUS
 from wddmsim.ddi.submit import DXGKARG_RESETENGINE, DXGKARG_SUBMITCOMMAND
+from wddmsim.drivers.package import DriverPackage, DriverStatistics, SimulatedDriver
+from wddmsim.drivers.registry import driver_package, register
+from wddmsim.hw.gpu import Gpu
 
 
 class DelegatingDriver:
@@ -35,6 +44,12 @@ class DelegatingDriver:
 
     def __init__(self, inner: KernelModeDriver) -> None:
         self.inner = inner
+
+    def statistics(self) -> DriverStatistics:
+        """The wrapped driver's (``SimulatedDriver.statistics``): a wrapper holds nothing of its own."""
+        if not isinstance(self.inner, SimulatedDriver):
+            raise TypeError(f"{type(self.inner).__name__} gives no statistics()")
+        return self.inner.statistics()
 
     def start_device(self, dxgkrnl: DxgkrnlInterface) -> NTSTATUS:
         return self.inner.start_device(dxgkrnl)
@@ -206,3 +221,49 @@ class PayloadRecorder(DelegatingDriver):
         if args.MultipassOffset == 0:
             self.payloads.append(args.payload)
         return super().build_paging_buffer(args)
+
+
+# --- the fakes as driver packages ------------------------------------------------------------------------------
+
+Wrapper = Callable[[SimulatedDriver], SimulatedDriver]
+
+
+def wrapped(inner: DriverPackage | str, wrapper: Wrapper, *, name: str, description: str) -> DriverPackage:
+    """The package ``inner`` with its driver wrapped by ``wrapper``: same configuration, user-mode half and
+    capabilities; VidMm sees the wrapper."""
+    base = driver_package(inner)
+
+    def create(gpu: Gpu, config: Any) -> SimulatedDriver:
+        return wrapper(base.create(gpu, config))
+
+    return DriverPackage(
+        name=name,
+        description=description,
+        config_type=base.config_type,
+        default_config=base.default_config,
+        configure=base.configure,
+        create=create,
+        umd=base.umd,
+        capabilities=base.capabilities,
+    )
+
+
+def _fake(name: str, wrapper: Wrapper, what: str) -> DriverPackage:
+    return register(wrapped("reference", wrapper, name=name, description=f"Test double (wddmsim.testing): {what}"))
+
+
+ILLEGAL_STATUS: Final = _fake(
+    "illegal-status", IllegalStatusDriver, "the reference driver, returning an illegal NTSTATUS from BuildPagingBuffer"
+)
+OVERRUN: Final = _fake("overrun", OverrunDriver, "the reference driver, writing 8 bytes past DmaSize")
+RAISING: Final = _fake("raising", RaisingDriver, "the reference driver, raising from BuildPagingBuffer")
+DMA_SIZE_UNCHANGED: Final = _fake(
+    "dma-size-unchanged", DmaSizeUnchangedDriver, "the reference driver, advancing pDmaBuffer but not DmaSize"
+)
+BUSY_FOREVER: Final = _fake(
+    "busy-forever", BusyForeverDriver, "the reference driver, answering ALLOCATION_BUSY to every Transfer"
+)
+RECORDING: Final = _fake("recording", RecordingDriver, "the reference driver, recording every BuildPagingBuffer call")
+PAYLOAD_RECORDER: Final = _fake(
+    "payload-recorder", PayloadRecorder, "the reference driver, keeping every operation VidMm asked for"
+)

@@ -15,11 +15,10 @@ import numpy as np
 import numpy.typing as npt
 
 from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE
+from wddmsim.drivers.package import SimulatedDriver
 from wddmsim.hw.gpu import Gpu
 from wddmsim.hw.mmu import PAGES_PER_64K, MmuLayout
 from wddmsim.hw.pte import HW_PTE, PTE_SIZE, TablePointer, Target
-from wddmsim.kmd.driver import ReferenceDriver
-from wddmsim.kmd.segments import SegmentKind
 
 U64 = npt.NDArray[np.uint64]
 _VALID = np.uint64(HW_PTE["Valid"].shifted_mask)
@@ -39,9 +38,10 @@ class MemoryRanges:
     system_size: int
 
     @staticmethod
-    def of(driver: ReferenceDriver) -> MemoryRanges:
-        local = tuple((s.base, s.base + s.size) for s in driver.segments.segments if s.kind == SegmentKind.MEMORY)
-        return MemoryRanges(local, driver.gpu.system.size)
+    def of(driver: SimulatedDriver) -> MemoryRanges:
+        """What ``driver`` reports (its ``statistics()``: the memory segments' local ranges, system RAM)."""
+        reported = driver.statistics()
+        return MemoryRanges(reported.local_ranges, reported.system_size)
 
     def contains(self, target: Target, address: int, size: int) -> bool:
         if target == Target.SYSTEM:
