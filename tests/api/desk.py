@@ -96,7 +96,7 @@ class Desk:
         )[0]
 
     def a(self, handle: HANDLE) -> VidMmAllocation:
-        return self.vidmm.residency.allocation(handle)
+        return self.vidmm.residency.objects.allocation(handle)
 
     # --- residency -------------------------------------------------------------------------------------------
 

@@ -453,7 +453,7 @@ class ImpoliteClients(RuleBasedStateMachine):
             for shadow in client.allocations.values():
                 if shadow.offered:
                     continue
-                a = rm.allocation(shadow.handle)
+                a = rm.objects.allocation(shadow.handle)
                 if a.placement is not None:
                     got = gpu_view(self.adapter, a, 0, shadow.size)
                     self._expect(got, shadow, f"the GPU's view of segment {a.placement.segment_id}", client)
@@ -465,7 +465,7 @@ class ImpoliteClients(RuleBasedStateMachine):
     def _refused(self, box: list[Outcome], call: Callable[[], object], argument: str | tuple[str, ...] | None) -> None:
         """``call`` must raise InvalidArgument with E_INVALIDARG naming ``argument`` (one of them; None: any
         argument) and change nothing."""
-        self.adapter.vidmm.residency.service()  # the paging worker catching up is not the call's doing
+        self.adapter.vidmm.residency.servicing.service()  # the paging worker catching up is not the call's doing
         before = self.adapter.footprint()
         counts = {h: a.residency_count for h, a in self.adapter.vidmm.residency.allocations.items()}
         error: DdiError | None = None
@@ -799,7 +799,7 @@ def test_an_offered_allocation_in_the_residency_list_is_not_paged_in_for_the_dev
     )
     client.fill(busy, 0, 64, 0x5A5A_5A5A)
     client.wait_gpu()
-    a = adapter.vidmm.residency.allocation(offered.handle)
+    a = adapter.vidmm.residency.objects.allocation(offered.handle)
     assert a.placement is None, f"{a!r} was paged in while offered"
     assert not check_residency(adapter)
     args = D3DKMT_RECLAIMALLOCATIONS2(hPagingQueue=client.queue, NumAllocations=1, HandleList=(offered.handle,))
@@ -844,7 +844,7 @@ def test_allocations_smaller_than_a_gpu_page_are_placed_on_the_gpu_page() -> Non
     client.make_resident(second)
     client.wait_paging()  # DeviceRemoved (adapter reset) here
     for shadow in (first, second):
-        placement = adapter.vidmm.residency.allocation(shadow.handle).placement
+        placement = adapter.vidmm.residency.objects.allocation(shadow.handle).placement
         assert placement is not None and placement.offset % (16 * 1024) == 0
 
 

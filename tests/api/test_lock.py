@@ -334,7 +334,7 @@ def test_donotevict_fails_with_notavailable_and_changes_nothing() -> None:
 def test_a_pinned_allocation_that_would_have_to_be_evicted_cannot_be_locked() -> None:
     desk, _ = refusing_desk(NTSTATUS.STATUS_GRAPHICS_UNSWIZZLING_APERTURE_UNSUPPORTED, times=99)
     s = swizzled_surface(desk)
-    desk.vidmm.residency.pin(s)
+    desk.vidmm.residency.lifetimes.pin(s)
     args = D3DDDICB_LOCK(hAllocation=s, Flags=D3DDDICB_LOCKFLAGS(LockEntire=True, AcquireAperture=True))
     refused(lambda: desk.device.lock(args), HRESULT.D3DDDIERR_CANTEVICTPINNEDALLOCATION, "pinned")
     assert desk.where(s) == CPU_SEGMENT and desk.a(s).lock is None
@@ -681,7 +681,7 @@ def test_swizzled_bits_that_no_memory_segment_can_take_fail_the_lock_with_out_of
     assert desk.where(s) == 0 and not a.backing_linear
     for hog in desk.crowd(CPU_SEGMENT):
         if desk.where(hog) == CPU_SEGMENT:
-            desk.vidmm.residency.pin(hog)
+            desk.vidmm.residency.lifetimes.pin(hog)
     space = desk.vidmm.spaces.get(CPU_SEGMENT)
     while (offset := space.allocate(a.size, object())) is not None:  # what is left: taken by the kernel
         assert offset >= 0

@@ -314,7 +314,7 @@ def test_allocation_busy_waits_only_for_the_work_that_references_the_allocation(
     other.render(second)  # in flight, references y only
     node = desk.vidmm.work.nodes[other_context]
     busy_for.append(x)
-    desk.vidmm.residency.evict_for_cpu(desk.a(x), discard=False)  # a Transfer out of x: BUSY, then idle retry
+    desk.vidmm.residency.servicing.evict_for_cpu(desk.a(x), discard=False)  # a Transfer out of x: BUSY, then idle retry
     assert not busy_for, "the driver answered BUSY once"
     assert not desk.vidmm.scheduler.is_complete(node, second.SubmissionFenceId), "work on y was not waited for"
     other.wait_for_context(other_context, second.SubmissionFenceId)

@@ -48,7 +48,7 @@ class Tiled:
         )
 
     def fence(self) -> int:
-        return self.d.vidmm.residency.sync_object(self.sync).fence.value
+        return self.d.vidmm.residency.objects.sync_object(self.sync).fence.value
 
 
 def test_the_wait_returns_once_the_update_signalled_its_value() -> None:

@@ -249,7 +249,7 @@ def test_a_destroyed_context_cancels_its_waiting_tile_mappings_and_its_companion
     pool = desk.a(victim.handles[1])
     held = pool.residency_count
     contexts = len(reference_driver(desk.adapter.driver).contexts)
-    sync = desk.vidmm.residency.sync_object(victim.sync)
+    sync = desk.vidmm.residency.objects.sync_object(victim.sync)
     assert len(sync.waiting) == 1
     assert desk.device.destroy_context(victim.context) == HRESULT.S_OK
     assert not sync.waiting and pool.residency_count == held - 1, "the queued update's hold on its pool went"
@@ -264,13 +264,13 @@ def test_a_destroyed_fence_s_slot_serves_the_next_one_from_zero() -> None:
     desk = Desk()
     first = desk.device.create_sync_object()
     desk.device.signal_from_cpu(first, 41)
-    offset = desk.vidmm.residency.sync_object(first).fence.offset
+    offset = desk.vidmm.residency.objects.sync_object(first).fence.offset
     used = desk.vidmm.fences.in_use
     assert desk.device.destroy_sync_object(first) == HRESULT.S_OK
     assert desk.vidmm.fences.in_use == used - 1
     args = D3DDDI_CREATEPAGINGQUEUE()
     desk.device.create_paging_queue(args)
-    queue = desk.vidmm.residency.queue(args.hPagingQueue)
+    queue = desk.vidmm.residency.objects.queue(args.hPagingQueue)
     assert queue.fence.offset == offset and queue.fence.value == 0
     assert desk.device.paging_fence_value(args.hPagingQueue) == 0
 
@@ -336,7 +336,7 @@ def test_the_footprint_catches_a_teardown_step_left_out(
         step()
     owner = {
         "destroy_space": desk.vidmm.va,
-        "close_queue": desk.vidmm.residency,
+        "close_queue": desk.vidmm.residency.fences,
         "abandon": desk.vidmm.locks,
     }[skipped]
     monkeypatch.setattr(owner, skipped, lambda *args: None)

@@ -19,7 +19,7 @@ from .world import World, pattern
 
 
 def image(w: World, handle: int) -> ByteArray:
-    a = w.rm.allocation(handle)
+    a = w.rm.objects.allocation(handle)
     return w.read(a)
 
 
@@ -31,7 +31,7 @@ def test_a_context_gets_an_allocation_initialised_by_init_context_resource() -> 
     w = World()
     context = w.vidmm.create_context(w.device)
     handle = context_allocation(w, context)
-    a = w.rm.allocation(handle)
+    a = w.rm.objects.allocation(handle)
     assert a.context and a.residency_count == 1 and a.placement is not None and a.placement.segment_id == 2
     header = image(w, handle)[:32].view("<u8")
     assert int(header[0]) == CONTEXT_MAGIC and int(header[2]) == a.size and int(header[3]) == handle
@@ -64,14 +64,14 @@ def test_a_context_image_survives_eviction_and_comes_back_byte_exact() -> None:
     other = w.rm.create_device(w.rm.create_process())
     queue = w.new_queue(other)
     local = w.vidmm.spaces.get(2)
-    pinned = sum(size for _, size, owner in local.held() if owner is not w.rm.allocation(handle))
+    pinned = sum(size for _, size, owner in local.held() if owner is not w.rm.objects.allocation(handle))
     whole = local.size - pinned  # needs all of the local segment the image sits in, but for its page tables
     hog = w.buffer(whole, device=other)
     w.make_resident(hog, queue=queue)
     assert hog.placement is not None and hog.placement.segment_id == 2
-    a = w.rm.allocation(handle)
+    a = w.rm.objects.allocation(handle)
     assert a.placement is None or a.placement.segment_id == 3, "pressure moved the image"
-    w.rm.ensure_resident(w.device)
+    w.rm.servicing.ensure_resident(w.device)
     assert np.array_equal(image(w, handle), before)
     w.check()
 
@@ -96,6 +96,6 @@ def test_wddm1_drivers_cannot_update_context_allocations() -> None:
 def test_the_system_device_owns_contexts_created_without_a_device() -> None:
     w = World()
     context = w.vidmm.create_context()
-    assert w.rm.allocation(context_allocation(w, context)).device is w.rm.system_device
+    assert w.rm.objects.allocation(context_allocation(w, context)).device is w.rm.system_device
     with pytest.raises(Exception, match="is not a context of this driver"):
         reference_driver(w.adapter.driver).update_context_state(HANDLE(context + 1), b"")

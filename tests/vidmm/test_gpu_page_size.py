@@ -19,6 +19,7 @@ from wddmsim.ntos.frames import FrameAllocator, OutOfFrames
 from wddmsim.testing import campaign
 from wddmsim.testing.campaign import Outcome
 from wddmsim.testing.fakes import DelegatingDriver
+from wddmsim.vidmm.moves import MoveCause
 
 from .world import SMALL_GPU, World
 
@@ -92,7 +93,7 @@ def test_every_allocation_is_whole_gpu_pages_placed_on_one_even_if_the_driver_as
     assert [a.size for a in made] == [16 * KiB] * 3, "the reference driver describes whole 16 KiB GPU pages"
     for a in made:
         a.residency_count = 1
-        assert w.vidmm.residency._place(a, {a.handle}, cause="pressure")
+        assert w.vidmm.residency.placement.place(a, {a.handle}, cause=MoveCause.PRESSURE)
         assert a.placement is not None and a.placement.offset % (16 * KiB) == 0, "placed on a GPU page"
 
 

@@ -268,7 +268,7 @@ class PageTableModel(RuleBasedStateMachine):
         device = next(d for d, _ in self.procs if int(d.process.handle) == process)
         self.va.bring_back(device.process)
         try:
-            self.w.rm.ensure_resident(device)
+            self.w.rm.servicing.ensure_resident(device)
         except DdiError as error:
             if error.status != NTSTATUS.STATUS_GRAPHICS_NO_VIDEO_MEMORY:
                 raise

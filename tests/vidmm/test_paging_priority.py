@@ -72,7 +72,7 @@ def _two_requests(first: int, second: int) -> tuple[World, PagingQueue, PagingQu
 def test_an_above_normal_request_admitted_later_completes_before_a_below_normal_one() -> None:
     w, low, high, low_value, high_value = _two_requests(BELOW, ABOVE)
     assert len(w.rm.worker) == 2 and _serviced(w) == [], "admitted only: nothing serviced before anyone waits"
-    assert w.rm.fence_value(low) == w.rm.fence_value(high) == 0
+    assert w.rm.fences.fence_value(low) == w.rm.fences.fence_value(high) == 0
     w.rm.wait(high, high_value)
     assert _serviced(w) == [(high.handle, high_value), (low.handle, low_value)], "higher priority first"
     assert high.fence.value == high_value
@@ -110,7 +110,7 @@ def test_each_queue_signals_its_values_in_order_among_other_queues_requests() ->
     assert _serviced(w) == expected
     for q in (low, normal, high):
         assert [v for h, v in _serviced(w) if h == q.handle] == list(range(1, q.issued + 1))
-        assert w.rm.fence_value(q) == q.issued
+        assert w.rm.fences.fence_value(q) == q.issued
 
 
 def test_a_request_whose_allocations_are_in_place_completes_at_once() -> None:
@@ -147,10 +147,10 @@ CATCH_UP: dict[str, Callable[[World, VidMmAllocation], object]] = {
     "offer another": lambda w, a: w.offer(a),
     "trim": _trim,
     "destroy another": lambda w, a: w.rm.destroy_allocation(a.handle),
-    "ensure resident": lambda w, a: w.rm.ensure_resident(a.device),
+    "ensure resident": lambda w, a: w.rm.servicing.ensure_resident(a.device),
     "settle": lambda w, a: w.rm.settle(),
-    "pin": lambda w, a: w.rm.pin(a.handle),
-    "lock eviction": lambda w, a: w.rm.evict_for_cpu(a, discard=False),
+    "pin": lambda w, a: w.rm.lifetimes.pin(a.handle),
+    "lock eviction": lambda w, a: w.rm.servicing.evict_for_cpu(a, discard=False),
 }
 
 
@@ -186,7 +186,7 @@ def test_without_deferral_each_request_is_serviced_in_its_call_and_priorities_ch
     low_value, high_value = _admit(w, low, big), _admit(w, high, small)
     assert big.placement is not None and small.placement is not None and len(w.rm.worker) == 0
     w.rm.wait(high, high_value)
-    assert w.rm.fence_value(low) == low_value, "serviced in call order: the earlier request ran first"
+    assert w.rm.fences.fence_value(low) == low_value, "serviced in call order: the earlier request ran first"
     assert _serviced(w) == []
 
 
@@ -195,6 +195,6 @@ def test_an_adapter_reset_forgets_the_backlog_and_retires_every_value() -> None:
     low = w.new_queue(w.device, BELOW)
     a = w.buffer(64 * KiB)
     value = _admit(w, low, a)
-    w.rm.on_adapter_reset("test")
-    assert len(w.rm.worker) == 0 and w.rm.fence_value(low) == value
+    w.rm.outages.on_adapter_reset("test")
+    assert len(w.rm.worker) == 0 and w.rm.fences.fence_value(low) == value
     assert a.placement is None and w.device.removed

@@ -130,7 +130,7 @@ def test_when_every_candidate_is_vetoed_the_request_fails_as_when_nothing_is_evi
     """All pinned (nothing evictable) and all vetoed give the same refusal: E_OUTOFMEMORY, NumBytesToTrim."""
     pinned = World(deferred=deferred)
     for a in _filled(pinned):
-        pinned.rm.pin(a.handle)
+        pinned.rm.lifetimes.pin(a.handle)
     vetoed = World(policy=Vetoing(everything=True), deferred=deferred)
     _filled(vetoed)
     want = _refusal(pinned, pinned.buffer(5 * MiB))  # more than the aperture: only evictions could make room
@@ -149,7 +149,7 @@ def test_notifications_arrive_in_the_order_of_the_event_log_and_each_allocation_
     w.evict(first[1])
     gone = next(a for a in first[2:] if a.placement is not None)
     w.rm.destroy_allocation(gone.handle)
-    w.rm.touch([first[0]])
+    w.rm.placement.touch([first[0]])
     events = w.adapter.events
     placed = [(h, s, int(o)) for kind, h, s, o in policy.log if kind == "placed"]
     assert placed == [(int(e.allocation), e.segment, e.offset) for e in events.of_type(VidMmPageIn)]
@@ -177,7 +177,7 @@ def test_the_contiguous_hole_scan_evicts_only_what_frees_one_hole() -> None:
         w = World(policy=name)
         first = _filled(w)
         assert [a.placement.segment_id for a in first if a.placement] == [LOCAL] * 5 + [1]
-        w.rm.touch([first[i] for i in (0, 2, 4, 1, 3, 5)])
+        w.rm.placement.touch([first[i] for i in (0, 2, 4, 1, 3, 5)])
         big = w.buffer(2 * MiB)
         result, _ = w.make_resident(big)
         assert result == HRESULT.E_PENDING and big.placement is not None and big.placement.segment_id == LOCAL
@@ -205,8 +205,8 @@ class Outsider(BaseEviction):
 def test_a_plan_naming_a_victim_outside_the_roster_is_a_policy_error() -> None:
     w = World()
     first = _filled(w)
-    w.rm.pin(first[0].handle)
-    w.rm.policy = Outsider(first[0])
+    w.rm.lifetimes.pin(first[0].handle)
+    w.rm.placement.policy = Outsider(first[0])
     with pytest.raises(PolicyError, match=r"'outsider' chose .* not among the victims allowed"):
         w.make_resident(w.buffer(1 * MiB))
     assert first[0].placement is not None
@@ -218,7 +218,7 @@ def _faults(policy: str, refs: Sequence[int], frames: int) -> int:
     w = World(policy="lru" if policy == "min" else policy, gpu=replace(SMALL_GPU, local_size=(2 * frames + 4) * MiB))
     pages = [w.buffer(2 * MiB) for _ in range(max(refs))]
     if policy == "min":  # the future: the uses to come, by handle
-        w.rm.policy = Belady([int(pages[r - 1].handle) for r in refs])
+        w.rm.placement.policy = Belady([int(pages[r - 1].handle) for r in refs])
     for r in refs:
         w.make_resident(pages[r - 1])
         w.evict(pages[r - 1], EvictOnlyIfNecessary=True)

@@ -238,7 +238,7 @@ def test_a_purge_really_loses_what_vidmm_left_in_place() -> None:
     w.write(a, pattern(a.size, 1))
     placement = a.placement
     assert placement is not None
-    w.vidmm.residency.power_down = lambda purged: []  # type: ignore[method-assign]
+    w.vidmm.residency.outages.power_down = lambda purged: []  # type: ignore[method-assign]
     w.vidmm.power_transition("standby")
     base = w.vidmm.spaces.get(placement.segment_id).base + placement.offset
     lost = np.frombuffer(w.adapter.gpu.local.read(base, a.size), np.uint8)
@@ -293,7 +293,7 @@ def test_pinned_and_context_allocations_are_back_at_the_wake() -> None:
     pinned = w.buffer(64 * KiB)
     w.make_resident(pinned)
     w.write(pinned, pattern(pinned.size, 9))
-    w.vidmm.residency.pin(pinned.handle)
+    w.vidmm.residency.lifetimes.pin(pinned.handle)
     w.vidmm.create_context(w.device)
     images = [a for a in w.rm.allocations.values() if a.context]
     assert images and all(a.placement is not None for a in images)

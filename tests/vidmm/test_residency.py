@@ -50,7 +50,7 @@ def test_a_new_allocation_is_filled_with_zeros_in_its_preferred_segment_and_the_
     result, args = w.make_resident(a)
     assert result == HRESULT.E_PENDING and args.PagingFenceValue == 1 and args.NumAllocations == 1
     assert segment_of(a) == LOCAL
-    assert w.rm.fence_value(w.queue) == 1, "the GPU signalled the paging fence from the paging buffer"
+    assert w.rm.fences.fence_value(w.queue) == 1, "the GPU signalled the paging fence from the paging buffer"
     assert not w.read(a).any()
     expected = [w.fill_op, "DXGK_OPERATION_SIGNAL_MONITORED_FENCE"]
     if not physical:
@@ -139,7 +139,7 @@ def test_a_failed_make_resident_changes_no_count_and_reports_bytes_to_trim() -> 
     w = World()
     a, b = w.buffer(1 * MiB), w.buffer(1 * MiB)
     w.make_resident(a)
-    w.rm.set_budget(w.process, LOCAL_GROUP, 1 * MiB + 512 * KiB)
+    w.rm.budgets.set_budget(w.process, LOCAL_GROUP, 1 * MiB + 512 * KiB)
     result, args = w.make_resident(a, b)
     assert result == HRESULT.E_OUTOFMEMORY
     assert args.NumBytesToTrim == 512 * KiB and args.NumAllocations == 0 and args.PagingFenceValue == 0
@@ -172,7 +172,7 @@ def test_query_video_memory_info_reports_budget_and_usage_by_group() -> None:
     info = D3DKMT_QUERYVIDEOMEMORYINFO(hProcess=w.process.handle, MemorySegmentGroup=LOCAL_GROUP)
     w.rm.query_video_memory_info(info)
     assert info.CurrentUsage == 256 * KiB
-    assert info.Budget == w.rm.capacity(LOCAL_GROUP) == sum(s.size for s in w.vidmm.spaces if not s.aperture)
+    assert info.Budget == w.rm.budgets.capacity(LOCAL_GROUP) == sum(s.size for s in w.vidmm.spaces if not s.aperture)
 
 
 def test_pressure_from_another_process_demotes_needed_victims_to_the_aperture_with_their_bytes() -> None:
@@ -196,7 +196,7 @@ def test_pressure_from_another_process_demotes_needed_victims_to_the_aperture_wi
     for a in first:
         got = w.read(a) if at(a) is not None else backing_bytes(w.adapter, a)
         assert np.array_equal(got, data[a.handle])
-    assert w.rm.ensure_resident(w.device) > 0, "the device's list is whole again before it runs"
+    assert w.rm.servicing.ensure_resident(w.device) > 0, "the device's list is whole again before it runs"
     for a in first:
         assert np.array_equal(w.read(a), data[a.handle])
     w.check()
@@ -296,7 +296,7 @@ def test_wddm1_drivers_get_cpu_signalled_paging_fences() -> None:
     w = World(model=DriverModel.WDDM1)
     a = w.buffer(64 * KiB)
     result, args = w.make_resident(a)
-    assert result == HRESULT.E_PENDING and w.rm.fence_value(w.queue) == args.PagingFenceValue == 1
+    assert result == HRESULT.E_PENDING and w.rm.fences.fence_value(w.queue) == args.PagingFenceValue == 1
     assert "DXGK_OPERATION_SIGNAL_MONITORED_FENCE" not in ops(w)
     assert a.content == Content.DATA
     w.check()
@@ -315,7 +315,7 @@ def test_an_op_list_never_leaves_a_pending_fence_value_unsignalled() -> None:
     w = World()
     a = w.buffer(64 * KiB)
     w.make_resident(a)
-    assert w.rm.fence_value(w.queue) == w.queue.issued
+    assert w.rm.fences.fence_value(w.queue) == w.queue.issued
     assert int(Op.DXGK_OPERATION_SIGNAL_MONITORED_FENCE) == 16
 
 
@@ -403,7 +403,7 @@ def test_paging_queues_have_their_own_fences_read_through_the_cpu_mapping() -> N
     w.make_resident(a)
     w.make_resident(b, queue=second)
     w.make_resident(w.buffer(64 * KiB), queue=second)
-    assert (w.rm.fence_value(w.queue), w.rm.fence_value(second)) == (1, 2)
+    assert (w.rm.fences.fence_value(w.queue), w.rm.fences.fence_value(second)) == (1, 2)
     assert int.from_bytes(second.fence.cpu.bytes(8), "little") == 2
     assert second.priority == 1
     with pytest.raises(InvalidArgument, match="Priority=0x5: must be BELOW_NORMAL"):

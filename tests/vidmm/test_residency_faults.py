@@ -67,7 +67,7 @@ def test_a_driver_that_fails_create_allocation_leaves_no_record() -> None:
 
     w = World()
     rm = w.rm
-    rm.driver = OutOfMemoryDriver(w.adapter.driver)
+    rm.lifetimes.driver = OutOfMemoryDriver(w.adapter.driver)
     before = snapshot(w)
     with pytest.raises(DdiError, match="DxgkDdiCreateAllocation failed") as error:
         w.buffer(64 * KiB)

@@ -95,7 +95,7 @@ class ResidencyModel(RuleBasedStateMachine):
         then refuses to run the device, and the application's bytes must be intact regardless.
         """
         try:
-            self.world.rm.ensure_resident(a.device)
+            self.world.rm.servicing.ensure_resident(a.device)
         except DdiError as error:
             if error.status != NTSTATUS.STATUS_GRAPHICS_NO_VIDEO_MEMORY:
                 raise
@@ -131,7 +131,7 @@ class ResidencyModel(RuleBasedStateMachine):
         else:
             assert result in (HRESULT.S_OK, HRESULT.E_PENDING)
             assert all(a.placement is not None for a in chosen)
-            assert self.world.rm.fence_value(queue) >= args.PagingFenceValue
+            assert self.world.rm.fences.fence_value(queue) >= args.PagingFenceValue
 
     @precondition(lambda self: self.allocations)
     @rule(data=st.data(), count=st.integers(1, 4))
@@ -168,7 +168,7 @@ class ResidencyModel(RuleBasedStateMachine):
             return
         queue, value = data.draw(st.sampled_from(admitted))
         self.world.rm.wait(queue, value)
-        assert self.world.rm.fence_value(queue) >= value
+        assert self.world.rm.fences.fence_value(queue) >= value
         serviced = self.world.adapter.events.of_type(PagingRequestServiced)[marker:]
         assert sorted((q.handle, v) for q, v in admitted) == sorted((e.queue, e.value) for e in serviced)
         priorities = [e.priority for e in serviced]
@@ -221,7 +221,7 @@ class ResidencyModel(RuleBasedStateMachine):
         space = va.create_space(a.device.process)
         # As before the process's work runs: its page tables back (pressure may have taken them), its list back.
         va.bring_back(a.device.process)
-        self.world.rm.ensure_resident(a.device)
+        self.world.rm.servicing.ensure_resident(a.device)
         va.resume(a.device.process)
         address = va.root_address(space)
         root = TablePointer(Target.LOCAL, self.world.vidmm.spaces.get(address.SegmentId).base + address.SegmentOffset)

@@ -62,7 +62,7 @@ class FailsTransfersDriver(DelegatingDriver):
 
 def test_a_fatal_driver_error_during_make_resident_takes_the_reset_path_and_leaves_consistent_state() -> None:
     w = World(physical=True)
-    w.adapter.vidmm.residency.driver = w.adapter.driver
+    w.adapter.vidmm.residency.lifetimes.driver = w.adapter.driver
     failing = FailsTransfersDriver(w.adapter.driver)
     w.vidmm.paging.driver = failing
     a = w.buffer(64 * KiB)
@@ -88,7 +88,7 @@ def test_where_says_segment_address_kind_publication_and_backing() -> None:
     assert w.rm.make_resident(args) == HRESULT.E_PENDING
     queued = w.rm.where(a.handle)  # admitted: listed, the paging worker has not run yet
     assert (queued.kind, queued.residency_count, queued.published) == ("system", 1, False)
-    w.rm.service()  # placed and the page-in built, not yet run by the paging engine
+    w.rm.servicing.service()  # placed and the page-in built, not yet run by the paging engine
     pending = w.rm.where(a.handle)
     assert pending.kind == "memory" and pending.segment_id == 2 and not pending.published, "not before its fence"
     w.rm.wait(w.queue, args.PagingFenceValue)

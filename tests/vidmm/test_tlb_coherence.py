@@ -78,7 +78,8 @@ def test_the_watch_catches_a_range_left_while_the_device_s_work_is_in_flight() -
     p = Proc(w)
     (a, address), (b, _) = p.buffer(1 * MiB), p.buffer(1 * MiB)
     w.write(a, pattern(a.size, 1))
-    w.rm.before_move = None  # the breach: VidMm no longer waits for the device's work before moving
+    # the breach: VidMm no longer waits for the device's work before moving
+    w.rm.placement.observers = tuple(o for o in w.rm.placement.observers if o is not w.vidmm.work)
     fence = w.vidmm.work.submit(p.context, cmd.encode(cmd.Fill(va(address), 1 * MiB, 0)))
     w.evict(b)
     assert any("while work of its device was in flight" in problem for problem in watch.problems)

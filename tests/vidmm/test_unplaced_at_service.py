@@ -31,14 +31,14 @@ def test_a_request_that_cannot_be_placed_at_service_time_still_signals_and_is_pa
     hog.pin_count += 1  # the kernel pins the hog (scan-out) before the worker runs: the room is gone
     value = w.queue.issued
     w.rm.wait(w.queue, value)  # the worker serves the request; the wait ends
-    assert value == args.PagingFenceValue and w.rm.fence_value(w.queue) >= value
+    assert value == args.PagingFenceValue and w.rm.fences.fence_value(w.queue) >= value
     (served,) = [e for e in w.adapter.events.of_type(PagingRequestServiced) if e.queue == w.queue.handle]
     assert (served.placed, served.unplaced) == (0, 1)
     assert big.placement is None and big.residency_count == 1, "still listed, not resident"
     assert hog.placement is not None and np.array_equal(w.read(hog), pattern(hog.size, 4)), "the pinned hog stayed"
     w.check()
     hog.pin_count -= 1
-    w.rm.ensure_resident(w.device)  # what runs before the device's work: the listed allocation comes back
-    back = w.rm.allocation(big.handle).placement
+    w.rm.servicing.ensure_resident(w.device)  # what runs before the device's work: the listed allocation comes back
+    back = w.rm.objects.allocation(big.handle).placement
     assert back is not None and back.segment_id == LOCAL
     w.check()

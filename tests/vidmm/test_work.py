@@ -84,7 +84,7 @@ def test_an_allocation_with_work_in_flight_moves_only_after_the_work_completes()
     hog = w.buffer(w.vidmm.spaces.get(2).size - 1 * MiB, device=b.device)
     w.make_resident(hog, queue=b.queue)  # needs a's ranges: VidMm waits for a's copy before moving them
     w.vidmm.work.wait(a.context, fence)
-    w.rm.ensure_resident(a.device)
+    w.rm.servicing.ensure_resident(a.device)
     assert np.array_equal(w.read(dst), pattern(src.size, 3)), "the copy read and wrote the bytes where they were"
 
 

@@ -90,11 +90,11 @@ class World:
     def new_queue(self, device: Device, priority: int = 0) -> PagingQueue:
         args = D3DDDI_CREATEPAGINGQUEUE(hDevice=device.handle, Priority=priority)  # type: ignore[arg-type]
         self.rm.create_paging_queue(args)
-        return self.rm.queue(args.hPagingQueue)
+        return self.rm.objects.queue(args.hPagingQueue)
 
     def buffer(self, size: int, *, usage: int = 0, device: Device | None = None) -> VidMmAllocation:
         desc = AllocationDesc(ResourceKind.BUFFER, size=size, usage=usage)
-        return self.rm.create_allocation(device or self.device, desc.encode())
+        return self.rm.lifetimes.create_allocation(device or self.device, desc.encode())
 
     def make_resident(
         self, *allocations: VidMmAllocation, queue: PagingQueue | None = None, **flags: bool

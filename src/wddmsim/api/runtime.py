@@ -303,7 +303,7 @@ class UserDevice:
         if len(set(args.HandleList)) != len(args.HandleList):
             raise _bad("HandleList", args.HandleList, "lists an allocation twice")
         for i, handle in enumerate(args.HandleList):
-            a = self.vidmm.residency.allocation(handle, f"HandleList[{i}]")
+            a = self.vidmm.residency.objects.allocation(handle, f"HandleList[{i}]")
             if a.lock is not None:
                 raise _bad(f"HandleList[{i}]", handle, "is locked: unlock it before destroying it")
         for handle in args.HandleList:
@@ -364,7 +364,7 @@ class UserDevice:
         self._alive()
         self._queue(hPagingQueue)
         residency = self.vidmm.residency
-        residency.wait(residency.queue(hPagingQueue), value)
+        residency.wait(residency.objects.queue(hPagingQueue), value)
         return HRESULT.S_OK
 
     def paging_fence_value(self, hPagingQueue: HANDLE) -> int:
@@ -373,7 +373,7 @@ class UserDevice:
         self._alive()
         self._queue(hPagingQueue)
         residency = self.vidmm.residency
-        return residency.poll_fence_value(residency.queue(hPagingQueue))
+        return residency.poll_fence_value(residency.objects.queue(hPagingQueue))
 
     def trim_residency_set(self, args: D3DDDIARG_TRIMRESIDENCYSET) -> int:
         """What VidMm's ``pfnTrimResidencySet`` asks of this device's user-mode driver; the bytes trimmed."""
@@ -524,7 +524,7 @@ class UserDevice:
         self._alive()
         self._sync(hSyncObject, "hSyncObject")
         residency = self.vidmm.residency
-        residency.wait_sync(residency.sync_object(hSyncObject), value)
+        residency.wait_sync(residency.objects.sync_object(hSyncObject), value)
         return HRESULT.S_OK
 
     def submit_command(self, hContext: HANDLE, commands: bytes) -> int:

@@ -78,7 +78,7 @@ def _frame_loop(factor: float, *, frames: int = 60, seed: int = 3) -> dict[str, 
     device = rm.create_device(rm.create_process())
     queue_args = D3DDDI_CREATEPAGINGQUEUE(hDevice=device.handle)
     rm.create_paging_queue(queue_args)
-    queue = rm.queue(queue_args.hPagingQueue)
+    queue = rm.objects.queue(queue_args.hPagingQueue)
     local = sum(s.size for s in adapter.vidmm.spaces if not s.aperture)
     rng = np.random.default_rng(seed)
     allocations = []
@@ -86,7 +86,7 @@ def _frame_loop(factor: float, *, frames: int = 60, seed: int = 3) -> dict[str, 
     while total < factor * local:
         size = int(rng.integers(1, 5)) * MiB
         allocations.append(
-            rm.create_allocation(device, adapter.umd.encode(ResourceDesc(ResourceKind.BUFFER, size=size)))
+            rm.lifetimes.create_allocation(device, adapter.umd.encode(ResourceDesc(ResourceKind.BUFFER, size=size)))
         )
         total += size
     window = max(1, int(len(allocations) * 0.5 / factor))
@@ -105,7 +105,7 @@ def _frame_loop(factor: float, *, frames: int = 60, seed: int = 3) -> dict[str, 
             rm.wait(queue, args.PagingFenceValue)
         if result != HRESULT.E_OUTOFMEMORY:
             touched.update(a.handle for a in chosen)
-            rm.touch(chosen)
+            rm.placement.touch(chosen)
             rm.evict(
                 D3DDDICB_EVICT(
                     hDevice=device.handle,

@@ -99,11 +99,13 @@ class _Demo:
         device = self.rm.create_device(self.rm.create_process())
         args = D3DDDI_CREATEPAGINGQUEUE(hDevice=device.handle)
         self.rm.create_paging_queue(args)
-        p = _Process(device, self.rm.queue(args.hPagingQueue), self.vidmm.create_context(device))
+        p = _Process(device, self.rm.objects.queue(args.hPagingQueue), self.vidmm.create_context(device))
         space = self.va.create_space(device.process)
         for _ in range(PERSISTENT + 2 * PER_FRAME):
             size = self.unit * int(self.rng.integers(2, 7))
-            a = self.rm.create_allocation(device, self.adapter.umd.encode(ResourceDesc(ResourceKind.BUFFER, size=size)))
+            a = self.rm.lifetimes.create_allocation(
+                device, self.adapter.umd.encode(ResourceDesc(ResourceKind.BUFFER, size=size))
+            )
             self._make_resident(p, [a])
             mapped = self.va.map(space, a).va
             self.vidmm.paging.wait(self.vidmm.paging.flush())  # the mapping is written before work uses it

@@ -102,7 +102,7 @@ def check_residency(adapter: Adapter, *, settled: bool = True) -> list[str]:
     problems += check_locks(adapter)
     for process in manager.processes.values():
         for group in GROUPS:
-            if manager.usage(process, group) > manager.capacity(group):
+            if manager.budgets.usage(process, group) > manager.budgets.capacity(group):
                 problems.append(f"process {int(process.handle):#x} uses more of {group.name} than exists")
     return problems
 

@@ -15,14 +15,28 @@ from typing import TYPE_CHECKING
 from wddmsim.core.addresses import CpuVa
 from wddmsim.ddi.allocation import DXGK_ALLOCATIONINFO, DXGK_ALLOCATIONINFOFLAGS
 from wddmsim.ddi.base import HANDLE
+from wddmsim.ddi.lock import D3DDDICB_LOCKFLAGS
 from wddmsim.ddi.memory import MDL
 from wddmsim.ddi.residency import D3DDDI_OFFER_PRIORITY, D3DKMT_MEMORY_SEGMENT_GROUP
 from wddmsim.vidmm.segments import Placement
 
 if TYPE_CHECKING:
     from wddmsim.vidmm.device import Device
-    from wddmsim.vidmm.lock import CpuLock
     from wddmsim.vidmm.paging import PagingTicket
+
+
+@dataclass(slots=True, eq=False)
+class CpuLock:
+    """One allocation's CPU lock (:mod:`wddmsim.vidmm.lock`): how it was taken and what its view shows."""
+
+    flags: D3DDDICB_LOCKFLAGS
+    lock2: bool = False
+    count: int = 1
+    on_bus: bool = False
+    """The view shows the BAR (the allocation is in a CPU-visible memory segment); else system pages."""
+    private_data: int = 0
+    swizzling_range: int | None = None
+    """The ``RangeId`` this lock linearises through (swizzled allocations), if any."""
 
 
 class Content(Enum):

@@ -22,18 +22,20 @@ What it models (seed 004 "Mapping Virtual Addresses to a Memory Segment"; wddm-s
 - ``pfnLock2Cb`` (WDDM 2.x): no synchronisation, no swizzling ranges; allocations in a CPU-visible segment are
   reached through the BAR, others through their system pages.
 
-Decisions the documents leave open are in docs/decisions/0030-cpu-locks.md.
+Decisions the documents leave open are in docs/decisions/0030-cpu-locks.md.  The argument rules are in
+:mod:`.lock_rules`, the swizzling-range arbiter in :mod:`.swizzle`.
+
+Why over 400 lines: the four lock calls share the view's life (placed, rotated on a move, dropped), which is one
+state machine; cutting it further would split a transition from the state it changes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import final
 
 from wddmsim.core.addresses import CpuVa
-from wddmsim.core.units import PAGE_SIZE
-from wddmsim.ddi.allocation import DXGKARG_ACQUIRESWIZZLINGRANGE, DXGKARG_RELEASESWIZZLINGRANGE
+from wddmsim.core.events import EventLog
 from wddmsim.ddi.driver import KernelModeDriver
 from wddmsim.ddi.lock import (
     D3DDDICB_LOCK,
@@ -44,64 +46,21 @@ from wddmsim.ddi.lock import (
     D3DDDICB_UNLOCK2,
 )
 from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_READPHYSICAL, DXGK_BUILDPAGINGBUFFER_WRITEPHYSICAL
-from wddmsim.ddi.status import HRESULT, NTSTATUS, DdiError, InvalidArgument
-from wddmsim.vidmm.allocation import Content, VidMmAllocation
+from wddmsim.ddi.status import HRESULT, DdiError, InvalidArgument
+from wddmsim.vidmm.allocation import Content, CpuLock, VidMmAllocation
 from wddmsim.vidmm.device import Device
 from wddmsim.vidmm.events import CpuLockEvent
-from wddmsim.vidmm.residency import ResidencyManager
-from wddmsim.vidmm.segments import SegmentSpace
-
-_RANGE_STATUSES = (
-    NTSTATUS.STATUS_SUCCESS,
-    NTSTATUS.STATUS_GRAPHICS_UNSWIZZLING_APERTURE_UNAVAILABLE,
-    NTSTATUS.STATUS_GRAPHICS_UNSWIZZLING_APERTURE_UNSUPPORTED,
-)
-
-
-@dataclass(slots=True, eq=False)
-class CpuLock:
-    """One allocation's lock: how it was taken and what its view shows."""
-
-    flags: D3DDDICB_LOCKFLAGS
-    lock2: bool = False
-    count: int = 1
-    on_bus: bool = False
-    """The view shows the BAR (the allocation is in a CPU-visible memory segment); else system pages."""
-    private_data: int = 0
-    swizzling_range: int | None = None
-    """The ``RangeId`` this lock linearises through (swizzled allocations), if any."""
-
-
-@dataclass(slots=True)
-class _Range:
-    """One of the ``NumberOfSwizzlingRanges`` ranges, as VidMm arbitrates them."""
-
-    allocation: VidMmAllocation
-    private_data: int
-    used: int
+from wddmsim.vidmm.lock_rules import check_lock
+from wddmsim.vidmm.moves import STAY, LeaveHow, MoveCause, unswizzles
+from wddmsim.vidmm.objects import ObjectTable
+from wddmsim.vidmm.paging import PagingStream
+from wddmsim.vidmm.ports import LockResidency
+from wddmsim.vidmm.segments import Segments, SegmentSpace
+from wddmsim.vidmm.swizzle import HeldRange, SwizzlingRanges
 
 
 class LockRefused(DdiError):
     """A lock the documents answer with a status other than ``E_INVALIDARG`` (nothing changed)."""
-
-
-def _check_uint(argument: str, value: object, bits: int) -> None:
-    """A C ``UINT`` field: an int (not a bool) in ``0 .. 2**bits - 1``."""
-    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 1 << bits:
-        raise _bad(argument, value, f"must be a {bits}-bit unsigned integer")
-
-
-def _check_range(f: D3DDDICB_LOCKFLAGS, args: D3DDDICB_LOCK) -> None:
-    """``pfnLockCb`` locks ``LockEntire`` or a page list; without either, only an acquired aperture says what is
-    locked -- otherwise ``D3DERR_NOTAVAILABLE`` (the documented status), whatever the allocation's placement
-    (decision 0051)."""
-    if not (f.LockEntire or args.NumPages or args.pPages or f.AcquireAperture):
-        raise InvalidArgument(
-            "Flags.LockEntire",
-            0,
-            "neither LockEntire nor a page list (NumPages, pPages) nor AcquireAperture says what to lock",
-            HRESULT.D3DERR_NOTAVAILABLE,
-        )
 
 
 def _bad(argument: str, value: object, rule: str) -> InvalidArgument:
@@ -115,7 +74,11 @@ class LockManager:
     def __init__(
         self,
         driver: KernelModeDriver,
-        residency: ResidencyManager,
+        objects: ObjectTable,
+        residency: LockResidency,
+        paging: PagingStream,
+        segments: Segments,
+        events: EventLog,
         *,
         swizzling_ranges: int,
         segment_model: bool,
@@ -123,16 +86,19 @@ class LockManager:
         gpu_idle: Callable[[Device], None],
     ) -> None:
         self.driver = driver
+        self.objects = objects
         self.residency = residency
+        self.paging = paging
+        self.segments = segments
+        self.events = events
         self.segment_model = segment_model
         """WDDM 1.x: swizzling ranges, ``UseAlternateVA``, synchronising locks."""
-        self.ranges: list[_Range | None] = [None] * swizzling_ranges
-        self._use = 0
+        self.swizzling = SwizzlingRanges(driver, segments, swizzling_ranges, evict=self._evict_for_range)
+        """The ``NumberOfSwizzlingRanges`` ranges, as VidMm arbitrates them."""
         self._gpu_busy = gpu_busy
         self._gpu_idle = gpu_idle
         self.evictions = 0
         """Allocations evicted because of a lock (a fallback, or a stolen range under a running lock)."""
-        residency.cpu = self
 
     # --- pfnLockCb ---------------------------------------------------------------------------------------
 
@@ -140,7 +106,13 @@ class LockManager:
         """``pfnLockCb``: ``args.pData`` receives the CPU address of the allocation's first byte."""
         a = self._lockable(device, args.hAllocation, "hAllocation")
         flags = args.Flags
-        self._check_flags(a, args)
+        check_lock(
+            a,
+            args,
+            segment_model=self.segment_model,
+            sync_may_be_ignored=lambda: self._sync_may_be_ignored(a),
+            aperture_only=lambda: self._aperture_only(a),
+        )
         self.residency.service()  # the paging worker catches up: the lock sees where the allocation really is
         if a.lock is not None:
             return self._relock(a, args)
@@ -154,52 +126,6 @@ class LockManager:
         args.pData = self._view(a)
         self._emit(a, "lock", lock)
         return HRESULT.S_OK
-
-    def _check_flags(self, a: VidMmAllocation, args: D3DDDICB_LOCK) -> None:
-        """The rules of ``D3DDDICB_LOCKFLAGS`` and ``D3DDDICB_LOCK`` (wddm-spec 4.5); E_INVALIDARG, nothing changed."""
-        f = args.Flags
-        if not isinstance(f, D3DDDICB_LOCKFLAGS):
-            raise _bad("Flags", type(f).__name__, "must be a D3DDDICB_LOCKFLAGS")
-        if f.Reserved:
-            raise _bad("Flags.Reserved", f.Reserved, "must be zero")
-        _check_uint("PrivateDriverData", args.PrivateDriverData, 32)
-        _check_uint("NumPages", args.NumPages, 32)
-        if args.pPages is not None and not isinstance(args.pPages, (tuple, list)):
-            raise _bad("pPages", type(args.pPages).__name__, "must be NULL or a list of page indices")
-        if a.lock is not None and a.lock.flags.ReadOnly and not a.lock.lock2 and not f.ReadOnly:
-            raise _bad("Flags.ReadOnly", 0, "the allocation is locked ReadOnly: unlock it before locking it to write")
-        if f.ReadOnly and f.WriteOnly:
-            raise _bad("Flags", f.Value, "ReadOnly and WriteOnly together are invalid")
-        if f.IgnoreSync and f.AcquireAperture:
-            raise _bad("Flags", f.Value, "IgnoreSync and AcquireAperture together are invalid")
-        if f.UseAlternateVA and not f.AcquireAperture:
-            raise _bad("Flags.UseAlternateVA", 1, "indicates an acquired aperture: AcquireAperture must be set too")
-        if f.UseAlternateVA and not (self.segment_model and a.flags.UseAlternateVA):
-            raise _bad("Flags.UseAlternateVA", 1, "needs a WDDM 1.x allocation the driver created with UseAlternateVA")
-        if (f.IgnoreSync or f.IgnoreReadSync) and not self._sync_may_be_ignored(a):
-            raise _bad(
-                "Flags.IgnoreSync" if f.IgnoreSync else "Flags.IgnoreReadSync",
-                1,
-                "only for allocations that can be placed in an aperture segment and are not swizzled",
-            )
-        if f.AcquireAperture and self._aperture_only(a):
-            raise _bad("Flags.AcquireAperture", 1, "the allocation can only live in an aperture segment")
-        if args.GpuVirtualAddress:
-            raise _bad("GpuVirtualAddress", args.GpuVirtualAddress, "is reserved and must be 0")
-        pages = a.size // PAGE_SIZE
-        if f.LockEntire:
-            if args.NumPages or args.pPages is not None:
-                raise _bad("NumPages", args.NumPages, "LockEntire locks the whole allocation: NumPages 0, pPages NULL")
-        elif args.pPages is not None or args.NumPages:
-            listed = args.pPages or ()
-            if args.NumPages != len(listed):
-                raise _bad("NumPages", args.NumPages, f"must match pPages ({len(listed)} entries)")
-            for i, page in enumerate(listed):
-                if not isinstance(page, int) or not 0 <= page < pages:
-                    raise _bad(f"pPages[{i}]", page, f"the allocation has pages 0..{pages - 1}")
-        _check_range(f, args)
-        if a.lock is None and f.DonotWait and not f.Discard and a.ranges and a.swizzled:
-            raise _bad("Flags.DonotWait", 1, "no no-overwrite lock while the allocation holds a swizzling range")
 
     def _relock(self, a: VidMmAllocation, args: D3DDDICB_LOCK) -> HRESULT:
         """A second lock of a locked allocation: same address, counted -- unless a rule forbids it."""
@@ -241,7 +167,7 @@ class LockManager:
         return True
 
     def _busy(self, a: VidMmAllocation) -> bool:
-        return not self.residency.where(a.handle).published or self._gpu_busy(a.device)
+        return not self.residency.published(a) or self._gpu_busy(a.device)
 
     def _wait_idle(self, a: VidMmAllocation) -> None:
         self._gpu_idle(a.device)
@@ -257,7 +183,7 @@ class LockManager:
         if a.swizzled and ((space is None and swizzled_bits) or (space is not None and space.aperture)):
             # Swizzled bits in system memory, or behind an aperture: only the GPU can unswizzle them, from a
             # memory segment -- page it into one first, then as an allocation in a memory segment.
-            if not self.residency.bring_into_memory(a, cause="lock"):
+            if not self.residency.bring_into_memory(a, cause=MoveCause.LOCK):
                 raise LockRefused(
                     HRESULT.E_OUTOFMEMORY,
                     f"hAllocation={int(a.handle):#x}: its swizzled bits need a memory segment to be unswizzled, "
@@ -273,9 +199,9 @@ class LockManager:
             return self._on_pages(a, lock)
         if not space.cpu_visible:
             return self._fallback(a, lock, args, f"segment {space.id} is not CPU-visible")
-        needs_range = a.swizzled or (args.Flags.AcquireAperture and bool(self.ranges))
+        needs_range = a.swizzled or (args.Flags.AcquireAperture and bool(self.swizzling.slots))
         if needs_range:
-            status = self._acquire(a, lock, args)
+            status = self.swizzling.acquire(a, lock, args)
             if status is not None:
                 return self._fallback(a, lock, args, status)
         return self._on_bus(a, lock)
@@ -297,7 +223,7 @@ class LockManager:
 
     def _fallback(self, a: VidMmAllocation, lock: CpuLock, args: D3DDDICB_LOCK, why: str) -> HRESULT:
         """The allocation cannot be made CPU-accessible where it is: evict it to system memory and map that."""
-        self._release_all(a)
+        self.swizzling.release_all(a)
         if args.Flags.DonotEvict:
             raise LockRefused(
                 HRESULT.D3DERR_NOTAVAILABLE, f"hAllocation={int(a.handle):#x}: {why}, and DonotEvict forbids eviction"
@@ -317,109 +243,18 @@ class LockManager:
             self.evictions += 1
         return self._on_pages(a, lock)
 
-    # --- swizzling ranges -------------------------------------------------------------------------------------
+    # --- swizzling ranges (vidmm/swizzle.py) ------------------------------------------------------------------
 
-    def _acquire(self, a: VidMmAllocation, lock: CpuLock, args: D3DDDICB_LOCK) -> str | None:
-        """Hold a swizzling range for ``(a, PrivateDriverData)``; None on success, else why not."""
-        private = args.PrivateDriverData
-        if private in a.ranges:  # cached per (allocation, PrivateDriverData)
-            self._touch(a.ranges[private])
-            lock.swizzling_range = a.ranges[private] if a.swizzled else None
-            return None
-        if not self.ranges:
-            return "the driver has no swizzling ranges"
-        while True:
-            slot = self._free_slot()
-            if slot is None:
-                return "every swizzling range is in use and none could be released"
-            status = self._call_acquire(a, slot, args)
-            if status == NTSTATUS.STATUS_SUCCESS:
-                self.ranges[slot] = _Range(a, private, self._use)
-                a.ranges[private] = slot
-                self._touch(slot)
-                lock.swizzling_range = slot if a.swizzled else None
-                return None
-            if status == NTSTATUS.STATUS_GRAPHICS_UNSWIZZLING_APERTURE_UNSUPPORTED:
-                return "DxgkDdiAcquireSwizzlingRange answered UNSWIZZLING_APERTURE_UNSUPPORTED"
-            # UNAVAILABLE: release a range in use and try again (a free slot was not enough for the hardware).
-            if self._steal(exclude=a) is None:
-                return "DxgkDdiAcquireSwizzlingRange answered UNSWIZZLING_APERTURE_UNAVAILABLE with every range free"
+    @property
+    def ranges(self) -> list[HeldRange | None]:
+        """Who holds each swizzling range (None: free)."""
+        return self.swizzling.slots
 
-    def _call_acquire(self, a: VidMmAllocation, slot: int, args: D3DDDICB_LOCK) -> NTSTATUS:
-        space = self._space(a)
-        assert space is not None
-        assert a.placement is not None
-        requested = space.descriptor.CpuTranslatedAddress + a.placement.offset
-        call = DXGKARG_ACQUIRESWIZZLINGRANGE(
-            hAllocation=a.handle,
-            PrivateDriverData=args.PrivateDriverData,
-            RangeId=slot,
-            SegmentId=space.id,
-            RangeSize=a.size,
-            CPUTranslatedAddress=requested,
-        )
-        try:
-            status = NTSTATUS(self.driver.acquire_swizzling_range(call))
-        except InvalidArgument as refused:
-            # The driver refused the lock's private data (a MIP level the surface does not have, say): the caller
-            # of pfnLockCb hears E_INVALIDARG with the argument the driver named (decision 0051).
-            raise _bad(refused.argument, refused.value, refused.rule) from None
-        if status not in _RANGE_STATUSES:
-            raise DdiError(status, f"DxgkDdiAcquireSwizzlingRange returned {status.name}, not a documented status")
-        moved = call.CPUTranslatedAddress != requested or call.RangeSize != a.size
-        if status == NTSTATUS.STATUS_SUCCESS and moved and not args.Flags.UseAlternateVA:
-            raise DdiError(
-                NTSTATUS.STATUS_INVALID_PARAMETER,
-                "DxgkDdiAcquireSwizzlingRange moved or resized the range without UseAlternateVA "
-                f"(CPUTranslatedAddress {requested:#x} -> {call.CPUTranslatedAddress:#x})",
-            )
-        return status
-
-    def _free_slot(self) -> int | None:
-        for slot, held in enumerate(self.ranges):
-            if held is None:
-                return slot
-        return self._steal(exclude=None)
-
-    def _steal(self, exclude: VidMmAllocation | None) -> int | None:
-        """Release the least recently used range (not one of ``exclude``'s); returns its slot.
-
-        If its allocation is locked through it, the allocation is evicted first (unswizzled) and its view rotated
-        onto system memory, so the other application keeps reading and writing the same bytes at the same address.
-        """
-        held = [
-            (r.used, slot, r) for slot, r in enumerate(self.ranges) if r is not None and r.allocation is not exclude
-        ]
-        if not held:
-            return None
-        _, slot, victim = min(held)
-        owner = victim.allocation
-        if owner.lock is not None and owner.lock.on_bus and owner.placement is not None:
-            self.residency.evict_for_cpu(owner, discard=False)  # releases its ranges on the way out
-            self.evictions += 1
-        else:
-            self._release(owner, victim.private_data)
-        return slot
-
-    def _release(self, a: VidMmAllocation, private: int) -> None:
-        """``DxgkDdiReleaseSwizzlingRange`` for one ``RangeId`` only (never all of an allocation's at once)."""
-        slot = a.ranges.pop(private)
-        self.ranges[slot] = None
-        self.driver.release_swizzling_range(
-            DXGKARG_RELEASESWIZZLINGRANGE(hAllocation=a.handle, PrivateDriverData=private, RangeId=slot)
-        )
-        if a.lock is not None and a.lock.swizzling_range == slot:
-            a.lock.swizzling_range = None
-
-    def _release_all(self, a: VidMmAllocation) -> None:
-        for private in list(a.ranges):
-            self._release(a, private)
-
-    def _touch(self, slot: int) -> None:
-        self._use += 1
-        held = self.ranges[slot]
-        if held is not None:
-            held.used = self._use
+    def _evict_for_range(self, owner: VidMmAllocation) -> None:
+        """A range is taken from an allocation locked through it: it goes to system memory first (unswizzled), its
+        view rotated there, so its application keeps reading and writing the same bytes at the same address."""
+        self.residency.evict_for_cpu(owner, discard=False)  # releases its ranges on the way out
+        self.evictions += 1
 
     def _coherent(self, a: VidMmAllocation, space: SegmentSpace, *, read: bool) -> None:
         """AGP/CPU coherency (``ReadPhysical`` / ``WritePhysical``, segment model): before the CPU reads pages the
@@ -429,7 +264,7 @@ class LockManager:
             return
         assert a.placement is not None
         address = space.base + a.placement.offset
-        paging = self.residency.paging
+        paging = self.paging
         if read:
             paging.build(DXGK_BUILDPAGINGBUFFER_READPHYSICAL(SegmentId=space.id, PhysicalAddress=address))
         else:
@@ -535,7 +370,7 @@ class LockManager:
             raise DdiError(
                 HRESULT.D3DDDIERR_DEVICEREMOVED, f"hDevice={int(device.handle):#x} was removed: {device.removed}"
             )
-        a = self.residency.allocation(handle, argument)
+        a = self.objects.allocation(handle, argument)
         if a.device is not device:
             raise _bad(argument, handle, "belongs to another device")  # only the creator may lock
         return a
@@ -564,20 +399,20 @@ class LockManager:
         return a.cpu_view
 
     def _space(self, a: VidMmAllocation) -> SegmentSpace | None:
-        return None if a.placement is None else self.residency.segments.get(a.placement.segment_id)
+        return None if a.placement is None else self.segments.get(a.placement.segment_id)
 
     def _aperture_only(self, a: VidMmAllocation) -> bool:
-        spaces = [self.residency.segments.get(s) for s in self.residency.segments.ids_in(a.usable_set)]
+        spaces = [self.segments.get(s) for s in self.segments.ids_in(a.usable_set)]
         return all(s.aperture for s in spaces)
 
     def _has_aperture(self, a: VidMmAllocation) -> bool:
-        return any(self.residency.segments.get(s).aperture for s in self.residency.segments.ids_in(a.usable_set))
+        return any(self.segments.get(s).aperture for s in self.segments.ids_in(a.usable_set))
 
     def _sync_may_be_ignored(self, a: VidMmAllocation) -> bool:
         return self._has_aperture(a) and not a.swizzled
 
     def _emit(self, a: VidMmAllocation, action: str, lock: CpuLock) -> None:
-        events = self.residency.events
+        events = self.events
         events.emit(
             CpuLockEvent(
                 time=events.clock.now,
@@ -589,19 +424,21 @@ class LockManager:
             )
         )
 
-    # --- hooks of the residency manager (CpuAccessHooks) ---------------------------------------------------
+    # --- a move observer of the residency core (MoveObserver, decision 0060) -----------------------------------
 
-    def before_leave(self, a: VidMmAllocation, cause: str) -> tuple[bool, tuple[int, int] | None]:
+    def before_leave(self, a: VidMmAllocation, cause: MoveCause) -> LeaveHow:
         """An allocation leaves its segment: give its ranges back, and say how to transfer it -- unswizzled when
         the CPU will look at the system copy (a lock, or a lock in force), through the alternate VA's
-        ``SpecialLockTransfer`` when it is locked that way."""
+        ``SpecialLockTransfer`` when it is locked that way.  An adapter reset's loss moves nothing: nothing to do."""
+        if cause is MoveCause.RESET:
+            return STAY
         special = None
         lock = a.lock
         if lock is not None and lock.flags.UseAlternateVA and lock.swizzling_range is not None:
             special = (lock.swizzling_range, lock.private_data)
-        self._release_all(a)
-        unswizzle = a.swizzled and (lock is not None or cause == "lock")
-        return unswizzle, special
+        self.swizzling.release_all(a)
+        unswizzle = a.swizzled and (lock is not None or unswizzles(cause))
+        return LeaveHow(unswizzle=unswizzle, special=special)
 
     def after_leave(self, a: VidMmAllocation) -> None:
         """The move that took ``a`` out of its segment is built: once it has run, a view on the BAR is rotated
@@ -632,11 +469,17 @@ class LockManager:
             a.device.process.cpu.unmap_view(a.cpu_view)
         self._emit(a, "unlock", lock)
 
-    def forget(self, a: VidMmAllocation) -> None:
-        """Before ``a`` is destroyed: its ranges go back and its view's address is released."""
+    def after_enter(self, a: VidMmAllocation) -> None:
+        """Views of a placed allocation are set up by the lock that wants them."""
+
+    def may_forget(self, a: VidMmAllocation) -> None:
+        """A locked allocation is not destroyed."""
         if a.lock is not None:
             raise _bad("hAllocation", a.handle, "is locked: unlock it before destroying it")
-        self._release_all(a)
+
+    def forget(self, a: VidMmAllocation) -> None:
+        """Before ``a`` is destroyed: its ranges go back and its view's address is released."""
+        self.swizzling.release_all(a)
         if a.cpu_view is not None:
             a.device.process.cpu.free_view(a.cpu_view)
             a.cpu_view = None

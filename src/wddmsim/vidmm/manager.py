@@ -1,8 +1,13 @@
-"""``VideoMemoryManager``: a small coordinator -- adapter discovery, the GPU scheduler, the paging stream.
+"""``VideoMemoryManager``: the composition root of VidMm -- adapter discovery, the GPU scheduler, the paging stream,
+and every part built in dependency order (decision 0060).
 
 At start it asks the driver what it is (``DXGKQAITYPE_DRIVERCAPS``) and what segments it has
-(``DXGKQAITYPE_QUERYSEGMENT4``, the documented two-call protocol), then sizes its paging buffers from
-``PagingBufferSize`` / ``PagingBufferPrivateDataSize``.
+(``DXGKQAITYPE_QUERYSEGMENT4``, the documented two-call protocol, :mod:`.discovery`), then sizes its paging buffers
+from ``PagingBufferSize`` / ``PagingBufferPrivateDataSize``.
+
+Why over 400 lines: besides the construction steps it keeps what belongs to the adapter as a whole -- the paging
+buffer pools (resized, mapped into ``PagingBufferSegmentId``), contexts and their paging companions, the paging
+process's tables across a reset -- which no part below owns.
 """
 
 from __future__ import annotations
@@ -15,17 +20,23 @@ from wddmsim.core.events import EventLog
 from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE
 from wddmsim.ddi.allocation import DXGK_ALLOCATIONINFO, DXGKARG_CREATEALLOCATION, DXGKARG_DESTROYALLOCATION
 from wddmsim.ddi.base import HANDLE
-from wddmsim.ddi.caps import DXGK_DRIVERCAPS, DXGK_QUERYADAPTERINFOTYPE
-from wddmsim.ddi.context import DXGK_CONTEXTINFO, DXGK_CREATECONTEXTFLAGS, DXGKARG_CREATECONTEXT
-from wddmsim.ddi.driver import DXGKARG_QUERYADAPTERINFO, KernelModeDriver, SystemMemoryServices
-from wddmsim.ddi.segments import DXGK_QUERYSEGMENTIN4, DXGK_QUERYSEGMENTOUT4, DXGK_SEGMENTDESCRIPTOR4
+from wddmsim.ddi.context import (
+    DXGK_CONTEXTINFO,
+    DXGK_CREATECONTEXTFLAGS,
+    DXGKARG_CREATECONTEXT,
+)
+from wddmsim.ddi.driver import KernelModeDriver, SystemMemoryServices
+from wddmsim.ddi.segments import DXGK_SEGMENTDESCRIPTOR4
 from wddmsim.ddi.status import NTSTATUS, DdiError, InvalidArgument
 from wddmsim.vidmm.callbacks import DxgkrnlCallbacks
 from wddmsim.vidmm.device import Device, FenceArea
+from wddmsim.vidmm.discovery import query_caps, query_segments
 from wddmsim.vidmm.events import AdapterAllocation, ReportSegment
 from wddmsim.vidmm.gpummu import GpuMmuDescription, query_gpummu
 from wddmsim.vidmm.lock import LockManager
 from wddmsim.vidmm.mover import Mover
+from wddmsim.vidmm.moves import MoveObserver
+from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.paging import PagingStream
 from wddmsim.vidmm.paging_buffer import PagingBufferPool
 from wddmsim.vidmm.paging_home import AperturePagingBuffers, paging_segment
@@ -37,9 +48,10 @@ from wddmsim.vidmm.reset import ResetPath
 from wddmsim.vidmm.residency import ResidencyManager
 from wddmsim.vidmm.scheduler import GpuScheduler
 from wddmsim.vidmm.scratch import Scratch
-from wddmsim.vidmm.segments import Segments
+from wddmsim.vidmm.segments import Segments, SegmentSpace
 from wddmsim.vidmm.teardown import Teardown
 from wddmsim.vidmm.vaspace import VaManager
+from wddmsim.vidmm.wiring import LateCalls
 from wddmsim.vidmm.work import WorkSubmitter
 
 
@@ -68,6 +80,10 @@ class VidMmConfig:
 
 @final
 class VideoMemoryManager:
+    """The composition of VidMm's parts (decision 0060): each is built once, in dependency order, and handed what
+    it needs at construction -- the calls into parts built after it through :class:`~wddmsim.vidmm.wiring.LateCalls`, the one place
+    the run-time recursion between residency and its move observers is closed."""
+
     def __init__(
         self,
         driver: KernelModeDriver,
@@ -81,53 +97,90 @@ class VideoMemoryManager:
         self.mm = mm
         self.clock = clock
         self.events = events
-        self.caps = self._query_caps()
-        self.segments, self.paging_buffer_size, self.private_data_size, paging_segment_id = self._query_segments()
+        self._sizes: dict[int, int] = {}
+        """Sizes of allocations created directly through :meth:`create_allocation` (paging stories)."""
+        self._reset_tables: dict[tuple[int, int], bytes] = {}
+        """The paging process's tables while an adapter reset runs."""
+        self.context_nodes: dict[int, int] = {}
+        """Context -> the node its work runs on."""
+        self.context_info: dict[int, DXGK_CONTEXTINFO] = {}
+        """Context -> what the driver said of it in ``DxgkDdiCreateContext``."""
+        self.objects = ObjectTable()
+        """Every handle VidMm gave out and what it names (decision 0060)."""
+        self._late = LateCalls(self)
+        paging_home = self._discover_adapter()
+        self._start_device()
+        self._build_paging()
+        self._build_observers()
+        self.residency = self._build_residency()
+        self._build_services()
+        self.paging_home = self._build_paging_home(paging_home)
+        """``PagingBufferSegmentId`` named an aperture segment: paging buffers are fetched through it."""
+
+    # --- construction, in dependency order -------------------------------------------------------------------
+
+    def _discover_adapter(self) -> SegmentSpace | None:
+        """``DXGKQAITYPE_DRIVERCAPS``, the segments (``DXGKQAITYPE_QUERYSEGMENT4``), the GpuMmu description;
+        returns the segment ``PagingBufferSegmentId`` names, if any."""
+        self.caps = query_caps(self.driver)
+        self.segments, self.paging_buffer_size, self.private_data_size, paging_segment_id = query_segments(self.driver)
+        self._paging_segment_id = paging_segment_id
         if self.config.paging_buffer_size is not None:
             self.paging_buffer_size = self.config.paging_buffer_size
-        self.spaces = Segments(self.segments, events, aperture_commit_limit=self.caps.ApertureSegmentCommitLimit)
+        self.spaces = Segments(self.segments, self.events, aperture_commit_limit=self.caps.ApertureSegmentCommitLimit)
         paging_home = paging_segment(self.spaces, paging_segment_id)
         check_segments(self.spaces)  # the power flags form valid combinations
         self._report_segments()
         self.gpummu: GpuMmuDescription | None = None
-        self.paging_process: SystemPagingProcess | None = None
         if self.caps.MemoryManagementCaps.GpuMmuSupported:
-            self.gpummu = query_gpummu(driver, self.segments)
-        self.scheduler = GpuScheduler(driver, clock, events, nodes=2)
-        self.callbacks = DxgkrnlCallbacks(self.scheduler)
-        driver.start_device(self.callbacks)
+            self.gpummu = query_gpummu(self.driver, self.segments)
+        return paging_home
+
+    def _start_device(self) -> None:
+        """The scheduler, then ``DxgkDdiStartDevice`` with the ``DXGKRNL_INTERFACE`` callbacks."""
+        self.scheduler = GpuScheduler(self.driver, self.clock, self.events, nodes=2)
+        self.callbacks = DxgkrnlCallbacks(self.scheduler, self._late)
+        self.driver.start_device(self.callbacks)
+
+    def _build_paging(self) -> None:
+        """The system paging process (GpuMmu), the reset path, the paging stream and its buffers, the dummy page,
+        the monitored-fence area and the mover."""
+        late = self._late
+        self.paging_process: SystemPagingProcess | None = None
         if self.gpummu is not None:
             self.paging_process = SystemPagingProcess(
-                driver,
-                mm,
+                self.driver,
+                self.mm,
                 self.gpummu,
                 self.spaces,
                 HANDLE(self.config.paging_context),
+                make_room=late.make_room,
+                before_cpu_write=late.settle_paging,
                 scratch_size=self.config.scratch_size,
             )
-        self.reset = ResetPath(driver, self.scheduler, events)
+        self.reset = ResetPath(self.driver, self.scheduler, self.events)
         self.pool = PagingBufferPool(
-            mm,
+            self.mm,
             size=self.paging_buffer_size,
             private_size=self.private_data_size,
-            count=1 if paging_home is not None else self.config.paging_buffers,  # decision 0044: the bootstrap
+            count=1 if self.has_paging_home else self.config.paging_buffers,  # decision 0044: the bootstrap
         )
         self.paging = PagingStream(
-            driver,
+            self.driver,
             self.scheduler,
             self.pool,
             self.reset,
-            events,
+            self.events,
             context=HANDLE(self.config.paging_context),
             node=self.caps.PagingNode,
+            idle_waiter=late.quiesce_allocation,
+            allocation_size=self._allocation_size,
         )
-        if self.paging_process is not None:
-            self.paging_process.before_cpu_write = self._settle_paging
-        page = PAGE_SIZE if self.gpummu is None else self.gpummu.page_size
-        dummy = mm.allocate_pages_for_mdl(page, chunk=page)  # a whole GPU page (decision 0011)
+        page = self.gpu_page
+        dummy = self.mm.allocate_pages_for_mdl(page, chunk=page)  # a whole GPU page (decision 0011)
         self.dummy_page = int(dummy.pfns[0]) << PAGE_SHIFT
         """The zeroed system page unmapped aperture pages point at (``UnmapApertureSegment.DummyPage``)."""
-        self.fences = FenceArea(mm, self.paging_process)
+        self.fences = FenceArea(self.mm, self.paging_process)
         self.mover = Mover(
             self.paging,
             self.spaces,
@@ -135,73 +188,101 @@ class VideoMemoryManager:
             map_aperture2=bool(self.caps.MemoryManagementCaps.MapAperture2Supported),
             scratch=self._scratch(),
         )
-        self.residency = ResidencyManager(
-            driver,
-            mm,
+
+    def _build_observers(self) -> None:
+        """What hears of every move: the GPU VA services (GpuMmu), work submission, the CPU locks."""
+        late = self._late
+        self.va: VaManager | None = None
+        if self.gpummu is not None and self.paging_process is not None:
+            self.va = VaManager(
+                self.driver,
+                self.mm,
+                self.paging,
+                self.gpummu,
+                self.spaces,
+                self.paging_process,
+                self.objects,
+                self.fences,
+                late,
+                create_companion=self._create_companion,
+                new_pool=late.new_companion_pool if self.has_paging_home else None,
+            )
+        self.work = WorkSubmitter(
+            self.driver,
+            self.mm,
+            self.scheduler,
+            self.objects,
+            self.reset,
+            self.context_nodes,
+            ensure_resident=late.ensure_resident,
+            va=self.va,
+            paging_node=self.caps.PagingNode,
+        )
+        self.locks = LockManager(
+            self.driver,
+            self.objects,
+            late,
+            self.paging,
+            self.spaces,
+            self.events,
+            swizzling_ranges=self.caps.NumberOfSwizzlingRanges,
+            segment_model=self.gpummu is None,
+            gpu_busy=self.work.busy,
+            gpu_idle=self.work.quiesce,
+        )
+
+    def _build_residency(self) -> ResidencyManager:
+        """The residency manager, told of moves by its observers in this order (decision 0060): work completes,
+        mappings are invalidated, CPU ranges go back -- the order of the calls before the first split."""
+        observers: tuple[MoveObserver, ...] = (self.work, self.locks)
+        if self.va is not None:
+            observers = (self.work, self.va, self.locks)
+        residency = ResidencyManager(
+            self.driver,
+            self.mm,
             self.paging,
             self.spaces,
             self.mover,
             self.fences,
             eviction_policy(self.config.eviction_policy),
-            events,
+            self.events,
+            self.objects,
+            observers=observers,
+            idle_tables=None if self.va is None else self.va.evict_idle_tables,
+            wait_companions=None if self.va is None else self.va.updates.wait_companions,
+            system_chunk=self.gpu_page,
             gpu_fences=self.gpummu is not None,
             scratch=self.mover.scratch,
             process=self.paging_process,
             deferred=self.config.deferred_paging,
             placement=placement_policy(self.config.placement_policy),
         )
-        self.paging.allocation_size = self._allocation_size
         if self.paging_process is not None:  # its tables first: every later step of the reset runs paging work
             self.reset.before.append(self._save_paging_tables)
             self.reset.listeners.append(self._restore_paging_tables)
-        self.reset.listeners.append(self.residency.on_adapter_reset)
-        self.residency.system_chunk = page
-        self.callbacks.residency = self.residency
-        self.va: VaManager | None = None
-        if self.gpummu is not None and self.paging_process is not None:
-            self.va = VaManager(driver, mm, self.paging, self.gpummu, self.spaces, self.paging_process)
-            self.residency.va = self.va
-            self.residency.evict_idle_tables = self.va.evict_idle_tables
-            self.va.residency = self.residency
-            self.paging_process.make_room = self.residency.make_room
-            if self.mover.scratch is not None:  # paging mappings carry unique driver protections
-                self.mover.scratch.protections = self.va.unique_protections
-        self._sizes: dict[int, int] = {}
-        self._reset_tables: dict[tuple[int, int], bytes] = {}
-        """The paging process's tables while an adapter reset runs."""
-        """Sizes of allocations created directly through :meth:`create_allocation` (paging stories)."""
-        self.context_nodes: dict[int, int] = {}
-        """Context -> the node its work runs on."""
-        self.context_info: dict[int, DXGK_CONTEXTINFO] = {}
-        """Context -> what the driver said of it in ``DxgkDdiCreateContext``."""
+        self.reset.listeners.append(residency.outages.on_adapter_reset)
         if self.va is not None:
-            self.va.create_companion = self._create_companion
             self.reset.listeners.append(self.va.on_adapter_reset)
-        self.work = WorkSubmitter(
-            driver, mm, self.scheduler, self.residency, self.reset, self.context_nodes, paging_node=self.caps.PagingNode
+        return residency
+
+    def _build_services(self) -> None:
+        """The calls built on residency: segment-model rendering, power transitions, teardown."""
+        self.render = RenderSubmitter(
+            self.driver, self.mm, self.objects, self.residency, self.work, segment_model=self.gpummu is None
         )
-        self.locks = LockManager(
-            driver,
-            self.residency,
-            swizzling_ranges=self.caps.NumberOfSwizzlingRanges,
-            segment_model=self.gpummu is None,
-            gpu_busy=self.work.busy,
-            gpu_idle=self.work.quiesce,
-        )
-        self.paging.idle_waiter = self.work.quiesce_allocation
-        self.render = RenderSubmitter(driver, mm, self.residency, self.work, segment_model=self.gpummu is None)
         self.power = PowerManager(
-            driver,
+            self.driver,
             self.spaces,
             self.residency,
             self.scheduler,
             self.work,
-            events,
+            self.events,
             va=self.va,
             paging_process=self.paging_process,
         )
         self.teardown = Teardown(
-            driver,
+            self.driver,
+            self.objects,
             self.residency,
             self.work,
             self.locks,
@@ -209,18 +290,30 @@ class VideoMemoryManager:
             forget_context=self._forget_context,
             free_pool=self._free_pool,
         )
-        self.paging_home: AperturePagingBuffers | None = None
-        """``PagingBufferSegmentId`` named an aperture segment: paging buffers are fetched through it."""
-        if paging_home is not None:
-            self.paging_home = AperturePagingBuffers(
-                paging_home,
-                dummy_page=self.dummy_page,
-                map_aperture2=bool(self.caps.MemoryManagementCaps.MapAperture2Supported),
-            )
-            self.paging_home.make_room = self.residency.make_room
-            self._replace_pool(self.paging_buffer_size)
-            if self.va is not None:
-                self.va.new_pool = lambda count: self._new_pool(self.paging_buffer_size, count)
+
+    def _build_paging_home(self, space: SegmentSpace | None) -> AperturePagingBuffers | None:
+        """Paging buffers fetched through the aperture segment ``PagingBufferSegmentId`` names (decision 0044):
+        the bootstrap pool maps the real one."""
+        if space is None:
+            return None
+        home = AperturePagingBuffers(
+            space,
+            dummy_page=self.dummy_page,
+            map_aperture2=bool(self.caps.MemoryManagementCaps.MapAperture2Supported),
+            make_room=self.residency.placement.make_room,
+        )
+        self.paging_home = home
+        self._replace_pool(self.paging_buffer_size)
+        return home
+
+    @property
+    def has_paging_home(self) -> bool:
+        return self._paging_segment_id != 0
+
+    @property
+    def gpu_page(self) -> int:
+        """The GPU page (decision 0011): ``PAGE_SIZE`` without a GpuMmu."""
+        return PAGE_SIZE if self.gpummu is None else self.gpummu.page_size
 
     def power_transition(self, kind: PowerKind | str) -> PowerReport:
         """The system goes to ``standby``, ``hibernate`` or ``hybrid_sleep`` and wakes (decision 0045): what a
@@ -248,12 +341,8 @@ class VideoMemoryManager:
             )
 
     def _allocation_size(self, handle: int) -> int:
-        found = self.residency.allocations.get(handle)
+        found = self.objects.allocations.get(handle)
         return found.size if found is not None else self._sizes.get(handle, 0)
-
-    def _settle_paging(self) -> None:
-        """Submit what is built and wait for the paging queue to drain."""
-        self.paging.wait(self.paging.flush())
 
     def _scratch(self) -> Scratch | None:
         """GpuMmu drivers get content moved through the paging process's scratch area (unless configured off)."""
@@ -265,6 +354,7 @@ class VideoMemoryManager:
             self.paging_process,
             caps.PageTableUpdateMode,
             page_table_vas=bool(caps.LegacyBehaviors.SourcePageTableVaInTransfer),
+            protections=self._late.unique_protections,  # paging mappings carry unique driver protections
         )
 
     def resize_paging_buffers(self, size: int) -> None:
@@ -282,6 +372,10 @@ class VideoMemoryManager:
         self.scheduler.wait_idle()
         self._replace_pool(size)
 
+    def new_companion_pool(self, count: int) -> PagingBufferPool:
+        """``count`` paging buffers for a paging companion (``PagingBufferSegmentId`` says where)."""
+        return self._new_pool(self.paging_buffer_size, count)
+
     def _new_pool(self, size: int, count: int) -> PagingBufferPool:
         """``count`` paging buffers of ``size`` bytes, mapped into the ``PagingBufferSegmentId`` segment if
         there is one (through the pool in use)."""
@@ -298,35 +392,10 @@ class VideoMemoryManager:
     def _replace_pool(self, size: int) -> None:
         """The system paging stream moves to a new pool; the old one is unmapped (through the new) and freed."""
         old = self.pool
-        self.pool = self.paging.pool = self._new_pool(size, self.config.paging_buffers)
+        self.pool = self._new_pool(size, self.config.paging_buffers)
+        self.paging.use_pool(self.pool)
         self.paging_buffer_size = size
         self._free_pool(old)
-
-    def _query_caps(self) -> DXGK_DRIVERCAPS:
-        args = DXGKARG_QUERYADAPTERINFO(Type=DXGK_QUERYADAPTERINFOTYPE.DXGKQAITYPE_DRIVERCAPS)
-        self.driver.query_adapter_info(args)
-        if not isinstance(args.pOutputData, DXGK_DRIVERCAPS):
-            raise TypeError("DXGKQAITYPE_DRIVERCAPS must answer a DXGK_DRIVERCAPS")
-        return args.pOutputData
-
-    def _query_segments(self) -> tuple[list[DXGK_SEGMENTDESCRIPTOR4], int, int, int]:
-        """The two-call protocol: first ``NbSegment`` only, then the descriptors; with them ``PagingBufferSize``,
-        ``PagingBufferPrivateDataSize`` and ``PagingBufferSegmentId``."""
-        kind = DXGK_QUERYADAPTERINFOTYPE.DXGKQAITYPE_QUERYSEGMENT4
-        count = DXGK_QUERYSEGMENTOUT4()
-        self.driver.query_adapter_info(
-            DXGKARG_QUERYADAPTERINFO(Type=kind, pInputData=DXGK_QUERYSEGMENTIN4(), pOutputData=count)
-        )
-        if count.NbSegment <= 0 or count.pSegmentDescriptor is not None:
-            raise TypeError("the first QUERYSEGMENT4 call must report NbSegment only")
-        out = DXGK_QUERYSEGMENTOUT4(NbSegment=count.NbSegment)
-        self.driver.query_adapter_info(
-            DXGKARG_QUERYADAPTERINFO(Type=kind, pInputData=DXGK_QUERYSEGMENTIN4(), pOutputData=out)
-        )
-        descriptors = out.pSegmentDescriptor
-        if descriptors is None or len(descriptors) != out.NbSegment:
-            raise TypeError("the second QUERYSEGMENT4 call must fill NbSegment descriptors")
-        return list(descriptors), out.PagingBufferSize, out.PagingBufferPrivateDataSize, out.PagingBufferSegmentId
 
     def segment(self, segment_id: int) -> DXGK_SEGMENTDESCRIPTOR4:
         if not 1 <= segment_id <= len(self.segments):
@@ -360,8 +429,8 @@ class VideoMemoryManager:
         status = self.driver.create_context(args)
         if status != NTSTATUS.STATUS_SUCCESS:
             raise DdiError(NTSTATUS(status), "DxgkDdiCreateContext failed")
-        self.residency.initialize_contexts()
-        self.residency.register_context(args.hContext, owner)
+        self.residency.context_allocations.initialize_contexts()
+        self.objects.register_context(args.hContext, owner)
         self.context_nodes[args.hContext] = node
         self.context_info[args.hContext] = args.ContextInfo
         if self.va is not None:
@@ -380,7 +449,7 @@ class VideoMemoryManager:
         status = self.driver.create_context(args)
         if status != NTSTATUS.STATUS_SUCCESS:
             raise DdiError(NTSTATUS(status), "DxgkDdiCreateContext (paging companion) failed")
-        self.residency.initialize_contexts()
+        self.residency.context_allocations.initialize_contexts()
         return args.hContext, node
 
     # --- the end of what user mode created (vidmm/teardown.py) ----------------------------------------------
@@ -415,7 +484,7 @@ class VideoMemoryManager:
     def _forget_context(self, hContext: HANDLE) -> None:
         self.context_nodes.pop(hContext, None)
         self.context_info.pop(hContext, None)
-        self.work.forget(hContext)
+        self.work.forget_context(hContext)
 
     def _free_pool(self, pool: PagingBufferPool) -> None:
         """A pool no stream uses any more: unmapped from ``PagingBufferSegmentId`` (if mapped), then freed."""

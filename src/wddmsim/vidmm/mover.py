@@ -42,6 +42,7 @@ from wddmsim.ddi.paging import (
     DXGK_TRANSFER_LOCATION,
 )
 from wddmsim.vidmm.allocation import Content, VidMmAllocation
+from wddmsim.vidmm.moves import Destination
 from wddmsim.vidmm.paging import PagingStream
 from wddmsim.vidmm.scratch import Direction, Pages, Scratch
 from wddmsim.vidmm.segments import Placement, Segments
@@ -188,8 +189,8 @@ class Mover:
         keep_content: bool = True,
         unswizzle: bool = False,
         special: tuple[int, int] | None = None,
-    ) -> str:
-        """Take ``a`` out of ``placement`` into its backing store; returns ``system`` or ``discarded``.
+    ) -> Destination:
+        """Take ``a`` out of ``placement`` into its backing store; returns ``SYSTEM`` or ``DISCARDED``.
 
         ``keep_content`` False drops the bytes (destroy, offer): nothing is copied.  ``unswizzle``: the system copy
         must be linear (the CPU will read it).  ``special``: ``(SwizzlingRangeId, SwizzlingRangeData)`` of an
@@ -207,7 +208,7 @@ class Mover:
         keep_content: bool,
         unswizzle: bool,
         special: tuple[int, int] | None,
-    ) -> str:
+    ) -> Destination:
         if a.notify:
             self._notify(a, None)
         space = self.segments.get(placement.segment_id)
@@ -221,7 +222,7 @@ class Mover:
                     DummyPage=self.dummy_page,
                 )
             )
-            return "system" if keep_content else "discarded"
+            return Destination.SYSTEM if keep_content else Destination.DISCARDED
         linear_wanted = a.swizzled and unswizzle
         if keep_content and a.content == Content.DATA and (not a.backing_current or linear_wanted != a.backing_linear):
             if self.scratch is not None:
@@ -231,13 +232,13 @@ class Mover:
             else:
                 self._transfer_out(a, placement, linear_wanted, special)
                 a.backing_linear = linear_wanted
-            return "system"
+            return Destination.SYSTEM
         self.paging.build(
             DXGK_BUILDPAGINGBUFFER_DISCARDCONTENT(
                 hAllocation=a.handle, SegmentId=placement.segment_id, SegmentAddress=self._address(placement)
             )
         )
-        return "system" if keep_content else "discarded"
+        return Destination.SYSTEM if keep_content else Destination.DISCARDED
 
     def _transfer_out(
         self, a: VidMmAllocation, placement: Placement, unswizzle: bool, special: tuple[int, int] | None

@@ -80,6 +80,8 @@ class PagingStream:
         *,
         context: HANDLE,
         node: int,
+        idle_waiter: Callable[[int], None] | None = None,
+        allocation_size: Callable[[int], int] | None = None,
     ) -> None:
         self.driver = driver
         self.scheduler = scheduler
@@ -89,8 +91,8 @@ class PagingStream:
         self.context = context
         self.node = node
         self.current: PagingBuffer | None = None
-        self.idle_waiter: Callable[[int], None] | None = None
-        """Waits until no process's work in flight references an allocation (set by the video memory manager)."""
+        self.idle_waiter = idle_waiter
+        """Waits until no process's work in flight references an allocation (None: nothing to wait for)."""
         self._ops_in_current = 0
         self.continuing = 0
         """Operations waiting half-way -- for a fresh buffer for the rest of one that did not fit, or for the GPU
@@ -104,7 +106,7 @@ class PagingStream:
         self.last_fence = 0
         self.capture: Callable[[PagingBufferSubmitted, bytes], None] | None = None
         """Optional observer of every submission and its bytes (disassembly, reports); it must not mutate."""
-        self.allocation_size: Callable[[int], int] | None = None
+        self.allocation_size = allocation_size
         """Size of an allocation by handle: what ``DiscardContent`` and ``InitContextResource`` cover (events)."""
         self._open_tickets: list[PagingTicket] = []
         """Tickets of work in the open buffer: they learn their fence when it is submitted."""
@@ -192,6 +194,11 @@ class PagingStream:
         submitted, or one being built (a multipass operation, or one that did not fit, waiting for a buffer)."""
         current = self.current
         return bool(self.continuing) or (current is not None and current.used > current.submitted)
+
+    def use_pool(self, pool: PagingBufferPool) -> None:
+        """Build into ``pool``'s buffers from now on (the video memory manager replaced the pool: a resize, or the
+        pool mapped into ``PagingBufferSegmentId``); the old one is the caller's to free."""
+        self.pool = pool
 
     def flush(self) -> int:
         """Submit the open buffer; return the fence that completes everything built so far (0 if none)."""

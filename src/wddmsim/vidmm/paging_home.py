@@ -13,7 +13,6 @@ its ``MapApertureSegment`` has executed, and its range goes back to the segment 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import final
 
 from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE
@@ -28,9 +27,7 @@ from wddmsim.ddi.paging import (
 from wddmsim.ddi.status import NTSTATUS, InvalidArgument
 from wddmsim.vidmm.paging import PagingStream
 from wddmsim.vidmm.paging_buffer import PagingBuffer, PagingBufferPool
-from wddmsim.vidmm.segments import Segments, SegmentSpace
-
-MakeRoom = Callable[[SegmentSpace, int, object], int | None]
+from wddmsim.vidmm.segments import MakeRoom, Segments, SegmentSpace
 
 
 def paging_segment(segments: Segments, segment_id: int) -> SegmentSpace | None:
@@ -47,13 +44,15 @@ def paging_segment(segments: Segments, segment_id: int) -> SegmentSpace | None:
 class AperturePagingBuffers:
     """Maps paging-buffer pools into the aperture segment ``PagingBufferSegmentId`` names, and unmaps them."""
 
-    def __init__(self, space: SegmentSpace, *, dummy_page: int, map_aperture2: bool) -> None:
+    def __init__(
+        self, space: SegmentSpace, *, dummy_page: int, map_aperture2: bool, make_room: MakeRoom | None = None
+    ) -> None:
         self.space = space
         self.dummy_page = dummy_page
         self.map_aperture2 = map_aperture2
-        self.make_room: MakeRoom | None = None
-        """Set by the composition: a range made by evicting allocations when the segment is full (the residency
-        manager's, as for page tables)."""
+        self.make_room = make_room
+        """A range made by evicting allocations when the segment is full (the residency manager's, as for page
+        tables)."""
 
     def place(self, pool: PagingBufferPool, stream: PagingStream) -> None:
         """Map every buffer of ``pool`` into a range of the segment, with operations built into ``stream`` (whose

@@ -15,7 +15,7 @@ is moved by ``TransferVirtual``.  The rest of the space is free for whoever driv
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final, Protocol, final
+from typing import Final, final
 
 import numpy as np
 import numpy.typing as npt
@@ -34,7 +34,7 @@ from wddmsim.ddi.pte import PteArray, pte_array, pte_flags
 from wddmsim.ddi.status import NTSTATUS
 from wddmsim.vidmm.errors import VidMmError
 from wddmsim.vidmm.gpummu import GpuMmuDescription
-from wddmsim.vidmm.segments import Segments, SegmentSpace
+from wddmsim.vidmm.segments import MakeRoom, Segments
 
 VIDMM_REGION: Final = 64 * MiB
 """The top of the paging process's VA space that VidMm keeps (2 MiB-aligned pieces, from its base): the
@@ -42,12 +42,6 @@ paging-queue fences, a window onto the scratch area's leaf tables, then the scra
 FENCE_PAGES: Final = 16
 """Pages of paging-queue fences (one 8-byte fence each, 512 to a page)."""
 _PIECE: Final = 2 * MiB
-
-
-class MakeRoom(Protocol):
-    """``ResidencyManager.make_room``: a range of ``size`` bytes for ``owner``, made by evicting if need be."""
-
-    def __call__(self, space: SegmentSpace, size: int, owner: object, *, alignment: int = 0) -> int | None: ...
 
 
 class PageTableTag:
@@ -75,6 +69,8 @@ class SystemPagingProcess:
         segments: Segments,
         context: HANDLE,
         *,
+        make_room: MakeRoom | None = None,
+        before_cpu_write: Callable[[], None] | None = None,
         scratch_size: int = 16 * MiB,
     ) -> None:
         self.driver = driver
@@ -88,12 +84,12 @@ class SystemPagingProcess:
                 "(the paging process's tables are written by the CPU)"
             )
         self.dual = bool(mmu.caps.Flags.DualPteSupported)
-        self.before_cpu_write: Callable[[], None] | None = None
-        """Set once paging queues exist: waits until nothing queued can still touch a range just handed out (a
-        range freed by an eviction whose copy has not run yet would otherwise be overwritten by the CPU first)."""
-        self.make_room: MakeRoom | None = None
-        """Set by the composition: a range made by evicting allocations when the segment is full (the residency
-        manager's, as for process page tables)."""
+        self.before_cpu_write = before_cpu_write
+        """Waits until nothing queued can still touch a range just handed out (a range freed by an eviction whose
+        copy has not run yet would otherwise be overwritten by the CPU first)."""
+        self.make_room = make_room
+        """A range made by evicting allocations when the segment is full (the residency manager's, as for process
+        page tables)."""
         self.tables: dict[tuple[int, int], tuple[int, CpuMapping]] = {}
         top = mmu.level_count - 1
         self.root_address = self.physical(top, 0)

@@ -191,7 +191,7 @@ class PowerManager:
             ) from None
         purge = self.purge_map(kind)
         self._idle()
-        moved = self.residency.power_down(purge.hits)
+        moved = self.residency.outages.power_down(purge.hits)
         trees = 0 if self.va is None else self.va.power_down(purge.hits)
         saved = {} if self.paging_process is None else self.paging_process.save_tables(purge.hits)
         self._idle()
@@ -209,7 +209,7 @@ class PowerManager:
         self._set(DEVICE_POWER_STATE.PowerDeviceD0, POWER_ACTION.PowerActionNone)
         if self.paging_process is not None:
             self.paging_process.restore_tables(saved)
-        restored = self.residency.power_up(moved)
+        restored = self.residency.outages.power_up(moved)
         self.events.emit(
             AdapterPowerState(time=self.events.clock.now, state="D0", kind=kind.value, allocations=restored, bytes=0)
         )
@@ -221,7 +221,7 @@ class PowerManager:
 
     def _idle(self) -> None:
         """Nothing runs or waits to run: every device's work and every paging buffer has completed."""
-        for device in list(self.residency.devices.values()):
+        for device in list(self.residency.objects.devices.values()):
             self.work.quiesce(device)
         self.residency.settle()
         self.scheduler.wait_idle()

@@ -33,6 +33,7 @@ from wddmsim.ddi.render import (
 from wddmsim.ddi.status import HRESULT, NTSTATUS, DdiError, InvalidArgument
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.device import Device
+from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.residency import ResidencyManager
 from wddmsim.vidmm.work import Submission, WorkSubmitter
 
@@ -59,6 +60,7 @@ class RenderSubmitter:
         self,
         driver: KernelModeDriver,
         mm: SystemMemoryServices,
+        objects: ObjectTable,
         residency: ResidencyManager,
         work: WorkSubmitter,
         *,
@@ -66,6 +68,7 @@ class RenderSubmitter:
     ) -> None:
         self.driver = driver
         self.mm = mm
+        self.objects = objects
         self.residency = residency
         self.work = work
         self.segment_model = segment_model
@@ -74,7 +77,7 @@ class RenderSubmitter:
         """Submit the command buffer; ``args.SubmissionFenceId`` receives the fence of its last DMA buffer."""
         if not self.segment_model:
             raise _bad("pfnRenderCb", 1, "allocation lists and patching are the WDDM 1.x model: submit by GPU VA")
-        owner = self.residency.context_device(args.hContext)
+        owner = self.objects.context_device(args.hContext)
         if owner is not device:
             raise _bad("hContext", args.hContext, "is not a context of this device")
         self._check_lists(args)
@@ -83,8 +86,7 @@ class RenderSubmitter:
                 HRESULT.D3DDDIERR_DEVICEREMOVED, f"hDevice={int(device.handle):#x} was removed: {device.removed}"
             )
         listed = [
-            self.residency.allocation(s.hAllocation, f"pAllocationList[{i}]")
-            for i, s in enumerate(args.pAllocationList)
+            self.objects.allocation(s.hAllocation, f"pAllocationList[{i}]") for i, s in enumerate(args.pAllocationList)
         ]
         for i, a in enumerate(listed):
             if a.device is not device:
@@ -92,7 +94,7 @@ class RenderSubmitter:
         self._locked_ones(listed)
         self._make_resident(listed)
         args.SubmissionFenceId = self._submit(args, device, listed)
-        self.residency.touch(listed)
+        self.residency.placement.touch(listed)
         return HRESULT.S_OK
 
     def _check_lists(self, args: D3DDDICB_RENDER) -> None:
@@ -137,14 +139,14 @@ class RenderSubmitter:
         for a in listed:
             space = None if a.placement is None else self.residency.segments.get(a.placement.segment_id)
             if a.lock is not None and space is not None and not space.aperture:
-                self.residency.evict_for_cpu(a, discard=False)  # the lock's view follows it to system memory
+                self.residency.servicing.evict_for_cpu(a, discard=False)  # the lock's view follows it to system memory
 
     def _make_resident(self, listed: list[VidMmAllocation]) -> None:
         # The paging worker catches up first: a request it serviced after the list was placed could take one of the
         # list's ranges (an unreferenced allocation is a victim) before the DMA buffer is submitted.
-        self.residency.service()
+        self.residency.servicing.service()
         missing = [a for a in listed if a.placement is None]
-        if missing and not self.residency.place_for_submission(missing, protected={a.handle for a in listed}):
+        if missing and not self.residency.servicing.place_for_submission(missing, protected={a.handle for a in listed}):
             raise DdiError(
                 HRESULT.E_OUTOFMEMORY,
                 f"the allocation list ({sum(a.size for a in listed):#x} bytes) does not fit the segments it may use",

@@ -67,6 +67,7 @@ class Scratch:
         mode: DXGK_PAGETABLEUPDATEMODE,
         *,
         page_table_vas: bool = False,
+        protections: Protections | None = None,
     ) -> None:
         self.paging = paging
         self.process = process
@@ -75,8 +76,8 @@ class Scratch:
         """``LegacyBehaviors.SourcePageTableVaInTransfer``: name the leaf tables of both sides in each transfer."""
         self.chunk_pages = process.scratch_size // 2 // PAGE_SIZE
         self.moves = 0
-        self.protections: Protections | None = None
-        """Set by the composition (the VA services know the unique protections); None: all 0."""
+        self.protections = protections
+        """The VA services know the unique protections; None: all 0."""
 
     def _runs(self, a: VidMmAllocation, total: int, chunk: int) -> list[tuple[int, int, int]]:
         """``(first page, pages, DriverProtection)`` chunks of at most ``chunk`` pages, cut at protection changes."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import final
+from typing import Protocol, final
 
 from wddmsim.core.events import EventLog
 from wddmsim.core.units import PAGE_SIZE
@@ -209,3 +209,19 @@ def _describe(owner: object) -> tuple[str, int, int]:
     if hasattr(owner, "level") and hasattr(owner, "key"):
         return "page-table", 0, 0
     return "other", 0, 0
+
+
+class MakeRoom(Protocol):
+    """A range of ``size`` bytes of ``space`` for ``owner`` (one of VidMm's own objects), made by evicting if need
+    be; None if even that cannot free one."""
+
+    def __call__(self, space: SegmentSpace, size: int, owner: object, *, alignment: int = 0) -> int | None: ...
+
+
+class IdleTables(Protocol):
+    """Room from VidMm's own movable objects (page tables of idle processes), asked before allocations a residency
+    list needs are evicted."""
+
+    def __call__(
+        self, segment: SegmentSpace, size: int, owner: object, alignment: int, from_end: bool
+    ) -> int | None: ...

@@ -37,6 +37,7 @@ from wddmsim.ddi.status import NT_SUCCESS, DdiError, InvalidArgument
 from wddmsim.vidmm.device import Device, Process
 from wddmsim.vidmm.events import ObjectDestroyed
 from wddmsim.vidmm.lock import LockManager
+from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.paging_buffer import PagingBufferPool
 from wddmsim.vidmm.residency import ResidencyManager
 from wddmsim.vidmm.vaspace import VaManager
@@ -63,6 +64,7 @@ class Teardown:
     def __init__(
         self,
         driver: KernelModeDriver,
+        objects: ObjectTable,
         residency: ResidencyManager,
         work: WorkSubmitter,
         locks: LockManager,
@@ -72,6 +74,7 @@ class Teardown:
         free_pool: Callable[[PagingBufferPool], None],
     ) -> None:
         self.driver = driver
+        self.objects = objects
         self.residency = residency
         self.work = work
         self.locks = locks
@@ -88,10 +91,10 @@ class Teardown:
     def destroy_context(self, context: HANDLE) -> None:
         """``D3DKMTDestroyContext``: the context's work completes, work queued for it behind a fence is
         cancelled, its paging companion goes, then ``DxgkDdiDestroyContext``."""
-        residency = self.residency
-        device = residency.context_device(context)
+        objects = self.objects
+        device = objects.context_device(context)
         self.work.quiesce(device)
-        for sync in [s for s in residency.sync_objects.values() if s.device.process is device.process]:
+        for sync in [s for s in objects.sync_objects.values() if s.device.process is device.process]:
             for waiter in [w for w in sync.waiting if w.context == context]:
                 sync.waiting.remove(waiter)
                 waiter.cancel()
@@ -101,7 +104,7 @@ class Teardown:
                 self._destroy(companion.context, "DxgkDdiDestroyContext (paging companion)")
                 self._free_pool(companion.stream.pool)
         self._destroy(context, "DxgkDdiDestroyContext")
-        del residency.contexts[context]
+        del objects.contexts[context]
         self._forget_context(context)
         self._emit("context", context, device.handle)
 
@@ -124,7 +127,7 @@ class Teardown:
         """``D3DKMTDestroySynchronizationObject``: work still waiting for a value of it is cancelled (nothing can
         signal it now); its fence slot is freed once no queued paging work can write it."""
         residency = self.residency
-        sync = residency.sync_object(handle, "hSyncObject")
+        sync = self.objects.sync_object(handle, "hSyncObject")
         waiting, sync.waiting = sync.waiting, []
         for waiter in waiting:
             waiter.cancel()
@@ -132,7 +135,7 @@ class Teardown:
             residency.settle()
             if self.va is not None:
                 self.va.updates.wait_companions(sync.device.process)
-        del residency.sync_objects[sync.handle]
+        del self.objects.sync_objects[sync.handle]
         sync.fence.release()
         self._emit("sync_object", sync.handle, sync.device.handle)
 
@@ -141,35 +144,37 @@ class Teardown:
     def destroy_device(self, handle: int) -> None:
         """``D3DKMTDestroyDevice`` -- also what a process's exit does to each of its devices, whatever state
         they are in (the module docstring gives the order)."""
-        residency = self.residency
-        device = residency.device(handle)
+        residency, objects = self.residency, self.objects
+        device = objects.device(handle)
         if device is residency.system_device:
             raise InvalidArgument("hDevice", handle, "the system device lives as long as VidMm")
-        residency.cancel_requests(device)
+        residency.servicing.cancel_requests(device)
         self.work.quiesce(device)
         if self.va is not None:
             self.va.updates.wait_companions(device.process)
-        owned = [a for a in residency.allocations.values() if a.device is device and not a.context]
+        owned = [a for a in objects.allocations_of(device) if not a.context]
         for a in owned:
             self.locks.abandon(a)
             a.pin_count = 0  # the kernel's pins on a dead device's allocations go with it
-        for context in [c for c, d in residency.contexts.items() if d is device]:
+        for context in [c for c, d in objects.contexts.items() if d is device]:
             self.destroy_context(HANDLE(context))
-        for sync in [s for s in residency.sync_objects.values() if s.device is device]:
+        for sync in [s for s in objects.sync_objects.values() if s.device is device]:
             self.destroy_sync_object(sync.handle)
         for a in owned:
             try:
                 residency.destroy_allocation(a.handle)
             except DdiError as error:
-                if a.handle in residency.allocations:
+                if a.handle in objects.allocations:
                     raise  # VidMm's own refusal (an inconsistency, not the driver's): it stops the teardown
                 # DxgkDdiDestroyAllocation failed: VidMm's record is gone already; the driver kept its own
                 self._refuse("DxgkDdiDestroyAllocation", a.handle, int(error.status), str(error))
-        for a in [a for a in residency.allocations.values() if a.device is device and a.context]:
-            residency.destroy_context_allocation(a.handle)  # images a refused DxgkDdiDestroyContext kept
+        for a in [a for a in objects.allocations_of(device) if a.context]:
+            residency.context_allocations.destroy_context_allocation(
+                a.handle
+            )  # images a refused DxgkDdiDestroyContext kept
         for queue in list(device.queues):
-            residency.close_queue(queue)
-        del residency.devices[device.handle]
+            residency.fences.close_queue(queue)
+        del objects.devices[device.handle]
         self._emit("device", device.handle, device.process.handle)
 
     # --- processes -------------------------------------------------------------------------------------------
@@ -177,18 +182,18 @@ class Teardown:
     def destroy_process(self, handle: int) -> None:
         """The process exits or is killed: its devices go, then its GPU VA spaces, then the process."""
         residency = self.residency
-        process = residency.processes.get(handle)
+        process = self.objects.processes.get(handle)
         if process is None or process is residency.system_device.process:
             raise InvalidArgument("hProcess", handle, "is not a live user process")
         for device in self._devices(process):
             self.destroy_device(device.handle)
         if self.va is not None:
             self.va.destroy_space(process)
-        del residency.processes[process.handle]
+        del self.objects.processes[process.handle]
         self._emit("process", process.handle, HANDLE(0))
 
     def _devices(self, process: Process) -> list[Device]:
-        return [d for d in self.residency.devices.values() if d.process is process]
+        return self.objects.devices_of(process)
 
     def _emit(self, kind: str, handle: HANDLE, owner: HANDLE) -> None:
         events = self.residency.events

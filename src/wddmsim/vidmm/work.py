@@ -27,10 +27,14 @@ from wddmsim.ddi.driver import KernelModeDriver, SystemMemoryServices
 from wddmsim.ddi.memory import MDL
 from wddmsim.ddi.status import HRESULT, NTSTATUS, DdiError, InvalidArgument
 from wddmsim.ddi.submit import DXGKARG_RESETENGINE, DXGKARGCB_NOTIFY_INTERRUPT_DATA
+from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.device import Device
+from wddmsim.vidmm.moves import STAY, LeaveHow, MoveCause
+from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.reset import ResetPath
-from wddmsim.vidmm.residency import ResidencyManager
 from wddmsim.vidmm.scheduler import GpuHung, GpuScheduler
+from wddmsim.vidmm.segments import SegmentSpace
+from wddmsim.vidmm.vaspace import VaManager
 
 _ENGINE_RESETS_PER_WAIT = 8
 """Engine resets one wait may go through before VidMm resets the whole adapter instead (decision D6): each
@@ -63,10 +67,12 @@ class WorkSubmitter:
         driver: KernelModeDriver,
         mm: SystemMemoryServices,
         scheduler: GpuScheduler,
-        residency: ResidencyManager,
+        objects: ObjectTable,
         reset: ResetPath,
         contexts: dict[int, int],
         *,
+        ensure_resident: Callable[[Device], int],
+        va: VaManager | None = None,
         paging_node: int = 0,
     ) -> None:
         self.driver = driver
@@ -74,7 +80,11 @@ class WorkSubmitter:
         """Where VidMm's paging buffers run: a fault there is never cured by an engine reset (it would drop them)."""
         self.mm = mm
         self.scheduler = scheduler
-        self.residency = residency
+        self.objects = objects
+        self._ensure_resident = ensure_resident
+        """Pages in what a device's residency list holds that pressure took (the residency manager's)."""
+        self.va = va
+        """The GPU VA services (GpuMmu): a process's page tables come back before its work runs."""
         self.reset = reset
         self.nodes = contexts
         """Context -> the node it runs on."""
@@ -83,7 +93,6 @@ class WorkSubmitter:
         """(node, fence a caller holds) -> the fence it was submitted again under after an engine reset."""
         self.issued: dict[int, int] = {}
         """Context -> the last submission fence it was given (a wait for a later one could never return)."""
-        residency.before_move = self.quiesce
 
     # --- submission ------------------------------------------------------------------------------------------
 
@@ -97,10 +106,10 @@ class WorkSubmitter:
                 "must be a positive multiple of 16 bytes (whole packets)",
                 HRESULT.E_INVALIDARG,
             )
-        va = self.residency.va
+        va = self.va
         if va is not None:
             va.bring_back(device.process)  # its page tables are in place before its residency list comes back
-        self.residency.ensure_resident(device)  # the residency list gates every context of the device
+        self._ensure_resident(device)  # the residency list gates every context of the device
         if va is not None:
             va.resume(device.process)  # page-table work that needed its contexts idle has run
         mdl, mapping = self.mm.allocate_contiguous(len(data))
@@ -108,7 +117,7 @@ class WorkSubmitter:
         return self.enqueue(Submission(context, device, node, 0, mdl, mapping, len(data)))
 
     def _runnable(self, context: HANDLE) -> tuple[Device, int]:
-        device = self.residency.context_device(context)
+        device = self.objects.context_device(context)
         node = self.nodes.get(context)
         if node is None:
             raise InvalidArgument("hContext", context, "is not a context VidMm created", HRESULT.E_INVALIDARG)
@@ -146,7 +155,7 @@ class WorkSubmitter:
         ``DEVICE_REMOVED`` if the device faulted, or -- the GPU stopping short of the fence, a timeout in TDR
         terms, or faults that keep coming back -- through the adapter-reset path (``DxgkDdiResetFromTimeout``).
         """
-        device = self.residency.context_device(context)
+        device = self.objects.context_device(context)
         node = self.nodes[context]
         issued = self.issued.get(context, 0)
         if not 0 <= fence <= issued:
@@ -178,7 +187,7 @@ class WorkSubmitter:
 
     def quiesce_allocation(self, handle: int) -> None:
         """Until no work in flight references the allocation (its allocation lists, or its device's work)."""
-        a = self.residency.allocations.get(handle)
+        a = self.objects.allocations.get(handle)
 
         def uses(entry: Submission) -> bool:
             if entry.allocations is not None:
@@ -190,6 +199,32 @@ class WorkSubmitter:
     def quiesce(self, device: Device) -> None:
         """Before an allocation of ``device`` moves: its work in flight completes (faults handled on the way)."""
         self._drain(lambda entry: entry.device is device)
+
+    # --- a move observer of the residency core (MoveObserver, decision 0060) -----------------------------------
+
+    def may_enter(self, a: VidMmAllocation, space: SegmentSpace) -> bool:
+        """Work does not care where an allocation goes, only that it does not move under it."""
+        return True
+
+    def before_leave(self, a: VidMmAllocation, cause: MoveCause) -> LeaveHow:
+        """Allocations of a device with work in flight are pinned: the work completes before one leaves its range.
+        An adapter reset's loss waits for nothing (the engines were reset; every fence retired)."""
+        if cause is not MoveCause.RESET:
+            self.quiesce(a.device)
+        return STAY
+
+    def after_leave(self, a: VidMmAllocation) -> None:
+        """Nothing: the work was waited for before the move."""
+
+    def after_enter(self, a: VidMmAllocation) -> None:
+        """Nothing: work runs only once its device's whole residency list is in place (:meth:`submit`)."""
+
+    def may_forget(self, a: VidMmAllocation) -> None:
+        """Work in flight never refuses a destroy: it is waited for (:meth:`forget`)."""
+
+    def forget(self, a: VidMmAllocation) -> None:
+        """Work in flight may still use a destroyed allocation: it completes before its VAs go."""
+        self.quiesce(a.device)
 
     def _drain(self, selected: Callable[[Submission], bool]) -> None:
         """Until no selected work of a live device is in flight.  Work an engine reset submitted again is waited
@@ -223,7 +258,7 @@ class WorkSubmitter:
         else:
             self.reset.trigger(f"timeout on node {node}: {error}")
 
-    def forget(self, context: HANDLE) -> None:
+    def forget_context(self, context: HANDLE) -> None:
         """The context was destroyed: its fences are no longer anyone's to wait for."""
         self.issued.pop(context, None)
 

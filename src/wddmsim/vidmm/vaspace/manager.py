@@ -34,9 +34,12 @@ from wddmsim.ddi.va import D3DDDIGPUVIRTUALADDRESS_RESERVATION_TYPE as Reservati
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.errors import DeviceRemoved, VidMmError
 from wddmsim.vidmm.gpummu import GpuMmuDescription
+from wddmsim.vidmm.moves import STAY, LeaveHow, MoveCause
+from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.paging import PagingStream
 from wddmsim.vidmm.paging_buffer import PagingBufferPool
 from wddmsim.vidmm.paging_process import SystemPagingProcess
+from wddmsim.vidmm.ports import VaResidency
 from wddmsim.vidmm.ranges import RangeAllocator
 from wddmsim.vidmm.segments import Segments, SegmentSpace
 from wddmsim.vidmm.vaspace.checks import bad, u64
@@ -46,8 +49,7 @@ from wddmsim.vidmm.vaspace.tables import VA_ALIGNMENT, PageTables
 from wddmsim.vidmm.vaspace.update import TiledUpdates
 
 if TYPE_CHECKING:
-    from wddmsim.vidmm.device import Device, PagingQueue, Process
-    from wddmsim.vidmm.residency import ResidencyManager
+    from wddmsim.vidmm.device import Device, FenceArea, PagingQueue, Process
 
 POOL_AREA: Final = 1
 TABLE_AREA: Final = 2
@@ -70,40 +72,40 @@ class VaManager:
         mmu: GpuMmuDescription,
         segments: Segments,
         process: SystemPagingProcess,
+        objects: ObjectTable,
+        fences: FenceArea,
+        residency: VaResidency,
         *,
+        create_companion: Callable[[HANDLE, Device], tuple[HANDLE, int]],
+        new_pool: Callable[[int], PagingBufferPool] | None = None,
         use_64k_ptes: bool = True,
     ) -> None:
         self.driver = driver
         self.paging = paging
         self.mmu = mmu
         self.segments = segments
-        self.tables = PageTables(driver, mm, paging, mmu, segments, process)
+        self.objects = objects
+        """Queues, allocations, contexts and sync objects, by handle."""
+        self.fences = fences
+        """The monitored-fence pages (mapped into every privileged VA space)."""
+        self.residency = residency
+        """Room in full segments, paging fences, tile pools held resident, quiescent devices."""
+        self.tables = PageTables(driver, mm, paging, mmu, segments, process, objects, residency)
         self.entries = Entries(self.tables, use_64k_ptes=use_64k_ptes)
         self.updates = TiledUpdates(self)
         self.tables.render = self.entries.render
         self.tables.on_created = self._table_created
         self.tables.on_freed = self._table_freed
         self.tables.wait_companions = self.updates.wait_companions
-        self.create_companion: Callable[[HANDLE, Device], tuple[HANDLE, int]] | None = None
-        """Set by the composition: ``DxgkDdiCreateContext`` of a paging companion (``SystemContext``) for a
-        context; returns it and its node."""
-        self.new_pool: Callable[[int], PagingBufferPool] | None = None
-        """Set by the composition: a pool of ``count`` paging buffers where ``PagingBufferSegmentId`` says (a
-        paging companion's); None: contiguous system memory."""
+        self.create_companion = create_companion
+        """``DxgkDdiCreateContext`` of a paging companion (``SystemContext``) for a context; returns it and its
+        node."""
+        self.new_pool = new_pool
+        """A pool of ``count`` paging buffers where ``PagingBufferSegmentId`` says (a paging companion's); None:
+        contiguous system memory."""
         self.spaces: dict[int, GpuVaSpace] = {}
         self.by_allocation: dict[int, list[VaMapping]] = {}
         self.va_size = 1 << mmu.caps.VirtualAddressBitCount
-        self._residency: ResidencyManager | None = None
-
-    @property
-    def residency(self) -> ResidencyManager | None:
-        """Set by the composition: paging queues, allocations, contexts and fences live there."""
-        return self._residency
-
-    @residency.setter
-    def residency(self, value: ResidencyManager | None) -> None:
-        self._residency = value
-        self.tables.residency = value
 
     @property
     def root_moves(self) -> int:
@@ -162,8 +164,7 @@ class VaManager:
         space.privileged = priv
         with self.tables.hold(priv):
             self.tables.create_root(priv)
-            assert self.residency is not None
-            fences = self.residency.fences
+            fences = self.fences
             priv.fence_base = self._map_pages(priv, TABLE_AREA, 0, fences.pfns).base
             for table in self.tables.all_tables(space):
                 self._table_created(table)
@@ -523,11 +524,25 @@ class VaManager:
 
     # --- following the allocation --------------------------------------------------------------------------
 
-    def before_leave(self, allocation: VidMmAllocation) -> None:
-        """The allocation is about to leave its range: no mapping may reach that range any more."""
+    # --- a move observer of the residency core (MoveObserver, decision 0060) -----------------------------------
+
+    def may_enter(self, allocation: VidMmAllocation, space: SegmentSpace) -> bool:
+        """Mappings follow an allocation anywhere."""
+        return True
+
+    def before_leave(self, allocation: VidMmAllocation, cause: MoveCause) -> LeaveHow:
+        """The allocation is about to leave its range (for any cause, a reset's loss too): no mapping may reach
+        that range any more."""
         for mapping in self.by_allocation.get(allocation.handle, []):
             self.entries.write_mapping(mapping, resident=False)
             self.tables.flush_range(mapping.space, mapping.va, mapping.pages * PAGE_SIZE)
+        return STAY
+
+    def after_leave(self, allocation: VidMmAllocation) -> None:
+        """Nothing more: the entries were invalidated before the move."""
+
+    def may_forget(self, allocation: VidMmAllocation) -> None:
+        """An allocation's VAs never keep it from being destroyed (they go with it)."""
 
     def after_enter(self, allocation: VidMmAllocation) -> None:
         """The allocation arrived in a new place: every mapping points there."""
@@ -539,15 +554,12 @@ class VaManager:
     # --- internals -----------------------------------------------------------------------------------------
 
     def _queue_space(self, handle: HANDLE) -> tuple[PagingQueue, GpuVaSpace]:
-        if self.residency is None:
-            raise VidMmError("the VA services are not wired to a residency manager")
-        queue = self.residency.queue(handle)
+        queue = self.objects.queue(handle)
         space = self.create_space(queue.device.process)
         return queue, space
 
     def _allocation(self, handle: HANDLE, queue: PagingQueue) -> VidMmAllocation:
-        assert self.residency is not None
-        a = self.residency.allocations.get(handle)
+        a = self.objects.allocations.get(handle)
         if a is None or a.context:
             raise bad("hAllocation", handle, "is not an allocation of the process")
         if a.device.process is not queue.device.process:
@@ -694,7 +706,6 @@ class VaManager:
         self, queue: PagingQueue, moved: bool, args: D3DDDI_RESERVEGPUVIRTUALADDRESS | D3DDDI_MAPGPUVIRTUALADDRESS
     ) -> HRESULT:
         """Give the operations just built the queue's next paging fence (``E_PENDING``), or 0 (``S_OK``)."""
-        assert self.residency is not None
         if not moved:
             args.PagingFenceValue = 0
             return HRESULT.S_OK

@@ -57,15 +57,16 @@ from wddmsim.vidmm.events import (
     PageTablesRestored,
 )
 from wddmsim.vidmm.gpummu import GpuMmuDescription
+from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.paging import PagingStream
 from wddmsim.vidmm.paging_process import SystemPagingProcess
+from wddmsim.vidmm.ports import VaResidency
 from wddmsim.vidmm.ranges import RangeAllocator
 from wddmsim.vidmm.segments import Segments, SegmentSpace
 from wddmsim.vidmm.vaspace.regions import GpuVaSpace, ProcessTable
 
 if TYPE_CHECKING:
     from wddmsim.vidmm.device import Device, Process
-    from wddmsim.vidmm.residency import ResidencyManager
 
 Mode = DXGK_PAGETABLEUPDATEMODE
 VA_ALIGNMENT = 64 * 1024
@@ -92,6 +93,8 @@ class PageTables:
         mmu: GpuMmuDescription,
         segments: Segments,
         process: SystemPagingProcess,
+        objects: ObjectTable,
+        residency: VaResidency,
     ) -> None:
         self.driver = driver
         self.mm = mm
@@ -99,6 +102,8 @@ class PageTables:
         self.mmu = mmu
         self.segments = segments
         self.paging_process = process
+        self.objects = objects
+        """Devices and contexts, by handle: who runs in a space."""
         self.events = paging.events
         flags = mmu.caps.Flags
         self.mode = mmu.caps.PageTableUpdateMode
@@ -121,8 +126,8 @@ class PageTables:
         """How many times a resizable root was replaced (grown or shrunk)."""
         self.conversions = 0
         """Single-PTE mode: how many 2 MiB ranges went from 64 KB to 4 KB pages."""
-        self.residency: ResidencyManager | None = None
-        """Set by the composition: contexts, and room in full segments, come from there."""
+        self.residency = residency
+        """Room in full segments (tables come first), and quiescent devices."""
         self.render: Render | None = None
         """Set by :class:`.manager.VaManager`: rebuilds entries from the records."""
         self.on_created: Callable[[ProcessTable], None] | None = None
@@ -179,27 +184,21 @@ class PageTables:
     # --- who uses a space ------------------------------------------------------------------------------------
 
     def devices(self, process: Process) -> list[Device]:
-        if self.residency is None:
-            return []
-        return [d for d in self.residency.devices.values() if d.process is process]
+        return self.objects.devices_of(process)
 
     def contexts(self, space: GpuVaSpace) -> list[HANDLE]:
         """The contexts that run in ``space``: its process's, or -- a privileged space -- the paging companions."""
         if space.owner is not None:
             return list(space.companions)
-        if self.residency is None:
-            return []
-        return [HANDLE(c) for c, d in self.residency.contexts.items() if d.process is space.process]
+        return self.objects.contexts_of(space.process)
 
     def quiesce(self, process: Process) -> None:
         """Every context of the process is idle: the work it has in flight completes, and so do the page-table
         updates its paging companions were given."""
         if self.wait_companions is not None:
             self.wait_companions(process)
-        if self.residency is None or self.residency.before_move is None:
-            return
         for device in self.devices(process):
-            self.residency.before_move(device)
+            self.residency.quiesce(device)
 
     def suspend(self, space: GpuVaSpace, reason: str) -> None:
         """The process's contexts are idle and held back until the page-table work built from now on has run
@@ -409,7 +408,7 @@ class PageTables:
         """A range for a table, from the top of the segment (tables do not cut the space allocations share
         into pieces); when the segment is full, room is made for it (tables come first)."""
         offset = segment.allocate(size, table, alignment=alignment, from_end=True)
-        if offset is None and self.residency is not None:
+        if offset is None:
             offset = self.residency.make_room(segment, size, table, alignment=alignment)
         if offset is None:
             raise DdiError(

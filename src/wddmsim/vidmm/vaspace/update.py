@@ -93,9 +93,8 @@ class TiledUpdates:
         ``CPU_VIRTUAL`` GPU); then ``FenceValue + 1`` is signalled."""
         va = self.va
         residency = va.residency
-        assert residency is not None
-        device = residency.context_device(args.hContext)
-        sync = residency.sync_object(args.hFenceObject)
+        device = va.objects.context_device(args.hContext)
+        sync = va.objects.sync_object(args.hFenceObject)
         if sync.device.process is not device.process:
             raise bad("hFenceObject", args.hFenceObject, "belongs to another process")
         space = va.create_space(device.process)
@@ -175,8 +174,6 @@ class TiledUpdates:
         if found is not None:
             return found
         va = self.va
-        if va.create_companion is None:
-            raise DdiError(NTSTATUS.STATUS_NOT_SUPPORTED, "no paging companion contexts in this composition")
         paging = va.paging
         if va.new_pool is not None:  # first: a pool that cannot be had leaves no companion context behind
             pool = va.new_pool(2)
@@ -302,7 +299,6 @@ class TiledUpdates:
 
     def _signalled(self, sync: SyncObject, value: int) -> None:
         sync.promised = max(sync.promised, value + 1)
-        assert self.va.residency is not None
         self.va.residency.release(sync)
 
     def map_by_copy(self, space: GpuVaSpace, piece: VaMapping) -> None:
@@ -451,9 +447,7 @@ class TiledUpdates:
                 )
 
     def allocation_of(self, handle: HANDLE, device: Device, argument: str) -> VidMmAllocation:
-        residency = self.va.residency
-        assert residency is not None
-        a = residency.allocations.get(handle)
+        a = self.va.objects.allocations.get(handle)
         if a is None or a.context or a.device.process is not device.process:
             raise bad(argument, handle, "is not an allocation of the process")
         return a

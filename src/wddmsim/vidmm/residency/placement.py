@@ -1,0 +1,358 @@
+"""Placement: where an allocation goes, and the room made for it (the mechanism; :mod:`~wddmsim.vidmm.policy`
+ranks the victims).
+
+What it models (wddm-spec sections 3.7-3.9, decisions D4, 0011, 0013, 0021):
+
+- The candidates are the allocation's preferred segments, then the others it supports, that every move observer
+  lets it enter (:meth:`Placer._candidates`).
+- The placement ladder (the placement policy's data, decision 0065; the default: ``policy/ladder.py``): free room where the allocation wants to be, then
+  room made there from what no residency list needs, then the same in the other segment group (an aperture:
+  system memory), then victims some list needs -- they come back before their device runs.  A victim is never one
+  the same request needs, nor a pinned one; offered content is dropped first.
+- Room for VidMm's own objects (page tables, paging buffers): :meth:`Placer.make_room`.
+- Every move -- in (:meth:`Placer.enter`) or out (:meth:`Placer.leave`) -- is told to the move observers
+  (:class:`~wddmsim.vidmm.moves.MoveObserver`) in the order they were handed in (decision 0060).  A victim some
+  residency list still needs is demoted to an aperture segment when there is room there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import final
+
+from wddmsim.core.events import EventLog
+from wddmsim.core.units import PAGE_SIZE
+from wddmsim.ddi.base import HANDLE
+from wddmsim.ddi.driver import SystemMemoryServices
+from wddmsim.ddi.status import NTSTATUS, DdiError
+from wddmsim.vidmm.allocation import Content, VidMmAllocation
+from wddmsim.vidmm.events import (
+    VidMmEvict,
+    VidMmPageIn,
+)
+from wddmsim.vidmm.mover import Mover
+from wddmsim.vidmm.moves import Destination, MoveCause, MoveObserver, demotes, merge
+from wddmsim.vidmm.objects import ObjectTable
+from wddmsim.vidmm.paging import PagingStream
+from wddmsim.vidmm.policy import (
+    EvictionPolicy,
+    InsertMode,
+    Ladder,
+    PlacementPolicy,
+    RoomRequest,
+    VictimClass,
+    make_room,
+)
+from wddmsim.vidmm.segments import IdleTables, Placement, Segments, SegmentSpace
+
+Victims = Callable[[VidMmAllocation], bool]
+"""Which placed allocations a placement pass may evict."""
+
+
+def unreferenced(a: VidMmAllocation) -> bool:
+    """No residency list needs it."""
+    return a.residency_count == 0
+
+
+def anyone(a: VidMmAllocation) -> bool:
+    """Any allocation not protected (it comes back before its device runs)."""
+    return True
+
+
+def in_use(a: VidMmAllocation) -> bool:
+    """Listed in its device's residency set and usable by its work: referenced and not offered."""
+    return a.residency_count > 0 and a.offered is None
+
+
+VICTIMS: dict[VictimClass, Victims | None] = {
+    VictimClass.NONE: None,
+    VictimClass.UNREFERENCED: unreferenced,
+    VictimClass.ANYONE: anyone,
+}
+"""What a rung's victim class lets a pass evict."""
+
+ROOM_LADDER: tuple[Victims | None, ...] = (None, unreferenced, anyone)
+"""Room for one of VidMm's own objects, or for an allocation going into memory: free room, then room from what no
+residency list needs, then from anyone not protected."""
+
+
+@final
+class Placer:
+    """Finds ranges, makes room, and moves allocations in and out of them, telling the move observers."""
+
+    def __init__(
+        self,
+        segments: Segments,
+        mover: Mover,
+        policy: EvictionPolicy,
+        paging: PagingStream,
+        mm: SystemMemoryServices,
+        events: EventLog,
+        objects: ObjectTable,
+        *,
+        observers: tuple[MoveObserver, ...],
+        idle_tables: IdleTables | None,
+        system_chunk: int,
+        placement: PlacementPolicy | None = None,
+    ) -> None:
+        self.segments = segments
+        self.mover = mover
+        self.policy = policy
+        self.placement = placement or Ladder()
+        """Which segments, in which order, with which victims; where in a segment (decision 0065)."""
+        self.paging = paging
+        self.mm = mm
+        self.events = events
+        self.objects = objects
+        self.observers = observers
+        """Told of every move, in this order (decision 0060): work submission (the device's work in flight
+        completes), the GPU VA spaces (mappings follow their allocations), the CPU locks (views follow)."""
+        self.idle_tables = idle_tables
+        """Room from VidMm's own movable objects (page tables of idle processes), asked before allocations
+        a residency list needs are evicted."""
+        self.system_chunk = system_chunk
+        """The GPU page (decision 0011): every allocation is whole GPU pages placed on one."""
+        self.clock = 0
+        """The use counter: every reference bumps it (the eviction policies' notion of time)."""
+        self.moved = False
+        """Whether the request in progress built any paging operation."""
+        self._entering: set[HANDLE] = set()
+
+    def _candidates(self, a: VidMmAllocation) -> list[SegmentSpace]:
+        usable = set(self.segments.ids_in(a.usable_set))
+        order = [s for s in a.preferred if s in usable]
+        order += [s for s in sorted(usable) if s not in order]
+        spaces = [self.segments.get(s) for s in order]
+        return [s for s in spaces if all(o.may_enter(a, s) for o in self.observers)]
+
+    def place(self, a: VidMmAllocation, protected: set[HANDLE], *, cause: MoveCause) -> bool:
+        """Find ``a`` a range (evicting as the policy ranks) and page it in; False if nothing can hold it."""
+        candidates = self._candidates(a)
+        usable = {s.id: s for s in candidates}
+        for rung in self.placement.rungs(a, candidates):  # the ladder is the placement policy's (decision 0065)
+            for space in (usable[i] for i in rung.segments if i in usable):
+                offset = self._room(space, a, protected, VICTIMS[rung.victims], cause)
+                if offset is not None:
+                    self.enter(a, Placement(space.id, offset))
+                    return True
+        return False
+
+    def _room(
+        self, space: SegmentSpace, a: VidMmAllocation, protected: set[HANDLE], victims: Victims | None, cause: MoveCause
+    ) -> int | None:
+        """A range of ``space`` for ``a``: free room, else (with ``victims``) room made by evicting them."""
+        alignment = max(a.alignment, self.system_chunk)  # on a GPU page: PTEs map whole ones (decision 0011)
+        alignment = alignment if alignment > PAGE_SIZE else 0
+        from_end = self.placement.insert_mode(a, space) == InsertMode.HIGH
+        return self._carve(space, a.size, a, alignment, from_end, protected, victims, cause)
+
+    def _carve(
+        self,
+        space: SegmentSpace,
+        size: int,
+        owner: object,
+        alignment: int,
+        from_end: bool,
+        protected: set[HANDLE],
+        victims: Victims | None,
+        cause: MoveCause,
+    ) -> int | None:
+        offset = space.allocate(size, owner, alignment=alignment, from_end=from_end)
+        if offset is not None or victims is None:
+            return offset
+        if victims is anyone and self.idle_tables is not None:
+            offset = self.idle_tables(space, size, owner, alignment, from_end)
+            if offset is not None:
+                return offset
+        protected = protected | self._entering
+        candidates = [v for v in self.residents(space) if v.handle not in protected and v.pin_count == 0 and victims(v)]
+        request = RoomRequest(
+            segment=space.id, size=size, alignment=alignment, from_end=from_end, owner=owner, cause=cause.value
+        )
+
+        def evict(victim: VidMmAllocation) -> None:
+            if victim.offered is not None:
+                self.drop_offered(victim)
+            else:
+                self.leave(victim, cause=cause, protected=protected)
+
+        def allocate(hole: int | None) -> int | None:
+            return space.allocate(size, owner, alignment=alignment, from_end=from_end, at=hole)
+
+        free = space.ranges.free_bytes
+        return make_room(space, request, candidates, self.policy, free_bytes=free, allocate=allocate, evict=evict)
+
+    def make_room(self, space: SegmentSpace, size: int, owner: object, *, alignment: int = 0) -> int | None:
+        """A range for one of VidMm's own objects (a page table): free room at the top of the segment, else room
+        made by evicting -- what no residency list needs first, then anyone but the allocations being moved."""
+        for victims in ROOM_LADDER:
+            offset = self._carve(space, size, owner, alignment, True, set(), victims, MoveCause.PRESSURE)
+            if offset is not None:
+                return offset
+        return None
+
+    def residents(self, space: SegmentSpace) -> Iterator[VidMmAllocation]:
+        for owner in list(space.owners.values()):
+            if isinstance(owner, VidMmAllocation):
+                yield owner
+
+    def enter(self, a: VidMmAllocation, placement: Placement) -> None:
+        a.placement = placement  # first: an adapter reset during the page-in finds the range and frees it
+        how = self.mover.page_in(a, placement)
+        self._entering.add(a.handle)  # page tables its mappings need never evict it
+        try:
+            for observer in self.observers:
+                observer.after_enter(a)
+        finally:
+            self._entering.discard(a.handle)
+        a.content = Content.DATA
+        a.backing_current = False
+        a.clean_start = True  # the placement equals the backing store; what the GPU writes next, NotWrittenTo says
+        a.moves += 1
+        self.clock += 1
+        a.placed_at = self.clock
+        self.moved = True
+        self.policy.placed(a, placement)
+        self.events.emit(
+            VidMmPageIn(
+                time=self.events.clock.now,
+                allocation=a.handle,
+                segment=placement.segment_id,
+                offset=placement.offset,
+                size=a.size,
+                how=how,
+            )
+        )
+
+    def leave(
+        self, a: VidMmAllocation, *, cause: MoveCause, keep_content: bool = True, protected: set[HANDLE] | None = None
+    ) -> None:
+        """Take ``a`` out of its segment: to system memory, or -- for a victim a residency list still needs -- to
+        an aperture segment with free room."""
+        placement = a.placement
+        assert placement is not None
+        # In order: the device's work in flight completes (its allocations are pinned meanwhile), no mapping reaches
+        # the range once the next operation may reuse it, the CPU's swizzling ranges go back.
+        how = merge([observer.before_leave(a, cause) for observer in self.observers])
+        destination = self.mover.page_out(
+            a, placement, keep_content=keep_content, unswizzle=how.unswizzle, special=how.special
+        )
+        self.segments.get(placement.segment_id).free(placement.offset)
+        a.placement = None
+        self.moved = True
+        self.policy.evicted(a, placement, cause.value)
+        if destination is Destination.DISCARDED:
+            a.content = Content.DISCARDED
+        for observer in self.observers:
+            observer.after_leave(a)
+        demoted = False
+        if demotes(cause) and a.residency_count and not self.segments.get(placement.segment_id).aperture:
+            demoted = self._demote(a)
+        self.events.emit(
+            VidMmEvict(
+                time=self.events.clock.now,
+                allocation=a.handle,
+                segment=placement.segment_id,
+                size=a.size,
+                cause=cause.value,
+                destination=(Destination.APERTURE if demoted else destination).value,
+            )
+        )
+
+    def _demote(self, a: VidMmAllocation) -> bool:
+        candidates = self._candidates(a)
+        usable = {s.id: s for s in candidates}
+        for space in (usable[i] for i in self.placement.demotion(a, candidates) if i in usable):
+            offset = space.allocate(a.size, a)
+            if offset is not None:
+                self.enter(a, Placement(space.id, offset))
+                return True
+        return False
+
+    def drop_offered(self, a: VidMmAllocation) -> None:
+        """What pressure does to an offered allocation: its content goes, and with AllowDecommit its pages."""
+        if a.placement is not None:
+            self.leave(a, cause=MoveCause.OFFER, keep_content=False)
+        a.content = Content.DISCARDED
+        if a.allow_decommit and a.backing is not None:
+            self.paging.wait(self.paging.flush())
+            self.mm.free_pages(a.backing)
+            a.backing = None
+
+    def unplaceable(self, wanted: list[VidMmAllocation]) -> int:
+        """Bytes of ``wanted`` that no segment could hold even with every allocation it may evict gone: the
+        request is refused at once (``E_OUTOFMEMORY``) rather than admitted to fail in the worker."""
+        taken: dict[int, int] = {}
+        missing = 0
+        for a in sorted((a for a in wanted if a.placement is None), key=lambda x: -x.size):
+            room = {s.id: self._evictable_room(s, wanted, a) - taken.get(s.id, 0) for s in self._candidates(a)}
+            if not room:
+                missing += a.size
+                continue
+            best = max(room, key=room.__getitem__)
+            missing += max(0, a.size - max(room[best], 0))
+            taken[best] = taken.get(best, 0) + a.size
+        return missing
+
+    def _evictable_room(self, space: SegmentSpace, wanted: list[VidMmAllocation], a: VidMmAllocation) -> int:
+        """What ``space`` could give ``a``: its free bytes plus what the policy may evict (no veto) for ``wanted``."""
+        keep = {a.handle for a in wanted}
+        request = RoomRequest(
+            segment=space.id, size=a.size, alignment=a.alignment, from_end=False, owner=a, cause="pressure"
+        )
+        movable = sum(
+            v.size
+            for v in self.residents(space)
+            if v.handle not in keep and v.pin_count == 0 and self.policy.may_evict(v, request)
+        )
+        return space.ranges.free_bytes + movable
+
+    def into_memory(self, a: VidMmAllocation, *, cause: MoveCause) -> bool:
+        """Put ``a`` in a memory segment (out of an aperture or system memory) (the move is built, not waited
+        for); False -- with ``a`` where it was -- if no memory segment can take it, even by evicting what ``a`` does
+        not need."""
+        memory = [s for s in self._candidates(a) if not s.aperture]
+        usable = {s.id: s for s in memory}
+        for rung in self.placement.rungs(a, memory):  # the placement policy's ladder, over memory segments only
+            for space in (usable[i] for i in rung.segments if i in usable):
+                offset = self._room(space, a, {a.handle}, VICTIMS[rung.victims], cause)
+                if offset is None:
+                    continue
+                if a.placement is not None:  # the range is held: now leave the aperture for it
+                    self.leave(a, cause=cause)
+                self.enter(a, Placement(space.id, offset))
+                return True
+        return False
+
+    def place_all(self, allocations: list[VidMmAllocation], *, protected: set[HANDLE]) -> bool:
+        """Place every one of ``allocations`` (the allocation list of a segment-model submission), evicting only
+        what ``protected`` does not name; False, with what could be placed left placed, if one does not fit."""
+        self.moved = False
+        for a in sorted(allocations, key=lambda x: -x.size):  # largest first: the fewest ranges left too small
+            if a.placement is None and not self.place(a, protected, cause=MoveCause.PRESSURE):
+                return False
+        return True
+
+    def hold(self, a: VidMmAllocation) -> None:
+        """VidMm's own residency reference (a tile pool that queued updates map): resident until :meth:`unhold`."""
+        a.residency_count += 1
+        if a.placement is None and not self.place(a, {a.handle}, cause=MoveCause.PRESSURE):
+            a.residency_count -= 1
+            raise DdiError(NTSTATUS.STATUS_GRAPHICS_NO_VIDEO_MEMORY, f"no segment can hold {a!r}")
+        self.paging.flush()
+
+    def unhold(self, a: VidMmAllocation) -> None:
+        """Drop a reference :meth:`hold` took; the allocation stays where it is until pressure wants the room."""
+        if a.handle in self.objects.allocations and a.residency_count > 0:
+            a.residency_count -= 1
+
+    def touch(self, allocations: Iterable[VidMmAllocation]) -> None:
+        """Record a use (GPU work referencing them): the recency the eviction policies see."""
+        for a in allocations:
+            self.use(a)
+
+    def use(self, a: VidMmAllocation) -> None:
+        """One reference: stamped with the use counter, then told to the eviction policy (decision 0065)."""
+        self.clock += 1
+        a.last_use = self.clock
+        self.policy.used(a)  # after the stamp: a policy may read last_use
