@@ -10,7 +10,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 import click
 from rich.console import Console
@@ -25,6 +25,10 @@ from wddmsim.scenarios.demos import SCENARIOS as DEMOS
 from wddmsim.scenarios.demos import demo_config
 from wddmsim.system import Adapter, SystemConfig
 from wddmsim.vidmm.policy import registry as policies
+
+if TYPE_CHECKING:  # loaded only by the commands that use them (the CLI starts fast)
+    from wddmsim.scenarios.config import ScenarioConfig
+    from wddmsim.scenarios.runner import RunResult
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 110}
 
@@ -439,40 +443,65 @@ def run(
         _list_scenarios(console)
         return
     if scenario in DEMOS:
-        allowed = ("driver_model", "driver", "vram", "paging_buffer", "seed")
-        extra = [k for k, v in options.items() if v is not None and k not in allowed]
-        if extra or settings or record is not None:
-            given = (
-                [f"--{k.replace('_', '-')}" for k in extra] + ["--set"] * bool(settings) + ["--record"] * bool(record)
-            )
-            _fail(
-                click.UsageError(
-                    f"{', '.join(given)}: the {scenario} demonstration takes --driver-model, --vram, --paging-buffer "
-                    "and --seed only (and --driver, its driver package)"
-                ),
-            )
-        _run_demo(
-            scenario,
-            options["seed"] or 0,
-            options["driver_model"],
-            options["vram"],
-            options["paging_buffer"],
-            out,
-            options["driver"],
+        _run_demo_with(scenario, options, settings, record, out)
+    config = _load_scenario(scenario, options, settings)
+    trace = None if record is None else _open_record(record)
+    console.print(f"[bold]{config.name}[/]: {config.description}" if config.description else f"[bold]{config.name}[/]")
+    result, capture = _run_recorded(config, console, trace, record, out)
+    _print_results(console, result, record)
+    if out is not None:
+        _write(out, result.adapter, result.summary(), console, capture)
+    _print_verdict(console, result)
+    sys.exit(0 if result.verified else 1)
+
+
+def _run_demo_with(
+    scenario: str, options: dict[str, Any], settings: tuple[str, ...], record: Path | None, out: Path | None
+) -> NoReturn:
+    """``wddmsim run tour|residency``: a demonstration takes the adapter's options only."""
+    allowed = ("driver_model", "driver", "vram", "paging_buffer", "seed")
+    extra = [k for k, v in options.items() if v is not None and k not in allowed]
+    if extra or settings or record is not None:
+        given = [f"--{k.replace('_', '-')}" for k in extra] + ["--set"] * bool(settings) + ["--record"] * bool(record)
+        _fail(
+            click.UsageError(
+                f"{', '.join(given)}: the {scenario} demonstration takes --driver-model, --vram, --paging-buffer "
+                "and --seed only (and --driver, its driver package)"
+            ),
         )
+    _run_demo(
+        scenario,
+        options["seed"] or 0,
+        options["driver_model"],
+        options["vram"],
+        options["paging_buffer"],
+        out,
+        options["driver"],
+    )
+
+
+def _load_scenario(scenario: str | None, options: dict[str, Any], settings: tuple[str, ...]) -> ScenarioConfig:
+    """The scenario named (built-in or a TOML file) with the options and ``--set`` overrides applied; a bad one
+    exits with status 2, naming the option or setting."""
     from wddmsim.scenarios import catalog
-    from wddmsim.scenarios.runner import run_scenario
-    from wddmsim.viz.outputs import recorder
-    from wddmsim.viz.runs import checks_table, traffic_table
 
     try:
-        config = catalog.load(scenario, _overrides(options, settings))
+        return catalog.load(scenario, _overrides(options, settings))
     except ConfigurationError as error:
         _fail(_option_error(error, options))
     except WddmsimError as error:
         _fail(error)
-    trace = None if record is None else _open_record(record)
-    console.print(f"[bold]{config.name}[/]: {config.description}" if config.description else f"[bold]{config.name}[/]")
+
+
+def _run_recorded(
+    config: ScenarioConfig, console: Console, trace: IO[str] | None, record: Path | None, out: Path | None
+) -> tuple[RunResult, Any]:
+    """Run the scenario (a progress bar on a terminal), recording its calls to ``trace`` (the ``--record`` file,
+    closed at the end) and capturing what ``--out`` writes; returns the result and the capture (None without
+    ``--out``).  A run that cannot complete exits with status 2 (bad input) or 1 (a check failed on the way)."""
+    from wddmsim.scenarios.runner import run_scenario
+    from wddmsim.viz.outputs import recorder
+
     captures: list[Any] = []
 
     def attach(adapter: Adapter) -> None:
@@ -499,18 +528,25 @@ def run(
     finally:
         if trace is not None:
             _close_record(trace, record)
+    return result, captures[0] if captures else None
+
+
+def _print_results(console: Console, result: RunResult, record: Path | None) -> None:
+    """The checks, the paging traffic, and where the calls were recorded."""
+    from wddmsim.viz.runs import checks_table, traffic_table
+
     console.print(checks_table(result))
     console.print(traffic_table(result.traffic))
     if record is not None:
         console.print(f"recorded the user-mode calls to {record} (wddmsim replay {record} --policy lru ...)")
-    if out is not None:
-        _write(out, result.adapter, result.summary(), console, captures[0] if captures else None)
+
+
+def _print_verdict(console: Console, result: RunResult) -> None:
     failed = sum(not c.ok for c in result.checks)
     if result.verified:
         console.print(f"[bold green]verified[/]: {len(result.checks)} checks passed")
     else:
         console.print(f"[bold red]VERIFICATION FAILED[/]: {failed} of {len(result.checks)} checks failed")
-    sys.exit(0 if result.verified else 1)
 
 
 @main.command(context_settings=CONTEXT)

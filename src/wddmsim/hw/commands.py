@@ -14,9 +14,10 @@ command processor reports as an invalid-instruction fault.
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Final, NoReturn
+from typing import Final, NoReturn, assert_never
 
 import numpy as np
 import numpy.typing as npt
@@ -415,6 +416,8 @@ def encode_into(buf: memoryview, offset: int, packet: Packet) -> int:
             HEADER.pack_into(buf, offset, Opcode.NOP, 0, packet.length)
             buf[offset + 8 : offset + packet.length] = bytes(packet.length - 8)
             return packet.length
+        case _:
+            assert_never(packet)
 
 
 SYNC_BYTES: Final = HEADER.pack(Opcode.SYNC, 0, 16) + bytes(8)
@@ -611,18 +614,38 @@ def _decode_sync(buf: memoryview | bytes, offset: int, flags: int, length: int) 
     return Sync()
 
 
-_DECODERS = {
-    Opcode.NOP: _decode_nop,
-    Opcode.COPY: _decode_copy,
-    Opcode.FILL: _decode_fill,
-    Opcode.WRITE_QWORDS: _decode_write_qwords,
-    Opcode.READ_MEM: _decode_read_mem,
-    Opcode.WRITE_MEM: _decode_write_mem,
-    Opcode.SIGNAL: _decode_signal,
-    Opcode.TLB_INVALIDATE: _decode_tlb_invalidate,
-    Opcode.NOTE: _decode_note,
-    Opcode.SYNC: _decode_sync,
-}
+Decoder = Callable[[memoryview | bytes, int, int, int], Packet]
+
+
+def decoder(opcode: Opcode) -> Decoder:
+    """The decoder of ``opcode``'s packets (exhaustive: mypy names an opcode without one)."""
+    match opcode:
+        case Opcode.NOP:
+            return _decode_nop
+        case Opcode.COPY:
+            return _decode_copy
+        case Opcode.FILL:
+            return _decode_fill
+        case Opcode.WRITE_QWORDS:
+            return _decode_write_qwords
+        case Opcode.READ_MEM:
+            return _decode_read_mem
+        case Opcode.WRITE_MEM:
+            return _decode_write_mem
+        case Opcode.SIGNAL:
+            return _decode_signal
+        case Opcode.TLB_INVALIDATE:
+            return _decode_tlb_invalidate
+        case Opcode.NOTE:
+            return _decode_note
+        case Opcode.SYNC:
+            return _decode_sync
+        case _:
+            assert_never(opcode)
+
+
+_DECODERS: Final[dict[int, Decoder]] = {opcode: decoder(opcode) for opcode in Opcode}
+"""Looked up by the raw opcode on the hot path (an unknown one is a :class:`DecodeError`)."""
 
 
 def decode_all(buf: memoryview | bytes, start: int = 0, end: int | None = None) -> list[tuple[int, Packet]]:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
 from functools import partial
-from typing import final, get_args
+from typing import assert_never, final, get_args
 
 import numpy as np
 
@@ -299,8 +299,10 @@ class Engine:
                 return self._write_words_ns(packet.dst, packet.count)
             case cmd.Sync():
                 return cost.sync_ns
-            case _:
+            case cmd.ReadMem() | cmd.WriteMem() | cmd.Signal() | cmd.TlbInvalidate() | cmd.Note() | cmd.Nop():
                 return cost.packet_overhead_ns
+            case _:
+                assert_never(packet)
 
     def _write_words_ns(self, dst: int, count: int) -> int:
         return self.cost.transfer_ns(8 * count, crosses_pcie=self._crosses_pcie(dst))
@@ -350,6 +352,8 @@ class Engine:
                 )
             case cmd.Sync() | cmd.Nop():
                 pass
+            case _:
+                assert_never(packet)
 
     def _write_words(self, dst: int, count: int, words: memoryview | bytes | ByteArray, repeat: bool) -> None:
         """WRITE_QWORDS: ``count`` words at ``dst``; ``words`` holds their little-endian bytes, or one word's when
@@ -437,8 +441,10 @@ def _check_unprivileged(packet: cmd.Packet) -> None:
             words = [packet.address]
         case cmd.TlbInvalidate():
             raise GpuFault(FaultKind.INVALID_INSTRUCTION, packet.root, "TLB_INVALIDATE in an unprivileged buffer")
-        case _:
+        case cmd.Note() | cmd.Sync() | cmd.Nop():
             words = []
+        case _:
+            assert_never(packet)
     for word in words:
         space, address = split_address(word)
         if space != Space.GPU_VA:

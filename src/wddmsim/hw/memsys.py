@@ -7,7 +7,7 @@ on runs, coalesced so that physically contiguous memory moves in one call.  Copi
 
 from __future__ import annotations
 
-from typing import final
+from typing import assert_never, final
 
 import numpy as np
 import numpy.typing as npt
@@ -265,7 +265,15 @@ def write_runs(runs: list[Run], payload: ByteArray | memoryview | bytes) -> None
 def transform_copy(src: list[Run], dst: list[Run], transform: Transform, pitch: int) -> None:
     """Copy while converting between the linear and tiled layouts (:mod:`.swizzle`)."""
     data = read_runs(src)
-    converted = swizzle.tile(data, pitch) if transform == Transform.TILE else swizzle.untile(data, pitch)
+    match transform:
+        case Transform.TILE:
+            converted = swizzle.tile(data, pitch)
+        case Transform.UNTILE:
+            converted = swizzle.untile(data, pitch)
+        case Transform.NONE:
+            converted = data
+        case _:
+            assert_never(transform)
     write_runs(dst, converted)
 
 

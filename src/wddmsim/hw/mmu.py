@@ -25,6 +25,7 @@ from typing import Final, final
 import numpy as np
 import numpy.typing as npt
 
+from wddmsim.core.addresses import GpuVa
 from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE
 from wddmsim.hw.faults import AccessKind, FaultKind, GpuFault
 from wddmsim.hw.memory import LocalMemory, PhysicalMemory, SystemMemory
@@ -145,7 +146,9 @@ class WalkStep:
 
 @dataclass(frozen=True, slots=True)
 class Walk:
-    va: int
+    """One VA walked (``wddmsim vm-decode``): the levels read, and where the VA leads or why it faults."""
+
+    va: GpuVa
     steps: tuple[WalkStep, ...]
     target: Target | None = None
     address: int | None = None
@@ -483,7 +486,9 @@ class Mmu:
         table = root
         top = layout.levels - 1
         if root_entries is not None and layout.index(va, top) >= root_entries:
-            return Walk(va, (), fault=f"index {layout.index(va, top)} is beyond the root's {root_entries} entries")
+            return Walk(
+                GpuVa(va), (), fault=f"index {layout.index(va, top)} is beyond the root's {root_entries} entries"
+            )
         try:
             for level in range(top, 0, -1):
                 index = layout.index(va, level)
@@ -493,7 +498,7 @@ class Mmu:
                     steps.append(WalkStep(level, table, index, words, "zero" if first & int(_ZERO) else "large"))
                     coverage = 1 << layout.shift(level)
                     address = (HW_PTE["Address"].get(first) << PAGE_SHIFT) + (va & (coverage - 1))
-                    return Walk(va, tuple(steps), _target(first), address, bool(first & int(_ZERO)))
+                    return Walk(GpuVa(va), tuple(steps), _target(first), address, bool(first & int(_ZERO)))
                 if level == 1:
                     steps.append(
                         WalkStep(level, table, index, words, "table" if any(w & 1 for w in words) else "invalid")
@@ -501,11 +506,11 @@ class Mmu:
                     return self._walk_leaf(va, steps, words)
                 if not first & 1:
                     steps.append(WalkStep(level, table, index, words, "invalid"))
-                    return Walk(va, tuple(steps), fault=f"level {level} entry is invalid")
+                    return Walk(GpuVa(va), tuple(steps), fault=f"level {level} entry is invalid")
                 steps.append(WalkStep(level, table, index, words, "table"))
                 table = _pointer(first)
         except GpuFault as fault:
-            return Walk(va, tuple(steps), fault=fault.reason)
+            return Walk(GpuVa(va), tuple(steps), fault=fault.reason)
         raise AssertionError("unreachable: level 1 ends every walk")
 
     def _walk_leaf(self, va: int, steps: list[WalkStep], level1: tuple[int, ...]) -> Walk:
@@ -530,13 +535,13 @@ class Mmu:
             steps.append(WalkStep(0, table, index, (word,), kind))
             if word & 1:
                 address = (HW_PTE["Address"].get(word) << PAGE_SHIFT) + (va & (page - 1))
-                found.append(Walk(va, (), _target(word), address, bool(word & int(_ZERO))))
+                found.append(Walk(GpuVa(va), (), _target(word), address, bool(word & int(_ZERO))))
         if len(found) > 1:
-            return Walk(va, tuple(steps), fault="the 4 KB and 64 KB entries of one 64 KiB range are both valid")
+            return Walk(GpuVa(va), tuple(steps), fault="the 4 KB and 64 KB entries of one 64 KiB range are both valid")
         if not found:
-            return Walk(va, tuple(steps), fault="no valid leaf entry")
+            return Walk(GpuVa(va), tuple(steps), fault="no valid leaf entry")
         hit = found[0]
-        return Walk(va, tuple(steps), hit.target, hit.address, hit.zero)
+        return Walk(GpuVa(va), tuple(steps), hit.target, hit.address, hit.zero)
 
 
 def _stale(cached: _Region, fresh: _Region | None) -> str:

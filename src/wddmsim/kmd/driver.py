@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
-from typing import Final, final
+from typing import Final, assert_never, final
 
+from wddmsim.core.addresses import GpuPhysAddr
 from wddmsim.core.units import PAGE_SIZE
 from wddmsim.ddi.allocation import (
     DXGK_ALLOCATIONINFO,
@@ -86,26 +87,64 @@ _LAST_CONTEXT: Final = 0xFFFF_FFFF
 
 Builder = Callable[[DriverState, DXGKARG_BUILDPAGINGBUFFER], NTSTATUS]
 
-BUILDERS: Final[dict[Op, Builder]] = {
-    Op.DXGK_OPERATION_TRANSFER: transfer.build_transfer,
-    Op.DXGK_OPERATION_FILL: fill.build_fill,
-    Op.DXGK_OPERATION_DISCARD_CONTENT: notify.build_discard_content,
-    Op.DXGK_OPERATION_READ_PHYSICAL: physical.build_read_physical,
-    Op.DXGK_OPERATION_WRITE_PHYSICAL: physical.build_write_physical,
-    Op.DXGK_OPERATION_MAP_APERTURE_SEGMENT: aperture.build_map_aperture_segment,
-    Op.DXGK_OPERATION_UNMAP_APERTURE_SEGMENT: aperture.build_unmap_aperture_segment,
-    Op.DXGK_OPERATION_SPECIAL_LOCK_TRANSFER: transfer.build_special_lock_transfer,
-    Op.DXGK_OPERATION_VIRTUAL_TRANSFER: virtual.build_transfer_virtual,
-    Op.DXGK_OPERATION_VIRTUAL_FILL: virtual.build_fill_virtual,
-    Op.DXGK_OPERATION_INIT_CONTEXT_RESOURCE: context.build_init_context_resource,
-    Op.DXGK_OPERATION_UPDATE_PAGE_TABLE: page_table.build_update_page_table,
-    Op.DXGK_OPERATION_FLUSH_TLB: page_table.build_flush_tlb,
-    Op.DXGK_OPERATION_UPDATE_CONTEXT_ALLOCATION: context.build_update_context_allocation,
-    Op.DXGK_OPERATION_COPY_PAGE_TABLE_ENTRIES: page_table.build_copy_page_table_entries,
-    Op.DXGK_OPERATION_NOTIFY_RESIDENCY: notify.build_notify_residency,
-    Op.DXGK_OPERATION_SIGNAL_MONITORED_FENCE: fence.build_signal_monitored_fence,
-    Op.DXGK_OPERATION_MAP_APERTURE_SEGMENT2: aperture.build_map_aperture_segment2,
-}
+
+def builder(op: Op) -> Builder | None:
+    """The builder of ``DxgkDdiBuildPagingBuffer`` operation ``op``; None for the operations the model only names
+    (18-25, design D2).  Exhaustive: mypy names an operation added to the enum without a case here."""
+    match op:
+        case Op.DXGK_OPERATION_TRANSFER:
+            return transfer.build_transfer
+        case Op.DXGK_OPERATION_FILL:
+            return fill.build_fill
+        case Op.DXGK_OPERATION_DISCARD_CONTENT:
+            return notify.build_discard_content
+        case Op.DXGK_OPERATION_READ_PHYSICAL:
+            return physical.build_read_physical
+        case Op.DXGK_OPERATION_WRITE_PHYSICAL:
+            return physical.build_write_physical
+        case Op.DXGK_OPERATION_MAP_APERTURE_SEGMENT:
+            return aperture.build_map_aperture_segment
+        case Op.DXGK_OPERATION_UNMAP_APERTURE_SEGMENT:
+            return aperture.build_unmap_aperture_segment
+        case Op.DXGK_OPERATION_SPECIAL_LOCK_TRANSFER:
+            return transfer.build_special_lock_transfer
+        case Op.DXGK_OPERATION_VIRTUAL_TRANSFER:
+            return virtual.build_transfer_virtual
+        case Op.DXGK_OPERATION_VIRTUAL_FILL:
+            return virtual.build_fill_virtual
+        case Op.DXGK_OPERATION_INIT_CONTEXT_RESOURCE:
+            return context.build_init_context_resource
+        case Op.DXGK_OPERATION_UPDATE_PAGE_TABLE:
+            return page_table.build_update_page_table
+        case Op.DXGK_OPERATION_FLUSH_TLB:
+            return page_table.build_flush_tlb
+        case Op.DXGK_OPERATION_UPDATE_CONTEXT_ALLOCATION:
+            return context.build_update_context_allocation
+        case Op.DXGK_OPERATION_COPY_PAGE_TABLE_ENTRIES:
+            return page_table.build_copy_page_table_entries
+        case Op.DXGK_OPERATION_NOTIFY_RESIDENCY:
+            return notify.build_notify_residency
+        case Op.DXGK_OPERATION_SIGNAL_MONITORED_FENCE:
+            return fence.build_signal_monitored_fence
+        case Op.DXGK_OPERATION_MAP_APERTURE_SEGMENT2:
+            return aperture.build_map_aperture_segment2
+        case (
+            Op.DXGK_OPERATION_NOTIFY_FENCE_RESIDENCY
+            | Op.DXGK_OPERATION_MAP_MMU
+            | Op.DXGK_OPERATION_UNMAP_MMU
+            | Op.DXGK_OPERATION_NOTIFY_RESIDENCY2
+            | Op.DXGK_OPERATION_RESERVED22
+            | Op.DXGK_OPERATION_TRANSFER2
+            | Op.DXGK_OPERATION_FILL2
+            | Op.DXGK_OPERATION_DISCARD_CONTENT2
+        ):
+            return None
+        case _:
+            assert_never(op)
+
+
+BUILDERS: Final[dict[Op, Builder]] = {op: found for op in Op if (found := builder(op)) is not None}
+"""The builders by operation, looked up once per build (the modelled operations, 0-17)."""
 
 
 @final
@@ -408,7 +447,7 @@ class ReferenceDriver:
             address = hw_address(Space.SYSTEM, args.DmaBufferPhysicalAddress + start)
         else:
             address = self.segments.address(
-                args.DmaBufferSegmentId, args.DmaBufferPhysicalAddress + start, end - start, "DmaBuffer"
+                args.DmaBufferSegmentId, GpuPhysAddr(args.DmaBufferPhysicalAddress + start), end - start, "DmaBuffer"
             )
         root, entries = self.context_roots.get(args.hContext, (None, None))
         # Only paging buffers, and DMA buffers whose every address this driver patched, may name physical memory.

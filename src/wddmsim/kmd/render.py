@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, assert_never
 
 from wddmsim.ddi.render import D3DDDI_PATCHLOCATIONLIST, DXGK_ALLOCATIONLIST, DXGKARG_PATCH, DXGKARG_RENDER
 from wddmsim.ddi.status import NTSTATUS, DdiError
@@ -48,17 +48,24 @@ class RenderRefused(DdiError):
 
 def _references(packet: cmd.Packet, offset: int) -> list[_Reference]:
     """The address words of a user-mode packet; privileged packets are refused."""
-    if isinstance(packet, cmd.Nop | cmd.Sync):
-        return []
-    if isinstance(packet, cmd.Fill):
-        return [_Reference(offset + _FILL_DST, packet.size, True)]
-    if isinstance(packet, cmd.Copy):
-        if packet.src_pages or packet.dst_pages:
-            raise RenderRefused(NTSTATUS.STATUS_PRIVILEGED_INSTRUCTION, f"COPY at {offset:#x} names system pages")
-        return [_Reference(offset + _COPY_SRC, packet.size, False), _Reference(offset + _COPY_DST, packet.size, True)]
-    raise RenderRefused(
-        NTSTATUS.STATUS_PRIVILEGED_INSTRUCTION, f"{type(packet).__name__} at {offset:#x} is for the kernel only"
-    )
+    match packet:
+        case cmd.Nop() | cmd.Sync():
+            return []
+        case cmd.Fill():
+            return [_Reference(offset + _FILL_DST, packet.size, True)]
+        case cmd.Copy():
+            if packet.src_pages or packet.dst_pages:
+                raise RenderRefused(NTSTATUS.STATUS_PRIVILEGED_INSTRUCTION, f"COPY at {offset:#x} names system pages")
+            return [
+                _Reference(offset + _COPY_SRC, packet.size, False),
+                _Reference(offset + _COPY_DST, packet.size, True),
+            ]
+        case cmd.WriteQwords() | cmd.ReadMem() | cmd.WriteMem() | cmd.Signal() | cmd.TlbInvalidate() | cmd.Note():
+            raise RenderRefused(
+                NTSTATUS.STATUS_PRIVILEGED_INSTRUCTION, f"{type(packet).__name__} at {offset:#x} is for the kernel only"
+            )
+        case _:
+            assert_never(packet)
 
 
 def render(allocations: AllocationTable, args: DXGKARG_RENDER) -> NTSTATUS:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import final
 
+from wddmsim.core.addresses import GpuPhysAddr
 from wddmsim.core.units import PAGE_SHIFT
 from wddmsim.ddi.segments import DXGK_SEGMENTDESCRIPTOR4, DXGK_SEGMENTFLAGS
 from wddmsim.hw.addressing import Space, hw_address
@@ -134,8 +135,9 @@ class SegmentMap:
             raise DriverContractError(argument, segment_id, "must be an aperture segment")
         return segment
 
-    def address(self, segment_id: int, segment_address: int, size: int, argument: str) -> int:
-        """The packet address of ``size`` bytes at ``SegmentAddress`` of a segment (checked to lie inside it)."""
+    def address(self, segment_id: int, segment_address: GpuPhysAddr, size: int, argument: str) -> int:
+        """The packet address of ``size`` bytes at ``SegmentAddress`` of a segment (checked to lie inside it): a GPU
+        physical address (``SegmentOffset + Segment.BaseAddress``), never a VA nor a segment offset."""
         segment = self.get(segment_id, f"{argument}.SegmentId")
         if not segment.contains(segment_address, size):
             raise DriverContractError(
@@ -146,7 +148,7 @@ class SegmentMap:
             )
         return hw_address(Space.GPU_PHYS, segment_address)
 
-    def local_offset(self, segment_id: int, page_address: int) -> int:
+    def local_offset(self, segment_id: int, page_address: int) -> GpuPhysAddr:
         """Local-memory byte offset of page ``page_address`` of a memory segment (``DXGK_PTE`` decoding)."""
         segment = self.memory_segment(segment_id, "DXGK_PTE.Segment")
-        return segment.base + (page_address << PAGE_SHIFT)
+        return GpuPhysAddr(segment.base + (page_address << PAGE_SHIFT))

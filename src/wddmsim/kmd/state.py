@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from wddmsim.hw.bar import DetileWindow
 from wddmsim.hw.gpu import Gpu
@@ -11,9 +10,7 @@ from wddmsim.kmd.allocations import AllocationTable, KmdAllocation
 from wddmsim.kmd.config import DriverConfig, DriverModel
 from wddmsim.kmd.pte_format import SegmentTables
 from wddmsim.kmd.segments import SegmentMap
-
-if TYPE_CHECKING:
-    from wddmsim.kmd.paging.page_table import Geometry
+from wddmsim.kmd.table_geometry import Geometry
 
 
 @dataclass(slots=True)

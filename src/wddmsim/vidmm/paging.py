@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NoReturn, final
 
+from wddmsim.core.addresses import FenceValue
 from wddmsim.core.bits import BitUnion
 from wddmsim.core.events import EventLog
 from wddmsim.core.pointer import CpuPointer
@@ -63,7 +64,7 @@ class PagingTicket:
     """The paging work built up to one point (an allocation's last move): :attr:`fence` is the paging-node
     submission that completes it, 0 while that work is still in the open buffer (decision 0058)."""
 
-    fence: int = 0
+    fence: FenceValue = FenceValue(0)  # noqa: RUF009 (a NewType: the call returns its argument)
 
 
 @final
@@ -103,7 +104,7 @@ class PagingStream:
         self.calls = 0
         self.passes = 0
         self.submissions = 0
-        self.last_fence = 0
+        self.last_fence = FenceValue(0)
         self.capture: Callable[[PagingBufferSubmitted, bytes], None] | None = None
         """Optional observer of every submission and its bytes (disassembly, reports); it must not mutate."""
         self.allocation_size = allocation_size
@@ -118,7 +119,7 @@ class PagingStream:
         if buffer.fence:
             self.wait(buffer.fence)  # a fault or hang on the way takes the reset path, never escapes bare
         buffer.reset()
-        buffer.fence = 0
+        buffer.fence = FenceValue(0)
         self._ops_in_current = 0
         return buffer
 
@@ -127,7 +128,7 @@ class PagingStream:
             self.current = self._fresh_buffer()
         return self.current
 
-    def _submit(self, buffer: PagingBuffer) -> int | None:
+    def _submit(self, buffer: PagingBuffer) -> FenceValue | None:
         """Submit what was built since the last submission of ``buffer``."""
         if buffer.used == buffer.submitted:
             return None
@@ -159,7 +160,7 @@ class PagingStream:
         self._resolve_tickets(fence)
         return fence
 
-    def _resolve_tickets(self, fence: int) -> None:
+    def _resolve_tickets(self, fence: FenceValue) -> None:
         for ticket in self._open_tickets:
             ticket.fence = fence
         self._open_tickets.clear()
@@ -200,7 +201,7 @@ class PagingStream:
         pool mapped into ``PagingBufferSegmentId``); the old one is the caller's to free."""
         self.pool = pool
 
-    def flush(self) -> int:
+    def flush(self) -> FenceValue:
         """Submit the open buffer; return the fence that completes everything built so far (0 if none)."""
         if self.current is not None:
             self._submit(self.current)
@@ -224,7 +225,7 @@ class PagingStream:
 
     # --- the loop -----------------------------------------------------------------------------------------
 
-    def execute(self, payload: PagingPayload) -> int:
+    def execute(self, payload: PagingPayload) -> FenceValue:
         """Build one operation, submit it, and wait for it; returns the fence it completed with."""
         self.build(payload)
         fence = self.flush()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Final, final
 
+from wddmsim.core.addresses import FenceValue
 from wddmsim.core.pointer import CpuMapping, CpuPointer
 from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE
 from wddmsim.ddi.driver import SystemMemoryServices
@@ -51,7 +52,8 @@ class PagingBuffer:
         """Bytes written by the driver."""
         self.submitted = 0
         """Bytes already submitted (partial submissions of one buffer are contiguous, in order)."""
-        self.fence = 0
+        self.fence = FenceValue(0)
+        """The paging-node submission fence of its last use (0: never submitted)."""
         self.physical_address = int(self.mdl.pfns[0]) << PAGE_SHIFT
         self.segment_id = 0
         """The aperture segment the buffer is mapped into (0: fetched from system memory directly)."""

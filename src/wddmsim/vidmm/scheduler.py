@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import final
 
+from wddmsim.core.addresses import FenceValue
 from wddmsim.core.clock import Clock
 from wddmsim.core.events import EventLog
 from wddmsim.ddi.base import HANDLE
@@ -81,7 +82,7 @@ class GpuScheduler:
         end: int,
         paging: bool = True,
         segment_id: int = 0,
-    ) -> int:
+    ) -> FenceValue:
         """Submit bytes ``[start, end)`` of the DMA buffer at physical ``address`` -- or, with ``segment_id``, at
         segment address ``address`` of that segment (``DmaBufferSegmentId``); returns its fence.
 
@@ -89,7 +90,7 @@ class GpuScheduler:
         memory."""
         state = self.nodes[node]
         state.submitted += 1
-        fence = state.submitted
+        fence = FenceValue(state.submitted)
         self.driver.submit_command(
             DXGKARG_SUBMITCOMMAND(
                 hContext=context,
@@ -105,8 +106,8 @@ class GpuScheduler:
         )
         return fence
 
-    def completed(self, node: int) -> int:
-        return self.nodes[node].completed
+    def completed(self, node: int) -> FenceValue:
+        return FenceValue(self.nodes[node].completed)
 
     def is_complete(self, node: int, fence: int) -> bool:
         return self.nodes[node].completed >= fence

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import assert_never
 
 import numpy as np
 import numpy.typing as npt
@@ -58,6 +59,8 @@ def format_packet(packet: cmd.Packet) -> str:
             return "SYNC"
         case cmd.Nop():
             return f"NOP           length={packet.length:#x}"
+        case _:
+            assert_never(packet)
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ from typing import Final
 
 import numpy as np
 
+from wddmsim.core.addresses import GpuPhysAddr
 from wddmsim.core.units import PAGE_SHIFT, pages_spanned
 from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER
 from wddmsim.ddi.status import NTSTATUS
@@ -37,7 +38,9 @@ def build_init_context_resource(state: DriverState, args: DXGKARG_BUILDPAGINGBUF
     header = np.array([CONTEXT_MAGIC, dest.GpuVirtualAddress, size, p.hAllocation], dtype=np.uint64)
     if dest.SegmentId:
         state.segments.memory_segment(dest.SegmentId, "InitContextResource.Destination.SegmentId")
-        state.segments.address(dest.SegmentId, dest.SegmentAddress, size, "InitContextResource.Destination")
+        state.segments.address(
+            dest.SegmentId, GpuPhysAddr(dest.SegmentAddress), size, "InitContextResource.Destination"
+        )
         base_word = hw_address(Space.GPU_PHYS, dest.SegmentAddress)
 
         def address_of(page: int) -> tuple[int, int]:

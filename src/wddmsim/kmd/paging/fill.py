@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from wddmsim.core.addresses import GpuPhysAddr
 from wddmsim.core.units import PAGE_SHIFT, pages_spanned
 from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER
 from wddmsim.ddi.status import NTSTATUS
@@ -23,7 +24,9 @@ def build_fill(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
     state.segments.memory_segment(p.Destination.SegmentId, "Fill.Destination.SegmentId")
     if p.FillSize < 0 or not 0 <= p.FillPattern <= 0xFFFFFFFF:
         raise DriverContractError("Fill.FillPattern", p.FillPattern, "is a 32-bit UINT; FillSize must not be negative")
-    state.segments.address(p.Destination.SegmentId, p.Destination.SegmentAddress, p.FillSize, "Fill.Destination")
+    state.segments.address(
+        p.Destination.SegmentId, GpuPhysAddr(p.Destination.SegmentAddress), p.FillSize, "Fill.Destination"
+    )
     writer = DmaWriter(args)
     max_pages = state.config.max_copy_bytes >> PAGE_SHIFT
     total = pages_spanned(p.FillSize)

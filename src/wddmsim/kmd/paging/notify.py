@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from enum import IntEnum
 
+from wddmsim.core.addresses import GpuPhysAddr
 from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER
 from wddmsim.ddi.status import NTSTATUS
 from wddmsim.hw import commands as cmd
@@ -35,7 +36,7 @@ def build_discard_content(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER) -
     state.segments.memory_segment(p.SegmentId, "DiscardContent.SegmentId")
     allocation = state.allocations.get(p.hAllocation, "DiscardContent.hAllocation") if p.hAllocation else None
     size = allocation.size if allocation is not None else 0
-    state.segments.address(p.SegmentId, p.SegmentAddress, size, "DiscardContent")
+    state.segments.address(p.SegmentId, GpuPhysAddr(p.SegmentAddress), size, "DiscardContent")
     if allocation is not None and allocation.holds_detile_window:
         if not p.Flags.AllocationIsIdle:
             return NTSTATUS.STATUS_GRAPHICS_ALLOCATION_BUSY

@@ -19,11 +19,10 @@ Where the entries land (decision 0011):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import numpy.typing as npt
 
+from wddmsim.core.addresses import GpuPhysAddr
 from wddmsim.core.units import PAGE_SHIFT, SIZE_64K
 from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS
 from wddmsim.ddi.flags import DXGK_PAGETABLEUPDATEMODE
@@ -32,11 +31,11 @@ from wddmsim.ddi.pte import PteArray
 from wddmsim.ddi.status import NTSTATUS
 from wddmsim.hw import commands as cmd
 from wddmsim.hw.addressing import Space, hw_address
-from wddmsim.hw.mmu import PAGES_PER_64K, MmuLayout
 from wddmsim.hw.pte import HW_PTE, PTE_SIZE
 from wddmsim.kmd.dma import DmaWriter, multipass, single_packet
 from wddmsim.kmd.errors import DriverContractError
 from wddmsim.kmd.state import DriverState
+from wddmsim.kmd.table_geometry import Geometry, table_geometry
 
 Mode = DXGK_PAGETABLEUPDATEMODE
 _CPU_VIRTUAL = Mode.DXGK_PAGETABLEUPDATE_CPU_VIRTUAL  # enum members read once (class attribute access is slow)
@@ -56,20 +55,8 @@ def table_word(state: DriverState, address: D3DGPU_PHYSICAL_ADDRESS, argument: s
             raise DriverContractError(f"{argument}.SegmentOffset", address.SegmentOffset, "is outside system memory")
         return hw_address(Space.SYSTEM, address.SegmentOffset)
     segment = state.segments.memory_segment(address.SegmentId, f"{argument}.SegmentId")
-    return state.segments.address(address.SegmentId, segment.base + address.SegmentOffset, PTE_SIZE, argument)
-
-
-@dataclass(frozen=True, slots=True)
-class Geometry:
-    """How the update's entries map onto hardware words of the table."""
-
-    entries_in_table: int
-    words_per_entry: int
-    """2 for dual level-1 entries, else 1."""
-    ratio: int
-    """4 KiB entries per hardware entry (> 1 only for leaf tables of pages larger than 4 KiB)."""
-    alignment_pages: int
-    """The page alignment a valid leaf entry's address must have."""
+    at = GpuPhysAddr(segment.base + address.SegmentOffset)
+    return state.segments.address(address.SegmentId, at, PTE_SIZE, argument)
 
 
 def geometry(state: DriverState, p: DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE) -> Geometry:
@@ -78,18 +65,8 @@ def geometry(state: DriverState, p: DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE) -> G
     key = (p.PageTableLevel, p.PageTableLevel == 0 and p.Flags.Use64KBPages)
     shape = state.page_table_shapes.get(key)
     if shape is None:
-        shape = state.page_table_shapes[key] = _geometry(state.gpu.mmu.layout, *key)
+        shape = state.page_table_shapes[key] = table_geometry(state.gpu.mmu.layout, *key)
     return shape
-
-
-def _geometry(layout: MmuLayout, level: int, use_64k: bool) -> Geometry:
-    if use_64k:
-        return Geometry(layout.leaf64_entries, 1, 1, PAGES_PER_64K)
-    if level == 0:
-        return Geometry(layout.entries(0), 1, layout.gpu_page_ratio, layout.gpu_page_ratio)
-    if not 0 < level < layout.levels:
-        return Geometry(0, 1, 1, 1)  # no such level: _check names it
-    return Geometry(layout.entries(level), 2 if layout.dual_pte and level == 1 else 1, 1, 1)
 
 
 def _check(state: DriverState, p: DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE, shape: Geometry) -> None:

@@ -8,6 +8,7 @@ The data is irrelevant to VidMm, so the write stores back the bytes already ther
 
 from __future__ import annotations
 
+from wddmsim.core.addresses import GpuPhysAddr
 from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER
 from wddmsim.ddi.status import NTSTATUS
 from wddmsim.hw import commands as cmd
@@ -27,7 +28,7 @@ def build_read_physical(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER) -> 
     """``DxgkDdiBuildPagingBuffer`` for ``DXGK_OPERATION_READ_PHYSICAL``."""
     p = args.ReadPhysical
     size = access_size(p.PhysicalAddress)
-    word = state.segments.address(p.SegmentId, p.PhysicalAddress, size, "ReadPhysical")
+    word = state.segments.address(p.SegmentId, GpuPhysAddr(p.PhysicalAddress), size, "ReadPhysical")
     return single_packet(args, cmd.ReadMem(word, size))
 
 
@@ -35,5 +36,5 @@ def build_write_physical(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER) ->
     """``DxgkDdiBuildPagingBuffer`` for ``DXGK_OPERATION_WRITE_PHYSICAL``."""
     p = args.WritePhysical
     size = access_size(p.PhysicalAddress)
-    word = state.segments.address(p.SegmentId, p.PhysicalAddress, size, "WritePhysical")
+    word = state.segments.address(p.SegmentId, GpuPhysAddr(p.PhysicalAddress), size, "WritePhysical")
     return single_packet(args, cmd.WriteMem(word, size, preserve=True))

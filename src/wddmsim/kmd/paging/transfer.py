@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from wddmsim.core.addresses import GpuPhysAddr
 from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE, pages_spanned
 from wddmsim.ddi.flags import DXGK_TRANSFERFLAGS
 from wddmsim.ddi.paging import (
@@ -107,7 +108,10 @@ def _check(state: DriverState, p: Payload, name: str, mdl_offset: int) -> tuple[
                 )
         else:
             state.segments.address(
-                location.SegmentId, location.SegmentAddress + p.TransferOffset, p.TransferSize, f"{name}.{side}"
+                location.SegmentId,
+                GpuPhysAddr(location.SegmentAddress + p.TransferOffset),
+                p.TransferSize,
+                f"{name}.{side}",
             )
     if p.Source.SegmentId == 0 and p.Destination.SegmentId == 0:
         raise DriverContractError(

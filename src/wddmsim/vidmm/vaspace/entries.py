@@ -13,7 +13,7 @@ resident.  Then, per the GPU's caps (wddm-spec.md section 2.7; decisions 0016, 0
   and its 4 KB entries stay invalid;
 - **single PTE** (no ``DualPteSupported``): a 2 MiB range uses a 64 KB-page table while every entry written
   there can be one -- 64 KiB-aligned whole 64 KiB, of segments that ``Use64KBPages`` -- and is converted to a
-  4 KB-page table, once, when one cannot (:meth:`.tables.PageTables.convert_to_4k`).
+  4 KB-page table, once, when one cannot (:meth:`.links.TableLinks.convert_to_4k`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ import numpy.typing as npt
 from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE
 from wddmsim.ddi.pte import DXGK_PTE, PteArray, pte_array, pte_flags
 from wddmsim.vidmm.vaspace.regions import GpuVaSpace, Kind, VaMapping
-from wddmsim.vidmm.vaspace.tables import SIZE_64K, PageTables
+from wddmsim.vidmm.vaspace.tables import SIZE_64K
+from wddmsim.vidmm.vaspace.tree import PageTables
 
 _PTE = DXGK_PTE.layout()
 _VALID: Final = np.uint64(_PTE["Valid"].shifted_mask)
@@ -50,7 +51,8 @@ class Entries:
     def write_mapping(self, mapping: VaMapping, *, resident: bool | None, clip: tuple[int, int] | None = None) -> None:
         """Entries of ``mapping``: its allocation's pages where they are (``resident`` None: as they are now);
         only those in ``clip`` if given."""
-        lo, hi = mapping.va, mapping.end
+        lo: int = mapping.va
+        hi = mapping.end
         if clip is not None:
             lo, hi = max(lo, clip[0]), min(hi, clip[1])
             if lo >= hi:
@@ -231,12 +233,29 @@ class Entries:
             return
         big = big or {}
         large = large or {}
-        span = tables.span1
-        total = int(entries.shape[0])
-        end = va + total * PAGE_SIZE
+        end = va + int(entries.shape[0]) * PAGE_SIZE
         if tables.dual and space.leaves64:
             stale = [c for c in range(va - va % SIZE_64K, end, SIZE_64K) if c not in big]
             self.write64(space, stale, None, protection)
+        self._write_leaves(space, va, entries, protection, source)
+        if big:
+            self.write64(
+                space, sorted(big), big, protection, source=None if source is None else (source[0], source[1] - va)
+            )
+        for key in range(tables.key(0, va), tables.key(0, end - 1) + 1):
+            if key in large:
+                tables.set_large(space, key, large[key])
+            elif key in space.large:
+                tables.clear_large(space, key)
+
+    def _write_leaves(
+        self, space: GpuVaSpace, va: int, entries: PteArray, protection: int, source: tuple[int, int] | None
+    ) -> None:
+        """The 4 KB entries from ``va``, one ``UpdatePageTable`` per leaf table (single PTE: as 64 KB entries of a
+        64 KB-page table where the range may have one); invalid entries where no leaf table exists are skipped."""
+        tables = self.tables
+        span = tables.span1
+        total = int(entries.shape[0])
         done = 0
         while done < total:
             at = va + done * PAGE_SIZE
@@ -256,15 +275,6 @@ class Entries:
             else:
                 leaf = tables.leaf(space, at)  # single PTE: a 64 KB-page range is converted first
                 tables.update(leaf, tables.mmu.index(at, 0), chunk, protection=protection, source=of)
-        if big:
-            self.write64(
-                space, sorted(big), big, protection, source=None if source is None else (source[0], source[1] - va)
-            )
-        for key in range(tables.key(0, va), tables.key(0, end - 1) + 1):
-            if key in large:
-                tables.set_large(space, key, large[key])
-            elif key in space.large:
-                tables.clear_large(space, key)
 
     def as64(self, space: GpuVaSpace, va: int, chunk: PteArray) -> PteArray | None:
         """Single-PTE mode: ``chunk`` as 64 KB entries if its range uses (or, new, may use) a 64 KB-page table

@@ -7,7 +7,7 @@ What it models (wddm-spec.md sections 2.5-2.8 and 3.1-3.6; decisions D5 and 0016
   residency manager calls :meth:`VaManager.before_leave` (entries invalidated and flushed from the TLB *before*
   the range can be reused by the next operation in the stream) and :meth:`VaManager.after_enter` (entries
   re-pointed, and flushed unless the driver reports ``InvalidTlbEntriesNotCached``).
-- The page-table trees themselves are :mod:`.tables`.
+- The page-table trees themselves are :mod:`.tree` (built on :mod:`.tables`, :mod:`.placement`, :mod:`.links`).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Final, final
 import numpy as np
 import numpy.typing as npt
 
+from wddmsim.core.addresses import GpuVa
 from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE
 from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS, HANDLE
 from wddmsim.ddi.driver import KernelModeDriver, SystemMemoryServices
@@ -42,10 +43,11 @@ from wddmsim.vidmm.paging_process import SystemPagingProcess
 from wddmsim.vidmm.ports import VaResidency
 from wddmsim.vidmm.ranges import RangeAllocator
 from wddmsim.vidmm.segments import Segments, SegmentSpace
-from wddmsim.vidmm.vaspace.checks import bad, u64
+from wddmsim.vidmm.vaspace.checks import bad, check_free_arguments, check_map_arguments, check_reserve_arguments
 from wddmsim.vidmm.vaspace.entries import Entries
 from wddmsim.vidmm.vaspace.regions import GpuVaSpace, Kind, ProcessTable, Region, VaMapping
-from wddmsim.vidmm.vaspace.tables import VA_ALIGNMENT, PageTables
+from wddmsim.vidmm.vaspace.tables import VA_ALIGNMENT
+from wddmsim.vidmm.vaspace.tree import PageTables
 from wddmsim.vidmm.vaspace.update import TiledUpdates
 
 if TYPE_CHECKING:
@@ -170,7 +172,7 @@ class VaManager:
                 self._table_created(table)
         return priv
 
-    def map_pool(self, space: GpuVaSpace, pool: VidMmAllocation) -> int:
+    def map_pool(self, space: GpuVaSpace, pool: VidMmAllocation) -> GpuVa:
         """The tile pool's VA in the privileged space (mapped on first use, for as long as it lives: it follows
         the pool's moves like any mapping; 4 KB entries, the copy source of ``CopyPageTableEntries``)."""
         priv = self.privileged(space)
@@ -190,7 +192,7 @@ class VaManager:
         base = priv.ranges.allocate_in(size, alignment=VA_ALIGNMENT, lo=lo, hi=hi)
         if base is None:
             raise VidMmError(f"the privileged VA space has no room left for {what}")
-        region = Region(base, size, from_map=True)
+        region = Region(GpuVa(base), size, from_map=True)
         priv.regions[base] = region
         return region
 
@@ -307,22 +309,7 @@ class VaManager:
     def reserve(self, args: D3DDDI_RESERVEGPUVIRTUALADDRESS) -> HRESULT:
         """``pfnReserveGpuVirtualAddressCb``: a range of VA, no memory; ``ZERO`` reservations read zero."""
         queue, space = self._queue_space(args.hPagingQueue)
-        for name in ("BaseAddress", "MinimumAddress", "MaximumAddress", "Size", "DriverProtection"):
-            u64(name, getattr(args, name))
-        for name in ("BaseAddress", "MinimumAddress", "MaximumAddress", "Size"):
-            if getattr(args, name) % VA_ALIGNMENT:
-                raise bad(name, getattr(args, name), "must be a multiple of 64 KB")
-        if args.Size == 0:
-            raise bad("Size", 0, "must not be zero")
-        if args.ReservationType not in (
-            Reservation.D3DDDIGPUVIRTUALADDRESS_RESERVE_NO_ACCESS,
-            Reservation.D3DDDIGPUVIRTUALADDRESS_RESERVE_ZERO,
-        ):
-            raise bad(
-                "ReservationType",
-                args.ReservationType,
-                "must be RESERVE_NO_ACCESS (0) or RESERVE_ZERO (1); NO_COMMIT is for the system",
-            )
+        check_reserve_arguments(args)
         base = self._place_range(
             space, args.BaseAddress, args.MinimumAddress, args.MaximumAddress, args.Size, VA_ALIGNMENT
         )
@@ -339,81 +326,90 @@ class VaManager:
         return self._complete(queue, moved, args)
 
     def map_gpu_va(self, args: D3DDDI_MAPGPUVIRTUALADDRESS) -> HRESULT:
-        """``pfnMapGpuVirtualAddressCb``: map pages of an allocation (or the Zero / Invalid state) at a VA."""
+        """``pfnMapGpuVirtualAddressCb``: map pages of an allocation (or the Zero / Invalid state) at a VA.
+
+        The steps, in the order their refusals take precedence: the arguments alone, the allocation, the range
+        (named by ``BaseAddress`` or placed), then the mapping is installed and the paging fence returned."""
         queue, space = self._queue_space(args.hPagingQueue)
-        for name in (
-            "BaseAddress",
-            "MinimumAddress",
-            "MaximumAddress",
-            "OffsetInPages",
-            "SizeInPages",
-            "DriverProtection",
-            "Reserved1",
-        ):
-            u64(name, getattr(args, name))
-        if args.Reserved0 or args.Reserved1:
-            raise bad("Reserved0" if args.Reserved0 else "Reserved1", args.Reserved0 or args.Reserved1, "must be zero")
+        check_map_arguments(args)
+        allocation = self._mapped_allocation(args, queue)
+        region = self._map_region(space, args, allocation)
+        va = GpuVa(args.BaseAddress or region.base)
+        self.install(self._new_mapping(space, region, va, args, allocation))
+        args.VirtualAddress = va
+        return self._complete(queue, True, args)
+
+    def _mapped_allocation(self, args: D3DDDI_MAPGPUVIRTUALADDRESS, queue: PagingQueue) -> VidMmAllocation | None:
+        """The allocation whose pages are mapped (None for the Zero / NoAccess states, which take no handle), its
+        page range and driver protection checked."""
         p = args.Protection
-        if p.Reserved:
-            raise bad("Protection", p.Value, "reserved bits must be zero")
-        if p.SystemUseOnly:
-            raise bad("Protection.SystemUseOnly", 1, "is not for user mode")
-        if p.Zero and p.NoAccess:
-            raise bad("Protection", p.Value, "Zero and NoAccess exclude each other")
-        if (p.Zero or p.NoAccess) and (p.Write or p.Execute):
-            raise bad("Protection", p.Value, "Zero and NoAccess take no Write or Execute")
-        for name in ("BaseAddress", "MinimumAddress", "MaximumAddress"):
-            if getattr(args, name) % PAGE_SIZE:
-                raise bad(name, getattr(args, name), "must be 4 KB aligned")
-        if args.SizeInPages == 0:
-            raise bad("SizeInPages", 0, "must not be zero")
-        size = args.SizeInPages * PAGE_SIZE
-        allocation: VidMmAllocation | None = None
         if p.Zero or p.NoAccess:
             if args.hAllocation:
                 raise bad("hAllocation", args.hAllocation, "must be NULL with Protection.Zero or Protection.NoAccess")
-        else:
-            allocation = self._allocation(args.hAllocation, queue)
-            total = allocation.size // PAGE_SIZE
-            if args.OffsetInPages + args.SizeInPages > total:
-                raise bad(
-                    "OffsetInPages",
-                    args.OffsetInPages,
-                    f"{args.SizeInPages} page(s) from it leave the {total}-page allocation",
-                )
-            self._check_unique_protection(allocation, args.OffsetInPages, args.SizeInPages, args.DriverProtection)
-        region = None
-        if args.BaseAddress:
-            if args.BaseAddress + size > self.va_size:
-                raise bad(
-                    "BaseAddress",
-                    args.BaseAddress,
-                    f"{size:#x} bytes from it leave the {self.va_size:#x}-byte VA space",
-                )
-            region = space.region_at(args.BaseAddress, size)
-            if region is None and not self._free(space, args.BaseAddress, size):
-                raise bad(
-                    "BaseAddress",
-                    args.BaseAddress,
-                    f"[{args.BaseAddress:#x}, {args.BaseAddress + size:#x}) is neither free nor inside one reserved or mapped range",
-                )
-            if region is not None and region.from_map and (p.Zero or p.NoAccess):
-                raise bad("Protection", p.Value, "Zero and NoAccess may not be placed on a range obtained by Map")
-        if region is None:
-            base = self._place_range(
-                space,
-                args.BaseAddress,
-                args.MinimumAddress,
-                args.MaximumAddress,
-                size,
-                PAGE_SIZE,
-                phase=None if allocation is None else (args.OffsetInPages * PAGE_SIZE) % VA_ALIGNMENT,
+            return None
+        allocation = self._allocation(args.hAllocation, queue)
+        total = allocation.size // PAGE_SIZE
+        if args.OffsetInPages + args.SizeInPages > total:
+            raise bad(
+                "OffsetInPages",
+                args.OffsetInPages,
+                f"{args.SizeInPages} page(s) from it leave the {total}-page allocation",
             )
-            region = Region(base, size, from_map=True)
-            space.regions[base] = region
-        va = args.BaseAddress or region.base
+        self._check_unique_protection(allocation, args.OffsetInPages, args.SizeInPages, args.DriverProtection)
+        return allocation
+
+    def _map_region(
+        self, space: GpuVaSpace, args: D3DDDI_MAPGPUVIRTUALADDRESS, allocation: VidMmAllocation | None
+    ) -> Region:
+        """The region the mapping lands in: the reserved or mapped one ``BaseAddress`` falls in, else a new one
+        (at ``BaseAddress`` when that range is free, or placed between Minimum and MaximumAddress)."""
+        size = args.SizeInPages * PAGE_SIZE
+        region = self._named_region(space, args, size) if args.BaseAddress else None
+        if region is not None:
+            return region
+        base = self._place_range(
+            space,
+            args.BaseAddress,
+            args.MinimumAddress,
+            args.MaximumAddress,
+            size,
+            PAGE_SIZE,
+            phase=None if allocation is None else (args.OffsetInPages * PAGE_SIZE) % VA_ALIGNMENT,
+        )
+        region = Region(base, size, from_map=True)
+        space.regions[base] = region
+        return region
+
+    def _named_region(self, space: GpuVaSpace, args: D3DDDI_MAPGPUVIRTUALADDRESS, size: int) -> Region | None:
+        """``BaseAddress`` given: the one reserved or mapped region the range lies in, or None if the range is
+        free; refused when it leaves the VA space or straddles regions."""
+        base = args.BaseAddress
+        if base + size > self.va_size:
+            raise bad("BaseAddress", base, f"{size:#x} bytes from it leave the {self.va_size:#x}-byte VA space")
+        region = space.region_at(base, size)
+        if region is None and not self._free(space, base, size):
+            raise bad(
+                "BaseAddress",
+                base,
+                f"[{base:#x}, {base + size:#x}) is neither free nor inside one reserved or mapped range",
+            )
+        p = args.Protection
+        if region is not None and region.from_map and (p.Zero or p.NoAccess):
+            raise bad("Protection", p.Value, "Zero and NoAccess may not be placed on a range obtained by Map")
+        return region
+
+    @staticmethod
+    def _new_mapping(
+        space: GpuVaSpace,
+        region: Region,
+        va: GpuVa,
+        args: D3DDDI_MAPGPUVIRTUALADDRESS,
+        allocation: VidMmAllocation | None,
+    ) -> VaMapping:
+        """What VidMm records of the mapping ``args`` asks for at ``va``."""
+        p = args.Protection
         kind = Kind.ZERO if p.Zero else (Kind.NO_ACCESS if p.NoAccess else Kind.ALLOCATION)
-        mapping = VaMapping(
+        return VaMapping(
             space,
             region,
             va,
@@ -425,22 +421,12 @@ class VaManager:
             bool(p.Execute),
             args.DriverProtection,
         )
-        self.install(mapping)
-        args.VirtualAddress = va
-        return self._complete(queue, True, args)
 
     def free_gpu_va(self, process: Process, args: D3DDDICB_FREEGPUVIRTUALADDRESS) -> None:
         """``pfnFreeGpuVirtualAddressCb``: release a range obtained from Reserve or Map, synchronously; its
         entries are invalid and flushed before the range can be handed out again."""
         space = self.spaces.get(process.handle)
-        u64("BaseAddress", args.BaseAddress)
-        u64("Size", args.Size)
-        if args.BaseAddress % PAGE_SIZE or args.Size % PAGE_SIZE:
-            raise bad(
-                "BaseAddress" if args.BaseAddress % PAGE_SIZE else "Size",
-                args.BaseAddress if args.BaseAddress % PAGE_SIZE else args.Size,
-                "must be 4 KB aligned",
-            )
+        check_free_arguments(args)
         region = None if space is None else space.regions.get(args.BaseAddress)
         if space is None or region is None or region.size != args.Size:
             raise bad(
@@ -590,7 +576,7 @@ class VaManager:
 
     def _place_range(
         self, space: GpuVaSpace, base: int, lo: int, hi: int, size: int, alignment: int, *, phase: int | None = None
-    ) -> int:
+    ) -> GpuVa:
         """The start of a new region: ``base`` if given (and free), else a free range in ``[lo, hi)``.
 
         ``phase`` (bytes, below 64 KB; for a mapping of an allocation): a VidMm-chosen start is wanted at ``phase``
@@ -598,14 +584,14 @@ class VaManager:
         (decision 0040); when no such range is free, any ``alignment``-aligned one does.
         """
         if not base and phase is not None:
-            start = self._place_phased(space, lo, hi or self.va_size, size, phase)
-            if start is not None:
-                return start
+            phased = self._place_phased(space, lo, hi or self.va_size, size, phase)
+            if phased is not None:
+                return phased
         if base:
             if base + size > self.va_size or not self._free(space, base, size):
                 raise bad("BaseAddress", base, f"[{base:#x}, {base + size:#x}) is not free")
             space.ranges.reserve(base, size)
-            return base
+            return GpuVa(base)
         top = hi or self.va_size
         if lo >= top or size > top - lo:
             raise bad("MaximumAddress", hi, f"no {size:#x}-byte range fits in [{lo:#x}, {top:#x})")
@@ -617,9 +603,9 @@ class VaManager:
                 f"no free range of the VA space in [{lo:#x}, {top:#x}) is that large",
                 HRESULT.E_OUTOFMEMORY,
             )
-        return start
+        return GpuVa(start)
 
-    def _place_phased(self, space: GpuVaSpace, lo: int, top: int, size: int, phase: int) -> int | None:
+    def _place_phased(self, space: GpuVaSpace, lo: int, top: int, size: int, phase: int) -> GpuVa | None:
         if lo >= top or size + phase > top - lo:
             return None
         start = space.ranges.allocate_in(size + phase, alignment=VA_ALIGNMENT, lo=lo, hi=top)
@@ -628,7 +614,7 @@ class VaManager:
         if phase:
             space.ranges.free(start)
             space.ranges.reserve(start + phase, size)
-        return start + phase
+        return GpuVa(start + phase)
 
     def install(self, mapping: VaMapping, *, write_entries: bool = True, flush: bool = True) -> None:
         """Put ``mapping`` in its region (cutting what it covers out of earlier mappings) and write its entries
@@ -650,7 +636,7 @@ class VaManager:
                     piece = VaMapping(
                         old.space,
                         region,
-                        lo,
+                        GpuVa(lo),
                         (hi - lo) // PAGE_SIZE,
                         old.kind,
                         old.allocation,
@@ -693,7 +679,7 @@ class VaManager:
         del space.regions[region.base]
         space.ranges.free(region.base)
         span = self.tables.span1
-        at = region.base
+        at: int = region.base
         while at < region.end:
             end = min(region.end, (at // span + 1) * span)
             if self.tables.needed(space, at - at % span, at - at % span + span):

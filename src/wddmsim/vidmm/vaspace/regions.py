@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from wddmsim.core.addresses import GpuVa, SegmentId, SegmentOffset
 from wddmsim.core.pointer import CpuMapping
 from wddmsim.core.units import PAGE_SIZE
 from wddmsim.ddi.base import HANDLE
@@ -31,8 +32,8 @@ class ProcessTable:
 
     level: int
     key: int
-    segment_id: int
-    offset: int
+    segment_id: SegmentId
+    offset: SegmentOffset
     size: int
     window: int = 0
     """Its VA in the paging process (``GPU_VIRTUAL`` updates), 0 otherwise."""
@@ -68,7 +69,7 @@ class VaMapping:
 
     space: GpuVaSpace
     region: Region
-    va: int
+    va: GpuVa
     pages: int
     kind: Kind = Kind.ALLOCATION
     allocation: VidMmAllocation | None = None
@@ -111,7 +112,7 @@ class Region:
     """A range obtained from Reserve or Map: the unit Free releases.  Pages no mapping covers show the
     reservation's state (Invalid for ``NO_ACCESS``, zero for ``ZERO``)."""
 
-    base: int
+    base: GpuVa
     size: int
     from_map: bool
     zero: bool = False
@@ -152,7 +153,7 @@ class GpuVaSpace:
     """An application space of a process using tiled resources: its privileged VA space."""
     companions: list[HANDLE] = field(default_factory=list)
     """A privileged VA space: the paging companion contexts that run in it."""
-    pools: dict[int, int] = field(default_factory=dict)
+    pools: dict[int, GpuVa] = field(default_factory=dict)
     """A privileged VA space: tile pool (allocation handle) -> the VA it is mapped at for good."""
     fence_base: int = 0
     """A privileged VA space: where the monitored-fence pages are mapped."""

@@ -22,9 +22,11 @@ fence ``hFenceObject`` reaches ``FenceValue`` (at once with ``DoNotWait``), then
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, final
 
+from wddmsim.core.addresses import FenceValue, GpuVa
 from wddmsim.core.units import PAGE_SIZE
 from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.paging import (
@@ -34,21 +36,16 @@ from wddmsim.ddi.paging import (
 )
 from wddmsim.ddi.status import NTSTATUS, DdiError
 from wddmsim.ddi.va import (
-    D3DDDI_UPDATEGPUVIRTUALADDRESS_COPY,
-    D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP,
-    D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP_PROTECT,
-    D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION,
-    D3DDDI_UPDATEGPUVIRTUALADDRESS_UNMAP,
     D3DDDICB_UPDATEGPUVIRTUALADDRESS,
 )
-from wddmsim.ddi.va import D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION_TYPE as UpdateType
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.device import Waiter
 from wddmsim.vidmm.paging import PagingStream
 from wddmsim.vidmm.paging_buffer import PagingBufferPool
-from wddmsim.vidmm.vaspace.checks import bad, u64
+from wddmsim.vidmm.vaspace.checks import bad
 from wddmsim.vidmm.vaspace.regions import GpuVaSpace, Kind, ProcessTable, Region, UpdateStep, VaMapping
 from wddmsim.vidmm.vaspace.tables import Mode
+from wddmsim.vidmm.vaspace.update_checks import check_header, check_one_region, check_operation
 
 if TYPE_CHECKING:
     from wddmsim.vidmm.device import Device, Process, SyncObject
@@ -68,7 +65,7 @@ class Companion:
     process: Process
     waiting: int = 0
     """Operations queued behind a fence value not reached yet."""
-    in_flight: list[tuple[int, int]] = field(default_factory=list)
+    in_flight: list[tuple[FenceValue, int]] = field(default_factory=list)
     """``(submission fence, operations)`` of buffers submitted and not yet done, oldest first."""
 
     @property
@@ -91,50 +88,17 @@ class TiledUpdates:
         """``pfnUpdateGpuVirtualAddressCb``: checked whole now; applied in order once ``hFenceObject`` reaches
         ``FenceValue`` (at once with ``DoNotWait``), by the context's paging companion (by the CPU on a
         ``CPU_VIRTUAL`` GPU); then ``FenceValue + 1`` is signalled."""
-        va = self.va
-        residency = va.residency
-        device = va.objects.context_device(args.hContext)
-        sync = va.objects.sync_object(args.hFenceObject)
-        if sync.device.process is not device.process:
-            raise bad("hFenceObject", args.hFenceObject, "belongs to another process")
-        space = va.create_space(device.process)
-        if args.Reserved0 or args.Reserved1 or args.Flags.Reserved:
-            raise bad("Reserved0", args.Reserved0 or args.Reserved1 or args.Flags.Value, "reserved fields must be zero")
-        u64("FenceValue", args.FenceValue)
-        if args.FenceValue + 1 >= 1 << 64:
-            raise bad("FenceValue", args.FenceValue, "FenceValue + 1 must still be a UINT64")
-        if args.NumOperations != len(args.Operations) or not args.Operations:
-            raise bad(
-                "NumOperations", args.NumOperations, f"must be positive and match Operations ({len(args.Operations)})"
-            )
-        steps = [self.check(space, device, i, op) for i, op in enumerate(args.Operations)]
-        self.check_one_region(space, steps)
-        count = len(steps)
+        device, sync, space = self._caller(args)
+        check_header(args)
+
+        def allocation_of(handle: HANDLE, argument: str) -> VidMmAllocation:
+            return self.allocation_of(handle, device, argument)
+
+        steps = [check_operation(space, i, op, allocation_of) for i, op in enumerate(args.Operations)]
+        check_one_region(space, steps)
         immediate = bool(args.Flags.DoNotWait) or sync.reached >= args.FenceValue
-        companion = None
-        if va.tables.mode != Mode.DXGK_PAGETABLEUPDATE_CPU_VIRTUAL:
-            companion = self.companions.get(args.hContext)
-            if companion is not None:
-                self.retire(companion)
-                if companion.waiting + (0 if immediate else count) > MAX_QUEUED:
-                    raise DdiError(
-                        NTSTATUS.STATUS_POSSIBLE_DEADLOCK,
-                        f"NumOperations={count}: hContext={int(args.hContext):#x} already has {companion.waiting} "
-                        f"operation(s) waiting for their fence; more than {MAX_QUEUED} queued block the calling "
-                        "thread until earlier ones ran, and only a signal this thread would give can release them",
-                    )
-            elif not immediate and count > MAX_QUEUED:
-                raise DdiError(
-                    NTSTATUS.STATUS_POSSIBLE_DEADLOCK,
-                    f"NumOperations={count}: more than {MAX_QUEUED} operations waiting for FenceValue="
-                    f"{args.FenceValue} would block the calling thread until a signal only it could give",
-                )
-            companion = self.companion(args.hContext, device, space)
-        pools = list({id(step.pool): step.pool for step in steps if step.pool is not None}.values())
-        if companion is not None:
-            for pool in pools:
-                va.map_pool(space, pool)  # its VA in the privileged space, for good
-            self.va.paging.flush()
+        companion = self._companion_for(args, device, space, len(steps), immediate)
+        pools = self._map_pools(space, steps, companion)
 
         def apply() -> None:
             if companion is None:
@@ -145,25 +109,87 @@ class TiledUpdates:
         if immediate:
             apply()
         else:
-            # Queued: the tile pools it maps stay resident until it has run, whatever the application asks.
+            self._queue_behind_fence(args, sync, companion, pools, len(steps), apply)
+        if companion is not None:
+            self._block_while_over_limit(companion)
+
+    def _caller(self, args: D3DDDICB_UPDATEGPUVIRTUALADDRESS) -> tuple[Device, SyncObject, GpuVaSpace]:
+        """The calling context's device, the fence object (of the same process) and the process's VA space."""
+        objects = self.va.objects
+        device = objects.context_device(args.hContext)
+        sync = objects.sync_object(args.hFenceObject)
+        if sync.device.process is not device.process:
+            raise bad("hFenceObject", args.hFenceObject, "belongs to another process")
+        return device, sync, self.va.create_space(device.process)
+
+    def _companion_for(
+        self, args: D3DDDICB_UPDATEGPUVIRTUALADDRESS, device: Device, space: GpuVaSpace, count: int, immediate: bool
+    ) -> Companion | None:
+        """The paging companion the operations run on (None on a ``CPU_VIRTUAL`` GPU), after the check that
+        queueing ``count`` more would not block the calling thread on a signal only it could give."""
+        if self.va.tables.mode == Mode.DXGK_PAGETABLEUPDATE_CPU_VIRTUAL:
+            return None
+        companion = self.companions.get(args.hContext)
+        if companion is not None:
+            self.retire(companion)
+            if companion.waiting + (0 if immediate else count) > MAX_QUEUED:
+                raise DdiError(
+                    NTSTATUS.STATUS_POSSIBLE_DEADLOCK,
+                    f"NumOperations={count}: hContext={int(args.hContext):#x} already has {companion.waiting} "
+                    f"operation(s) waiting for their fence; more than {MAX_QUEUED} queued block the calling "
+                    "thread until earlier ones ran, and only a signal this thread would give can release them",
+                )
+        elif not immediate and count > MAX_QUEUED:
+            raise DdiError(
+                NTSTATUS.STATUS_POSSIBLE_DEADLOCK,
+                f"NumOperations={count}: more than {MAX_QUEUED} operations waiting for FenceValue="
+                f"{args.FenceValue} would block the calling thread until a signal only it could give",
+            )
+        return self.companion(args.hContext, device, space)
+
+    def _map_pools(
+        self, space: GpuVaSpace, steps: list[UpdateStep], companion: Companion | None
+    ) -> list[VidMmAllocation]:
+        """The tile pools the steps map; on a companion each gets its VA in the privileged space (for good)."""
+        pools = list({id(step.pool): step.pool for step in steps if step.pool is not None}.values())
+        if companion is not None:
             for pool in pools:
-                residency.hold(pool)
+                self.va.map_pool(space, pool)
+            self.va.paging.flush()
+        return pools
+
+    def _queue_behind_fence(
+        self,
+        args: D3DDDICB_UPDATEGPUVIRTUALADDRESS,
+        sync: SyncObject,
+        companion: Companion | None,
+        pools: list[VidMmAllocation],
+        count: int,
+        apply: Callable[[], None],
+    ) -> None:
+        """Queued until ``hFenceObject`` reaches ``FenceValue``: the tile pools it maps stay resident until it has
+        run, whatever the application asks; cancelled (not applied) if the context goes first."""
+        residency = self.va.residency
+        for pool in pools:
+            residency.hold(pool)
+        if companion is not None:
+            companion.waiting += count
+
+        def done(ran: bool) -> None:  # run (the fence reached the value), or cancelled (the context went)
             if companion is not None:
-                companion.waiting += count
+                companion.waiting -= count
+            if ran:
+                apply()
+            for pool in pools:
+                residency.unhold(pool)
 
-            def done(ran: bool) -> None:  # run (the fence reached the value), or cancelled (the context went)
-                if companion is not None:
-                    companion.waiting -= count
-                if ran:
-                    apply()
-                for pool in pools:
-                    residency.unhold(pool)
+        sync.waiting.append(Waiter(args.FenceValue, lambda: done(True), lambda: done(False), args.hContext))
 
-            sync.waiting.append(Waiter(args.FenceValue, lambda: done(True), lambda: done(False), args.hContext))
-        if companion is not None:  # the calling thread blocks while more than 128 operations are queued
-            while companion.queued > MAX_QUEUED and companion.in_flight:
-                companion.stream.wait(companion.in_flight[0][0])
-                self.retire(companion)
+    def _block_while_over_limit(self, companion: Companion) -> None:
+        """The calling thread blocks while more than 128 operations are queued on the companion."""
+        while companion.queued > MAX_QUEUED and companion.in_flight:
+            companion.stream.wait(companion.in_flight[0][0])
+            self.retire(companion)
 
     # --- companions -------------------------------------------------------------------------------------------
 
@@ -335,117 +361,6 @@ class TiledUpdates:
             done += count
         tables.stream.build(DXGK_BUILDPAGINGBUFFER_COPYPAGETABLEENTRIES(NumRanges=len(ranges), pRanges=tuple(ranges)))
 
-    def check(
-        self, space: GpuVaSpace, device: Device, i: int, op: D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION
-    ) -> UpdateStep:
-        """Every rule of one operation, before anything changes; returns the work that applies it."""
-        name = f"Operations[{i}]"
-        kind, p = op.OperationType, op.payload
-        expected = {
-            UpdateType.D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP: D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP,
-            UpdateType.D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP_PROTECT: D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP_PROTECT,
-            UpdateType.D3DDDI_UPDATEGPUVIRTUALADDRESS_UNMAP: D3DDDI_UPDATEGPUVIRTUALADDRESS_UNMAP,
-            UpdateType.D3DDDI_UPDATEGPUVIRTUALADDRESS_COPY: D3DDDI_UPDATEGPUVIRTUALADDRESS_COPY,
-        }.get(kind)  # type: ignore[call-overload]
-        if expected is None or not isinstance(p, expected):
-            raise bad(
-                f"{name}.OperationType",
-                kind,
-                "must be MAP (0), UNMAP (1), COPY (2) or MAP_PROTECT (3), with its union member",
-            )
-        for field_name in (
-            "BaseAddress",
-            "SizeInBytes",
-            "SourceAddress",
-            "DestAddress",
-            "AllocationOffsetInBytes",
-            "AllocationSizeInBytes",
-        ):
-            if hasattr(p, field_name):
-                value = getattr(p, field_name)
-                u64(f"{name}.{field_name}", value)
-                if value % PAGE_SIZE:
-                    raise bad(f"{name}.{field_name}", value, "must be 4 KB aligned")
-        if p.SizeInBytes == 0:
-            raise bad(f"{name}.SizeInBytes", 0, "must not be zero")
-        pages = p.SizeInBytes // PAGE_SIZE
-        if isinstance(p, D3DDDI_UPDATEGPUVIRTUALADDRESS_COPY):
-            found: dict[str, Region] = {}
-            for field_name in ("SourceAddress", "DestAddress"):
-                at = getattr(p, field_name)
-                region = space.region_at(at, p.SizeInBytes)
-                if region is None or region.from_map:
-                    raise bad(f"{name}.{field_name}", at, "the range must lie in one range obtained from Reserve")
-                found[field_name] = region
-            return UpdateStep(
-                p.DestAddress,
-                p.SizeInBytes,
-                found["DestAddress"],
-                source=p.SourceAddress,
-                source_region=found["SourceAddress"],
-            )
-        region = space.region_at(p.BaseAddress, p.SizeInBytes)
-        if region is None or region.from_map:
-            raise bad(f"{name}.BaseAddress", p.BaseAddress, "the range must lie in one range obtained from Reserve")
-        if isinstance(p, D3DDDI_UPDATEGPUVIRTUALADDRESS_UNMAP):
-            if p.Protection.Zero == p.Protection.NoAccess or p.Protection.Write or p.Protection.Execute:
-                raise bad(f"{name}.Protection", p.Protection.Value, "UNMAP takes exactly one of Zero and NoAccess")
-            state = Kind.ZERO if p.Protection.Zero else Kind.NO_ACCESS
-            piece = VaMapping(space, region, p.BaseAddress, pages, state, driver_protection=region.driver_protection)
-            return UpdateStep(p.BaseAddress, p.SizeInBytes, region, (piece,))
-        a = self.allocation_of(p.hAllocation, device, f"{name}.hAllocation")
-        unit = p.AllocationSizeInBytes or p.SizeInBytes
-        if p.AllocationSizeInBytes and p.SizeInBytes % p.AllocationSizeInBytes:
-            raise bad(
-                f"{name}.SizeInBytes",
-                p.SizeInBytes,
-                f"must be a multiple of AllocationSizeInBytes={p.AllocationSizeInBytes:#x}",
-            )
-        if p.AllocationOffsetInBytes + unit > a.size:
-            raise bad(
-                f"{name}.AllocationOffsetInBytes",
-                p.AllocationOffsetInBytes,
-                f"{unit:#x} bytes from it leave the {a.size:#x}-byte allocation",
-            )
-        if isinstance(p, D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP_PROTECT):
-            prot = p.Protection
-            if prot.Reserved or prot.SystemUseOnly or prot.Zero or prot.NoAccess:
-                raise bad(f"{name}.Protection", prot.Value, "MAP_PROTECT takes Write and Execute only")
-            write, execute, driver = bool(prot.Write), bool(prot.Execute), p.DriverProtection
-            u64(f"{name}.DriverProtection", driver)
-        else:
-            # Decision 0016: a plain MAP is read-write and inherits the reservation's driver protection.
-            write, execute, driver = True, False, region.driver_protection
-        pieces = tuple(
-            VaMapping(
-                space,
-                region,
-                p.BaseAddress + k * unit,
-                unit // PAGE_SIZE,
-                Kind.ALLOCATION,
-                a,
-                p.AllocationOffsetInBytes // PAGE_SIZE,
-                write,
-                execute,
-                driver,
-            )
-            for k in range(p.SizeInBytes // unit)
-        )
-        plain = not isinstance(p, D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP_PROTECT)
-        return UpdateStep(p.BaseAddress, p.SizeInBytes, region, pieces, pool=a, plain_map=plain)
-
-    def check_one_region(self, space: GpuVaSpace, steps: list[UpdateStep]) -> None:
-        """Per call: every mapped range and copy destination in one reserved range; copy sources in one."""
-        for label, addresses in (
-            ("BaseAddress", [s.address for s in steps]),
-            ("SourceAddress", [s.source for s in steps if s.source is not None]),
-        ):
-            regions = {id(space.region_at(a, PAGE_SIZE)) for a in addresses}
-            if len(regions) > 1:
-                raise bad(
-                    f"Operations[*].{label}", addresses[0], "all ranges of one call must lie in one reserved range"
-                )
-
     def allocation_of(self, handle: HANDLE, device: Device, argument: str) -> VidMmAllocation:
         a = self.va.objects.allocations.get(handle)
         if a is None or a.context or a.device.process is not device.process:
@@ -476,7 +391,7 @@ class TiledUpdates:
                 VaMapping(
                     space,
                     dst_region,
-                    dest + lo - source,
+                    GpuVa(dest + lo - source),
                     (hi - lo) // PAGE_SIZE,
                     m.kind,
                     m.allocation,
@@ -501,11 +416,11 @@ class TiledUpdates:
             self.va.install(run, write_entries=not use_gpu, flush=not use_gpu)
         if use_gpu:
             self.copy_ranges(space, source, space, dest, pages)
-            tables.flush_range(space, dest, pages * PAGE_SIZE)
+            tables.flush_range(space, GpuVa(dest), pages * PAGE_SIZE)
 
     def state_piece(self, space: GpuVaSpace, region: Region, src_region: Region, va: int, pages: int) -> VaMapping:
         kind = Kind.ZERO if src_region.zero else Kind.NO_ACCESS
-        return VaMapping(space, region, va, pages, kind, driver_protection=src_region.driver_protection)
+        return VaMapping(space, region, GpuVa(va), pages, kind, driver_protection=src_region.driver_protection)
 
 
 def _privileged_va(table: ProcessTable) -> int:
