@@ -87,7 +87,7 @@ def _size(_ctx: click.Context, _param: click.Parameter, value: str | None) -> in
 
 
 def _config(
-    driver_model: str, vram: int | None, paging_buffer: int | None, demo: str = "tour", driver: str | None = None
+    driver_model: str | None, vram: int | None, paging_buffer: int | None, demo: str = "tour", driver: str | None = None
 ) -> SystemConfig:
     """The demonstration's adapter; a bad size is refused naming its option (exit 2)."""
     try:
@@ -179,12 +179,11 @@ def _run_demo(
     from wddmsim.viz.summary import statistics
 
     console = Console()
-    model = driver_model or "wddm2"
     captures: list[PagingCapture] = []
     try:
         result = run_demo(
             name,
-            _config(model, vram, paging_buffer, demo=name, driver=driver),
+            _config(driver_model, vram, paging_buffer, demo=name, driver=driver),
             seed=seed,
             on_adapter=(lambda adapter: captures.append(recorder(adapter))) if out is not None else None,
         )
@@ -193,6 +192,7 @@ def _run_demo(
     except WddmsimError as error:
         _fail(error, EXIT_FAILED)
     adapter = result.adapter
+    model = adapter.config.driver.model.value
     console.print(
         checks_table(
             f"wddmsim {name} ({model}, {format_size(adapter.gpu.config.local_size)} local memory)", result.result.checks
@@ -265,7 +265,7 @@ def _overrides(options: dict[str, object], settings: tuple[str, ...]) -> dict[st
     return out
 
 
-OPTION_KEYS = {"adapter.vram": "vram", "adapter.driver": "driver"}
+OPTION_KEYS = {"adapter.vram": "vram", "adapter.driver": "driver", "adapter.driver_model": "driver_model"}
 """Settings whose errors name the command-line option when it was given (decision 0048: ``--vram``)."""
 
 
@@ -382,11 +382,14 @@ def _list_drivers(console: Console) -> None:
 @main.command(context_settings=CONTEXT)
 @click.argument("scenario", required=False)
 @click.option("--seed", type=int, help="Seed of the workload (same seed, same event log).")
-@click.option("--driver", metavar="NAME", help="Driver package: reference (default), or module:attribute; see --list.")
+@click.option(
+    "--driver", metavar="NAME", help="Driver package: reference (default), simple, or module:attribute; see --list."
+)
 @click.option(
     "--driver-model",
     type=click.Choice([m.value for m in DriverModel]),
-    help="Present the GPU as a WDDM 2.x GpuMmu driver or a WDDM 1.x segment-model driver.",
+    help="Present the GPU as a WDDM 2.x GpuMmu driver or a WDDM 1.x segment-model driver (default: the driver "
+    "package's own, wddm2 on the reference driver; a model the package cannot present is refused).",
 )
 @_with(_adapter_options)
 @click.option("--processes", type=int, help="Processes sharing the GPU.")

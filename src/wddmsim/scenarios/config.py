@@ -97,7 +97,7 @@ class AdapterSettings:
         Kind.STR,
         lambda v: v in ("wddm1", "wddm2"),
         "must be wddm1 (segment model) or wddm2 (GpuMmu)",
-        "How the driver presents the GPU.",
+        "How the driver presents the GPU (not given: the driver package's own -- wddm2 on the reference driver).",
     )
     vram: int = setting(
         64 * MiB,
@@ -471,11 +471,25 @@ def from_dict(doc: Mapping[str, object], *, name: str | None = None) -> Scenario
         name=title,
         description=description,
         seed=seed,
-        adapter=_read(AdapterSettings, doc.get("adapter", {}), "adapter."),  # type: ignore[arg-type]
+        adapter=_package_model(
+            _read(AdapterSettings, doc.get("adapter", {}), "adapter."),  # type: ignore[arg-type]
+            doc.get("adapter", {}),
+        ),
         workload=_read(WorkloadSettings, doc.get("workload", {}), "workload."),  # type: ignore[arg-type]
     )
     check(config)
     return config
+
+
+def _package_model(adapter: AdapterSettings, given: object) -> AdapterSettings:
+    """``adapter.driver_model`` not given: the model of the driver package's default configuration (decision
+    0076), so ``adapter.driver = "simple"`` alone runs the WDDM 1.x segment model that driver presents, and the
+    reference driver keeps wddm2.  A model given is kept as given (and refused by :func:`check` if the package
+    cannot present it)."""
+    if isinstance(given, Mapping) and "driver_model" in given:
+        return adapter
+    model = adapter.package.default_config().model.value
+    return adapter if model == adapter.driver_model else dataclasses.replace(adapter, driver_model=model)
 
 
 def loads(text: str, *, name: str | None = None) -> ScenarioConfig:
