@@ -24,6 +24,7 @@ from wddmsim.drivers.package import DriverModel
 from wddmsim.scenarios.demos import SCENARIOS as DEMOS
 from wddmsim.scenarios.demos import demo_config
 from wddmsim.system import Adapter, SystemConfig
+from wddmsim.vidmm.policy import registry as policies
 
 if TYPE_CHECKING:  # loaded only by the commands that use them (the CLI starts fast)
     from wddmsim.scenarios.config import ScenarioConfig
@@ -251,6 +252,7 @@ def _overrides(options: dict[str, object], settings: tuple[str, ...]) -> dict[st
         "paging_buffer": "adapter.paging_buffer",
         "page_table_levels": "adapter.page_table_levels",
         "policy": "adapter.policy",
+        "placement": "adapter.placement",
         "processes": "workload.processes",
         "frames": "workload.frames",
         "oversubscription": "workload.oversubscription",
@@ -295,7 +297,16 @@ _adapter_options = [
         metavar="BITS",
         help="GpuMmu index bits per level, leaf first: 9,9,9,9.",
     ),
-    click.option("--policy", metavar="NAME", help="Eviction policy: priority-lru, lru, fifo or random."),
+    click.option(
+        "--policy",
+        metavar="NAME",
+        help=f"Eviction policy: {policies.names(policies.EVICTION)}, or module:Class of your own (see --list).",
+    ),
+    click.option(
+        "--placement",
+        metavar="NAME",
+        help=f"Placement policy: {policies.names(policies.PLACEMENT)}, or module:Class (see --list).",
+    ),
     click.option(
         "--set",
         "settings",
@@ -340,7 +351,21 @@ def _list_scenarios(console: Console) -> None:
     for key, default, doc in describe_settings():
         settings.add_row(key, default, doc)
     console.print(settings)
+    _list_policies(console)
     _list_drivers(console)
+
+
+def _list_policies(console: Console) -> None:
+    """The registered policies (the registry is the one list; ``module:Class`` names one of your own)."""
+    table = Table(title="policies (--policy NAME, --placement NAME; or module:Class)", title_justify="left")
+    table.add_column("kind")
+    table.add_column("name")
+    table.add_column("what it does")
+    for kind, entries in (("eviction", policies.EVICTION), ("placement", policies.PLACEMENT)):
+        for name in sorted(entries):
+            default = name in (policies.DEFAULT_EVICTION, policies.DEFAULT_PLACEMENT)
+            table.add_row(kind, name + " (default)" * default, entries[name].summary)
+    console.print(table)
 
 
 def _list_drivers(console: Console) -> None:

@@ -347,6 +347,11 @@ class ResidencyModel(RuleBasedStateMachine):
         assert self.world.driver_statistics() == self.world.start_statistics, "the driver holds what it held at start"
 
 
+PRESSED_GPU = GpuConfig(local_size=6 * MiB, bar_size=2 * MiB, aperture_size=2 * MiB, system_size=256 * MiB)
+"""Smaller than the model's 8 MiB: room is made under pressure often, so the contiguous-hole scan (the ``scan``
+policy, decision 0065) plans holes -- not only free room is used."""
+
+
 def _machine(factor: float, **options: object) -> type[ResidencyModel]:
     name = f"Residency{str(factor).replace('.', '_')}x"
     return type(name, (ResidencyModel,), {"factor": factor, "options": options})
@@ -360,8 +365,18 @@ def _machine(factor: float, **options: object) -> type[ResidencyModel]:
         {"policy": "random"},
         {"map_aperture2": True},
         {"package": "simple"},
+        {"policy": "scan", "gpu": PRESSED_GPU},
+        {"policy": "scan", "gpu": PRESSED_GPU, "model": DriverModel.WDDM1},
     ],
-    ids=["physical-moves", "wddm1", "random-policy", "map-aperture2", "simple-driver"],
+    ids=[
+        "physical-moves",
+        "wddm1",
+        "random-policy",
+        "map-aperture2",
+        "simple-driver",
+        "scan-policy",
+        "scan-policy-wddm1",
+    ],
 )
 def test_content_survives_random_residency_histories_in_every_configuration(options: dict[str, object]) -> None:
     machine = _machine(2.0, **options)

@@ -31,6 +31,7 @@ from wddmsim.testing.residency import check_residency, gpu_view
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.device import Device, PagingQueue
 from wddmsim.vidmm.manager import VidMmConfig
+from wddmsim.vidmm.policy import EvictionPolicy
 
 SMALL_GPU = GpuConfig(local_size=8 * MiB, bar_size=2 * MiB, aperture_size=4 * MiB, system_size=256 * MiB)
 """Local memory: a 2 MiB CPU-visible segment and a ~6 MiB one; a 4 MiB aperture segment."""
@@ -51,7 +52,7 @@ class World:
         *,
         gpu: GpuConfig = SMALL_GPU,
         model: DriverModel | None = None,
-        policy: str = "priority-lru",
+        policy: str | EvictionPolicy = "priority-lru",
         map_aperture2: bool = False,
         physical: bool = False,
         scratch_size: int = 16 * MiB,
