@@ -234,10 +234,11 @@ class Entries:
         big = big or {}
         large = large or {}
         end = va + int(entries.shape[0]) * PAGE_SIZE
+        had64 = set(space.leaves64)  # a 64 KB table created just now holds no entry to invalidate
         if tables.dual:
             self._leaves_first(space, va, entries, big)
-        if tables.dual and space.leaves64:
-            stale = [c for c in range(va - va % SIZE_64K, end, SIZE_64K) if c not in big]
+        if tables.dual and had64:
+            stale = [c for c in range(va - va % SIZE_64K, end, SIZE_64K) if c not in big and tables.key(0, c) in had64]
             self.write64(space, stale, None, protection)
         self._write_leaves(space, va, entries, protection, source)
         if big:
