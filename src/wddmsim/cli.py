@@ -24,6 +24,7 @@ from wddmsim.drivers.package import DriverModel
 from wddmsim.scenarios.demos import SCENARIOS as DEMOS
 from wddmsim.scenarios.demos import demo_config
 from wddmsim.system import Adapter, SystemConfig
+from wddmsim.vidmm.policy import registry as policies
 
 if TYPE_CHECKING:  # loaded only by the commands that use them (the CLI starts fast)
     from wddmsim.scenarios.config import ScenarioConfig
@@ -86,7 +87,7 @@ def _size(_ctx: click.Context, _param: click.Parameter, value: str | None) -> in
 
 
 def _config(
-    driver_model: str, vram: int | None, paging_buffer: int | None, demo: str = "tour", driver: str | None = None
+    driver_model: str | None, vram: int | None, paging_buffer: int | None, demo: str = "tour", driver: str | None = None
 ) -> SystemConfig:
     """The demonstration's adapter; a bad size is refused naming its option (exit 2)."""
     try:
@@ -178,12 +179,11 @@ def _run_demo(
     from wddmsim.viz.summary import statistics
 
     console = Console()
-    model = driver_model or "wddm2"
     captures: list[PagingCapture] = []
     try:
         result = run_demo(
             name,
-            _config(model, vram, paging_buffer, demo=name, driver=driver),
+            _config(driver_model, vram, paging_buffer, demo=name, driver=driver),
             seed=seed,
             on_adapter=(lambda adapter: captures.append(recorder(adapter))) if out is not None else None,
         )
@@ -192,6 +192,7 @@ def _run_demo(
     except WddmsimError as error:
         _fail(error, EXIT_FAILED)
     adapter = result.adapter
+    model = adapter.config.driver.model.value
     console.print(
         checks_table(
             f"wddmsim {name} ({model}, {format_size(adapter.gpu.config.local_size)} local memory)", result.result.checks
@@ -251,6 +252,7 @@ def _overrides(options: dict[str, object], settings: tuple[str, ...]) -> dict[st
         "paging_buffer": "adapter.paging_buffer",
         "page_table_levels": "adapter.page_table_levels",
         "policy": "adapter.policy",
+        "placement": "adapter.placement",
         "processes": "workload.processes",
         "frames": "workload.frames",
         "oversubscription": "workload.oversubscription",
@@ -263,7 +265,7 @@ def _overrides(options: dict[str, object], settings: tuple[str, ...]) -> dict[st
     return out
 
 
-OPTION_KEYS = {"adapter.vram": "vram", "adapter.driver": "driver"}
+OPTION_KEYS = {"adapter.vram": "vram", "adapter.driver": "driver", "adapter.driver_model": "driver_model"}
 """Settings whose errors name the command-line option when it was given (decision 0048: ``--vram``)."""
 
 
@@ -295,7 +297,16 @@ _adapter_options = [
         metavar="BITS",
         help="GpuMmu index bits per level, leaf first: 9,9,9,9.",
     ),
-    click.option("--policy", metavar="NAME", help="Eviction policy: priority-lru, lru, fifo or random."),
+    click.option(
+        "--policy",
+        metavar="NAME",
+        help=f"Eviction policy: {policies.names(policies.EVICTION)}, or module:Class of your own (see --list).",
+    ),
+    click.option(
+        "--placement",
+        metavar="NAME",
+        help=f"Placement policy: {policies.names(policies.PLACEMENT)}, or module:Class (see --list).",
+    ),
     click.option(
         "--set",
         "settings",
@@ -340,7 +351,21 @@ def _list_scenarios(console: Console) -> None:
     for key, default, doc in describe_settings():
         settings.add_row(key, default, doc)
     console.print(settings)
+    _list_policies(console)
     _list_drivers(console)
+
+
+def _list_policies(console: Console) -> None:
+    """The registered policies (the registry is the one list; ``module:Class`` names one of your own)."""
+    table = Table(title="policies (--policy NAME, --placement NAME; or module:Class)", title_justify="left")
+    table.add_column("kind")
+    table.add_column("name")
+    table.add_column("what it does")
+    for kind, entries in (("eviction", policies.EVICTION), ("placement", policies.PLACEMENT)):
+        for name in sorted(entries):
+            default = name in (policies.DEFAULT_EVICTION, policies.DEFAULT_PLACEMENT)
+            table.add_row(kind, name + " (default)" * default, entries[name].summary)
+    console.print(table)
 
 
 def _list_drivers(console: Console) -> None:
@@ -357,11 +382,14 @@ def _list_drivers(console: Console) -> None:
 @main.command(context_settings=CONTEXT)
 @click.argument("scenario", required=False)
 @click.option("--seed", type=int, help="Seed of the workload (same seed, same event log).")
-@click.option("--driver", metavar="NAME", help="Driver package: reference (default), or module:attribute; see --list.")
+@click.option(
+    "--driver", metavar="NAME", help="Driver package: reference (default), simple, or module:attribute; see --list."
+)
 @click.option(
     "--driver-model",
     type=click.Choice([m.value for m in DriverModel]),
-    help="Present the GPU as a WDDM 2.x GpuMmu driver or a WDDM 1.x segment-model driver.",
+    help="Present the GPU as a WDDM 2.x GpuMmu driver or a WDDM 1.x segment-model driver (default: the driver "
+    "package's own, wddm2 on the reference driver; a model the package cannot present is refused).",
 )
 @_with(_adapter_options)
 @click.option("--processes", type=int, help="Processes sharing the GPU.")

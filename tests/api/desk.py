@@ -22,6 +22,7 @@ from wddmsim.ddi.residency import (
 )
 from wddmsim.ddi.status import HRESULT
 from wddmsim.drivers.reference import reference_driver
+from wddmsim.drivers.resources import ResourceDesc
 from wddmsim.hw.gpu import GpuConfig
 from wddmsim.kmd.allocations import AllocationDesc, AllocationUsage, ResourceKind
 from wddmsim.kmd.config import DriverConfig, DriverModel
@@ -79,20 +80,21 @@ class Desk:
 
     # --- allocations -----------------------------------------------------------------------------------------
 
-    def allocate(self, *descs: AllocationDesc, device: UserDevice | None = None) -> list[HANDLE]:
-        infos = [
-            D3DDDI_ALLOCATIONINFO(pPrivateDriverData=d.encode(), PrivateDriverDataSize=len(d.encode())) for d in descs
-        ]
+    def allocate(self, *descs: ResourceDesc | AllocationDesc, device: UserDevice | None = None) -> list[HANDLE]:
+        """``pfnAllocateCb``: a ``ResourceDesc`` encoded by the adapter's user-mode driver (``adapter.umd``); an
+        ``AllocationDesc`` is the reference driver's own format, as a white-box test writes it."""
+        datas = [d.encode() if isinstance(d, AllocationDesc) else self.adapter.umd.encode(d) for d in descs]
+        infos = [D3DDDI_ALLOCATIONINFO(pPrivateDriverData=data, PrivateDriverDataSize=len(data)) for data in datas]
         args = D3DDDICB_ALLOCATE(NumAllocations=len(infos), pAllocationInfo=infos)
         assert (device or self.device).allocate(args) == HRESULT.S_OK
         return [info.hAllocation for info in infos]
 
     def buffer(self, size: int, usage: int = CPU, device: UserDevice | None = None) -> HANDLE:
-        return self.allocate(AllocationDesc(ResourceKind.BUFFER, size=size, usage=usage), device=device)[0]
+        return self.allocate(ResourceDesc(ResourceKind.BUFFER, size=size, usage=usage), device=device)[0]
 
     def surface(self, width: int = 512, height: int = 256, mips: int = 2, usage: int = CPU | SWIZZLED) -> HANDLE:
         return self.allocate(
-            AllocationDesc(ResourceKind.SURFACE, usage=usage, width_bytes=width, height=height, mip_levels=mips)
+            ResourceDesc(ResourceKind.SURFACE, usage=usage, width_bytes=width, height=height, mip_levels=mips)
         )[0]
 
     def a(self, handle: HANDLE) -> VidMmAllocation:

@@ -265,3 +265,10 @@ def test_only_driver_packages_import_the_concrete_driver() -> None:
     neutral = {"wddmsim.drivers", "wddmsim.drivers.package", "wddmsim.drivers.resources", "wddmsim.drivers.registry"}
     assert "wddmsim.drivers.reference" in importers
     assert all(m.startswith("wddmsim.drivers.") and m not in neutral for m in importers), importers
+    simple = {m for m in graph.modules if m.startswith("wddmsim.drivers.simple")}
+    assert "wddmsim.drivers.simple.package" in simple and not simple & importers, "the simple driver is not kmd's"
+    assert (
+        not {i for m in simple for i in graph.find_modules_that_directly_import(m)}
+        - simple
+        - {"wddmsim.drivers.simple"}
+    ), "nothing outside the package imports the simple driver (the registry names it as a string)"

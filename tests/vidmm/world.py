@@ -20,17 +20,30 @@ from wddmsim.ddi.residency import (
     D3DKMT_OFFERALLOCATIONS,
 )
 from wddmsim.ddi.status import HRESULT
+from wddmsim.drivers.package import DriverConfiguration, DriverSettings, DriverStatistics
+from wddmsim.drivers.reference import REFERENCE
+from wddmsim.drivers.registry import driver_package
+from wddmsim.drivers.resources import ResourceDesc, ResourceKind
 from wddmsim.hw.gpu import GpuConfig
-from wddmsim.kmd.allocations import AllocationDesc, ResourceKind
 from wddmsim.kmd.config import DriverConfig, DriverModel
 from wddmsim.system import Adapter, DriverWrapper, SystemConfig, build_adapter
 from wddmsim.testing.residency import check_residency, gpu_view
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.device import Device, PagingQueue
 from wddmsim.vidmm.manager import VidMmConfig
+from wddmsim.vidmm.policy import EvictionPolicy
 
 SMALL_GPU = GpuConfig(local_size=8 * MiB, bar_size=2 * MiB, aperture_size=4 * MiB, system_size=256 * MiB)
 """Local memory: a 2 MiB CPU-visible segment and a ~6 MiB one; a 4 MiB aperture segment."""
+
+
+def _driver_config(package: str, model: DriverModel | None, options: dict[str, Any]) -> DriverConfiguration:
+    """The reference driver's configuration from ``options``; another package's own for ``model``."""
+    if package == REFERENCE.name:
+        return DriverConfig(model=model or DriverModel.WDDM2, **options)
+    assert not options["map_aperture2"] and len(options) == 1, f"reference-driver options on {package}: {options}"
+    chosen = driver_package(package)
+    return chosen.configure(DriverSettings(model=model or chosen.default_config().model))
 
 
 class World:
@@ -38,8 +51,8 @@ class World:
         self,
         *,
         gpu: GpuConfig = SMALL_GPU,
-        model: DriverModel = DriverModel.WDDM2,
-        policy: str = "priority-lru",
+        model: DriverModel | None = None,
+        policy: str | EvictionPolicy = "priority-lru",
         map_aperture2: bool = False,
         physical: bool = False,
         scratch_size: int = 16 * MiB,
@@ -47,15 +60,19 @@ class World:
         driver_options: dict[str, Any] | None = None,
         wrap_driver: DriverWrapper | None = None,
         deferred: bool = True,
+        package: str = "reference",
     ) -> None:
-        options: dict[str, Any] = {"model": model, "map_aperture2": map_aperture2, **(driver_options or {})}
+        """``package`` names the driver package (``reference``, ``simple``, ...); ``model`` (default: the package's
+        own), ``map_aperture2``, ``update_mode`` and ``driver_options`` configure the reference driver only."""
+        options: dict[str, Any] = {"map_aperture2": map_aperture2, **(driver_options or {})}
         if update_mode is not None:  # CPU_VIRTUAL needs page tables the CPU can reach: the CPU-visible segment
             segment = 1 if update_mode == DXGK_PAGETABLEUPDATEMODE.DXGK_PAGETABLEUPDATE_CPU_VIRTUAL else 2
             options.update(page_table_update_mode=update_mode, page_table_segment=segment)
         self.adapter: Adapter = build_adapter(
             SystemConfig(
                 gpu=gpu,
-                driver=DriverConfig(**options),
+                driver_package=package,
+                driver=_driver_config(package, model, options),
                 vidmm=VidMmConfig(
                     eviction_policy=policy, physical_moves=physical, scratch_size=scratch_size, deferred_paging=deferred
                 ),
@@ -63,12 +80,17 @@ class World:
             wrap_driver=wrap_driver,
         )
         self.start = self.adapter.footprint()
+        self.start_statistics = self.driver_statistics()
         """What the adapter held before any process (a teardown must come back to it)."""
         self.vidmm = self.adapter.vidmm
         self.rm = self.vidmm.residency
         self.process = self.rm.create_process()
         self.device = self.new_device()
         self.queue = self.new_queue(self.device)
+
+    def driver_statistics(self) -> DriverStatistics:
+        """What the driver holds and reports (``statistics()``, the driver seam)."""
+        return self.adapter.driver.statistics()
 
     @property
     def virtual(self) -> bool:
@@ -92,8 +114,8 @@ class World:
         return self.rm.objects.queue(args.hPagingQueue)
 
     def buffer(self, size: int, *, usage: int = 0, device: Device | None = None) -> VidMmAllocation:
-        desc = AllocationDesc(ResourceKind.BUFFER, size=size, usage=usage)
-        return self.rm.lifetimes.create_allocation(device or self.device, desc.encode())
+        data = self.adapter.umd.encode(ResourceDesc(ResourceKind.BUFFER, size=size, usage=usage))
+        return self.rm.lifetimes.create_allocation(device or self.device, data)
 
     def make_resident(
         self, *allocations: VidMmAllocation, queue: PagingQueue | None = None, **flags: bool

@@ -16,6 +16,7 @@ from wddmsim.drivers.package import DriverPackage
 
 BUILTIN: Final[dict[str, str]] = {
     "reference": "wddmsim.drivers.reference:REFERENCE",
+    "simple": "wddmsim.drivers.simple:SIMPLE",
 }
 """Name -> ``module:attribute`` of the packages shipped with the library."""
 

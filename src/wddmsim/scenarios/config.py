@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Final
@@ -37,7 +37,7 @@ from wddmsim.drivers.registry import driver_package
 from wddmsim.hw.gpu import GpuConfig
 from wddmsim.system import SystemConfig
 from wddmsim.vidmm.manager import VidMmConfig
-from wddmsim.vidmm.policy import POLICIES
+from wddmsim.vidmm.policy import Belady, EvictionPolicy, UseRecorder, registry
 
 MODEL_LIMIT: Final = 2 * GiB
 """The most allocation bytes a workload may create: the reference model keeps every expected byte in RAM."""
@@ -97,7 +97,7 @@ class AdapterSettings:
         Kind.STR,
         lambda v: v in ("wddm1", "wddm2"),
         "must be wddm1 (segment model) or wddm2 (GpuMmu)",
-        "How the driver presents the GPU.",
+        "How the driver presents the GPU (not given: the driver package's own -- wddm2 on the reference driver).",
     )
     vram: int = setting(
         64 * MiB,
@@ -160,11 +160,18 @@ class AdapterSettings:
         "What local memory keeps across power states: none (a discrete card), standby (self-refresh), hibernate.",
     )
     policy: str = setting(
-        "priority-lru",
+        registry.DEFAULT_EVICTION,
         Kind.STR,
-        lambda v: v in POLICIES,
-        f"must be one of the eviction policies {', '.join(sorted(POLICIES))}",
-        "VidMm's eviction victim policy (wddmsim.vidmm.policy).",
+        lambda v: registry.valid_eviction_name(v, "adapter.policy"),
+        f"must be one of the eviction policies {registry.names(registry.EVICTION)} or a module:Class",
+        "VidMm's eviction policy (wddmsim.vidmm.policy; `wddmsim run --list`), or module:Class of your own.",
+    )
+    placement: str = setting(
+        registry.DEFAULT_PLACEMENT,
+        Kind.STR,
+        lambda v: registry.valid_placement_name(v, "adapter.placement"),
+        f"must be one of the placement policies {registry.names(registry.PLACEMENT)} or a module:Class",
+        "VidMm's placement policy: which segments, in which order, with which victims; or module:Class.",
     )
 
     @property
@@ -311,9 +318,20 @@ class ScenarioConfig:
         """Bytes of all processes' resources (before rounding to whole pages)."""
         return int(self.workload.oversubscription * self.adapter.vram)
 
-    def system_config(self) -> SystemConfig:
-        """The adapter this scenario runs on."""
+    @property
+    def offline_policy(self) -> bool:
+        """The eviction policy is offline: a run needs the uses of a recorded one (``wddmsim replay``)."""
+        return registry.offline(self.adapter.policy)
+
+    def system_config(self, *, future: Sequence[int] | None = None, uses: list[int] | None = None) -> SystemConfig:
+        """The adapter this scenario runs on; ``future``: the recorded uses an offline policy is given; ``uses``:
+        a list the run's uses are appended to (for a later offline run)."""
         a = self.adapter
+        policy: str | EvictionPolicy = a.policy
+        if future is not None and self.offline_policy:
+            policy = Belady(future)
+        elif uses is not None:
+            policy = UseRecorder(registry.eviction_policy(a.policy, "adapter.policy"), uses)
         return SystemConfig(
             gpu=GpuConfig(
                 local_size=a.vram,
@@ -333,13 +351,17 @@ class ScenarioConfig:
                     paging_buffers_in_aperture=a.paging_buffer_segment == "aperture",
                 )
             ),
-            vidmm=VidMmConfig(eviction_policy=a.policy),
+            vidmm=VidMmConfig(eviction_policy=policy, placement_policy=a.placement),
         )
 
     def to_dict(self) -> dict[str, Any]:
         """The document this configuration reads back from (sizes in bytes)."""
         out = dataclasses.asdict(self)
         out["adapter"]["page_table_levels"] = list(self.adapter.page_table_levels)
+        if self.adapter.placement == registry.DEFAULT_PLACEMENT:
+            # A setting newer than the summaries and traces already written: left out at its default, so that
+            # they read back, and a run's summary.json stays as it was (the golden runs).
+            del out["adapter"]["placement"]
         if self.adapter.driver == DEFAULT_DRIVER:
             # Documents written before there were driver packages (recorded traces, summaries) have no such key:
             # the default is left out, so they and these read back the same.
@@ -449,11 +471,25 @@ def from_dict(doc: Mapping[str, object], *, name: str | None = None) -> Scenario
         name=title,
         description=description,
         seed=seed,
-        adapter=_read(AdapterSettings, doc.get("adapter", {}), "adapter."),  # type: ignore[arg-type]
+        adapter=_package_model(
+            _read(AdapterSettings, doc.get("adapter", {}), "adapter."),  # type: ignore[arg-type]
+            doc.get("adapter", {}),
+        ),
         workload=_read(WorkloadSettings, doc.get("workload", {}), "workload."),  # type: ignore[arg-type]
     )
     check(config)
     return config
+
+
+def _package_model(adapter: AdapterSettings, given: object) -> AdapterSettings:
+    """``adapter.driver_model`` not given: the model of the driver package's default configuration (decision
+    0076), so ``adapter.driver = "simple"`` alone runs the WDDM 1.x segment model that driver presents, and the
+    reference driver keeps wddm2.  A model given is kept as given (and refused by :func:`check` if the package
+    cannot present it)."""
+    if isinstance(given, Mapping) and "driver_model" in given:
+        return adapter
+    model = adapter.package.default_config().model.value
+    return adapter if model == adapter.driver_model else dataclasses.replace(adapter, driver_model=model)
 
 
 def loads(text: str, *, name: str | None = None) -> ScenarioConfig:

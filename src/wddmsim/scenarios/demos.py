@@ -63,7 +63,7 @@ SCENARIOS: dict[str, Scenario] = {
 
 def demo_config(
     name: str,
-    driver_model: str = "wddm2",
+    driver_model: str | None = None,
     vram: int | None = None,
     paging_buffer: int | None = None,
     driver: str = DEFAULT_DRIVER,
@@ -73,7 +73,8 @@ def demo_config(
     Checked here, before anything is built, with the rules a scenario file's ``adapter.vram`` and
     ``adapter.paging_buffer`` follow; errors name ``vram``, ``paging_buffer`` or ``driver`` (the driver package).  The CPU-visible part (the
     BAR) scales with local memory -- a quarter of it, at most the demonstration's own -- so every size the
-    rule accepts leaves local memory the CPU cannot see (decision 0049).
+    rule accepts leaves local memory the CPU cannot see (decision 0049).  No ``driver_model``: the model of the
+    package's default configuration (decision 0076: wddm2 on the reference driver, wddm1 on the simple one).
     """
     scenario = SCENARIOS.get(name)
     if scenario is None:
@@ -84,16 +85,18 @@ def demo_config(
             raise ConfigurationError("vram", vram, "must be a multiple of 64 KiB between 4 MiB and 1 TiB")
         bar = min(gpu.bar_size, vram // 4 // (64 * KiB) * (64 * KiB))
         gpu = replace(gpu, local_size=vram, bar_size=bar)
-    settings = DriverSettings(model=DriverModel(driver_model))
+    package = driver_package(driver, setting="driver")
+    model = package.default_config().model if driver_model is None else DriverModel(driver_model)
+    settings = DriverSettings(model=model)
     if paging_buffer is not None:
         if paging_buffer > PAGING_BUFFER_LIMIT:
             raise ConfigurationError(
                 "paging_buffer", paging_buffer, f"must be positive and at most {PAGING_BUFFER_LIMIT // MiB} MiB"
             )
         settings = replace(settings, paging_buffer_size=paging_buffer)
-    package = driver_package(driver, setting="driver")
     if settings.model not in package.capabilities(package.default_config()).driver_models:
-        raise ConfigurationError("driver_model", driver_model, f"driver package {package.name} does not present it")
+        models = ", ".join(sorted(m.value for m in package.capabilities(package.default_config()).driver_models))
+        raise ConfigurationError("driver_model", driver_model, f"driver package {package.name} presents only {models}")
     driver_config = package.configure(settings)
     config = SystemConfig(gpu=gpu, driver_package=driver, driver=driver_config)
     try:

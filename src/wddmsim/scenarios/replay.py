@@ -650,7 +650,8 @@ def replay(trace: Trace, overrides: Mapping[str, object] | None = None) -> Repla
             "a trace's private driver data is in the format of the user-mode driver it was recorded with "
             f"(driver package {recorded.adapter.driver})",
         )
-    adapter = build_adapter(config.system_config())
+    future = _recorded_uses(trace) if config.offline_policy else None
+    adapter = build_adapter(config.system_config(future=future))
     trailer = trace.trailer or {}
     recorded_traffic = trailer.get("traffic", {})
     if not isinstance(recorded_traffic, dict) or not all(
@@ -665,6 +666,16 @@ def replay(trace: Trace, overrides: Mapping[str, object] | None = None) -> Repla
     )
     _Replayer(adapter, result).run(trace.calls, trace.lines)
     return result
+
+
+def _recorded_uses(trace: Trace) -> list[int]:
+    """The uses of the recorded run (what an offline policy is given): the trace replayed once on the recorded
+    configuration, with the eviction policy's use notifications recorded (decision 0065)."""
+    recorded = trace.config
+    uses: list[int] = []
+    adapter = build_adapter(recorded.system_config(uses=uses))
+    _Replayer(adapter, ReplayResult(recorded, adapter, {}, "")).run(trace.calls, trace.lines)
+    return uses
 
 
 B = TypeVar("B", bound=BitUnion)

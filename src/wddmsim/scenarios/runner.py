@@ -16,6 +16,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from wddmsim.core.errors import ConfigurationError
 from wddmsim.core.units import format_size
 from wddmsim.scenarios.app import App
 from wddmsim.scenarios.config import ScenarioConfig
@@ -101,6 +102,13 @@ def run_scenario(
 ) -> RunResult:
     """Run ``config`` to the end and verify; ``record`` receives the call trace; ``on_adapter`` sees the adapter
     before the first call (to attach read-only observers such as a paging-buffer capture)."""
+    if config.offline_policy:
+        raise ConfigurationError(
+            "adapter.policy",
+            config.adapter.policy,
+            "is an offline policy: it needs the uses of a recorded run (wddmsim run --record TRACE, then "
+            "wddmsim replay TRACE --policy min)",
+        )
     adapter = build_adapter(config.system_config())
     start = adapter.footprint()
     if on_adapter is not None:

@@ -9,7 +9,7 @@ computed independently (numpy on the original data), never with the simulator's 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,7 +17,7 @@ import numpy as np
 from wddmsim.core.errors import ConfigurationError
 from wddmsim.core.pointer import ByteArray
 from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE, KiB, MiB, format_size
-from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS
+from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS, HANDLE
 from wddmsim.ddi.flags import (
     DXGK_MAPAPERTUREFLAGS,
     DXGK_MEMORY_TRANSFER_DIRECTION,
@@ -47,14 +47,44 @@ from wddmsim.ddi.paging import (
     DXGK_TRANSFER_LOCATION,
 )
 from wddmsim.ddi.pte import pte_array, pte_flags
+from wddmsim.ddi.segments import DXGK_SEGMENTDESCRIPTOR4
 from wddmsim.drivers.resources import ResourceUsage
 from wddmsim.hw.faults import AccessKind
 from wddmsim.scenarios.result import Check, Checks
 from wddmsim.scenarios.rig import PagingRig, ScratchAddressSpace
 from wddmsim.system import SystemConfig
 
-CPU_SEGMENT, LOCAL_SEGMENT, APERTURE_SEGMENT = 1, 2, 3
 BOTH_ENDS = DXGK_TRANSFERFLAGS(TransferStart=True, TransferEnd=True)
+
+
+@dataclass(frozen=True, slots=True)
+class TourSegments:
+    """The segments the tour uses, by role, as the driver reported them (``DXGK_SEGMENTDESCRIPTOR4.Flags``): a
+    driver numbers its segments as it likes (the reference driver 1 visible, 2 local, 3 aperture; the simple
+    driver 3, 2, 1), so the tour asks rather than assumes."""
+
+    cpu_visible: int
+    """The first memory segment the CPU sees (``CpuVisible``, not ``Aperture``): behind the PCI BAR."""
+    local: int
+    """The first memory segment the CPU cannot see."""
+    aperture: int
+    """The first aperture segment (``Aperture``)."""
+
+
+def tour_segments(descriptors: Sequence[DXGK_SEGMENTDESCRIPTOR4]) -> TourSegments:
+    """The roles of ``descriptors`` (segment ``i + 1`` is ``descriptors[i]``, as ``DxgkDdiQueryAdapterInfo``
+    returned them); a :class:`ConfigurationError` naming the driver's segments when one role is missing."""
+    roles: dict[str, int] = {}
+    for segment_id, descriptor in enumerate(descriptors, start=1):
+        flags = descriptor.Flags
+        role = "aperture" if flags.Aperture else "cpu_visible" if flags.CpuVisible else "local"
+        roles.setdefault(role, segment_id)
+    missing = [role for role in ("cpu_visible", "local", "aperture") if role not in roles]
+    if missing:
+        raise ConfigurationError(
+            "segments", len(descriptors), f"the tour needs a {', a '.join(missing)} segment and the driver reports none"
+        )
+    return TourSegments(**roles)
 
 
 TourResult = Checks
@@ -163,6 +193,7 @@ Step = Callable[[PagingRig, TourLayout, TourResult], None]
 
 
 def _fill_and_transfers(rig: PagingRig, at: TourLayout, out: TourResult) -> None:
+    seg = tour_segments(rig.vidmm.segments)
     size = 4 * MiB
     info = rig.buffer(size)
     h = info.hAllocation
@@ -173,11 +204,11 @@ def _fill_and_transfers(rig: PagingRig, at: TourLayout, out: TourResult) -> None
             FillSize=size,
             FillPattern=0,
             Destination=DXGK_FILL_DESTINATION(
-                SegmentId=LOCAL_SEGMENT, SegmentAddress=rig.segment_address(LOCAL_SEGMENT, local_offset)
+                SegmentId=seg.local, SegmentAddress=rig.segment_address(seg.local, local_offset)
             ),
         )
     )
-    ok, detail = _same(rig.read_segment(LOCAL_SEGMENT, local_offset, size), np.zeros(size, np.uint8))
+    ok, detail = _same(rig.read_segment(seg.local, local_offset, size), np.zeros(size, np.uint8))
     out.check("first page-in, no content", "Fill(0)", ok, detail)
 
     rig.execute(
@@ -186,12 +217,12 @@ def _fill_and_transfers(rig: PagingRig, at: TourLayout, out: TourResult) -> None
             FillSize=size,
             FillPattern=0xDEADBEEF,
             Destination=DXGK_FILL_DESTINATION(
-                SegmentId=LOCAL_SEGMENT, SegmentAddress=rig.segment_address(LOCAL_SEGMENT, local_offset)
+                SegmentId=seg.local, SegmentAddress=rig.segment_address(seg.local, local_offset)
             ),
         )
     )
     expected = np.resize(np.frombuffer((0xDEADBEEF).to_bytes(4, "little"), np.uint8), size)
-    ok, detail = _same(rig.read_segment(LOCAL_SEGMENT, local_offset, size), expected)
+    ok, detail = _same(rig.read_segment(seg.local, local_offset, size), expected)
     out.check("fill with a pattern", "Fill(0xDEADBEEF)", ok, detail)
 
     data = rig.pattern(size, seed=1)
@@ -202,16 +233,16 @@ def _fill_and_transfers(rig: PagingRig, at: TourLayout, out: TourResult) -> None
             hAllocation=h,
             TransferSize=size,
             Source=DXGK_TRANSFER_LOCATION.mdl(upload),
-            Destination=DXGK_TRANSFER_LOCATION.segment(LOCAL_SEGMENT, rig.segment_address(LOCAL_SEGMENT, local_offset)),
+            Destination=DXGK_TRANSFER_LOCATION.segment(seg.local, rig.segment_address(seg.local, local_offset)),
             Flags=BOTH_ENDS,
         )
     )
-    ok, detail = _same(rig.read_segment(LOCAL_SEGMENT, local_offset, size), data)
+    ok, detail = _same(rig.read_segment(seg.local, local_offset, size), data)
     out.check("upload from scattered system pages", "Transfer(MDL->segment)", ok, detail)
 
     backing = rig.backing(size)
     half = size // 2
-    source = DXGK_TRANSFER_LOCATION.segment(LOCAL_SEGMENT, rig.segment_address(LOCAL_SEGMENT, local_offset))
+    source = DXGK_TRANSFER_LOCATION.segment(seg.local, rig.segment_address(seg.local, local_offset))
     for index, flags in enumerate((DXGK_TRANSFERFLAGS(TransferStart=True), DXGK_TRANSFERFLAGS(TransferEnd=True))):
         rig.vidmm.paging.build(
             DXGK_BUILDPAGINGBUFFER_TRANSFER(
@@ -233,23 +264,25 @@ def _fill_and_transfers(rig: PagingRig, at: TourLayout, out: TourResult) -> None
             hAllocation=h,
             TransferSize=size,
             Source=DXGK_TRANSFER_LOCATION.mdl(backing),
-            Destination=DXGK_TRANSFER_LOCATION.segment(CPU_SEGMENT, rig.segment_address(CPU_SEGMENT, at.cpu_move)),
+            Destination=DXGK_TRANSFER_LOCATION.segment(
+                seg.cpu_visible, rig.segment_address(seg.cpu_visible, at.cpu_move)
+            ),
             Flags=BOTH_ENDS,
         )
     )
-    ok, detail = _same(rig.read_segment(CPU_SEGMENT, at.cpu_move, size), data)
+    ok, detail = _same(rig.read_segment(seg.cpu_visible, at.cpu_move, size), data)
     out.check("page back in, another segment", "Transfer(MDL->segment)", ok, detail)
 
     rig.execute(
         DXGK_BUILDPAGINGBUFFER_TRANSFER(
             hAllocation=h,
             TransferSize=size,
-            Source=DXGK_TRANSFER_LOCATION.segment(CPU_SEGMENT, rig.segment_address(CPU_SEGMENT, at.cpu_move)),
-            Destination=DXGK_TRANSFER_LOCATION.segment(LOCAL_SEGMENT, rig.segment_address(LOCAL_SEGMENT, at.move)),
+            Source=DXGK_TRANSFER_LOCATION.segment(seg.cpu_visible, rig.segment_address(seg.cpu_visible, at.cpu_move)),
+            Destination=DXGK_TRANSFER_LOCATION.segment(seg.local, rig.segment_address(seg.local, at.move)),
             Flags=BOTH_ENDS,
         )
     )
-    ok, detail = _same(rig.read_segment(LOCAL_SEGMENT, at.move, size), data)
+    ok, detail = _same(rig.read_segment(seg.local, at.move, size), data)
     out.check("move between memory segments", "Transfer(segment->segment)", ok, detail)
 
     dummy = rig.dummy_page(0xD0)
@@ -258,62 +291,75 @@ def _fill_and_transfers(rig: PagingRig, at: TourLayout, out: TourResult) -> None
     rig.execute(
         DXGK_BUILDPAGINGBUFFER_MAPAPERTURESEGMENT(
             hAllocation=h,
-            SegmentId=APERTURE_SEGMENT,
+            SegmentId=seg.aperture,
             OffsetInPages=first_page,
             NumberOfPages=pages,
             pMdl=backing,
             Flags=DXGK_MAPAPERTUREFLAGS(CacheCoherent=True),
         )
     )
-    aperture_address = rig.segment_address(APERTURE_SEGMENT, first_page * PAGE_SIZE)
+    aperture_address = rig.segment_address(seg.aperture, first_page * PAGE_SIZE)
     rig.execute(
         DXGK_BUILDPAGINGBUFFER_TRANSFER(
             TransferSize=size,
-            Source=DXGK_TRANSFER_LOCATION.segment(APERTURE_SEGMENT, aperture_address),
-            Destination=DXGK_TRANSFER_LOCATION.segment(LOCAL_SEGMENT, rig.segment_address(LOCAL_SEGMENT, at.aperture)),
+            Source=DXGK_TRANSFER_LOCATION.segment(seg.aperture, aperture_address),
+            Destination=DXGK_TRANSFER_LOCATION.segment(seg.local, rig.segment_address(seg.local, at.aperture)),
             Flags=BOTH_ENDS,
         )
     )
-    ok, detail = _same(rig.read_segment(LOCAL_SEGMENT, at.aperture, size), data)
+    ok, detail = _same(rig.read_segment(seg.local, at.aperture, size), data)
     out.check("GPU reads the backing pages through the aperture", "MapApertureSegment", ok, detail)
 
     rig.execute(
         DXGK_BUILDPAGINGBUFFER_UNMAPAPERTURESEGMENT(
-            hAllocation=h, SegmentId=APERTURE_SEGMENT, OffsetInPages=first_page, NumberOfPages=pages, DummyPage=dummy
+            hAllocation=h, SegmentId=seg.aperture, OffsetInPages=first_page, NumberOfPages=pages, DummyPage=dummy
         )
     )
     rig.execute(
         DXGK_BUILDPAGINGBUFFER_TRANSFER(
             TransferSize=2 * PAGE_SIZE,
-            Source=DXGK_TRANSFER_LOCATION.segment(APERTURE_SEGMENT, aperture_address),
-            Destination=DXGK_TRANSFER_LOCATION.segment(LOCAL_SEGMENT, rig.segment_address(LOCAL_SEGMENT, at.aperture)),
+            Source=DXGK_TRANSFER_LOCATION.segment(seg.aperture, aperture_address),
+            Destination=DXGK_TRANSFER_LOCATION.segment(seg.local, rig.segment_address(seg.local, at.aperture)),
             Flags=BOTH_ENDS,
         )
     )
-    ok, detail = _same(
-        rig.read_segment(LOCAL_SEGMENT, at.aperture, 2 * PAGE_SIZE), np.full(2 * PAGE_SIZE, 0xD0, np.uint8)
-    )
+    ok, detail = _same(rig.read_segment(seg.local, at.aperture, 2 * PAGE_SIZE), np.full(2 * PAGE_SIZE, 0xD0, np.uint8))
     out.check("unmapped aperture pages read the dummy page", "UnmapApertureSegment", ok, detail)
 
+    _discard(rig, seg, at, h, size, out)
+
+
+def _discard(rig: PagingRig, seg: TourSegments, at: TourLayout, h: HANDLE, size: int, out: TourResult) -> None:
+    """``DXGK_OPERATION_DISCARD_CONTENT`` of the moved allocation.  What a driver writes for it is its own: the
+    reference driver leaves a note for the GPU (decision 0006), which only a driver with a ``DriverProbe`` is
+    checked for; any other is checked for what the DDI promises -- the content stays where it is, nothing copied."""
+    kept = rig.read_segment(seg.local, at.move, size).copy()
     rig.execute(
         DXGK_BUILDPAGINGBUFFER_DISCARDCONTENT(
-            hAllocation=h, SegmentId=LOCAL_SEGMENT, SegmentAddress=rig.segment_address(LOCAL_SEGMENT, at.move)
+            hAllocation=h, SegmentId=seg.local, SegmentAddress=rig.segment_address(seg.local, at.move)
         )
     )
-    notes = [e for e in rig.adapter.events if type(e).__name__ == "EngineNote"]
-    out.check("discard reaches the GPU as a note, no copy", "DiscardContent", bool(notes), f"{len(notes)} note(s)")
+    if rig.probe is not None:
+        notes = [e for e in rig.adapter.events if type(e).__name__ == "EngineNote"]
+        out.check("discard reaches the GPU as a note, no copy", "DiscardContent", bool(notes), f"{len(notes)} note(s)")
+        return
+    ok, detail = _same(rig.read_segment(seg.local, at.move, size), kept)
+    out.check("discard copies nothing: the content stays", "DiscardContent", ok, detail)
 
 
 def _swizzle(rig: PagingRig, at: TourLayout, out: TourResult) -> None:
+    seg = tour_segments(rig.vidmm.segments)
     info = rig.surface(1024, 256, mips=3, usage=ResourceUsage.SWIZZLED | ResourceUsage.CPU_VISIBLE)
     size = info.Size
     linear = rig.pattern(size, seed=3)
     upload = rig.backing(size, scatter_seed=4)
     rig.write_mdl(upload, linear)
-    where = rig.segment_address(CPU_SEGMENT, at.cpu_swizzle)
-    in_memory = DXGK_TRANSFER_LOCATION.segment(CPU_SEGMENT, where)
+    where = rig.segment_address(seg.cpu_visible, at.cpu_swizzle)
+    in_memory = DXGK_TRANSFER_LOCATION.segment(seg.cpu_visible, where)
     rig.transfer(DXGK_TRANSFER_LOCATION.mdl(upload), in_memory, size, allocation=info.hAllocation, swizzle=True)
-    ok, detail = _same(rig.read_segment(CPU_SEGMENT, at.cpu_swizzle, size), rig.tiled_image(info.hAllocation, linear))
+    ok, detail = _same(
+        rig.read_segment(seg.cpu_visible, at.cpu_swizzle, size), rig.tiled_image(info.hAllocation, linear)
+    )
     out.check("page in with Swizzle: every MIP level tiled", "Transfer(Swizzle)", ok, detail)
 
     evicted = rig.backing(size)
@@ -327,7 +373,7 @@ def _swizzle(rig: PagingRig, at: TourLayout, out: TourResult) -> None:
             DXGK_BUILDPAGINGBUFFER_SPECIALLOCKTRANSFER(
                 hAllocation=info.hAllocation,
                 TransferSize=size,
-                Source=DXGK_TRANSFER_LOCATION.segment(CPU_SEGMENT, where),
+                Source=DXGK_TRANSFER_LOCATION.segment(seg.cpu_visible, where),
                 Destination=DXGK_TRANSFER_LOCATION.mdl(relocked),
                 Flags=DXGK_TRANSFERFLAGS(Unswizzle=True, TransferStart=True, TransferEnd=True),
             )
@@ -337,33 +383,35 @@ def _swizzle(rig: PagingRig, at: TourLayout, out: TourResult) -> None:
 
 
 def _physical(rig: PagingRig, at: TourLayout, out: TourResult) -> None:
+    seg = tour_segments(rig.vidmm.segments)
     offset = at.physical + 8
     data = rig.pattern(16, seed=5)
-    rig.write_segment(LOCAL_SEGMENT, offset, data)
-    address = rig.segment_address(LOCAL_SEGMENT, offset)
-    rig.execute(DXGK_BUILDPAGINGBUFFER_READPHYSICAL(SegmentId=LOCAL_SEGMENT, PhysicalAddress=address))
+    rig.write_segment(seg.local, offset, data)
+    address = rig.segment_address(seg.local, offset)
+    rig.execute(DXGK_BUILDPAGINGBUFFER_READPHYSICAL(SegmentId=seg.local, PhysicalAddress=address))
     value = rig.gpu.engines[0].last_read
     ok = value == int.from_bytes(data[:8].tobytes(), "little")
     out.check("the GPU reads 8 bytes at a segment address", "ReadPhysical", ok, f"read {value:#018x}")
-    rig.execute(DXGK_BUILDPAGINGBUFFER_WRITEPHYSICAL(SegmentId=LOCAL_SEGMENT, PhysicalAddress=address + 1))
-    ok, detail = _same(rig.read_segment(LOCAL_SEGMENT, offset, 16), data)
+    rig.execute(DXGK_BUILDPAGINGBUFFER_WRITEPHYSICAL(SegmentId=seg.local, PhysicalAddress=address + 1))
+    ok, detail = _same(rig.read_segment(seg.local, offset, 16), data)
     out.check("the GPU writes at a segment address; content unchanged", "WritePhysical", ok, detail)
 
 
 def _context(rig: PagingRig, at: TourLayout, out: TourResult) -> None:
+    seg = tour_segments(rig.vidmm.segments)
     assert rig.probe is not None  # the step runs only then (_runs)
     info = rig.context(16 * KiB)
-    where = rig.segment_address(LOCAL_SEGMENT, at.context)
-    rig.write_segment(LOCAL_SEGMENT, at.context, rig.pattern(16 * KiB, seed=6))
+    where = rig.segment_address(seg.local, at.context)
+    rig.write_segment(seg.local, at.context, rig.pattern(16 * KiB, seed=6))
     rig.execute(
         DXGK_BUILDPAGINGBUFFER_INITCONTEXTRESOURCE(
             hAllocation=info.hAllocation,
             Destination=DXGK_INITCONTEXTRESOURCE_DESTINATION(
-                SegmentId=LOCAL_SEGMENT, SegmentAddress=where, GpuVirtualAddress=0x20_0000
+                SegmentId=seg.local, SegmentAddress=where, GpuVirtualAddress=0x20_0000
             ),
         )
     )
-    image = rig.read_segment(LOCAL_SEGMENT, at.context, 16 * KiB)
+    image = rig.read_segment(seg.local, at.context, 16 * KiB)
     header = np.frombuffer(image[:32].tobytes(), "<u8").tolist()
     expected = rig.probe.context_header(info.hAllocation, 0x20_0000, 16 * KiB)
     ok = image[: len(expected)].tobytes() == expected and not image[len(expected) :].any()
@@ -371,19 +419,20 @@ def _context(rig: PagingRig, at: TourLayout, out: TourResult) -> None:
 
 
 def _virtual(rig: PagingRig, at: TourLayout, out: TourResult) -> None:
+    seg = tour_segments(rig.vidmm.segments)
     space = ScratchAddressSpace(rig)
     size = 1 * MiB
     pages = size >> PAGE_SHIFT
     src_offset, dst_offset = at.virtual_source, at.virtual_destination
-    base_src = rig.segment_address(LOCAL_SEGMENT, src_offset) >> PAGE_SHIFT
-    seg_base = rig.segment_address(LOCAL_SEGMENT, 0) >> PAGE_SHIFT
+    base_src = rig.segment_address(seg.local, src_offset) >> PAGE_SHIFT
+    seg_base = rig.segment_address(seg.local, 0) >> PAGE_SHIFT
     src_va, dst_va = 0x100_0000, 0x200_0000
-    space.map(src_va, segment_id=LOCAL_SEGMENT, page_numbers=np.arange(pages, dtype=np.uint64) + (base_src - seg_base))
+    space.map(src_va, segment_id=seg.local, page_numbers=np.arange(pages, dtype=np.uint64) + (base_src - seg_base))
     backing = rig.backing(size, scatter_seed=7)
     space.map(dst_va, segment_id=0, page_numbers=backing.pfns)
     root = space.hw_root
     runs = rig.gpu.mmu.translate(root, src_va + PAGE_SIZE, 8, AccessKind.READ)
-    want = rig.segment_address(LOCAL_SEGMENT, src_offset + PAGE_SIZE)
+    want = rig.segment_address(seg.local, src_offset + PAGE_SIZE)
     ok = len(runs) == 1 and runs[0][0] is rig.gpu.local and runs[0][1] == want
     rig.gpu.mmu.invalidate_all()
     out.check(
@@ -399,11 +448,11 @@ def _virtual(rig: PagingRig, at: TourLayout, out: TourResult) -> None:
         )
     )
     expected = np.resize(np.frombuffer((0x0BADF00D).to_bytes(4, "little"), np.uint8), size)
-    ok, detail = _same(rig.read_segment(LOCAL_SEGMENT, src_offset, size), expected)
+    ok, detail = _same(rig.read_segment(seg.local, src_offset, size), expected)
     out.check("fill through the paging process's VA", "FillVirtual", ok, detail)
 
     data = rig.pattern(size, seed=8)
-    rig.write_segment(LOCAL_SEGMENT, src_offset, data)
+    rig.write_segment(seg.local, src_offset, data)
     rig.execute(
         DXGK_BUILDPAGINGBUFFER_TRANSFERVIRTUAL(
             TransferSizeInBytes=size,
@@ -418,9 +467,9 @@ def _virtual(rig: PagingRig, at: TourLayout, out: TourResult) -> None:
     # Re-point the source VA at other pages with a GPU update of the leaf table (GPU_PHYSICAL mode, in the
     # paging stream) and no flush: the GPU keeps the stale translation until FlushTlb.
     entries = pte_array(pages)
-    entries["Flags"] = pte_flags(Valid=1, Segment=LOCAL_SEGMENT)
+    entries["Flags"] = pte_flags(Valid=1, Segment=seg.local)
     entries["PageAddress"] = np.arange(pages, dtype=np.uint64) + (
-        (rig.segment_address(LOCAL_SEGMENT, dst_offset) >> PAGE_SHIFT) - seg_base
+        (rig.segment_address(seg.local, dst_offset) >> PAGE_SHIFT) - seg_base
     )
     rig.execute(
         DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE(
@@ -438,7 +487,7 @@ def _virtual(rig: PagingRig, at: TourLayout, out: TourResult) -> None:
             FillSizeInBytes=PAGE_SIZE, FillPattern=0x11111111, DestinationVirtualAddress=src_va
         )
     )
-    stale = rig.read_segment(LOCAL_SEGMENT, src_offset, 4)
+    stale = rig.read_segment(seg.local, src_offset, 4)
     rig.execute(
         DXGK_BUILDPAGINGBUFFER_FLUSHTLB(
             RootPageTableAddress=space.root_address, StartVirtualAddress=src_va, EndVirtualAddress=src_va + size - 1
@@ -449,7 +498,7 @@ def _virtual(rig: PagingRig, at: TourLayout, out: TourResult) -> None:
             FillSizeInBytes=PAGE_SIZE, FillPattern=0x22222222, DestinationVirtualAddress=src_va
         )
     )
-    fresh = rig.read_segment(LOCAL_SEGMENT, dst_offset, 4)
+    fresh = rig.read_segment(seg.local, dst_offset, 4)
     ok = stale.tolist() == [0x11] * 4 and fresh.tolist() == [0x22] * 4
     out.check(
         "GPU page-table update; stale translation until FlushTlb, new one after",
@@ -479,9 +528,9 @@ def _virtual(rig: PagingRig, at: TourLayout, out: TourResult) -> None:
     ctx_va = 0x400_0000
     space.map(
         ctx_va,
-        segment_id=LOCAL_SEGMENT,
+        segment_id=seg.local,
         page_numbers=np.arange(2, dtype=np.uint64)
-        + ((rig.segment_address(LOCAL_SEGMENT, ctx_offset) >> PAGE_SHIFT) - seg_base),
+        + ((rig.segment_address(seg.local, ctx_offset) >> PAGE_SHIFT) - seg_base),
     )
     state = rig.pattern(64, seed=9)
     rig.execute(
@@ -492,7 +541,7 @@ def _virtual(rig: PagingRig, at: TourLayout, out: TourResult) -> None:
             DriverPrivateDataSize=64,
         )
     )
-    ok, detail = _same(rig.read_segment(LOCAL_SEGMENT, ctx_offset + header_size, 64), state)
+    ok, detail = _same(rig.read_segment(seg.local, ctx_offset + header_size, 64), state)
     out.check("context state rewritten through its VA", "UpdateContextAllocation", ok, detail)
 
     resident = rig.buffer(64 * KiB, usage=ResourceUsage.ACCESSED_PHYSICALLY | ResourceUsage.EXPLICIT_RESIDENCY)
@@ -500,23 +549,24 @@ def _virtual(rig: PagingRig, at: TourLayout, out: TourResult) -> None:
         DXGK_BUILDPAGINGBUFFER_NOTIFYRESIDENCY(
             hAllocation=resident.hAllocation,
             Resident=True,
-            PhysicalAddress=D3DGPU_PHYSICAL_ADDRESS(SegmentId=LOCAL_SEGMENT, SegmentOffset=at.resident),
+            PhysicalAddress=D3DGPU_PHYSICAL_ADDRESS(SegmentId=seg.local, SegmentOffset=at.resident),
         )
     )
     record = rig.probe.notified_residency(resident.hAllocation)
     out.check(
         "residency notification reaches the driver",
         "NotifyResidency",
-        record == (LOCAL_SEGMENT, at.resident),
+        record == (seg.local, at.resident),
         f"{record}",
     )
 
 
 def _multipass(rig: PagingRig, at: TourLayout, out: TourResult) -> None:
+    seg = tour_segments(rig.vidmm.segments)
     size = MULTIPASS_SIZE
     info = rig.buffer(size)
     data = rig.pattern(size, seed=10)
-    rig.write_segment(LOCAL_SEGMENT, at.multipass, data)
+    rig.write_segment(seg.local, at.multipass, data)
     scattered = rig.backing(size, scatter_seed=11)
     before = rig.vidmm.paging.submissions
     rig.execute(
@@ -524,7 +574,7 @@ def _multipass(rig: PagingRig, at: TourLayout, out: TourResult) -> None:
             hAllocation=info.hAllocation,
             TransferSize=size,
             Flags=BOTH_ENDS,
-            Source=DXGK_TRANSFER_LOCATION.segment(LOCAL_SEGMENT, rig.segment_address(LOCAL_SEGMENT, at.multipass)),
+            Source=DXGK_TRANSFER_LOCATION.segment(seg.local, rig.segment_address(seg.local, at.multipass)),
             Destination=DXGK_TRANSFER_LOCATION.mdl(scattered),
         )
     )
@@ -564,8 +614,9 @@ def run_tour(
     ``on_rig`` sees the rig before the first step (to attach observers such as a paging-buffer capture).
     """
     rig = PagingRig(config)
+    seg = tour_segments(rig.vidmm.segments)
     layout = tour_layout(
-        rig.vidmm.segment(CPU_SEGMENT).Size, rig.vidmm.segment(LOCAL_SEGMENT).Size, rig.gpu.config.local_size
+        rig.vidmm.segment(seg.cpu_visible).Size, rig.vidmm.segment(seg.local).Size, rig.gpu.config.local_size
     )
     if on_rig is not None:
         on_rig(rig)
@@ -576,4 +627,15 @@ def run_tour(
     return rig, result
 
 
-__all__ = ["COMPACT", "SPACIOUS", "STEPS", "Check", "TourLayout", "TourResult", "run_tour", "tour_layout"]
+__all__ = [
+    "COMPACT",
+    "SPACIOUS",
+    "STEPS",
+    "Check",
+    "TourLayout",
+    "TourResult",
+    "TourSegments",
+    "run_tour",
+    "tour_layout",
+    "tour_segments",
+]

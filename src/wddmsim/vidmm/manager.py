@@ -41,7 +41,7 @@ from wddmsim.vidmm.paging import PagingStream
 from wddmsim.vidmm.paging_buffer import PagingBufferPool
 from wddmsim.vidmm.paging_home import AperturePagingBuffers, paging_segment
 from wddmsim.vidmm.paging_process import SystemPagingProcess
-from wddmsim.vidmm.policy import policy_named
+from wddmsim.vidmm.policy import EvictionPolicy, PlacementPolicy, eviction_policy, placement_policy
 from wddmsim.vidmm.power import PowerKind, PowerManager, PowerReport, check_segments
 from wddmsim.vidmm.render import RenderSubmitter
 from wddmsim.vidmm.reset import ResetPath
@@ -67,8 +67,12 @@ class VidMmConfig:
     """The system paging process's scratch area (GpuMmu): content moves through it in chunks of half of it."""
     physical_moves: bool = False
     """Move content with physical ``Transfer``/``Fill`` even on a GpuMmu driver (decision 0014)."""
-    eviction_policy: str = "priority-lru"
-    """The victim policy by name (:data:`wddmsim.vidmm.policy.POLICIES`)."""
+    eviction_policy: str | EvictionPolicy = "priority-lru"
+    """The eviction policy: a name of :data:`wddmsim.vidmm.policy.registry.EVICTION`, ``module:Class``, or a
+    policy object (an offline policy built with a recorded run's uses)."""
+    placement_policy: str | PlacementPolicy = "ladder"
+    """The placement policy: a name of :data:`wddmsim.vidmm.policy.registry.PLACEMENT`, ``module:Class``, or an
+    object."""
     deferred_paging: bool = True
     """``MakeResident`` is admitted at the call and serviced by the paging worker, highest queue priority first
     (decision 0043); False services each request within its call (queue priorities then change nothing)."""
@@ -240,7 +244,7 @@ class VideoMemoryManager:
             self.spaces,
             self.mover,
             self.fences,
-            policy_named(self.config.eviction_policy),
+            eviction_policy(self.config.eviction_policy),
             self.events,
             self.objects,
             observers=observers,
@@ -251,6 +255,7 @@ class VideoMemoryManager:
             scratch=self.mover.scratch,
             process=self.paging_process,
             deferred=self.config.deferred_paging,
+            placement=placement_policy(self.config.placement_policy),
         )
         if self.paging_process is not None:  # its tables first: every later step of the reset runs paging work
             self.reset.before.append(self._save_paging_tables)

@@ -95,11 +95,20 @@ class SegmentSpace:
             return D3DKMT_MEMORY_SEGMENT_GROUP.D3DKMT_MEMORY_SEGMENT_GROUP_NON_LOCAL
         return D3DKMT_MEMORY_SEGMENT_GROUP.D3DKMT_MEMORY_SEGMENT_GROUP_LOCAL
 
-    def allocate(self, size: int, owner: object, *, alignment: int = 0, from_end: bool = False) -> int | None:
+    def allocate(
+        self, size: int, owner: object, *, alignment: int = 0, from_end: bool = False, at: int | None = None
+    ) -> int | None:
+        """A range for ``owner``: where the allocator finds one, or exactly at ``at`` (a hole an eviction scan
+        freed); None if there is none."""
         if self.commit is not None and not self.commit.fits(-(-size // PAGE_SIZE) * PAGE_SIZE):
             return None  # as if full: what makes room here (evicting from this segment) lowers the commit too
         free = self.ranges.free_bytes
-        offset = self.ranges.allocate(size, alignment=alignment, from_end=from_end)
+        if at is None:
+            offset = self.ranges.allocate(size, alignment=alignment, from_end=from_end)
+        elif at < 0 or at + size > self.ranges.size:
+            offset = None
+        else:
+            offset = self.ranges.allocate_in(size, alignment=alignment, lo=at, hi=at + size)
         if offset is not None:
             if self.commit is not None:
                 self.commit.used += free - self.ranges.free_bytes

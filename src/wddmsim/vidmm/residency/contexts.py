@@ -186,6 +186,7 @@ class ContextAllocations:
         if a.backing is not None:
             self.mm.free_pages(a.backing)
         del self.objects.allocations[a.handle]
+        self.placement.policy.freed(a)
         self.events.emit(
             AdapterAllocation(time=self.events.clock.now, allocation=a.handle, size=a.size, action="destroy")
         )

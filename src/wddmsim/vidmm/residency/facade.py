@@ -41,7 +41,7 @@ from wddmsim.vidmm.moves import MoveObserver
 from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.paging import PagingStream
 from wddmsim.vidmm.paging_process import SystemPagingProcess
-from wddmsim.vidmm.policy import EvictionPolicy
+from wddmsim.vidmm.policy import EvictionPolicy, PlacementPolicy
 from wddmsim.vidmm.residency.budgets import Budgets
 from wddmsim.vidmm.residency.contexts import ContextAllocations
 from wddmsim.vidmm.residency.fences import PagingFences
@@ -81,6 +81,7 @@ class ResidencyManager:
         scratch: Scratch | None = None,
         process: SystemPagingProcess | None = None,
         deferred: bool = True,
+        placement: PlacementPolicy | None = None,
     ) -> None:
         self.paging = paging
         self.segments = segments
@@ -97,6 +98,7 @@ class ResidencyManager:
             observers=observers,
             idle_tables=idle_tables,
             system_chunk=system_chunk,
+            placement=placement,
         )
         self.fences = PagingFences(paging, events, objects, fences, gpu_fences=gpu_fences)
         self.servicing = PagingService(objects, self.placement, self.fences, paging)

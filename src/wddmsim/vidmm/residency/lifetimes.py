@@ -198,6 +198,7 @@ class Lifetimes:
             self.mm.free_pages(a.backing)
             a.backing = None
         del self.objects.allocations[handle]
+        self.placement.policy.freed(a)
         self.driver.destroy_allocation(DXGKARG_DESTROYALLOCATION(NumAllocations=1, pAllocationList=(a.handle,)))
         self.events.emit(
             AdapterAllocation(time=self.events.clock.now, allocation=a.handle, size=a.size, action="destroy")

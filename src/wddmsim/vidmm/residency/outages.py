@@ -89,6 +89,7 @@ class Outages:
                 self.segments.get(placement.segment_id).free(placement.offset)
                 a.placement = None
                 a.ready_fence = 0
+                self.placement.policy.evicted(a, placement, "reset")
             for queue in self.objects.queues.values():
                 queue.pending.clear()
                 queue.fence.cpu_signal(queue.issued)  # every value is retired: nothing waits forever

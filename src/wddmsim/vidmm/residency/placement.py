@@ -5,7 +5,7 @@ What it models (wddm-spec sections 3.7-3.9, decisions D4, 0011, 0013, 0021):
 
 - The candidates are the allocation's preferred segments, then the others it supports, that every move observer
   lets it enter (:meth:`Placer._candidates`).
-- The placement ladder (:data:`LADDER`, data rather than code): free room where the allocation wants to be, then
+- The placement ladder (the placement policy's data, decision 0065; the default: ``policy/ladder.py``): free room where the allocation wants to be, then
   room made there from what no residency list needs, then the same in the other segment group (an aperture:
   system memory), then victims some list needs -- they come back before their device runs.  A victim is never one
   the same request needs, nor a pinned one; offered content is dropped first.
@@ -18,8 +18,6 @@ What it models (wddm-spec sections 3.7-3.9, decisions D4, 0011, 0013, 0021):
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
-from enum import Enum
 from typing import final
 
 from wddmsim.core.events import EventLog
@@ -36,7 +34,15 @@ from wddmsim.vidmm.mover import Mover
 from wddmsim.vidmm.moves import Destination, MoveCause, MoveObserver, demotes, merge
 from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.paging import PagingStream
-from wddmsim.vidmm.policy import EvictionPolicy
+from wddmsim.vidmm.policy import (
+    EvictionPolicy,
+    InsertMode,
+    Ladder,
+    PlacementPolicy,
+    RoomRequest,
+    VictimClass,
+    make_room,
+)
 from wddmsim.vidmm.segments import IdleTables, Placement, Segments, SegmentSpace
 
 Victims = Callable[[VidMmAllocation], bool]
@@ -58,33 +64,12 @@ def in_use(a: VidMmAllocation) -> bool:
     return a.residency_count > 0 and a.offered is None
 
 
-class Reach(Enum):
-    """Which of an allocation's candidate segments a rung of the ladder tries."""
-
-    NEAR = "near"
-    """The preferred segment's group: as good as the preferred one."""
-    FAR = "far"
-    """The other group (an aperture: system memory)."""
-    ALL = "all"
-
-
-@dataclass(frozen=True, slots=True)
-class Rung:
-    """One pass of the placement ladder: which candidates it tries, and what it may evict there."""
-
-    reach: Reach
-    victims: Victims | None
-    """None: free room only."""
-
-
-LADDER: tuple[Rung, ...] = (
-    Rung(Reach.NEAR, None),  # free room where the allocation wants to be
-    Rung(Reach.NEAR, unreferenced),  # room made there from what no residency list needs
-    Rung(Reach.FAR, None),  # free room in the other group (an aperture: system memory)
-    Rung(Reach.FAR, unreferenced),
-    Rung(Reach.ALL, anyone),  # victims some list needs: they come back before their device runs
-)
-"""The placement ladder, tried top to bottom."""
+VICTIMS: dict[VictimClass, Victims | None] = {
+    VictimClass.NONE: None,
+    VictimClass.UNREFERENCED: unreferenced,
+    VictimClass.ANYONE: anyone,
+}
+"""What a rung's victim class lets a pass evict."""
 
 ROOM_LADDER: tuple[Victims | None, ...] = (None, unreferenced, anyone)
 """Room for one of VidMm's own objects, or for an allocation going into memory: free room, then room from what no
@@ -108,10 +93,13 @@ class Placer:
         observers: tuple[MoveObserver, ...],
         idle_tables: IdleTables | None,
         system_chunk: int,
+        placement: PlacementPolicy | None = None,
     ) -> None:
         self.segments = segments
         self.mover = mover
         self.policy = policy
+        self.placement = placement or Ladder()
+        """Which segments, in which order, with which victims; where in a segment (decision 0065)."""
         self.paging = paging
         self.mm = mm
         self.events = events
@@ -140,15 +128,10 @@ class Placer:
     def place(self, a: VidMmAllocation, protected: set[HANDLE], *, cause: MoveCause) -> bool:
         """Find ``a`` a range (evicting as the policy ranks) and page it in; False if nothing can hold it."""
         candidates = self._candidates(a)
-        group = candidates[0].group if candidates else None
-        reach = {
-            Reach.NEAR: [s for s in candidates if s.group == group],  # as good as the preferred one
-            Reach.FAR: [s for s in candidates if s.group != group],
-            Reach.ALL: candidates,
-        }
-        for rung in LADDER:
-            for space in reach[rung.reach]:
-                offset = self._room(space, a, protected, rung.victims, cause)
+        usable = {s.id: s for s in candidates}
+        for rung in self.placement.rungs(a, candidates):  # the ladder is the placement policy's (decision 0065)
+            for space in (usable[i] for i in rung.segments if i in usable):
+                offset = self._room(space, a, protected, VICTIMS[rung.victims], cause)
                 if offset is not None:
                     self.enter(a, Placement(space.id, offset))
                     return True
@@ -160,7 +143,7 @@ class Placer:
         """A range of ``space`` for ``a``: free room, else (with ``victims``) room made by evicting them."""
         alignment = max(a.alignment, self.system_chunk)  # on a GPU page: PTEs map whole ones (decision 0011)
         alignment = alignment if alignment > PAGE_SIZE else 0
-        from_end = bool(a.flags.FromEndOfSegment)
+        from_end = self.placement.insert_mode(a, space) == InsertMode.HIGH
         return self._carve(space, a.size, a, alignment, from_end, protected, victims, cause)
 
     def _carve(
@@ -183,19 +166,21 @@ class Placer:
                 return offset
         protected = protected | self._entering
         candidates = [v for v in self.residents(space) if v.handle not in protected and v.pin_count == 0 and victims(v)]
-        if sum(v.size for v in candidates) + space.ranges.free_bytes < size:
-            return None
-        offered = sorted((v for v in candidates if v.offered is not None), key=lambda v: (v.offered, v.last_use))
-        others = self.policy.order([v for v in candidates if v.offered is None])
-        for victim in offered + others:  # offered content is dropped first, lowest offer priority first
+        request = RoomRequest(
+            segment=space.id, size=size, alignment=alignment, from_end=from_end, owner=owner, cause=cause.value
+        )
+
+        def evict(victim: VidMmAllocation) -> None:
             if victim.offered is not None:
                 self.drop_offered(victim)
             else:
                 self.leave(victim, cause=cause, protected=protected)
-            offset = space.allocate(size, owner, alignment=alignment, from_end=from_end)
-            if offset is not None:
-                return offset
-        return None
+
+        def allocate(hole: int | None) -> int | None:
+            return space.allocate(size, owner, alignment=alignment, from_end=from_end, at=hole)
+
+        free = space.ranges.free_bytes
+        return make_room(space, request, candidates, self.policy, free_bytes=free, allocate=allocate, evict=evict)
 
     def make_room(self, space: SegmentSpace, size: int, owner: object, *, alignment: int = 0) -> int | None:
         """A range for one of VidMm's own objects (a page table): free room at the top of the segment, else room
@@ -227,6 +212,7 @@ class Placer:
         self.clock += 1
         a.placed_at = self.clock
         self.moved = True
+        self.policy.placed(a, placement)
         self.events.emit(
             VidMmPageIn(
                 time=self.events.clock.now,
@@ -254,6 +240,7 @@ class Placer:
         self.segments.get(placement.segment_id).free(placement.offset)
         a.placement = None
         self.moved = True
+        self.policy.evicted(a, placement, cause.value)
         if destination is Destination.DISCARDED:
             a.content = Content.DISCARDED
         for observer in self.observers:
@@ -273,9 +260,9 @@ class Placer:
         )
 
     def _demote(self, a: VidMmAllocation) -> bool:
-        for space in self._candidates(a):
-            if not space.aperture:
-                continue
+        candidates = self._candidates(a)
+        usable = {s.id: s for s in candidates}
+        for space in (usable[i] for i in self.placement.demotion(a, candidates) if i in usable):
             offset = space.allocate(a.size, a)
             if offset is not None:
                 self.enter(a, Placement(space.id, offset))
@@ -298,7 +285,7 @@ class Placer:
         taken: dict[int, int] = {}
         missing = 0
         for a in sorted((a for a in wanted if a.placement is None), key=lambda x: -x.size):
-            room = {s.id: self._evictable_room(s, wanted) - taken.get(s.id, 0) for s in self._candidates(a)}
+            room = {s.id: self._evictable_room(s, wanted, a) - taken.get(s.id, 0) for s in self._candidates(a)}
             if not room:
                 missing += a.size
                 continue
@@ -307,19 +294,28 @@ class Placer:
             taken[best] = taken.get(best, 0) + a.size
         return missing
 
-    def _evictable_room(self, space: SegmentSpace, wanted: list[VidMmAllocation]) -> int:
-        """What ``space`` could give: its free bytes plus what the policy may evict for ``wanted``."""
+    def _evictable_room(self, space: SegmentSpace, wanted: list[VidMmAllocation], a: VidMmAllocation) -> int:
+        """What ``space`` could give ``a``: its free bytes plus what the policy may evict (no veto) for ``wanted``."""
         keep = {a.handle for a in wanted}
-        movable = sum(v.size for v in self.residents(space) if v.handle not in keep and v.pin_count == 0)
+        request = RoomRequest(
+            segment=space.id, size=a.size, alignment=a.alignment, from_end=False, owner=a, cause="pressure"
+        )
+        movable = sum(
+            v.size
+            for v in self.residents(space)
+            if v.handle not in keep and v.pin_count == 0 and self.policy.may_evict(v, request)
+        )
         return space.ranges.free_bytes + movable
 
     def into_memory(self, a: VidMmAllocation, *, cause: MoveCause) -> bool:
         """Put ``a`` in a memory segment (out of an aperture or system memory) (the move is built, not waited
         for); False -- with ``a`` where it was -- if no memory segment can take it, even by evicting what ``a`` does
         not need."""
-        for victims in ROOM_LADDER:
-            for space in (s for s in self._candidates(a) if not s.aperture):
-                offset = self._room(space, a, {a.handle}, victims, cause)
+        memory = [s for s in self._candidates(a) if not s.aperture]
+        usable = {s.id: s for s in memory}
+        for rung in self.placement.rungs(a, memory):  # the placement policy's ladder, over memory segments only
+            for space in (usable[i] for i in rung.segments if i in usable):
+                offset = self._room(space, a, {a.handle}, VICTIMS[rung.victims], cause)
                 if offset is None:
                     continue
                 if a.placement is not None:  # the range is held: now leave the aperture for it
@@ -353,5 +349,10 @@ class Placer:
     def touch(self, allocations: Iterable[VidMmAllocation]) -> None:
         """Record a use (GPU work referencing them): the recency the eviction policies see."""
         for a in allocations:
-            self.clock += 1
-            a.last_use = self.clock
+            self.use(a)
+
+    def use(self, a: VidMmAllocation) -> None:
+        """One reference: stamped with the use counter, then told to the eviction policy (decision 0065)."""
+        self.clock += 1
+        a.last_use = self.clock
+        self.policy.used(a)  # after the stamp: a policy may read last_use

@@ -87,8 +87,7 @@ class Requests:
         self.placement.moved = False
         protected = {a.handle for a in wanted}
         for a in wanted:
-            self.placement.clock += 1
-            a.last_use = self.placement.clock
+            self.placement.use(a)
             if a.placement is None and not self.placement.place(a, protected, cause=MoveCause.PRESSURE):
                 missing = sum(x.size for x in wanted if x.placement is None)
                 return self._refuse(args, device, missing, "segments full")
@@ -124,8 +123,7 @@ class Requests:
         if unplaced:
             return self._refuse(args, device, unplaced, "segments full")
         for a in wanted:
-            self.placement.clock += 1
-            a.last_use = self.placement.clock
+            self.placement.use(a)
             if a.residency_count == 0:
                 a.backing_current = False  # a new period of use: the GPU may write it again
             a.residency_count += 1

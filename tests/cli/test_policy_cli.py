@@ -1,0 +1,92 @@
+"""Policies on the command line (decision 0065): the registry is the one list ``--policy``, ``--placement`` and
+``run --list`` show; a policy of your own runs as ``module:Class``; the offline policy runs through a replay."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from wddmsim.cli import main
+from wddmsim.vidmm.policy import EVICTION, PLACEMENT
+
+ROOT = Path(__file__).resolve().parents[2]
+"""The repository: ``examples/`` is there."""
+CLOCK = "examples.policies.clock:Clock"
+WDDMSIM = [str(Path(sys.executable).parent / "wddmsim")]
+"""The installed command (its ``sys.path`` holds neither the current folder nor the repository)."""
+SMALL = ["--frames", "4", "--seed", "3"]
+
+
+def test_run_list_and_help_name_every_registered_policy() -> None:
+    listing = CliRunner().invoke(main, ["run", "--list"], terminal_width=200)
+    assert listing.exit_code == 0, listing.output
+    for name in [*EVICTION, *PLACEMENT]:
+        assert name in listing.output, name
+    assert "priority-lru (default)" in listing.output and "ladder (default)" in listing.output
+    shown = CliRunner().invoke(main, ["run", "--help"], terminal_width=200)
+    assert "fifo, lru, min, priority-lru, random, scan, or module:Class" in " ".join(shown.output.split())
+
+
+def test_a_clock_policy_written_outside_the_package_runs_from_the_cli(tmp_path: Path) -> None:
+    """``PYTHONPATH=. wddmsim run --policy examples.policies.clock:Clock``, as the example's docstring says."""
+    assert len((ROOT / "examples" / "policies" / "clock.py").read_text().splitlines()) < 60
+    env = {**os.environ, "PYTHONPATH": "."}
+    command = [*WDDMSIM, "run", "--policy", CLOCK, *SMALL]
+    done = subprocess.run(
+        [*command, "--out", str(tmp_path)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["verified"] and summary["policy"] == CLOCK
+    assert summary["traffic"]["Evictions.pressure"] > 0, "the policy chose victims"
+
+
+def test_a_module_class_that_cannot_be_imported_is_bad_input_naming_the_setting() -> None:
+    """Without the folder on PYTHONPATH the module is not found: exit 2, one line naming setting and value."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    command = [*WDDMSIM, "run", "--policy", CLOCK]
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 2
+    assert done.stderr.startswith(
+        f"error: adapter.policy='{CLOCK}': module examples.policies.clock cannot be imported"
+    ), done.stderr
+    assert "PYTHONPATH" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("value", "rule"),
+    [
+        ("wddmsim.vidmm.policy.ladder:Ladder", "Ladder is not an eviction policy: it lacks order, may_evict, scan"),
+        ("not a name", "must be one of the eviction policies fifo, lru, min, priority-lru, random, scan"),
+    ],
+)
+def test_a_policy_that_is_not_one_is_refused_with_the_rule(value: str, rule: str) -> None:
+    result = CliRunner().invoke(main, ["run", "--policy", value])
+    assert result.exit_code == 2
+    assert f"adapter.policy={value!r}: {rule}" in result.output
+
+
+def test_min_runs_only_as_a_replay_and_never_pages_in_more_than_the_recorded_lru_run(tmp_path: Path) -> None:
+    refused = CliRunner().invoke(main, ["run", "--policy", "min", *SMALL])
+    assert refused.exit_code == 2 and "adapter.policy='min': is an offline policy" in refused.output
+    trace = tmp_path / "trace.jsonl"
+    recorded = CliRunner().invoke(main, ["run", "--policy", "lru", *SMALL, "--record", str(trace)])
+    assert recorded.exit_code == 0, recorded.output
+    out = tmp_path / "min"
+    result = CliRunner().invoke(main, ["replay", str(trace), "--policy", "min", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["verified"] and summary["traffic"]["PageIns"] <= summary["recorded_traffic"]["PageIns"]
+
+
+def test_the_placement_policy_is_chosen_by_name_and_the_run_still_verifies(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["run", "--placement", "near-first", *SMALL, "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["verified"] and summary["config"]["adapter"]["placement"] == "near-first"
