@@ -295,17 +295,23 @@ class Placer:
         return missing
 
     def _evictable_room(self, space: SegmentSpace, wanted: list[VidMmAllocation], a: VidMmAllocation) -> int:
-        """What ``space`` could give ``a``: its free bytes plus what the policy may evict (no veto) for ``wanted``."""
+        """The largest range ``space`` could give ``a``: a run of free ranges and ranges of allocations the policy
+        may evict (no veto) for ``wanted``, side by side (decision 0090).  Free plus movable bytes is not enough:
+        ``a`` needs one range, and what ``wanted`` already holds or is pinned splits the segment."""
         keep = {a.handle for a in wanted}
         request = RoomRequest(
             segment=space.id, size=a.size, alignment=a.alignment, from_end=False, owner=a, cause="pressure"
         )
-        movable = sum(
-            v.size
-            for v in self.residents(space)
-            if v.handle not in keep and v.pin_count == 0 and self.policy.may_evict(v, request)
-        )
-        return space.ranges.free_bytes + movable
+        open_ranges = [(e.start, e.end) for e in space.ranges.free_extents()]
+        open_ranges += [
+            (offset, offset + space.ranges.size_of(offset))
+            for offset, v in space.owners.items()
+            if isinstance(v, VidMmAllocation)
+            and v.handle not in keep
+            and v.pin_count == 0
+            and self.policy.may_evict(v, request)
+        ]
+        return _longest_run(open_ranges)
 
     def into_memory(self, a: VidMmAllocation, *, cause: MoveCause) -> bool:
         """Put ``a`` in a memory segment (out of an aperture or system memory) (the move is built, not waited
@@ -356,3 +362,14 @@ class Placer:
         self.clock += 1
         a.last_use = self.clock
         self.policy.used(a)  # after the stamp: a policy may read last_use
+
+
+def _longest_run(ranges: list[tuple[int, int]]) -> int:
+    """The size of the longest stretch that ``[start, end)`` ranges cover without a gap."""
+    longest = run_start = run_end = 0
+    for start, end in sorted(ranges):
+        if start != run_end:
+            run_start = start
+        run_end = end
+        longest = max(longest, run_end - run_start)
+    return longest
