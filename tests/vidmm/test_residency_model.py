@@ -42,7 +42,7 @@ from wddmsim.testing.residency import check_residency
 from wddmsim.testing.tlb import TlbWatch, check_tlb
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.device import Device, PagingQueue
-from wddmsim.vidmm.events import PagingRequestServiced
+from wddmsim.vidmm.events import PagingRequestServiced, VidMmEvict
 
 from .world import SMALL_GPU, World, pattern
 
@@ -55,6 +55,8 @@ class ResidencyModel(RuleBasedStateMachine):
 
     factor = 2.0
     options: ClassVar[dict[str, object]] = {}
+    pressure_evictions: ClassVar[int] = 0
+    """``VidMmEvict`` events with cause ``pressure`` over every run of this machine (before its teardown)."""
 
     @initialize(
         first=st.lists(
@@ -130,7 +132,15 @@ class ResidencyModel(RuleBasedStateMachine):
             assert {a.handle: a.residency_count for a in self.allocations.values()} == before, "atomic"
         else:
             assert result in (HRESULT.S_OK, HRESULT.E_PENDING)
-            assert all(a.placement is not None for a in chosen)
+            assert all(a.residency_count == before[a.handle] + 1 for a in chosen)
+            unplaced = [a for a in chosen if a.placement is None]
+            if unplaced:  # decision 0043: only if the worker reported it could not place them for this value
+                served = [
+                    e
+                    for e in self.world.adapter.events.of_type(PagingRequestServiced)
+                    if e.queue == queue.handle and e.value == args.PagingFenceValue
+                ]
+                assert result == HRESULT.E_PENDING and served and served[-1].unplaced >= len(unplaced), unplaced
             assert self.world.rm.fences.fence_value(queue) >= args.PagingFenceValue
 
     @precondition(lambda self: self.allocations)
@@ -327,6 +337,8 @@ class ResidencyModel(RuleBasedStateMachine):
         """Every allocation, verified where VidMm puts it, one at a time after every list was emptied."""
         if not hasattr(self, "world"):
             return
+        evictions = self.world.adapter.events.of_type(VidMmEvict)
+        type(self).pressure_evictions += sum(1 for e in evictions if e.cause == "pressure")
         for a in self.allocations.values():
             while a.residency_count:
                 self.world.evict(a)
@@ -393,6 +405,22 @@ def test_content_survives_random_residency_histories(factor: float) -> None:
         max_examples=15, stateful_step_count=50, deadline=None, suppress_health_check=list(HealthCheck)
     )
     machine.TestCase().runTest()
+
+
+TINY_GPU = GpuConfig(local_size=4 * MiB, bar_size=1 * MiB, aperture_size=1 * MiB, system_size=256 * MiB)
+"""Half the model's 8 MiB: a 1 MiB CPU-visible segment, a ~3 MiB one and a 1 MiB aperture, so the working set the
+model creates (up to ``factor`` x 8 MiB) is many times what fits and MakeResident must evict to place."""
+
+
+def test_content_survives_random_residency_histories_under_pressure() -> None:
+    """The run must actually page out under pressure (on the 8 MiB GPU no placement went past free room), and an
+    admitted request is placed or reported unplaced by the worker (decisions 0043, 0090)."""
+    machine = _machine(2.0, gpu=TINY_GPU)
+    machine.TestCase.settings = settings(
+        max_examples=30, stateful_step_count=40, deadline=None, suppress_health_check=list(HealthCheck)
+    )
+    machine.TestCase().runTest()
+    assert machine.pressure_evictions > 0, "no allocation was evicted under pressure"
 
 
 @pytest.mark.parametrize("factor", [1.1, 3.0, 8.0])
