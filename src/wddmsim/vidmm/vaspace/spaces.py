@@ -92,13 +92,11 @@ class VaManager:
         """The monitored-fence pages (mapped into every privileged VA space)."""
         self.residency = residency
         """Room in full segments, paging fences, tile pools held resident, quiescent devices."""
-        self.tables = PageTables(driver, mm, paging, mmu, segments, process, objects, residency)
+        # The tree is built first and given this manager as its TreeHooks: the parts those calls reach (the
+        # entries, the tiled updates) are built on the tree, and the tree makes no call before it is used.
+        self.tables = PageTables(driver, mm, paging, mmu, segments, process, objects, residency, self)
         self.entries = Entries(self.tables, use_64k_ptes=use_64k_ptes)
         self.updates = TiledUpdates(self)
-        self.tables.render = self.entries.render
-        self.tables.on_created = self._table_created
-        self.tables.on_freed = self._table_freed
-        self.tables.wait_companions = self.updates.wait_companions
         self.create_companion = create_companion
         """``DxgkDdiCreateContext`` of a paging companion (``SystemContext``) for a context; returns it and its
         node."""
@@ -169,7 +167,7 @@ class VaManager:
             fences = self.fences
             priv.fence_base = self._map_pages(priv, TABLE_AREA, 0, fences.pfns).base
             for table in self.tables.all_tables(space):
-                self._table_created(table)
+                self.table_created(table)
         return priv
 
     def map_pool(self, space: GpuVaSpace, pool: VidMmAllocation) -> GpuVa:
@@ -209,7 +207,17 @@ class VaManager:
             self.tables.flush_range(priv, region.base, region.size)
         return region
 
-    def _table_created(self, table: ProcessTable) -> None:
+    # --- the tree's calls (TreeHooks) ------------------------------------------------------------------------
+
+    def render(self, space: GpuVaSpace, lo: int, hi: int) -> None:
+        """Write every entry of ``[lo, hi)`` from the records."""
+        self.entries.render(space, lo, hi)
+
+    def wait_companions(self, process: Process) -> None:
+        """The process's paging companions finish what they were given."""
+        self.updates.wait_companions(process)
+
+    def table_created(self, table: ProcessTable) -> None:
         """Every table of an application space with a privileged space is mapped there; so is every leaf table
         of the privileged space that holds tile-pool entries (the companion copies them)."""
         space = table.space
@@ -226,7 +234,7 @@ class VaManager:
         numbers = np.arange(table.size // PAGE_SIZE, dtype=np.uint64) + (table.offset >> PAGE_SHIFT)
         table.privileged = self._map_pages(target, TABLE_AREA, table.segment_id, numbers)
 
-    def _table_freed(self, table: ProcessTable) -> None:
+    def table_freed(self, table: ProcessTable) -> None:
         """Before a table's range is freed: its privileged mapping goes (invalidated and flushed first)."""
         region, table.privileged = table.privileged, None
         space = table.space
