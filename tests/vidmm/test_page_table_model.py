@@ -394,3 +394,22 @@ def test_regression_a_root_that_grows_while_its_replacement_is_placed_is_kept() 
             ("create", {"proc": 0, "size": 65536, "usage": 0}), ("tile", {"slot": 18}),
         ],
     )  # fmt: skip
+
+
+def test_regression_no_wait_between_a_dual_pte_change_and_its_flush() -> None:
+    """Found by the model (dual-pte, seed 103902182134156018476246944783593777752): remapping the top 2 MiB of the
+    VA space from 4 KB entries (a page-misaligned offset) to 64 KB entries invalidated the 4 KB entries, then
+    created the range's first 64 KB leaf table -- placing it and mapping it into the privileged space waited for
+    the paging engine, which went idle with the old 4 KB translations cached and their FlushTlb not yet built."""
+    a, pool = ("allocation", 4096), ("allocation", 4112)
+    top = 0x7F_FFE0_0000
+    draws: list[Any] = [a, 0, 1, pool, 0, a, 1, 511, a, 0, (0x4000000C, (top, top + 2 * MiB)), a, 0, 16, A0]
+    draws += [a, 0, a, 16, 496]
+    _replay(
+        "dual-pte",
+        draws,
+        [
+            ("map", {"base": 0x4020_0000}), ("tile", {"slot": 31}), ("map", {"base": top}), ("tile", {"slot": 0}),
+            ("run", {}), ("map", {"base": 0}), ("run", {}), ("tile", {"slot": 0}), ("map", {"base": top}),
+        ],
+    )  # fmt: skip

@@ -234,8 +234,11 @@ class Entries:
         big = big or {}
         large = large or {}
         end = va + int(entries.shape[0]) * PAGE_SIZE
-        if tables.dual and space.leaves64:
-            stale = [c for c in range(va - va % SIZE_64K, end, SIZE_64K) if c not in big]
+        had64 = set(space.leaves64)  # a 64 KB table created just now holds no entry to invalidate
+        if tables.dual:
+            self._leaves_first(space, va, entries, big)
+        if tables.dual and had64:
+            stale = [c for c in range(va - va % SIZE_64K, end, SIZE_64K) if c not in big and tables.key(0, c) in had64]
             self.write64(space, stale, None, protection)
         self._write_leaves(space, va, entries, protection, source)
         if big:
@@ -247,6 +250,25 @@ class Entries:
                 tables.set_large(space, key, large[key])
             elif key in space.large:
                 tables.clear_large(space, key)
+
+    def _leaves_first(self, space: GpuVaSpace, va: int, entries: PteArray, big: dict[int, PteArray]) -> None:
+        """Dual PTEs: every leaf table the write needs -- 4 KB ones for valid or Zero 4 KB entries, 64 KB ones for
+        the chunks in ``big`` -- is created (invalid, pointed at) before the first entry changes.  Placing a table
+        may wait for the paging engine (making room, mapping it into the privileged space); a wait between
+        invalidating entries and the ``FlushTlb`` that follows them would leave the GPU idle with translations
+        still cached that the tables no longer give (reliability-plan I4)."""
+        tables = self.tables
+        span = tables.span1
+        total = int(entries.shape[0])
+        done = 0
+        while done < total:
+            at = va + done * PAGE_SIZE
+            count = min(total - done, (span - at % span) // PAGE_SIZE)
+            if (entries[done : done + count]["Flags"] & (_VALID | _ZERO)).any():
+                tables.leaf(space, at)
+            done += count
+        for chunk in sorted(big):
+            tables.leaf64(space, chunk)
 
     def _write_leaves(
         self, space: GpuVaSpace, va: int, entries: PteArray, protection: int, source: tuple[int, int] | None
