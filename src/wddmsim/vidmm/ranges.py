@@ -27,6 +27,10 @@ misses -- so the state is laid out to be probed as little as possible (decision 
 
 Addresses and sizes are byte offsets into the managed space; every request is a whole number of ``granule``
 bytes (4 KiB pages by default) at an alignment that is a power of two and a multiple of the granule.
+
+Why over 400 lines: one data structure on the hot path of every placement; its records, class stacks and bit map
+are changed together by each operation, and splitting them would add a call to the O(1) path (the size-class
+arithmetic alone lives in :mod:`.range_classes`).
 """
 
 from __future__ import annotations

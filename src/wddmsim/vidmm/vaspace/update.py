@@ -18,6 +18,10 @@ fence ``hFenceObject`` reaches ``FenceValue`` (at once with ``DoNotWait``), then
   call is refused with ``STATUS_POSSIBLE_DEADLOCK`` instead of blocking forever (one thread here).
 - A step whose reserved range was freed before it ran is dropped (``FreeGpuVirtualAddress``).
 - While an update is queued, the tile pools it maps stay resident.
+
+Why over 400 lines: the call, its queue and its paging companions are one protocol (a fence reached releases
+queued operations onto a companion whose completion releases the caller); its argument checks are already apart
+(:mod:`.update_checks`).
 """
 
 from __future__ import annotations
