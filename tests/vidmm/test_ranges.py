@@ -13,7 +13,10 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from wddmsim.core.units import PAGE_SIZE, GiB, KiB, MiB, TiB
-from wddmsim.vidmm.ranges import _TABLE_SIZE, RangeAllocator, RangeError, _class_floor, _class_of
+from wddmsim.vidmm.range_classes import TABLE_SIZE as _TABLE_SIZE
+from wddmsim.vidmm.range_classes import class_floor as _class_floor
+from wddmsim.vidmm.range_classes import class_of as _class_of
+from wddmsim.vidmm.ranges import RangeAllocator, RangeError
 
 
 def extents(space: RangeAllocator) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:

@@ -2,7 +2,7 @@
 
 VidMm places each allocation at a range of a segment; a memory segment's ranges are memory, an aperture
 segment's ranges are only addresses.  The allocator is a two-level segregated fit (TLSF): free blocks sit in
-size classes (the power of two below the size, split in ``2**_SL_BITS`` linear sub-classes), a bit map says
+size classes (the power of two below the size, split in ``2**SL_BITS`` linear sub-classes), a bit map says
 which classes are non-empty, and a request rounds its size up to the next class so that *any* block found
 there fits.  Neighbouring free blocks are merged at once, so no two free blocks ever touch.
 
@@ -21,11 +21,16 @@ misses -- so the state is laid out to be probed as little as possible (decision 
   stale, and is dropped when it comes to the top of its stack (an allocation checks the record there) or
   when the stale entries pass twice the records: ``_compact`` then refiles every free block in one pass
   over the records, in memory order (amortized O(1) per stale entry, and no probes).
+* **Size classes precomputed** (:mod:`.range_classes`): a block's class is a list index, not a call.
 * **Bit scan on a Python int**: bit ``i`` of ``_bitmap`` is set exactly when class ``i``'s stack is non-empty;
   the next non-empty class at or above ``i`` is ``(m & -m).bit_length() - 1`` of ``m = _bitmap >> i``.
 
 Addresses and sizes are byte offsets into the managed space; every request is a whole number of ``granule``
 bytes (4 KiB pages by default) at an alignment that is a power of two and a multiple of the granule.
+
+Why over 400 lines: one data structure on the hot path of every placement; its records, class stacks and bit map
+are changed together by each operation, and splitting them would add a call to the O(1) path (the size-class
+arithmetic alone lives in :mod:`.range_classes`).
 """
 
 from __future__ import annotations
@@ -36,9 +41,12 @@ from dataclasses import dataclass
 from typing import Final, final
 
 from wddmsim.core.units import PAGE_SIZE
-
-_SL_BITS: Final = 3
-_SL_COUNT: Final = 1 << _SL_BITS
+from wddmsim.vidmm.range_classes import CLASS as _CLASS
+from wddmsim.vidmm.range_classes import FITTING as _FITTING
+from wddmsim.vidmm.range_classes import MIN_CLASSES as _MIN_CLASSES
+from wddmsim.vidmm.range_classes import TABLE_SIZE as _TABLE_SIZE
+from wddmsim.vidmm.range_classes import class_of as _class_of
+from wddmsim.vidmm.range_classes import fitting_class as _fitting_class
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,37 +65,6 @@ class RangeError(ValueError):
     """A request breaks the allocator's rules (the message names the argument, its value and the rule)."""
 
 
-def _class_of(size: int) -> int:
-    """The size class a block of ``size`` granules is filed in (it holds sizes in [class floor, next floor))."""
-    if size < _SL_COUNT:
-        return size
-    fl = size.bit_length() - 1
-    sl = (size >> (fl - _SL_BITS)) - _SL_COUNT
-    return (fl - _SL_BITS + 1) * _SL_COUNT + sl
-
-
-def _class_floor(index: int) -> int:
-    """The smallest size filed in class ``index`` (the inverse of :func:`_class_of` on class floors)."""
-    if index < _SL_COUNT:
-        return index
-    fl = index // _SL_COUNT + _SL_BITS - 1
-    sl = index % _SL_COUNT
-    return (_SL_COUNT + sl) << (fl - _SL_BITS)
-
-
-def _fitting_class(units: int) -> int:
-    """The smallest class whose every block holds ``units`` granules."""
-    index = _class_of(units)
-    return index + 1 if _class_floor(index) < units else index
-
-
-_TABLE_SIZE: Final = 1 << 12
-_CLASS: Final = [_class_of(n) for n in range(_TABLE_SIZE)]
-""":func:`_class_of` precomputed for blocks below 16 MiB (of 4 KiB granules): a list index, not a call."""
-_FITTING: Final = [_fitting_class(n) for n in range(_TABLE_SIZE)]
-""":func:`_fitting_class` precomputed the same way."""
-_MIN_CLASSES: Final = _FITTING[-1] + 1
-"""Every space has at least the classes the tables name, so a table lookup always indexes a class."""
 _UNUSED: Final[deque[int]] = deque(maxlen=0)
 """The stack of every class until a block is first filed there (a space has up to ~300 classes; a deque costs
 ~0.8 KB).  It is never appended to: filing checks for it on the empty-stack path, which it takes anyway."""

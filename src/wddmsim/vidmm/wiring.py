@@ -95,7 +95,7 @@ class LateCalls:
 
     def unique_protections(self, a: VidMmAllocation) -> list[tuple[int, int, int]]:
         va = self._vidmm.va
-        return [(0, a.size // PAGE_SIZE, 0)] if va is None else va.unique_protections(a)
+        return [(0, a.size // PAGE_SIZE, 0)] if va is None else va.mappings.unique_protections(a)
 
     def new_companion_pool(self, count: int) -> PagingBufferPool:
         return self._vidmm.new_companion_pool(count)

@@ -15,6 +15,9 @@ and it checks the driver as it goes: a legal status only; ``pDmaBuffer`` still i
 ``DmaSize`` shrunk by exactly the bytes it advanced; the guard after the buffer untouched; progress on a fresh
 buffer (a driver that cannot fit anything in an empty buffer would loop for ever).  Every breach ends in
 :class:`~.reset.ResetPath`, which raises :class:`~.errors.DeviceRemoved` with the reason.
+
+Why over 400 lines: the loop, its checks of the driver and the buffers' fences (tickets, flush, wait, poll) share
+one state -- the open buffer and what is built into it -- and each check sits next to the step it guards.
 """
 
 from __future__ import annotations

@@ -14,7 +14,14 @@ What each module models:
 - :mod:`.entries` -- the leaf entries of a mapping wherever its allocation is.
 - :mod:`.update` -- ``UpdateGpuVirtualAddress``: operations queued behind a fence, applied by a paging companion
   (or the CPU); :mod:`.update_checks` -- what the call refuses, checked whole before anything changes.
-- :mod:`.manager` -- ``VaManager``: Reserve, Map, Free, and the hooks the residency manager calls on every move.
+- :mod:`.choosing` -- choosing VAs: which ranges are free, where a new region goes, the region a Map lands in.
+- :mod:`.mappings` -- installing and removing mappings: a mapping cut into earlier ones, an allocation's mappings
+  recorded so that they follow it, a released region's entries invalidated and its unneeded tables pruned.
+- :mod:`.privileged` -- the privileged VA spaces and what VidMm maps there for good: tile pools, every page table
+  of the application space, the monitored-fence pages.
+- :mod:`.spaces` -- ``VaManager``: the DDI calls (Reserve, Map, Free, Update), the spaces' lifetime, and the
+  hooks the residency core calls on every move (a ``MoveObserver``).  It builds the parts above in dependency
+  order and is the tree's :class:`~.tables.TreeHooks` (decision 0060).
 """
 
 from __future__ import annotations

@@ -243,7 +243,6 @@ class TableLinks(TablePlacement):
         (1) every context of the process is suspended, (2) the range's entries are written as 4 KB pages into a
         new 4 KB-page table, (3) the level-1 entry points at it with ``PageTablePageSize`` 4KB, (4) the contexts
         resume once that ran.  The old table is then flushed from the TLB and freed.  Never the other way."""
-        assert self.render is not None
         with self.hold(space):
             self.suspend(space, "64KB->4KB")
             lo = key * self.span1
@@ -251,7 +250,7 @@ class TableLinks(TablePlacement):
             old = space.leaves64.pop(key, None)
             if old is None:  # making room for it moved an allocation mapped here, which converted the range
                 return
-            self.render(space, lo, lo + self.span1)
+            self.hooks.render(space, lo, lo + self.span1)
             self.point_down(space, lo)  # (3)
             self.flush_range(space, GpuVa(lo), self.span1)
             self.free_table(old)

@@ -83,8 +83,7 @@ class TablePlacement(TableBase):
     def _initialise(self, table: ProcessTable) -> None:
         """``UpdatePageTable`` with ``InitialUpdate``: every entry invalid."""
         self.invalidate_all(table, initial=True)
-        if self.on_created is not None:
-            self.on_created(table)
+        self.hooks.table_created(table)
 
     def _unplace(self, table: ProcessTable) -> None:
         """A table placed but never used: its range and window go back."""
@@ -139,8 +138,7 @@ class TablePlacement(TableBase):
     def free_table(self, table: ProcessTable) -> None:
         """Free a table nothing points at any more (its range was flushed from the TLB): with
         ``ExplicitPageTableInvalidation`` each of its entries is invalidated through ``UpdatePageTable`` first."""
-        if self.on_freed is not None:
-            self.on_freed(table)
+        self.hooks.table_freed(table)
         if self.explicit_invalidation:
             self.invalidate_all(table)
         self.segments.get(table.segment_id).free(table.offset)

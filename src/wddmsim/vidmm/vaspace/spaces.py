@@ -7,33 +7,32 @@ What it models (wddm-spec.md sections 2.5-2.8 and 3.1-3.6; decisions D5 and 0016
   residency manager calls :meth:`VaManager.before_leave` (entries invalidated and flushed from the TLB *before*
   the range can be reused by the next operation in the stream) and :meth:`VaManager.after_enter` (entries
   re-pointed, and flushed unless the driver reports ``InvalidTlbEntriesNotCached``).
-- The page-table trees themselves are :mod:`.tree` (built on :mod:`.tables`, :mod:`.placement`, :mod:`.links`).
+- The page-table trees themselves are :mod:`.tree` (built on :mod:`.tables`, :mod:`.placement`, :mod:`.links`);
+  where a new region's VA goes is :mod:`.choosing`; installing and removing mappings :mod:`.mappings`; the
+  privileged spaces and their fixed mappings :mod:`.privileged`.  This module keeps the DDI calls, the spaces'
+  lifetime, and the hooks the residency core calls on every move.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final, final
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, final
 
 from wddmsim.core.addresses import GpuVa
-from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE
+from wddmsim.core.units import PAGE_SIZE
 from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS, HANDLE
 from wddmsim.ddi.driver import KernelModeDriver, SystemMemoryServices
-from wddmsim.ddi.status import HRESULT, NTSTATUS, InvalidArgument
+from wddmsim.ddi.status import HRESULT
 from wddmsim.ddi.va import (
     D3DDDI_MAPGPUVIRTUALADDRESS,
     D3DDDI_RESERVEGPUVIRTUALADDRESS,
     D3DDDICB_FREEGPUVIRTUALADDRESS,
     D3DDDICB_UPDATEGPUVIRTUALADDRESS,
-    D3DGPU_UNIQUE_DRIVER_PROTECTION,
 )
 from wddmsim.ddi.va import D3DDDIGPUVIRTUALADDRESS_RESERVATION_TYPE as Reservation
 from wddmsim.vidmm.allocation import VidMmAllocation
-from wddmsim.vidmm.errors import DeviceRemoved, VidMmError
+from wddmsim.vidmm.errors import DeviceRemoved
 from wddmsim.vidmm.gpummu import GpuMmuDescription
 from wddmsim.vidmm.moves.causes import STAY, LeaveHow, MoveCause
 from wddmsim.vidmm.objects import ObjectTable
@@ -44,22 +43,17 @@ from wddmsim.vidmm.ports import VaResidency
 from wddmsim.vidmm.ranges import RangeAllocator
 from wddmsim.vidmm.segments import Segments, SegmentSpace
 from wddmsim.vidmm.vaspace.checks import bad, check_free_arguments, check_map_arguments, check_reserve_arguments
+from wddmsim.vidmm.vaspace.choosing import VaChooser
 from wddmsim.vidmm.vaspace.entries import Entries
-from wddmsim.vidmm.vaspace.regions import GpuVaSpace, Kind, ProcessTable, Region, VaMapping
+from wddmsim.vidmm.vaspace.mappings import Mappings
+from wddmsim.vidmm.vaspace.privileged import PrivilegedSpaces
+from wddmsim.vidmm.vaspace.regions import GpuVaSpace, ProcessTable, Region, VaMapping
 from wddmsim.vidmm.vaspace.tables import VA_ALIGNMENT
 from wddmsim.vidmm.vaspace.tree import PageTables
 from wddmsim.vidmm.vaspace.update import TiledUpdates
 
 if TYPE_CHECKING:
     from wddmsim.vidmm.device import Device, FenceArea, PagingQueue, Process
-
-POOL_AREA: Final = 1
-TABLE_AREA: Final = 2
-"""Quarters of a privileged VA space: tile pools in the second, page tables and fences in the third."""
-
-
-def _area(va_size: int, quarter: int) -> tuple[int, int]:
-    return quarter * va_size // 4, (quarter + 1) * va_size // 4
 
 
 @final
@@ -92,13 +86,16 @@ class VaManager:
         """The monitored-fence pages (mapped into every privileged VA space)."""
         self.residency = residency
         """Room in full segments, paging fences, tile pools held resident, quiescent devices."""
-        self.tables = PageTables(driver, mm, paging, mmu, segments, process, objects, residency)
+        self.va_size = 1 << mmu.caps.VirtualAddressBitCount
+        # Built in dependency order.  The tree comes first and is given this manager as its TreeHooks: the parts
+        # those calls reach (entries, privileged spaces, tiled updates) are built on the tree, and the tree makes
+        # no call before it is used.
+        self.tables = PageTables(driver, mm, paging, mmu, segments, process, objects, residency, self)
         self.entries = Entries(self.tables, use_64k_ptes=use_64k_ptes)
+        self.chooser = VaChooser(self.va_size)
+        self.mappings = Mappings(self.tables, self.entries, self.chooser)
+        self.privileged_spaces = PrivilegedSpaces(self.tables, self.entries, self.mappings, fences, self.va_size)
         self.updates = TiledUpdates(self)
-        self.tables.render = self.entries.render
-        self.tables.on_created = self._table_created
-        self.tables.on_freed = self._table_freed
-        self.tables.wait_companions = self.updates.wait_companions
         self.create_companion = create_companion
         """``DxgkDdiCreateContext`` of a paging companion (``SystemContext``) for a context; returns it and its
         node."""
@@ -106,8 +103,6 @@ class VaManager:
         """A pool of ``count`` paging buffers where ``PagingBufferSegmentId`` says (a paging companion's); None:
         contiguous system memory."""
         self.spaces: dict[int, GpuVaSpace] = {}
-        self.by_allocation: dict[int, list[VaMapping]] = {}
-        self.va_size = 1 << mmu.caps.VirtualAddressBitCount
 
     @property
     def root_moves(self) -> int:
@@ -139,7 +134,7 @@ class VaManager:
         for s in spaces:
             for region in s.regions.values():
                 for mapping in region.mappings:
-                    self._detach(mapping)
+                    self.mappings.detach(mapping)
             s.regions.clear()
             s.pools.clear()
         return sum(self.tables.destroy_tree(s) for s in spaces)
@@ -152,89 +147,23 @@ class VaManager:
         self.tables.ensure(space)
         self.tables.set_root(space, context)
 
-    # --- the privileged VA space (tiled resources) ---------------------------------------------------------
+    # --- the tree's calls (TreeHooks), to the parts built on it ---------------------------------------------
 
-    def privileged(self, space: GpuVaSpace) -> GpuVaSpace:
-        """The process's privileged VA space (DOC:per-process-gpu-virtual-address-spaces.md; wddm-spec 2.6),
-        created with the first ``ReserveGpuVirtualAddress``: every page table of the application space, every
-        tile pool and the monitored-fence pages are mapped there for good; only the paging companions' buffers
-        (kernel-generated) run in it (decision 0024)."""
-        if space.privileged is not None:
-            return space.privileged
-        priv = GpuVaSpace(space.process, RangeAllocator(self.va_size), owner=space)
-        priv.ranges.reserve(0, VA_ALIGNMENT)
-        space.privileged = priv
-        with self.tables.hold(priv):
-            self.tables.create_root(priv)
-            fences = self.fences
-            priv.fence_base = self._map_pages(priv, TABLE_AREA, 0, fences.pfns).base
-            for table in self.tables.all_tables(space):
-                self._table_created(table)
-        return priv
+    def render(self, space: GpuVaSpace, lo: int, hi: int) -> None:
+        """Write every entry of ``[lo, hi)`` from the records."""
+        self.entries.render(space, lo, hi)
 
-    def map_pool(self, space: GpuVaSpace, pool: VidMmAllocation) -> GpuVa:
-        """The tile pool's VA in the privileged space (mapped on first use, for as long as it lives: it follows
-        the pool's moves like any mapping; 4 KB entries, the copy source of ``CopyPageTableEntries``)."""
-        priv = self.privileged(space)
-        found = priv.pools.get(pool.handle)
-        if found is not None:
-            return found
-        region = self._fixed_region(priv, POOL_AREA, pool.size, "tile pools")
-        priv.pools[pool.handle] = region.base
-        self.install(
-            VaMapping(priv, region, region.base, pool.size // PAGE_SIZE, Kind.ALLOCATION, pool, 0, True, False)
-        )
-        return region.base
+    def wait_companions(self, process: Process) -> None:
+        """The process's paging companions finish what they were given."""
+        self.updates.wait_companions(process)
 
-    def _fixed_region(self, priv: GpuVaSpace, area: int, size: int, what: str) -> Region:
-        """A new region of ``size`` bytes in ``area`` of a privileged space, 64 KB aligned."""
-        lo, hi = _area(self.va_size, area)
-        base = priv.ranges.allocate_in(size, alignment=VA_ALIGNMENT, lo=lo, hi=hi)
-        if base is None:
-            raise VidMmError(f"the privileged VA space has no room left for {what}")
-        region = Region(GpuVa(base), size, from_map=True)
-        priv.regions[base] = region
-        return region
+    def table_created(self, table: ProcessTable) -> None:
+        """A table was created: mapped into the privileged space that maps it (:mod:`.privileged`)."""
+        self.privileged_spaces.table_created(table)
 
-    def _map_pages(self, priv: GpuVaSpace, area: int, segment_id: int, numbers: npt.NDArray[np.uint64]) -> Region:
-        """Fixed pages VidMm maps into a privileged space (read-write), in ``area``, 64 KB aligned."""
-        pages = int(numbers.shape[0])
-        region = self._fixed_region(priv, area, pages * PAGE_SIZE, "page tables")
-        mapping = VaMapping(
-            priv, region, region.base, pages, Kind.PAGES, write=True, segment_id=segment_id, page_numbers=numbers
-        )
-        region.mappings.append(mapping)
-        self.entries.write_mapping(mapping, resident=None)
-        if self.tables.flush_new:
-            self.tables.flush_range(priv, region.base, region.size)
-        return region
-
-    def _table_created(self, table: ProcessTable) -> None:
-        """Every table of an application space with a privileged space is mapped there; so is every leaf table
-        of the privileged space that holds tile-pool entries (the companion copies them)."""
-        space = table.space
-        if space is None:
-            return
-        if space.owner is None:
-            target = space.privileged
-        else:
-            lo, hi = _area(self.va_size, POOL_AREA)
-            first, end = self.tables.coverage(table.level, table.key)
-            target = space if table.level == 0 and not table.big and first < hi and lo < end else None
-        if target is None or table.privileged is not None:
-            return
-        numbers = np.arange(table.size // PAGE_SIZE, dtype=np.uint64) + (table.offset >> PAGE_SHIFT)
-        table.privileged = self._map_pages(target, TABLE_AREA, table.segment_id, numbers)
-
-    def _table_freed(self, table: ProcessTable) -> None:
-        """Before a table's range is freed: its privileged mapping goes (invalidated and flushed first)."""
-        region, table.privileged = table.privileged, None
-        space = table.space
-        if region is None or space is None:
-            return
-        target = space.privileged if space.owner is None else space
-        if target is not None and region.base in target.regions:
-            self._release(target, region)
+    def table_freed(self, table: ProcessTable) -> None:
+        """A table is about to be freed: its privileged mapping goes first."""
+        self.privileged_spaces.table_freed(table)
 
     # --- before a process's work runs -------------------------------------------------------------------------
 
@@ -310,12 +239,12 @@ class VaManager:
         """``pfnReserveGpuVirtualAddressCb``: a range of VA, no memory; ``ZERO`` reservations read zero."""
         queue, space = self._queue_space(args.hPagingQueue)
         check_reserve_arguments(args)
-        base = self._place_range(
+        base = self.chooser.place(
             space, args.BaseAddress, args.MinimumAddress, args.MaximumAddress, args.Size, VA_ALIGNMENT
         )
         zero = args.ReservationType == Reservation.D3DDDIGPUVIRTUALADDRESS_RESERVE_ZERO
         self.tables.ensure(space)
-        self.privileged(space)  # the first Reserve of a process creates its privileged VA space
+        self.privileged_spaces.privileged(space)  # the first Reserve of a process creates its privileged VA space
         region = Region(base, args.Size, from_map=False, zero=zero, driver_protection=args.DriverProtection)
         space.regions[base] = region
         args.VirtualAddress = base
@@ -333,9 +262,9 @@ class VaManager:
         queue, space = self._queue_space(args.hPagingQueue)
         check_map_arguments(args)
         allocation = self._mapped_allocation(args, queue)
-        region = self._map_region(space, args, allocation)
+        region = self.chooser.map_region(space, args, allocation)
         va = GpuVa(args.BaseAddress or region.base)
-        self.install(self._new_mapping(space, region, va, args, allocation))
+        self.mappings.install(self.mappings.new_mapping(space, region, va, args, allocation))
         args.VirtualAddress = va
         return self._complete(queue, True, args)
 
@@ -355,72 +284,8 @@ class VaManager:
                 args.OffsetInPages,
                 f"{args.SizeInPages} page(s) from it leave the {total}-page allocation",
             )
-        self._check_unique_protection(allocation, args.OffsetInPages, args.SizeInPages, args.DriverProtection)
+        self.mappings.check_unique_protection(allocation, args.OffsetInPages, args.SizeInPages, args.DriverProtection)
         return allocation
-
-    def _map_region(
-        self, space: GpuVaSpace, args: D3DDDI_MAPGPUVIRTUALADDRESS, allocation: VidMmAllocation | None
-    ) -> Region:
-        """The region the mapping lands in: the reserved or mapped one ``BaseAddress`` falls in, else a new one
-        (at ``BaseAddress`` when that range is free, or placed between Minimum and MaximumAddress)."""
-        size = args.SizeInPages * PAGE_SIZE
-        region = self._named_region(space, args, size) if args.BaseAddress else None
-        if region is not None:
-            return region
-        base = self._place_range(
-            space,
-            args.BaseAddress,
-            args.MinimumAddress,
-            args.MaximumAddress,
-            size,
-            PAGE_SIZE,
-            phase=None if allocation is None else (args.OffsetInPages * PAGE_SIZE) % VA_ALIGNMENT,
-        )
-        region = Region(base, size, from_map=True)
-        space.regions[base] = region
-        return region
-
-    def _named_region(self, space: GpuVaSpace, args: D3DDDI_MAPGPUVIRTUALADDRESS, size: int) -> Region | None:
-        """``BaseAddress`` given: the one reserved or mapped region the range lies in, or None if the range is
-        free; refused when it leaves the VA space or straddles regions."""
-        base = args.BaseAddress
-        if base + size > self.va_size:
-            raise bad("BaseAddress", base, f"{size:#x} bytes from it leave the {self.va_size:#x}-byte VA space")
-        region = space.region_at(base, size)
-        if region is None and not self._free(space, base, size):
-            raise bad(
-                "BaseAddress",
-                base,
-                f"[{base:#x}, {base + size:#x}) is neither free nor inside one reserved or mapped range",
-            )
-        p = args.Protection
-        if region is not None and region.from_map and (p.Zero or p.NoAccess):
-            raise bad("Protection", p.Value, "Zero and NoAccess may not be placed on a range obtained by Map")
-        return region
-
-    @staticmethod
-    def _new_mapping(
-        space: GpuVaSpace,
-        region: Region,
-        va: GpuVa,
-        args: D3DDDI_MAPGPUVIRTUALADDRESS,
-        allocation: VidMmAllocation | None,
-    ) -> VaMapping:
-        """What VidMm records of the mapping ``args`` asks for at ``va``."""
-        p = args.Protection
-        kind = Kind.ZERO if p.Zero else (Kind.NO_ACCESS if p.NoAccess else Kind.ALLOCATION)
-        return VaMapping(
-            space,
-            region,
-            va,
-            args.SizeInPages,
-            kind,
-            allocation,
-            args.OffsetInPages,
-            bool(p.Write),
-            bool(p.Execute),
-            args.DriverProtection,
-        )
 
     def free_gpu_va(self, process: Process, args: D3DDDICB_FREEGPUVIRTUALADDRESS) -> None:
         """``pfnFreeGpuVirtualAddressCb``: release a range obtained from Reserve or Map, synchronously; its
@@ -435,7 +300,7 @@ class VaManager:
                 f"[{args.BaseAddress:#x}, +{args.Size:#x}) is not a range obtained from Reserve or Map",
             )
         self.tables.ensure(space)
-        self._release(space, region)
+        self.mappings.release(space, region)
         self.paging.wait(self.paging.flush())
 
     def update_gpu_va(self, args: D3DDDICB_UPDATEGPUVIRTUALADDRESS) -> None:
@@ -455,60 +320,14 @@ class VaManager:
         execute: bool = False,
         base: int | None = None,
     ) -> VaMapping:
-        """Map ``pages`` pages of ``allocation`` (default: all from ``offset_pages``) in a region of its own."""
-        total = allocation.size // PAGE_SIZE
-        count = total - offset_pages if pages is None else pages
-        if not 0 <= offset_pages < total or not 0 < count <= total - offset_pages:
-            raise bad("OffsetInPages", offset_pages, f"{count} page(s) from it leave the {total}-page allocation")
-        size = count * PAGE_SIZE
-        if base is not None and not self._free(space, base, size):
-            raise bad("BaseAddress", base, f"[{base:#x}, {base + size:#x}) is not free")
-        self.tables.ensure(space)
-        va = self._place_range(
-            space,
-            base or 0,
-            0,
-            0,
-            size,
-            PAGE_SIZE if base else VA_ALIGNMENT,
-            phase=(offset_pages * PAGE_SIZE) % VA_ALIGNMENT,
+        """Map pages of ``allocation`` in a region of its own (:meth:`.mappings.Mappings.map`)."""
+        return self.mappings.map(
+            space, allocation, offset_pages=offset_pages, pages=pages, write=write, execute=execute, base=base
         )
-        region = Region(va, size, from_map=True)
-        space.regions[va] = region
-        mapping = VaMapping(space, region, va, count, Kind.ALLOCATION, allocation, offset_pages, write, execute)
-        self.install(mapping)
-        return mapping
 
     def unmap(self, space: GpuVaSpace, va: int) -> None:
         """Free the region that starts at ``va``."""
-        region = space.regions.get(va)
-        if region is None:
-            raise bad("BaseAddress", va, "is not a mapped range of the process")
-        self.tables.ensure(space)
-        self._release(space, region)
-
-    def forget(self, allocation: VidMmAllocation) -> None:
-        """The allocation is destroyed: every VA mapped to it is freed (its whole region, as Windows does)."""
-        for mapping in list(self.by_allocation.get(allocation.handle, [])):
-            mapping.space.pools.pop(allocation.handle, None)
-            if mapping.region.base in mapping.space.regions:
-                self._release(mapping.space, mapping.region)
-        self.by_allocation.pop(allocation.handle, None)
-
-    def unique_protections(self, allocation: VidMmAllocation) -> list[tuple[int, int, int]]:
-        """``(first page, pages, DriverProtection)`` runs covering the allocation for its paging-process mappings:
-        pages a GPU VA maps with a unique driver protection (``D3DGPU_UNIQUE_DRIVER_PROTECTION``) carry it, every
-        other page 0 (DOC:driver-protection.md; decision 0025)."""
-        total = allocation.size // PAGE_SIZE
-        values = np.zeros(total, dtype=np.uint64)
-        for m in self.by_allocation.get(allocation.handle, []):
-            if m.space.owner is None and m.driver_protection & D3DGPU_UNIQUE_DRIVER_PROTECTION:
-                values[m.offset_pages : m.offset_pages + m.pages] = m.driver_protection
-        edges = (np.flatnonzero(np.diff(values)) + 1).tolist()
-        starts, ends = [0, *edges], [*edges, total]
-        return [(s, e - s, int(values[s])) for s, e in zip(starts, ends, strict=True)]
-
-    # --- following the allocation --------------------------------------------------------------------------
+        self.mappings.unmap(space, va)
 
     # --- a move observer of the residency core (MoveObserver, decision 0060) -----------------------------------
 
@@ -519,7 +338,7 @@ class VaManager:
     def before_leave(self, allocation: VidMmAllocation, cause: MoveCause) -> LeaveHow:
         """The allocation is about to leave its range (for any cause, a reset's loss too): no mapping may reach
         that range any more."""
-        for mapping in self.by_allocation.get(allocation.handle, []):
+        for mapping in self.mappings.by_allocation.get(allocation.handle, []):
             self.entries.write_mapping(mapping, resident=False)
             self.tables.flush_range(mapping.space, mapping.va, mapping.pages * PAGE_SIZE)
         return STAY
@@ -530,9 +349,13 @@ class VaManager:
     def may_forget(self, allocation: VidMmAllocation) -> None:
         """An allocation's VAs never keep it from being destroyed (they go with it)."""
 
+    def forget(self, allocation: VidMmAllocation) -> None:
+        """The allocation is destroyed: every VA mapped to it is freed (its whole region, as Windows does)."""
+        self.mappings.forget(allocation)
+
     def after_enter(self, allocation: VidMmAllocation) -> None:
         """The allocation arrived in a new place: every mapping points there."""
-        for mapping in self.by_allocation.get(allocation.handle, []):
+        for mapping in self.mappings.by_allocation.get(allocation.handle, []):
             self.entries.write_mapping(mapping, resident=True)
             if self.tables.flush_new:
                 self.tables.flush_range(mapping.space, mapping.va, mapping.pages * PAGE_SIZE)
@@ -551,142 +374,6 @@ class VaManager:
         if a.device.process is not queue.device.process:
             raise bad("hAllocation", handle, "belongs to another process")
         return a
-
-    def _check_unique_protection(self, a: VidMmAllocation, offset: int, pages: int, protection: int) -> None:
-        """``D3DGPU_UNIQUE_DRIVER_PROTECTION``: every mapping of the same pages uses the same value."""
-        for other in self.by_allocation.get(a.handle, []):
-            if other.space.owner is not None:  # VidMm's own mapping of a tile pool (driver protection 0)
-                continue
-            overlap = other.offset_pages < offset + pages and offset < other.offset_pages + other.pages
-            unique = (protection | other.driver_protection) & D3DGPU_UNIQUE_DRIVER_PROTECTION
-            if overlap and unique and other.driver_protection != protection:
-                raise InvalidArgument(
-                    "DriverProtection",
-                    protection,
-                    f"pages of the allocation are mapped with unique driver protection {other.driver_protection:#x}",
-                    NTSTATUS.STATUS_INVALID_PARAMETER,
-                )
-
-    def _free(self, space: GpuVaSpace, va: int, size: int) -> bool:
-        return (
-            va + size <= self.va_size
-            and all(r.end <= va or va + size <= r.base for r in space.regions.values())
-            and not (va < VA_ALIGNMENT)
-        )
-
-    def _place_range(
-        self, space: GpuVaSpace, base: int, lo: int, hi: int, size: int, alignment: int, *, phase: int | None = None
-    ) -> GpuVa:
-        """The start of a new region: ``base`` if given (and free), else a free range in ``[lo, hi)``.
-
-        ``phase`` (bytes, below 64 KB; for a mapping of an allocation): a VidMm-chosen start is wanted at ``phase``
-        past a 64 KB boundary, so that the mapped pages keep the low 16 bits of their place in the allocation
-        (decision 0040); when no such range is free, any ``alignment``-aligned one does.
-        """
-        if not base and phase is not None:
-            phased = self._place_phased(space, lo, hi or self.va_size, size, phase)
-            if phased is not None:
-                return phased
-        if base:
-            if base + size > self.va_size or not self._free(space, base, size):
-                raise bad("BaseAddress", base, f"[{base:#x}, {base + size:#x}) is not free")
-            space.ranges.reserve(base, size)
-            return GpuVa(base)
-        top = hi or self.va_size
-        if lo >= top or size > top - lo:
-            raise bad("MaximumAddress", hi, f"no {size:#x}-byte range fits in [{lo:#x}, {top:#x})")
-        start = space.ranges.allocate_in(size, alignment=alignment, lo=lo, hi=top)
-        if start is None:
-            raise InvalidArgument(
-                "Size",
-                size,
-                f"no free range of the VA space in [{lo:#x}, {top:#x}) is that large",
-                HRESULT.E_OUTOFMEMORY,
-            )
-        return GpuVa(start)
-
-    def _place_phased(self, space: GpuVaSpace, lo: int, top: int, size: int, phase: int) -> GpuVa | None:
-        if lo >= top or size + phase > top - lo:
-            return None
-        start = space.ranges.allocate_in(size + phase, alignment=VA_ALIGNMENT, lo=lo, hi=top)
-        if start is None:
-            return None
-        if phase:
-            space.ranges.free(start)
-            space.ranges.reserve(start + phase, size)
-        return GpuVa(start + phase)
-
-    def install(self, mapping: VaMapping, *, write_entries: bool = True, flush: bool = True) -> None:
-        """Put ``mapping`` in its region (cutting what it covers out of earlier mappings) and write its entries
-        (``write_entries`` False: they come from a copy the caller builds next, and no 64 KB entry or large page
-        may cover them meanwhile)."""
-        self.tables.ensure(mapping.space)
-        region = mapping.region
-        kept: list[VaMapping] = []
-        replaced = region.zero  # Zero entries are valid: replacing them changes a translation
-        pieces: list[VaMapping] = []
-        for old in region.mappings:
-            if old.end <= mapping.va or mapping.end <= old.va:
-                kept.append(old)
-                continue
-            replaced = True
-            self._detach(old)
-            for lo, hi in ((old.va, mapping.va), (mapping.end, old.end)):
-                if lo < hi:
-                    piece = VaMapping(
-                        old.space,
-                        region,
-                        GpuVa(lo),
-                        (hi - lo) // PAGE_SIZE,
-                        old.kind,
-                        old.allocation,
-                        old.offset_pages + (lo - old.va) // PAGE_SIZE,
-                        old.write,
-                        old.execute,
-                        old.driver_protection,
-                    )
-                    kept.append(piece)
-                    pieces.append(piece)
-                    self._attach(piece)
-        kept.append(mapping)
-        region.mappings = kept
-        self._attach(mapping)
-        if write_entries:
-            self.entries.write_mapping(mapping, resident=None)
-        else:
-            self.entries.clear_big(mapping.space, mapping.va, mapping.pages)
-        for piece in pieces:  # a 64 KB entry the cut invalidated covered their pages too
-            self.entries.write_mapping(piece, resident=None)
-        if flush and (replaced or self.tables.flush_new or not write_entries):
-            # decision D5: invalid -> valid alone needs no flush if the GPU does not cache invalid entries
-            self.tables.flush_range(mapping.space, mapping.va, mapping.pages * PAGE_SIZE)
-
-    def _attach(self, mapping: VaMapping) -> None:
-        if mapping.allocation is not None:
-            self.by_allocation.setdefault(mapping.allocation.handle, []).append(mapping)
-
-    def _detach(self, mapping: VaMapping) -> None:
-        if mapping.allocation is not None:
-            self.by_allocation[mapping.allocation.handle].remove(mapping)
-
-    def _release(self, space: GpuVaSpace, region: Region) -> None:
-        """The region goes: entries in leaf tables that stay (another region shares them) are invalidated; a
-        table no region needs any more is freed after its parent entry is invalidated and flushed -- its own
-        entries untouched unless the driver reports ``ExplicitPageTableInvalidation`` (wddm-spec 2.2, 2.6)."""
-        for mapping in region.mappings:
-            self._detach(mapping)
-        region.mappings = []
-        del space.regions[region.base]
-        space.ranges.free(region.base)
-        span = self.tables.span1
-        at: int = region.base
-        while at < region.end:
-            end = min(region.end, (at // span + 1) * span)
-            if self.tables.needed(space, at - at % span, at - at % span + span):
-                self.entries.write_state(space, at, (end - at) // PAGE_SIZE, zero=False, protection=0)
-            at = end
-        self.tables.flush_range(space, region.base, region.size)
-        self.tables.prune(space, region.base, region.end)
 
     def _complete(
         self, queue: PagingQueue, moved: bool, args: D3DDDI_RESERVEGPUVIRTUALADDRESS | D3DDDI_MAPGPUVIRTUALADDRESS

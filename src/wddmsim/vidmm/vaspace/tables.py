@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from wddmsim.core.addresses import GpuVa, SegmentOffset
 from wddmsim.core.units import GiB
@@ -52,8 +52,27 @@ WINDOW_SIZE = 1 * GiB
 LEAF64 = -1
 """The level recorded for a 64 KB-page leaf table in :attr:`GpuVaSpace.saved`."""
 
-Render = Callable[[GpuVaSpace, int, int], None]
-"""Write every entry of ``[lo, hi)`` from the records (:meth:`.entries.Entries.render`)."""
+
+class TreeHooks(Protocol):
+    """What the tree asks of the VA services built on it, handed to its constructor (decision 0060): the leaf
+    entries (:mod:`.entries`), the privileged spaces (:mod:`.privileged`) and the tiled updates (:mod:`.update`)
+    are built on the tree, so the tree reaches them through these calls, not through hooks set afterwards."""
+
+    def render(self, space: GpuVaSpace, lo: int, hi: int) -> None:
+        """Write every entry of ``[lo, hi)`` from the records (:meth:`.entries.Entries.render`)."""
+        ...
+
+    def table_created(self, table: ProcessTable) -> None:
+        """A table was created and initialised (it is mapped into the privileged VA space)."""
+        ...
+
+    def table_freed(self, table: ProcessTable) -> None:
+        """A table is about to be freed (its privileged mapping goes first)."""
+        ...
+
+    def wait_companions(self, process: Process) -> None:
+        """The process's paging companions finish what they were given."""
+        ...
 
 
 class TableBase:
@@ -70,6 +89,7 @@ class TableBase:
         process: SystemPagingProcess,
         objects: ObjectTable,
         residency: VaResidency,
+        hooks: TreeHooks,
     ) -> None:
         self.driver = driver
         self.mm = mm
@@ -103,14 +123,8 @@ class TableBase:
         """Single-PTE mode: how many 2 MiB ranges went from 64 KB to 4 KB pages."""
         self.residency = residency
         """Room in full segments (tables come first), and quiescent devices."""
-        self.render: Render | None = None
-        """Set by :class:`.manager.VaManager`: rebuilds entries from the records."""
-        self.on_created: Callable[[ProcessTable], None] | None = None
-        """Set by :class:`.manager.VaManager`: a table was created (it maps it into the privileged VA space)."""
-        self.on_freed: Callable[[ProcessTable], None] | None = None
-        """Set by :class:`.manager.VaManager`: a table is about to be freed."""
-        self.wait_companions: Callable[[Process], None] | None = None
-        """Set by :class:`.manager.VaManager`: the process's paging companions finish what they were given."""
+        self.hooks = hooks
+        """The VA services built on the tree: entries rendered, tables created and freed, companions waited for."""
         self.stream = paging
         """Where table updates, TLB flushes and entry copies are built: the system paging stream, or -- while
         :meth:`redirect` holds -- a paging companion's."""
@@ -170,8 +184,7 @@ class TableBase:
     def quiesce(self, process: Process) -> None:
         """Every context of the process is idle: the work it has in flight completes, and so do the page-table
         updates its paging companions were given."""
-        if self.wait_companions is not None:
-            self.wait_companions(process)
+        self.hooks.wait_companions(process)
         for device in self.devices(process):
             self.residency.quiesce(device)
 

@@ -87,7 +87,6 @@ class PageTables(TableLinks):
         self.stamp(space)
         if not space.evicted:
             return
-        assert self.render is not None
         with self.hold(space):
             root = self._create(space, self.top, 0)  # still evicted: writes made meanwhile go to the records only
             space.evicted = False
@@ -102,7 +101,7 @@ class PageTables(TableLinks):
                 else:
                     self._attach(space, level, key)
             for region in sorted(space.regions.values(), key=lambda r: r.base):
-                self.render(space, region.base, region.end)
+                self.hooks.render(space, region.base, region.end)
             self.paging.wait(self.paging.flush())  # the tree is written before a context can walk it
             self.set_roots(space)
             if space.privileged is not None:

@@ -18,6 +18,10 @@ fence ``hFenceObject`` reaches ``FenceValue`` (at once with ``DoNotWait``), then
   call is refused with ``STATUS_POSSIBLE_DEADLOCK`` instead of blocking forever (one thread here).
 - A step whose reserved range was freed before it ran is dropped (``FreeGpuVirtualAddress``).
 - While an update is queued, the tile pools it maps stay resident.
+
+Why over 400 lines: the call, its queue and its paging companions are one protocol (a fence reached releases
+queued operations onto a companion whose completion releases the caller); its argument checks are already apart
+(:mod:`.update_checks`).
 """
 
 from __future__ import annotations
@@ -45,6 +49,8 @@ from wddmsim.vidmm.paging.buffers import PagingBufferPool
 from wddmsim.vidmm.paging.stream import PagingStream
 from wddmsim.vidmm.ports import VaResidency
 from wddmsim.vidmm.vaspace.checks import bad
+from wddmsim.vidmm.vaspace.mappings import Mappings
+from wddmsim.vidmm.vaspace.privileged import PrivilegedSpaces
 from wddmsim.vidmm.vaspace.regions import GpuVaSpace, Kind, ProcessTable, Region, UpdateStep, VaMapping
 from wddmsim.vidmm.vaspace.tables import Mode
 from wddmsim.vidmm.vaspace.tree import PageTables
@@ -66,13 +72,10 @@ class VaHost(Protocol):
     create_companion: Callable[[HANDLE, Device], tuple[HANDLE, int]]
     new_pool: Callable[[int], PagingBufferPool] | None
 
-    def privileged(self, space: GpuVaSpace) -> GpuVaSpace: ...
+    mappings: Mappings
+    privileged_spaces: PrivilegedSpaces
 
     def create_space(self, process: Process) -> GpuVaSpace: ...
-
-    def map_pool(self, space: GpuVaSpace, pool: VidMmAllocation) -> GpuVa: ...
-
-    def install(self, mapping: VaMapping, *, write_entries: bool = True, flush: bool = True) -> None: ...
 
 
 MAX_QUEUED: Final = 128
@@ -178,7 +181,7 @@ class TiledUpdates:
         pools = list({id(step.pool): step.pool for step in steps if step.pool is not None}.values())
         if companion is not None:
             for pool in pools:
-                self.va.map_pool(space, pool)
+                self.va.privileged_spaces.map_pool(space, pool)
             self.va.paging.flush()
         return pools
 
@@ -233,7 +236,7 @@ class TiledUpdates:
         stream = PagingStream(
             paging.driver, paging.scheduler, pool, paging.reset, paging.events, context=handle, node=node
         )
-        priv = va.privileged(space)
+        priv = va.privileged_spaces.privileged(space)
         priv.companions.append(handle)
         va.tables.ensure(space)
         va.tables.set_root(priv, handle)
@@ -288,7 +291,7 @@ class TiledUpdates:
                 if by_copy and step.plain_map and piece.driver_protection == 0:
                     self.map_by_copy(space, piece)
                 else:
-                    self.va.install(piece)
+                    self.va.mappings.install(piece)
 
     def run_by_cpu(self, space: GpuVaSpace, steps: list[UpdateStep], sync: SyncObject, value: int) -> None:
         """``CPU_VIRTUAL``: the operations are applied when the fence allows (the CPU writes the tables), and
@@ -314,7 +317,7 @@ class TiledUpdates:
         tables = va.tables
         live = self.live(space, steps)
         tables.ensure(space)
-        priv = va.privileged(space)
+        priv = va.privileged_spaces.privileged(space)
         tables.ensure(priv)
         with tables.hold(space):
             for step in live:
@@ -358,7 +361,7 @@ class TiledUpdates:
         assert priv is not None
         assert piece.allocation is not None
         source = priv.pools[piece.allocation.handle] + piece.offset_pages * PAGE_SIZE
-        self.va.install(piece, write_entries=False, flush=False)
+        self.va.mappings.install(piece, write_entries=False, flush=False)
         self.copy_ranges(priv, source, space, piece.va, piece.pages)
         self.va.tables.flush_range(space, piece.va, piece.pages * PAGE_SIZE)
 
@@ -437,7 +440,7 @@ class TiledUpdates:
         big = any(k in space.leaves64 or k in space.large for k in keys)
         use_gpu = tables.mode != Mode.DXGK_PAGETABLEUPDATE_CPU_VIRTUAL and not big
         for run in runs:
-            self.va.install(run, write_entries=not use_gpu, flush=not use_gpu)
+            self.va.mappings.install(run, write_entries=not use_gpu, flush=not use_gpu)
         if use_gpu:
             self.copy_ranges(space, source, space, dest, pages)
             tables.flush_range(space, GpuVa(dest), pages * PAGE_SIZE)
