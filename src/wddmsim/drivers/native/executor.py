@@ -9,7 +9,6 @@ address VidMm passes in ``Transfer``/``Fill`` (``SegmentOffset + BaseAddress``),
 from __future__ import annotations
 
 from ctypes import CFUNCTYPE, POINTER, Structure
-from ctypes import c_void_p as PVOID
 from typing import Final
 
 from wddmsim.drivers.native.kernel import (
@@ -17,6 +16,7 @@ from wddmsim.drivers.native.kernel import (
     NTSTATUS,
     PFN_NUMBER,
     PFN_WDDMSIM_LOG,
+    PVOID,
     SIZE_T,
     UINT,
     UINT64,

@@ -8,13 +8,25 @@ Every class keeps the C name; anonymous C unions are ctypes ``_anonymous_`` memb
 from __future__ import annotations
 
 import ctypes
-from ctypes import CFUNCTYPE, POINTER, Structure, Union, c_char_p, c_int16, c_int32, c_int64, c_uint32, c_uint64
-from ctypes import c_void_p as PVOID
+from ctypes import (
+    CFUNCTYPE,
+    POINTER,
+    Structure,
+    Union,
+    c_char_p,
+    c_int16,
+    c_int32,
+    c_int64,
+    c_uint32,
+    c_uint64,
+    c_void_p,
+)
 from typing import Final
 
 from wddmsim.ddi.status import NTSTATUS as NTSTATUS_CODES
 
 # LLP64: ULONG/UINT/LONG are 32-bit; pointers, HANDLE, SIZE_T, ULONG_PTR are 64-bit.
+PVOID = c_void_p
 UINT = c_uint32
 ULONG = c_uint32
 LONG = c_int32
@@ -132,7 +144,9 @@ def new_mdl(pfns: list[int], byte_count: int, byte_offset: int = 0) -> tuple[cty
     mdl.MdlFlags = MDL_PAGES_LOCKED
     mdl.ByteCount = byte_count
     mdl.ByteOffset = byte_offset
-    MmGetMdlPfnArray(mdl, len(pfns))[:] = pfns
+    array = MmGetMdlPfnArray(mdl, len(pfns))
+    for i, pfn in enumerate(pfns):
+        array[i] = pfn
     return storage, mdl
 
 

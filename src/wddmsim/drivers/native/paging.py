@@ -9,7 +9,6 @@ number ``Operation`` holds).  The anonymous C structs of the union have the name
 from __future__ import annotations
 
 from ctypes import POINTER, Structure, Union, c_uint16
-from ctypes import c_void_p as PVOID
 from typing import Any
 
 from wddmsim.ddi.caps import DXGK_QUERYADAPTERINFOTYPE as DXGK_QUERYADAPTERINFOTYPE
@@ -27,6 +26,7 @@ from wddmsim.drivers.native.kernel import (
     LARGE_INTEGER,
     PHYSICAL_ADDRESS,
     PMDL,
+    PVOID,
     SIZE_T,
     UINT,
     UINT64,
@@ -86,7 +86,9 @@ class DXGK_MAPAPERTUREFLAGS(Structure):
     """``DXGK_MAPAPERTUREFLAGS``: CacheCoherent (bit 0)."""
 
     _anonymous_ = ("_u",)
-    _fields_ = [("_u", _word_union("_DXGK_MAPAPERTUREFLAGS_U", "Value", UINT, [("CacheCoherent", 1), ("Reserved", 31)]))]
+    _fields_ = [
+        ("_u", _word_union("_DXGK_MAPAPERTUREFLAGS_U", "Value", UINT, [("CacheCoherent", 1), ("Reserved", 31)]))
+    ]
 
 
 class DXGK_TRANSFERVIRTUALFLAGS(Structure):
@@ -475,7 +477,10 @@ class DXGKARG_BUILDPAGINGBUFFER(Structure):
 class DXGK_QUERYADAPTERINFOFLAGS(Structure):
     _anonymous_ = ("_u",)
     _fields_ = [
-        ("_u", _word_union("_DXGK_QUERYADAPTERINFOFLAGS_U", "Value", UINT, [("VirtualMachineData", 1), ("Reserved", 31)]))
+        (
+            "_u",
+            _word_union("_DXGK_QUERYADAPTERINFOFLAGS_U", "Value", UINT, [("VirtualMachineData", 1), ("Reserved", 31)]),
+        )
     ]
 
 
@@ -552,4 +557,3 @@ class DXGK_PAGE_TABLE_LEVEL_DESC(Structure):
         ("PageTableSizeInBytes", UINT),
         ("PageTableAlignmentInBytes", UINT),
     ]
-

@@ -1,7 +1,8 @@
 """Text rendered from the ABI table (:func:`wddmsim.drivers.native.abi.layout`), so the layout is written once.
 
 * :func:`static_asserts` -- the ``_Static_assert`` block at the end of ``wddmsim/ddk.h``: ``sizeof`` of every
-  structure and ``offsetof`` of every direct member (nested members are asserted with their own structure).
+  structure, ``offsetof`` and ``sizeof`` of every direct member (nested members are asserted with their own
+  structure).
 * :func:`abi_table` -- the ABI section of ``docs/bring-your-own-driver.md``.
 
 ``python -m wddmsim.drivers.native.render --write [DOC]`` rewrites the header's block (and the document's, when a
@@ -30,6 +31,10 @@ def _asserts_for(struct: AbiStruct) -> list[str]:
             lines.append(
                 f"WDDMSIM_STATIC_ASSERT(offsetof({struct.name}, {f.path}) == {f.offset}, "
                 f'"offsetof({struct.name}, {f.path})");'
+            )
+            lines.append(
+                f"WDDMSIM_STATIC_ASSERT(sizeof((({struct.name} *)0)->{f.path}) == {f.size}, "
+                f'"sizeof({struct.name}.{f.path})");'
             )
     return lines
 
