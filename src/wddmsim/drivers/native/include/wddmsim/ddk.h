@@ -58,6 +58,14 @@
 
 WDDMSIM_EXTERN_C_BEGIN
 
+/* clang++ -pedantic reports anonymous structs nested in anonymous unions despite __extension__: quiet it for the
+ * header's own declarations only (popped at the end of the file). */
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wnested-anon-types"
+#pragma clang diagnostic ignored "-Wgnu-anonymous-struct"
+#endif
+
 /* ---------------------------------------------------------------------------------------------------------------
  * Annotations and calling conventions: all empty on x64.
  */
@@ -1475,6 +1483,10 @@ WDDMSIM_STATIC_ASSERT(sizeof(((WDDMSIM_PAGING_SUBMISSION *)0)->SubmissionFenceId
 WDDMSIM_STATIC_ASSERT(offsetof(WDDMSIM_PAGING_SUBMISSION, DmaBufferGpuVirtualAddress) == 48, "offsetof(WDDMSIM_PAGING_SUBMISSION, DmaBufferGpuVirtualAddress)");
 WDDMSIM_STATIC_ASSERT(sizeof(((WDDMSIM_PAGING_SUBMISSION *)0)->DmaBufferGpuVirtualAddress) == 8, "sizeof(WDDMSIM_PAGING_SUBMISSION.DmaBufferGpuVirtualAddress)");
 /* END GENERATED LAYOUT ASSERTIONS */
+
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif
 
 WDDMSIM_EXTERN_C_END
 
