@@ -183,6 +183,7 @@ def test_the_documented_x64_offsets() -> None:
     assert mdl.size == 48
     names = ("Next", "Size", "MdlFlags", "Process", "MappedSystemVa", "StartVa", "ByteCount", "ByteOffset")
     assert [mdl.offset(n) for n in names] == [0, 8, 10, 16, 24, 32, 40, 44]
+    assert abi.layout_table()["DXGK_BUILDPAGINGBUFFER_TRANSFER"][1]["MdlOffset"] == 60
     assert ctypes.sizeof(abi.DXGK_PTE) == 16 and ctypes.sizeof(abi.DXGK_GPUMMUCAPS) == 0x18
     assert ctypes.sizeof(abi.DXGK_PAGE_TABLE_LEVEL_DESC) == 0x14
     assert (abi.MDL_MAPPED_TO_SYSTEM_VA, abi.MDL_PAGES_LOCKED, abi.MDL_SOURCE_IS_NONPAGED_POOL) == (1, 2, 4)

@@ -157,6 +157,11 @@ def layout() -> tuple[AbiStruct, ...]:
     return tuple(describe(cls) for cls in ABI_STRUCTS)
 
 
+def layout_table() -> dict[str, tuple[int, dict[str, int]]]:
+    """``{structure: (size, {member-designator: offset})}``, e.g. ``["MDL"][1]["ByteCount"] == 40``."""
+    return {s.name: (s.size, {f.path: f.offset for f in s.fields}) for s in layout()}
+
+
 @dataclass(frozen=True, slots=True)
 class BitFieldWord:
     """A C bit-field word: in structure ``struct``, the bit-fields at ``prefix`` + name, declared by ``ddi``."""
