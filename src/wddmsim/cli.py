@@ -1,4 +1,4 @@
-"""The command line: ``wddmsim run | replay | inspect | disasm | vm-decode | bench``.  Thin: parse, build, run,
+"""The command line: ``wddmsim run | replay | inspect | disasm | vm-decode | bench | include-dir``.  Thin: parse,
 render.
 
 Scenarios live in :mod:`wddmsim.scenarios`, views and the files of ``--out`` in :mod:`wddmsim.viz`.
@@ -156,6 +156,7 @@ def main() -> None:
       wddmsim disasm                       the paging buffers of the tour, packet by packet
       wddmsim vm-decode 0x1001000          a GPU VA walked level by level
       wddmsim bench --list                 the benchmarks and their goals
+      wddmsim include-dir                  the C headers for building your own driver (-I)
 
     Each command has its own --help with examples.
     """
@@ -837,3 +838,18 @@ def bench(names: tuple[str, ...], as_json: bool, list_only: bool) -> None:
         for r in rows:
             table.add_row(*(str(r.get(c, "")) for c in ("name", "value", "unit", "baseline", "ratio", "goal")))
         console.print(table)
+
+
+@main.command("include-dir", context_settings=CONTEXT)
+def include_dir() -> None:
+    """Print the directory of the shipped C headers (wddmsim/ddk.h and the WDK-name shims), for -I.
+
+    \b
+    Examples:
+      wddmsim include-dir
+      cc -std=c11 -shared -fPIC -I"$(wddmsim include-dir)" -o mydriver.so mydriver.c
+      c++ -std=c++17 -shared -fPIC -I"$(wddmsim include-dir)" -o mydriver.so mydriver.cpp
+    """
+    from wddmsim.drivers.native import include_dir as native_include_dir
+
+    click.echo(str(native_include_dir()))
