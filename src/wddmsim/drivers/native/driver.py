@@ -36,6 +36,7 @@ from wddmsim.drivers.native.adapter_desc import AdapterDescBlock
 from wddmsim.drivers.native.description import AdapterDescription, ExecutorKind
 from wddmsim.drivers.native.library import NativeLibrary
 from wddmsim.drivers.native.marshal import PagingBufferCall
+from wddmsim.drivers.native.services import KernelServices
 from wddmsim.drivers.package import DriverModel, DriverStatistics, SimulatedDriver
 from wddmsim.hw.gpu import Gpu
 
@@ -61,7 +62,9 @@ class NativeDriver:
         self.library = library
         self.description = description
         self.adapter = AdapterDescBlock(gpu, base, model)
-        self.call = PagingBufferCall(library, gpu)
+        self.services = KernelServices(gpu.system)
+        self.services.attach(library)
+        self.call = PagingBufferCall(library, self.services)
         self.served_by_base: dict[str, int] = {}
         """Operations the base driver built because the library does not claim them (name -> calls)."""
         self.adapter.start(library)
