@@ -196,12 +196,12 @@ static NTSTATUS build_transfer(DXGKARG_BUILDPAGINGBUFFER *pArgs)
             chunk = extents(pMdl, pArgs->Transfer.MdlOffset, done, chunk, words, room, &count);
             if (from_mdl) {
                 copy.Flags = 1u << REFGPU_COPY_FLAGS_SRC_PAGES_SHIFT;
-                copy.Src = REFGPU_ADDRESS(REFGPU_SPACE_SYSTEM, 0);
+                copy.Src = 0; /* a page-list side holds only the offset into its first page */
                 copy.Dst = segment_side(pArgs, pArgs->Transfer.Destination.SegmentAddress.QuadPart, done);
             } else {
                 copy.Flags = 1u << REFGPU_COPY_FLAGS_DST_PAGES_SHIFT;
                 copy.Src = segment_side(pArgs, pArgs->Transfer.Source.SegmentAddress.QuadPart, done);
-                copy.Dst = REFGPU_ADDRESS(REFGPU_SPACE_SYSTEM, 0);
+                copy.Dst = 0;
             }
         }
         uint64_t bytes = chunk * PAGE_BYTES;

@@ -16,6 +16,7 @@ from wddmsim.ddi.driver import DXGKARG_QUERYADAPTERINFO
 from wddmsim.ddi.segments import DXGK_QUERYSEGMENTIN4, DXGK_QUERYSEGMENTOUT4, DXGK_SEGMENTDESCRIPTOR4
 from wddmsim.ddi.status import status_name
 from wddmsim.drivers.native.library import START_DEVICE, NativeLibrary
+from wddmsim.drivers.native.marshal import address_of
 from wddmsim.drivers.package import DriverModel, SimulatedDriver
 from wddmsim.hw.gpu import Gpu
 
@@ -94,12 +95,10 @@ class AdapterDescBlock:
         function = library.function(START_DEVICE)
         if function is None:
             return
-        start = START_DEVICE_TYPE(ctypes.cast(function, ctypes.c_void_p).value)
+        start = START_DEVICE_TYPE(address_of(function))
         status = int(start(None, ctypes.byref(self.desc))) & 0xFFFFFFFF
         if status >> 30 == 3:  # NT_ERROR: severity bits 11
-            raise ConfigurationError(
-                "driver", str(library.path), f"{START_DEVICE} failed with {status_name(status)}"
-            )
+            raise ConfigurationError("driver", str(library.path), f"{START_DEVICE} failed with {status_name(status)}")
 
 
 __all__ = ["WDDMSIM_ADAPTER_DESC", "WDDMSIM_SEGMENT_DESC", "AdapterDescBlock", "segment_descriptors"]

@@ -124,7 +124,8 @@ MAX_PRIVATE_DATA: Final = 64 * 1024
 
 
 def default_description(library: Path) -> AdapterDescription:
-    return AdapterDescription(library=library.resolve())
+    """What a library named alone is taken to be: a segment-model driver of the reference GPU (decision 0110)."""
+    return AdapterDescription(library=library.resolve(), model=DriverModel.WDDM1)
 
 
 def read_description(path: Path, *, setting: str = "driver") -> AdapterDescription:
@@ -141,7 +142,9 @@ def read_description(path: Path, *, setting: str = "driver") -> AdapterDescripti
 def parse_description(doc: dict[str, object], path: Path) -> AdapterDescription:
     unknown = sorted(set(doc) - _KEYS)
     if unknown:
-        raise ConfigurationError(unknown[0], doc[unknown[0]], f"is not a key of an adapter description: {sorted(_KEYS)}")
+        raise ConfigurationError(
+            unknown[0], doc[unknown[0]], f"is not a key of an adapter description: {sorted(_KEYS)}"
+        )
     here = path.resolve().parent
     library = doc.get("library")
     if not isinstance(library, str) or not library:
@@ -224,7 +227,7 @@ def _executor(value: object, here: Path) -> ExecutorSpec:
         raise ConfigurationError("executor.symbol", symbol, "must be a C identifier")
     target = value.get("class", "")
     if spec is ExecutorKind.PYTHON and (not isinstance(target, str) or ":" not in target):
-        raise ConfigurationError("executor.class", target, "a python executor needs class = \"module:Class\"")
+        raise ConfigurationError("executor.class", target, 'a python executor needs class = "module:Class"')
     return ExecutorSpec(
         kind=spec,
         library=(here / library).resolve() if isinstance(library, str) else None,

@@ -9,7 +9,7 @@ segments and owns allocations, contexts, submission and interrupts (decision 011
 
 from __future__ import annotations
 
-from typing import final
+from typing import cast, final
 
 from wddmsim.ddi.allocation import (
     DXGKARG_ACQUIRESWIZZLINGRANGE,
@@ -75,7 +75,8 @@ class NativeDriver:
         """``DxgkDdiBuildPagingBuffer``: claimed operations in C, the others by the base (GPU executor only)."""
         operation = args.Operation
         if self.description.claims(operation):
-            return self.call(args)
+            # A code outside NTSTATUS travels as a plain int, for VidMm's contract checker to name.
+            return cast(NTSTATUS, self.call(args))
         if self.description.executor.kind is not ExecutorKind.GPU:
             raise NotClaimed(
                 "Operation",

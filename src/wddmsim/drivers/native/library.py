@@ -38,12 +38,14 @@ class NativeLibrary:
             try:
                 self._handle: ctypes.CDLL | None = ctypes.CDLL(private, mode=os.RTLD_NOW | os.RTLD_LOCAL)
             except OSError as error:
-                raise ConfigurationError(setting, str(path), f"cannot be loaded as a shared library ({error})") from None
+                raise ConfigurationError(
+                    setting, str(path), f"cannot be loaded as a shared library ({error})"
+                ) from None
         finally:
             os.unlink(private)
         if self.function(BUILD_PAGING_BUFFER) is None:
             self.close()
-            raise ConfigurationError(setting, str(path), f"must export {BUILD_PAGING_BUFFER} (extern \"C\")")
+            raise ConfigurationError(setting, str(path), f'must export {BUILD_PAGING_BUFFER} (extern "C")')
 
     @property
     def handle(self) -> ctypes.CDLL:
@@ -51,12 +53,13 @@ class NativeLibrary:
             raise RuntimeError(f"{self.path}: the library was closed")
         return self._handle
 
-    def function(self, name: str) -> ctypes._CFuncPtr | None:  # type: ignore[name-defined]
-        """The export ``name`` as a ctypes function (its prototype still to be set), or None if absent."""
+    def function(self, name: str) -> object | None:
+        """The export ``name`` as a ctypes function (cast it to its prototype), or None if absent."""
         try:
-            return getattr(self.handle, name)  # type: ignore[no-any-return]
+            found: object = getattr(self.handle, name)
         except AttributeError:
             return None
+        return found
 
     def variable_address(self, name: str) -> int | None:
         """The address of the data export ``name`` (e.g. the kernel-services pointer), or None if absent."""

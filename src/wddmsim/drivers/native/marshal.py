@@ -49,7 +49,7 @@ class PagingBufferCall:
     def __init__(self, library: NativeLibrary, services: KernelServices) -> None:
         function = library.function(BUILD_PAGING_BUFFER)
         assert function is not None  # NativeLibrary refuses a library without it
-        self._function = BUILD_PAGING_BUFFER_TYPE(ctypes.cast(function, ctypes.c_void_p).value)
+        self._function = BUILD_PAGING_BUFFER_TYPE(address_of(function))
         self.services = services
         self.images: MdlImages = services.images
         self.arg = paging.DXGKARG_BUILDPAGINGBUFFER()
@@ -118,7 +118,7 @@ class PagingBufferCall:
             if int(value):  # type: ignore[call-overload]
                 current.QuadPart = _signed64(int(value), path)  # type: ignore[call-overload]
         else:
-            number = int(value.value if isinstance(value, Enum) else value)  # type: ignore[call-overload]
+            number = int(value.value) if isinstance(value, Enum) else int(value)  # type: ignore[call-overload]
             if number == 0:
                 return  # zeroed already; and a zero must not overwrite another member of a C union
             try:
@@ -154,6 +154,12 @@ for _name in dir(DXGKARG_BUILDPAGINGBUFFER):
     _kind = getattr(_member, "kind", None)
     if isinstance(_kind, type) and dataclasses.is_dataclass(_kind) and hasattr(paging.DXGKARG_BUILDPAGINGBUFFER, _name):
         _MEMBERS[_kind] = _name
+
+
+def address_of(function: object) -> int:
+    address = ctypes.cast(function, ctypes.c_void_p).value  # type: ignore[arg-type]
+    assert address is not None
+    return address
 
 
 def _host(pointer: CpuPointer | None) -> int | None:
@@ -204,4 +210,4 @@ def _set_word(flags: Any, value: int, path: str) -> None:
         raise MarshalError(f"{path}={value:#x}: bits past the structure's {shift}")
 
 
-__all__ = ["BUILD_PAGING_BUFFER_TYPE", "MarshalError", "PagingBufferCall"]
+__all__ = ["BUILD_PAGING_BUFFER_TYPE", "MarshalError", "PagingBufferCall", "address_of"]

@@ -63,7 +63,7 @@ class MdlImages:
         header = kernel.MDL.from_buffer(storage)
         header.Size = min(kernel.mdl_size(len(pfns)), 0x7FFF)  # CSHORT: a large MDL's size does not fit, as on Windows
         header.MdlFlags = kernel.MDL_PAGES_LOCKED
-        header.ByteCount = mdl.byte_count & 0xFFFFFFFF
+        header.ByteCount = mdl.ByteCount & 0xFFFFFFFF
         header.ByteOffset = mdl.ByteOffset
         ctypes.memmove(ctypes.addressof(storage) + ctypes.sizeof(kernel.MDL), pfns.ctypes.data, pfns.nbytes)
         image = _Image(mdl, storage)
@@ -134,8 +134,8 @@ class KernelServices:
         header = kernel.MDL.from_address(address)
         offset, count = int(header.ByteOffset), int(header.ByteCount)
         pages = -(-(offset + count) // kernel.PAGE_SIZE)
-        pfns = np.frombuffer((ctypes.c_uint64 * pages).from_address(address + ctypes.sizeof(kernel.MDL)), np.uint64)
-        view = self.system.alias(pfns.copy(), offset, count)
+        array = (ctypes.c_uint64 * pages).from_address(address + ctypes.sizeof(kernel.MDL))
+        view = self.system.alias(list(array), offset, count)
         header.MappedSystemVa = view.address
         header.MdlFlags = (int(header.MdlFlags) | kernel.MDL_MAPPED_TO_SYSTEM_VA) & 0xFFFF
         self.views[view.address] = view
@@ -144,7 +144,7 @@ class KernelServices:
             image.views.append(view)
         return view
 
-    def _map(self, _context: object, mdl: object, *_rest: object) -> int | None:
+    def _map(self, _context: object, mdl: ctypes._Pointer[kernel.MDL], *_rest: object) -> int | None:
         try:
             address = ctypes.cast(mdl, ctypes.c_void_p).value
             if not address:
@@ -155,11 +155,13 @@ class KernelServices:
             self.breaches.append(f"MmMapLockedPagesSpecifyCache: {type(error).__name__}: {error}")
             return None
 
-    def _unmap(self, _context: object, base: int | None, mdl: object) -> None:
+    def _unmap(self, _context: object, base: int | None, mdl: ctypes._Pointer[kernel.MDL]) -> None:
         try:
             view = self.views.pop(base or 0, None)
             if view is None:
-                self.breaches.append(f"MmUnmapLockedPages({base or 0:#x}): not a view MmMapLockedPagesSpecifyCache gave")
+                self.breaches.append(
+                    f"MmUnmapLockedPages({base or 0:#x}): not a view MmMapLockedPagesSpecifyCache gave"
+                )
                 return
             view.close()
             address = ctypes.cast(mdl, ctypes.c_void_p).value
