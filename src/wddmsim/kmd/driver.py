@@ -63,7 +63,7 @@ from wddmsim.ddi.submit import (
 from wddmsim.drivers.package import DriverStatistics
 from wddmsim.hw.addressing import Space, hw_address
 from wddmsim.hw.bar import DetileWindow
-from wddmsim.hw.engine import Interrupt, InterruptKind, Submission
+from wddmsim.hw.engine import Executor, Interrupt, InterruptKind, Submission
 from wddmsim.hw.faults import AccessKind, FaultKind
 from wddmsim.hw.gpu import PAGING_ENGINE, Gpu
 from wddmsim.hw.pte import TablePointer, Target
@@ -170,6 +170,9 @@ class ReferenceDriver:
         self.context_roots: dict[int, tuple[TablePointer, int]] = {}
         """Context -> its root page table and NumEntries (``DxgkDdiSetRootPageTable``)."""
         self.patched: dict[tuple[int, int], bool] = {}
+        self.paging_executor: Executor | None = None
+        """Who carries out paging buffers (``Flags.Paging``): ``None`` is the GPU's decoder; a native driver with
+        its own executor sets it (decision 0111)."""
         """(context, DMA buffer address) patched by ``DxgkDdiPatch`` and not yet submitted."""
         self._dxgkrnl: DxgkrnlInterface | None = None
         self.unreported: list[DXGKARGCB_NOTIFY_INTERRUPT_DATA] = []
@@ -453,9 +456,11 @@ class ReferenceDriver:
         # Only paging buffers, and DMA buffers whose every address this driver patched, may name physical memory.
         patched = self.patched.pop((args.hContext, args.DmaBufferPhysicalAddress), False)
         privileged = bool(args.Flags.Paging) or patched
-        self.gpu.engines[engine].submit(
-            Submission(address, end - start, args.SubmissionFenceId, root, entries, privileged)
-        )
+        submission = Submission(address, end - start, args.SubmissionFenceId, root, entries, privileged)
+        if args.Flags.Paging and self.paging_executor is not None:
+            submission.executor = self.paging_executor
+            submission.private_data = _private_data(args)
+        self.gpu.engines[engine].submit(submission)
         return NTSTATUS.STATUS_SUCCESS
 
     # --- rendering in the segment model -------------------------------------------------------------------
@@ -725,6 +730,20 @@ class ReferenceDriver:
                 FaultErrorCode=code,
             ),
         )
+
+
+def _private_data(args: DXGKARG_SUBMITCOMMAND) -> bytes | None:
+    """The submitted range of ``pDmaBufferPrivateData`` (``DxgkDdiSubmitCommand``), copied at submission: the
+    driver's record as it stood when VidMm submitted, whatever later builds into the buffer write (decision 0111)."""
+    pointer = args.pDmaBufferPrivateData
+    if pointer is None:
+        return None
+    start, end = args.DmaBufferPrivateDataSubmissionStartOffset, args.DmaBufferPrivateDataSubmissionEndOffset
+    if not 0 <= start <= end:
+        raise DriverContractError(
+            "DmaBufferPrivateDataSubmissionEndOffset", end, f"must be >= the start offset {start} >= 0"
+        )
+    return bytes(pointer.bytes(end)[start:end])
 
 
 __all__ = ["BUILDERS", "PAGING_CONTEXT", "ReferenceDriver", "ResourceKind"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import cast, final
 
+from wddmsim.core.errors import ConfigurationError
 from wddmsim.ddi.allocation import (
     DXGKARG_ACQUIRESWIZZLINGRANGE,
     DXGKARG_CREATEALLOCATION,
@@ -36,6 +37,7 @@ from wddmsim.drivers.native.adapter_desc import AdapterDescBlock
 from wddmsim.drivers.native.description import AdapterDescription, ExecutorKind
 from wddmsim.drivers.native.library import NativeLibrary
 from wddmsim.drivers.native.marshal import PagingBufferCall
+from wddmsim.drivers.native.pyexec import load_python_executor
 from wddmsim.drivers.native.services import KernelServices
 from wddmsim.drivers.package import DriverModel, DriverStatistics, SimulatedDriver
 from wddmsim.hw.gpu import Gpu
@@ -68,6 +70,21 @@ class NativeDriver:
         self.served_by_base: dict[str, int] = {}
         """Operations the base driver built because the library does not claim them (name -> calls)."""
         self.adapter.start(library)
+        self._route_paging_buffers()
+
+    def _route_paging_buffers(self) -> None:
+        """Give the base's ``DxgkDdiSubmitCommand`` the driver's own executor for paging buffers (decision 0111):
+        the base builds every hw Submission, so routing there keeps one submission path."""
+        spec = self.description.executor
+        if spec.kind is ExecutorKind.GPU:
+            return
+        if spec.kind is ExecutorKind.C:
+            raise ConfigurationError("executor.kind", spec.kind.value, "C executors are not available yet")
+        if not hasattr(self.base, "paging_executor"):
+            raise ConfigurationError(
+                "base", type(self.base).__name__, "this base driver cannot hand paging buffers to an executor"
+            )
+        self.base.paging_executor = load_python_executor(spec)
 
     # --- DxgkDdiBuildPagingBuffer: the library's ------------------------------------------------------------
 

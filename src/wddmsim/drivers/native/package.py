@@ -13,9 +13,15 @@ from pathlib import Path
 from typing import Any, Final, final
 
 from wddmsim.core.errors import ConfigurationError
-from wddmsim.drivers.native.description import AdapterDescription, default_description, read_description
+from wddmsim.drivers.native.description import (
+    AdapterDescription,
+    ExecutorKind,
+    default_description,
+    read_description,
+)
 from wddmsim.drivers.native.driver import NativeDriver
 from wddmsim.drivers.native.library import NativeLibrary
+from wddmsim.drivers.native.pyexec import load_python_executor
 from wddmsim.drivers.package import (
     DriverCapabilities,
     DriverConfiguration,
@@ -46,6 +52,8 @@ class NativeConfig:
         self.base.validate()
         if not self.description.library.is_file():
             raise ConfigurationError("library", str(self.description.library), "no such file")
+        if self.description.executor.kind is ExecutorKind.PYTHON:
+            load_python_executor(self.description.executor)  # refused here, naming executor.class
 
 
 def native_package(name: str, *, setting: str = "driver") -> DriverPackage:
