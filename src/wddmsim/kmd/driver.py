@@ -49,25 +49,15 @@ from wddmsim.ddi.power import DEVICE_POWER_STATE, DISPLAY_ADAPTER_HW_ID, POWER_A
 from wddmsim.ddi.render import DXGKARG_PATCH, DXGKARG_RENDER
 from wddmsim.ddi.segments import DXGK_QUERYSEGMENTOUT3, DXGK_QUERYSEGMENTOUT4, DXGK_SEGMENTDESCRIPTOR3
 from wddmsim.ddi.status import NTSTATUS, DdiError
-from wddmsim.ddi.submit import (
-    DXGK_DMA_COMPLETED,
-    DXGK_DMA_FAULTED,
-    DXGK_DMA_PAGE_FAULTED,
-    DXGK_GENERAL_ERROR_CODE,
-    DXGK_INTERRUPT_TYPE,
-    DXGK_PAGE_FAULT_FLAGS,
-    DXGKARG_RESETENGINE,
-    DXGKARG_SUBMITCOMMAND,
-    DXGKARGCB_NOTIFY_INTERRUPT_DATA,
-)
+from wddmsim.ddi.submit import DXGKARG_RESETENGINE, DXGKARG_SUBMITCOMMAND, DXGKARGCB_NOTIFY_INTERRUPT_DATA
+from wddmsim.drivers.kit import render
+from wddmsim.drivers.kit.interrupts import interrupt_data
 from wddmsim.drivers.package import DriverStatistics
 from wddmsim.hw.addressing import Space, hw_address
 from wddmsim.hw.bar import DetileWindow
-from wddmsim.hw.engine import Interrupt, InterruptKind, Submission
-from wddmsim.hw.faults import AccessKind, FaultKind
+from wddmsim.hw.engine import Interrupt, Submission
 from wddmsim.hw.gpu import PAGING_ENGINE, Gpu
 from wddmsim.hw.pte import TablePointer, Target
-from wddmsim.kmd import render
 from wddmsim.kmd.allocations import AllocationDesc, KmdAllocation, ResourceKind, describe, segment_set
 from wddmsim.kmd.config import DriverConfig
 from wddmsim.kmd.errors import DriverContractError
@@ -462,7 +452,7 @@ class ReferenceDriver:
 
     def render(self, hContext: HANDLE, args: DXGKARG_RENDER) -> NTSTATUS:
         """``DxgkDdiRender``: validate the user-mode command buffer and copy it into the DMA buffer
-        (:mod:`wddmsim.kmd.render`)."""
+        (:mod:`wddmsim.drivers.kit.render`, the packets user mode may send as the kit's rule)."""
         if hContext not in self.contexts:
             raise DriverContractError("hContext", hContext, "is not a context of this driver")
         return render.render(self.state.allocations, args)
@@ -681,50 +671,13 @@ class ReferenceDriver:
 
     def _interrupt_routine(self, interrupt: Interrupt) -> None:
         """``DxgkDdiInterruptRoutine``: translate the hardware interrupt and call ``DxgkCbNotifyInterrupt``."""
-        data = self._interrupt_data(interrupt)
+        data = interrupt_data(interrupt)
         if data is None:
             return
         if self._dxgkrnl is None:
             self.unreported.append(data)
         else:
             self._dxgkrnl.notify_interrupt(data)
-
-    @staticmethod
-    def _interrupt_data(interrupt: Interrupt) -> DXGKARGCB_NOTIFY_INTERRUPT_DATA | None:
-        if interrupt.kind == InterruptKind.COMPLETION:
-            return DXGKARGCB_NOTIFY_INTERRUPT_DATA(
-                InterruptType=DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_COMPLETED,
-                DmaCompleted=DXGK_DMA_COMPLETED(SubmissionFenceId=interrupt.value, NodeOrdinal=interrupt.engine),
-            )
-        fault = interrupt.fault
-        if interrupt.kind != InterruptKind.FAULT or fault is None:
-            return None
-        if fault.kind == FaultKind.BUS_ERROR:
-            return DXGKARGCB_NOTIFY_INTERRUPT_DATA(
-                InterruptType=DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_FAULTED,
-                DmaFaulted=DXGK_DMA_FAULTED(
-                    FaultedFenceId=fault.fence, Status=NTSTATUS.STATUS_UNSUCCESSFUL, NodeOrdinal=fault.engine
-                ),
-            )
-        flags = DXGK_PAGE_FAULT_FLAGS(0)
-        if fault.access == AccessKind.WRITE:
-            flags |= DXGK_PAGE_FAULT_FLAGS.DXGK_PAGE_FAULT_WRITE
-        code = (
-            DXGK_GENERAL_ERROR_CODE.DXGK_GENERAL_ERROR_PAGE_FAULT
-            if fault.kind == FaultKind.PAGE_FAULT
-            else DXGK_GENERAL_ERROR_CODE.DXGK_GENERAL_ERROR_INVALID_INSTRUCTION
-        )
-        return DXGKARGCB_NOTIFY_INTERRUPT_DATA(
-            InterruptType=DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_PAGE_FAULTED,
-            DmaPageFaulted=DXGK_DMA_PAGE_FAULTED(
-                FaultedFenceId=fault.fence,
-                PageFaultFlags=flags,
-                FaultedVirtualAddress=fault.address if fault.kind == FaultKind.PAGE_FAULT else 0,
-                NodeOrdinal=fault.engine,
-                PageTableLevel=fault.level,
-                FaultErrorCode=code,
-            ),
-        )
 
 
 __all__ = ["BUILDERS", "PAGING_CONTEXT", "ReferenceDriver", "ResourceKind"]

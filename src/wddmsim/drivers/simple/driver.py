@@ -33,11 +33,11 @@ from wddmsim.ddi.render import DXGKARG_PATCH, DXGKARG_RENDER
 from wddmsim.ddi.segments import DXGK_QUERYSEGMENTOUT4
 from wddmsim.ddi.status import NTSTATUS, DdiError, InvalidArgument
 from wddmsim.ddi.submit import DXGKARG_RESETENGINE, DXGKARG_SUBMITCOMMAND
+from wddmsim.drivers.kit.interrupts import interrupt_data
 from wddmsim.drivers.package import DriverStatistics
 from wddmsim.drivers.simple import render
 from wddmsim.drivers.simple.allocations import AllocationTable, decode, describe, linear_size
 from wddmsim.drivers.simple.config import SimpleDriverConfig
-from wddmsim.drivers.simple.interrupts import interrupt_data
 from wddmsim.drivers.simple.layout import APERTURE, SegmentLayout
 from wddmsim.drivers.simple.paging import PagingState, build
 from wddmsim.hw.addressing import Space, hw_address
