@@ -36,7 +36,9 @@ class Ledger:
     def _spaces(self) -> dict[str, set[int]]:
         rm = self.desk.vidmm.residency
         driver = reference_driver(self.desk.adapter.driver)
-        vidmm = set(rm.processes) | set(rm.devices) | set(rm.allocations) | set(rm.queues) | set(rm.sync_objects)
+        vidmm: set[int] = (
+            set(rm.processes) | set(rm.devices) | set(rm.allocations) | set(rm.queues) | set(rm.sync_objects)
+        )
         vidmm |= {q.sync_object for q in rm.queues.values()}
         own = {h for h in driver.state.allocations._by_handle if h < 0x4000_0000}
         return {"contexts": set(driver.contexts), "vidmm": vidmm, "driver allocations": own}

@@ -502,7 +502,7 @@ class _LeafUpdateChecker(DelegatingDriver):
         if not p.hAllocation:
             return
         self.named += 1
-        a = self.vidmm.residency.allocations[int(p.hAllocation)]
+        a = self.vidmm.residency.allocations[p.hAllocation]
         step = 16 if p.Flags.Use64KBPages else 1
         pages = p.AllocationOffsetInBytes // PAGE_SIZE + step * np.arange(entries.shape[0])
         if p.AllocationOffsetInBytes % PAGE_SIZE or int(pages[-1]) >= a.size // PAGE_SIZE:

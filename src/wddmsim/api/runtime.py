@@ -219,28 +219,28 @@ class UserDevice:
         if self.vidmm.residency.devices.get(self.handle) is not self.device:
             raise _bad("hDevice", self.handle, "the device was destroyed")
 
-    def _allocation(self, handle: int, argument: str) -> None:
+    def _allocation(self, handle: HANDLE, argument: str) -> None:
         a = self.vidmm.residency.allocations.get(handle) if isinstance(handle, int) else None
         if a is None or a.device.process is not self.device.process or a.context:
             raise _bad(argument, handle, "is not an allocation handle of this process")
         if a.device is not self.device:
             raise _bad(argument, handle, "is an allocation of another device")
 
-    def _allocations(self, handles: Iterable[int], argument: str) -> None:
+    def _allocations(self, handles: Iterable[HANDLE], argument: str) -> None:
         for i, handle in enumerate(handles):
             self._allocation(handle, f"{argument}[{i}]")
 
-    def _queue(self, handle: int, argument: str = "hPagingQueue") -> None:
+    def _queue(self, handle: HANDLE, argument: str = "hPagingQueue") -> None:
         queue = self.vidmm.residency.queues.get(handle) if isinstance(handle, int) else None
         if queue is None or queue.device is not self.device:
             raise _bad(argument, handle, "is not a paging queue of this device")
 
-    def _context(self, handle: int, argument: str = "hContext") -> None:
+    def _context(self, handle: HANDLE, argument: str = "hContext") -> None:
         owner = self.vidmm.residency.contexts.get(handle) if isinstance(handle, int) else None
         if owner is None or owner is not self.device:
             raise _bad(argument, handle, "is not a context of this device")
 
-    def _sync(self, handle: int, argument: str) -> None:
+    def _sync(self, handle: HANDLE, argument: str) -> None:
         sync = self.vidmm.residency.sync_objects.get(handle) if isinstance(handle, int) else None
         if sync is None or sync.device.process is not self.device.process:
             raise _bad(argument, handle, "is not a synchronization object of this process")
@@ -331,7 +331,7 @@ class UserDevice:
         self.vidmm.residency.create_paging_queue(args)
         return HRESULT.S_OK
 
-    def destroy_paging_queue(self, handle: int) -> HRESULT:
+    def destroy_paging_queue(self, handle: HANDLE) -> HRESULT:
         """``pfnDestroyPagingQueueCb`` (waits for the queue's work)."""
         self._alive()
         self._queue(handle)

@@ -97,7 +97,7 @@ class VideoMemoryManager:
         self.mm = mm
         self.clock = clock
         self.events = events
-        self._sizes: dict[int, int] = {}
+        self._sizes: dict[HANDLE, int] = {}
         """Sizes of allocations created directly through :meth:`create_allocation` (paging stories)."""
         self._reset_tables: dict[tuple[int, int], bytes] = {}
         """The paging process's tables while an adapter reset runs."""
@@ -340,7 +340,7 @@ class VideoMemoryManager:
                 )
             )
 
-    def _allocation_size(self, handle: int) -> int:
+    def _allocation_size(self, handle: HANDLE) -> int:
         found = self.objects.allocations.get(handle)
         return found.size if found is not None else self._sizes.get(handle, 0)
 
@@ -458,15 +458,15 @@ class VideoMemoryManager:
         """``D3DKMTDestroyContext``: idle first, then ``DxgkDdiDestroyContext`` (its paging companion too)."""
         self.teardown.destroy_context(hContext)
 
-    def destroy_sync_object(self, handle: int) -> None:
+    def destroy_sync_object(self, handle: HANDLE) -> None:
         """``D3DKMTDestroySynchronizationObject``."""
         self.teardown.destroy_sync_object(handle)
 
-    def destroy_device(self, handle: int) -> None:
+    def destroy_device(self, handle: HANDLE) -> None:
         """``D3DKMTDestroyDevice``: everything the device owns goes."""
         self.teardown.destroy_device(handle)
 
-    def destroy_process(self, handle: int) -> None:
+    def destroy_process(self, handle: HANDLE) -> None:
         """The process exits or is killed: its devices, its VA spaces, the process."""
         self.teardown.destroy_process(handle)
 

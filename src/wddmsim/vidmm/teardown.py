@@ -123,7 +123,7 @@ class Teardown:
 
     # --- synchronisation objects -----------------------------------------------------------------------------
 
-    def destroy_sync_object(self, handle: int) -> None:
+    def destroy_sync_object(self, handle: HANDLE) -> None:
         """``D3DKMTDestroySynchronizationObject``: work still waiting for a value of it is cancelled (nothing can
         signal it now); its fence slot is freed once no queued paging work can write it."""
         residency = self.residency
@@ -141,7 +141,7 @@ class Teardown:
 
     # --- devices ---------------------------------------------------------------------------------------------
 
-    def destroy_device(self, handle: int) -> None:
+    def destroy_device(self, handle: HANDLE) -> None:
         """``D3DKMTDestroyDevice`` -- also what a process's exit does to each of its devices, whatever state
         they are in (the module docstring gives the order)."""
         residency, objects = self.residency, self.objects
@@ -179,7 +179,7 @@ class Teardown:
 
     # --- processes -------------------------------------------------------------------------------------------
 
-    def destroy_process(self, handle: int) -> None:
+    def destroy_process(self, handle: HANDLE) -> None:
         """The process exits or is killed: its devices go, then its GPU VA spaces, then the process."""
         residency = self.residency
         process = self.objects.processes.get(handle)

@@ -83,7 +83,7 @@ class LateCalls:
     def quiesce(self, device: Device) -> None:
         self._vidmm.work.quiesce(device)
 
-    def quiesce_allocation(self, handle: int) -> None:
+    def quiesce_allocation(self, handle: HANDLE) -> None:
         self._vidmm.work.quiesce_allocation(handle)
 
     def settle_paging(self) -> None:

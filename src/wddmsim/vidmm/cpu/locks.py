@@ -36,6 +36,7 @@ from typing import final
 
 from wddmsim.core.addresses import CpuVa
 from wddmsim.core.events import EventLog
+from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.driver import KernelModeDriver
 from wddmsim.ddi.lock import (
     D3DDDICB_LOCK,
@@ -365,7 +366,7 @@ class LockManager:
 
     # --- shared steps ----------------------------------------------------------------------------------------
 
-    def _owned(self, device: Device, handle: int, argument: str) -> VidMmAllocation:
+    def _owned(self, device: Device, handle: HANDLE, argument: str) -> VidMmAllocation:
         if device.removed is not None:
             raise DdiError(
                 HRESULT.D3DDDIERR_DEVICEREMOVED, f"hDevice={int(device.handle):#x} was removed: {device.removed}"
@@ -375,7 +376,7 @@ class LockManager:
             raise _bad(argument, handle, "belongs to another device")  # only the creator may lock
         return a
 
-    def _lockable(self, device: Device, handle: int, argument: str) -> VidMmAllocation:
+    def _lockable(self, device: Device, handle: HANDLE, argument: str) -> VidMmAllocation:
         a = self._owned(device, handle, argument)
         if not a.flags.CpuVisible:
             raise _bad(argument, handle, "was not created CpuVisible: only CPU-visible allocations can be locked")

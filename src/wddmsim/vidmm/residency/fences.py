@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import final
 
 from wddmsim.core.events import EventLog
+from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.paging import (
     DXGK_BUILDPAGINGBUFFER_SIGNALMONITOREDFENCE,
 )
@@ -114,7 +115,7 @@ class PagingFences:
         self.objects.sync_objects[sync.handle] = sync
         return sync
 
-    def signal_from_cpu(self, handle: int, value: int) -> None:
+    def signal_from_cpu(self, handle: HANDLE, value: int) -> None:
         """``SignalSynchronizationObjectFromCpu``: the fence takes ``value`` (never lower); work waiting for it runs."""
         sync = self.objects.sync_object(handle)
         if not 0 <= value < 1 << 64 or value < sync.fence.value:

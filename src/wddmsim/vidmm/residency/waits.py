@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import final
 
+from wddmsim.ddi.base import HANDLE
 from wddmsim.vidmm.device import PagingQueue, Process, SyncObject
 from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.paging.stream import PagingStream
@@ -90,7 +91,7 @@ class Waits:
         self.fences.poll()
         return value
 
-    def destroy_paging_queue(self, handle: int) -> None:
+    def destroy_paging_queue(self, handle: HANDLE) -> None:
         """``pfnDestroyPagingQueueCb``: the queue's work completes first."""
         queue = self.objects.queue(handle)
         self.wait(queue, queue.issued)

@@ -185,7 +185,7 @@ class WorkSubmitter:
         """Whether work of ``device`` is still in flight on the GPU."""
         return any(e.device is device and not self.scheduler.is_complete(e.node, e.fence) for e in self.in_flight)
 
-    def quiesce_allocation(self, handle: int) -> None:
+    def quiesce_allocation(self, handle: HANDLE) -> None:
         """Until no work in flight references the allocation (its allocation lists, or its device's work)."""
         a = self.objects.allocations.get(handle)
 
