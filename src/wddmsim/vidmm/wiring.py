@@ -18,7 +18,7 @@ from wddmsim.ddi.context import DXGKARGCB_CREATECONTEXTALLOCATION, DXGKARGCB_UPD
 from wddmsim.ddi.status import NTSTATUS, DdiError
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.device import Device, PagingQueue, SyncObject
-from wddmsim.vidmm.moves.causes import MoveCause
+from wddmsim.vidmm.move_kinds import MoveCause
 from wddmsim.vidmm.paging.buffers import PagingBufferPool
 from wddmsim.vidmm.paging.stream import PagingStream
 from wddmsim.vidmm.residency import ResidencyManager

@@ -53,7 +53,8 @@ from wddmsim.vidmm.cpu.rules import check_lock
 from wddmsim.vidmm.cpu.swizzle import HeldRange, SwizzlingRanges
 from wddmsim.vidmm.device import Device
 from wddmsim.vidmm.events import CpuLockEvent
-from wddmsim.vidmm.moves.causes import STAY, LeaveHow, MoveCause, unswizzles
+from wddmsim.vidmm.move_kinds import MoveCause
+from wddmsim.vidmm.moves.causes import STAY, LeaveHow, unswizzles
 from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.paging.stream import PagingStream
 from wddmsim.vidmm.ports import LockResidency

@@ -23,7 +23,7 @@ from wddmsim.vidmm.device import Device, Process
 from wddmsim.vidmm.events import (
     AdapterAllocation,
 )
-from wddmsim.vidmm.moves.causes import Destination, MoveCause
+from wddmsim.vidmm.move_kinds import Destination, MoveCause
 from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.paging.stream import PagingStream
 from wddmsim.vidmm.residency.budgets import GROUPS, Budgets

@@ -17,7 +17,7 @@ from wddmsim.ddi.residency import (
 )
 from wddmsim.ddi.status import HRESULT, NTSTATUS, DdiError
 from wddmsim.vidmm.allocation import Content, VidMmAllocation
-from wddmsim.vidmm.moves.causes import MoveCause
+from wddmsim.vidmm.move_kinds import MoveCause
 from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.paging.stream import PagingStream
 from wddmsim.vidmm.residency.checks import bad, is_integer, reserved

@@ -26,7 +26,7 @@ from wddmsim.vidmm.device import Device, PagingQueue
 from wddmsim.vidmm.events import (
     VidMmMakeResident,
 )
-from wddmsim.vidmm.moves.causes import MoveCause
+from wddmsim.vidmm.move_kinds import MoveCause
 from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.paging.stream import PagingStream
 from wddmsim.vidmm.residency.budgets import Budgets

@@ -34,7 +34,8 @@ from wddmsim.ddi.va import D3DDDIGPUVIRTUALADDRESS_RESERVATION_TYPE as Reservati
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.errors import DeviceRemoved
 from wddmsim.vidmm.gpummu import GpuMmuDescription
-from wddmsim.vidmm.moves.causes import STAY, LeaveHow, MoveCause
+from wddmsim.vidmm.move_kinds import MoveCause
+from wddmsim.vidmm.moves.causes import STAY, LeaveHow
 from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.paging.buffers import PagingBufferPool
 from wddmsim.vidmm.paging.process import SystemPagingProcess

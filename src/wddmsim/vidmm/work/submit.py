@@ -31,7 +31,8 @@ from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.device import Device
 from wddmsim.vidmm.gpu.reset import ResetPath
 from wddmsim.vidmm.gpu.scheduler import GpuHung, GpuScheduler
-from wddmsim.vidmm.moves.causes import STAY, LeaveHow, MoveCause
+from wddmsim.vidmm.move_kinds import MoveCause
+from wddmsim.vidmm.moves.causes import STAY, LeaveHow
 from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.segments import SegmentSpace
 from wddmsim.vidmm.vaspace import VaManager
