@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 from wddmsim.api import UserDevice
+from wddmsim.core.addresses import FenceValue
 from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.residency import D3DDDI_CREATEPAGINGQUEUE
 from wddmsim.ddi.status import HRESULT, InvalidArgument
@@ -129,7 +130,7 @@ def test_handle_churn_never_aliases(model: DriverModel) -> None:
         assert refused.value.argument == "AllocationList[0]"
         _run(device_b, context_b)
         assert d.resident(keep_b, device=device_b, queue=queue_b) in (HRESULT.S_OK, HRESULT.E_PENDING)
-        assert device_b.signal_from_cpu(sync_b, 1) == HRESULT.S_OK
+        assert device_b.signal_from_cpu(sync_b, FenceValue(1)) == HRESULT.S_OK
     other.close()
     d.process.close()
     assert d.adapter.footprint().leaks(d.start) == []

@@ -10,6 +10,7 @@ from typing import Any, cast
 import numpy as np
 import pytest
 
+from wddmsim.core.addresses import FenceValue
 from wddmsim.core.units import PAGE_SIZE, KiB, MiB
 from wddmsim.ddi.driver import KernelModeDriver
 from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE, DXGKARG_BUILDPAGINGBUFFER
@@ -335,7 +336,7 @@ def test_ptes_of_a_busy_address_space_change_only_once_its_contexts_are_idle_if_
     mapped = w.vidmm.va.map(p.space, extra).va  # new tables and entries for the busy process
     w.settle()
     events = w.adapter.events.since(start)
-    w.vidmm.work.wait(p.context, fence)
+    w.vidmm.work.wait(p.context, FenceValue(fence))
     work_done = next(e.time for e in w.adapter.events if isinstance(e, DmaBufferCompleted) and e.engine == 1)
     writes = [
         e.time
@@ -398,7 +399,7 @@ def test_an_idle_process_tables_leave_under_pressure_and_come_back_before_its_wo
     a_done = next(e for e in w.adapter.events if isinstance(e, DmaBufferCompleted) and e.engine == 1)
     assert a_done.time <= evicted[0].time, "A's work completed before its tables moved"
     assert not any(isinstance(o, ProcessTable) and o.space is a.space for _, _, o in seg.held()), "A's ranges freed"
-    w.vidmm.work.wait(a.context, fence)
+    w.vidmm.work.wait(a.context, FenceValue(fence))
     # A runs again: its tables come back first, at new places, and its context follows its root.
     start = len(w.adapter.events)
     done = w.vidmm.work.submit(a.context, cmd.encode(cmd.Copy(va(a_va), va(a_dst), 64 * KiB)))

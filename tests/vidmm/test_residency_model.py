@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
+from wddmsim.core.addresses import FenceValue
 from wddmsim.core.pointer import ByteArray
 from wddmsim.core.units import PAGE_SIZE, KiB, MiB
 from wddmsim.ddi.residency import (
@@ -177,7 +178,7 @@ class ResidencyModel(RuleBasedStateMachine):
         if not admitted:
             return
         queue, value = data.draw(st.sampled_from(admitted))
-        self.world.rm.wait(queue, value)
+        self.world.rm.wait(queue, FenceValue(value))
         assert self.world.rm.fences.fence_value(queue) >= value
         serviced = self.world.adapter.events.of_type(PagingRequestServiced)[marker:]
         assert sorted((q.handle, v) for q, v in admitted) == sorted((e.queue, e.value) for e in serviced)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Protocol, final
 
+from wddmsim.core.addresses import FenceValue
 from wddmsim.core.units import PAGE_SIZE
 from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.context import DXGKARGCB_CREATECONTEXTALLOCATION, DXGKARGCB_UPDATECONTEXTALLOCATION
@@ -68,7 +69,7 @@ class LateCalls:
         residency: ResidencyManager | None = vars(self._vidmm).get("residency")
         return None if residency is None else residency.placement.make_room(space, size, owner, alignment=alignment)
 
-    def signal(self, queue: PagingQueue) -> int:
+    def signal(self, queue: PagingQueue) -> FenceValue:
         return self._residency().waits.signal(queue)
 
     def hold(self, a: VidMmAllocation) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import final
 
+from wddmsim.core.addresses import FenceValue
 from wddmsim.core.events import EventLog
 from wddmsim.core.units import PAGE_SIZE
 from wddmsim.ddi.allocation import D3DDDICB_SETPRIORITY
@@ -234,19 +235,19 @@ class ResidencyManager:
         """A monitored fence (value 0) the device's work can wait on and signal."""
         return self.fences.create_sync_object(device)
 
-    def signal_from_cpu(self, handle: HANDLE, value: int) -> None:
+    def signal_from_cpu(self, handle: HANDLE, value: FenceValue) -> None:
         """``SignalSynchronizationObjectFromCpu``."""
         self.fences.signal_from_cpu(handle, value)
 
-    def wait(self, queue: PagingQueue, value: int) -> None:
+    def wait(self, queue: PagingQueue, value: FenceValue) -> None:
         """Wait on the CPU until the paging queue's fence reaches ``value``."""
         self.waits.wait(queue, value)
 
-    def wait_sync(self, sync: SyncObject, value: int) -> None:
+    def wait_sync(self, sync: SyncObject, value: FenceValue) -> None:
         """Wait on the CPU until a monitored-fence sync object reaches ``value``."""
         self.waits.wait_sync(sync, value)
 
-    def poll_fence_value(self, queue: PagingQueue) -> int:
+    def poll_fence_value(self, queue: PagingQueue) -> FenceValue:
         """The queue's fence as a CPU polling ``FenceValueCPUVirtualAddress`` reads it."""
         return self.waits.poll_fence_value(queue)
 

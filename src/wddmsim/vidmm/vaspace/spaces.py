@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, final
 
 from wddmsim.core.addresses import GpuVa
 from wddmsim.core.units import PAGE_SIZE
-from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS, HANDLE
+from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS, HANDLE, NO_FENCE
 from wddmsim.ddi.driver import KernelModeDriver, SystemMemoryServices
 from wddmsim.ddi.status import HRESULT
 from wddmsim.ddi.va import (
@@ -381,7 +381,7 @@ class VaManager:
     ) -> HRESULT:
         """Give the operations just built the queue's next paging fence (``E_PENDING``), or 0 (``S_OK``)."""
         if not moved:
-            args.PagingFenceValue = 0
+            args.PagingFenceValue = NO_FENCE
             return HRESULT.S_OK
         args.PagingFenceValue = self.residency.signal(queue)
         return HRESULT.E_PENDING

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import final
 
 from wddmsim.core import liveness
+from wddmsim.core.addresses import FenceValue
 from wddmsim.core.pointer import CpuMapping
 from wddmsim.core.units import PAGE_SHIFT
 from wddmsim.ddi.base import HANDLE
@@ -97,7 +98,7 @@ class WorkSubmitter:
 
     # --- submission ------------------------------------------------------------------------------------------
 
-    def submit(self, context: HANDLE, data: bytes) -> int:
+    def submit(self, context: HANDLE, data: bytes) -> FenceValue:
         """Run ``data`` (the reference GPU's packets) on ``context``; returns the submission fence to wait for."""
         device, node = self._runnable(context)
         if not data or len(data) % 16:
@@ -115,7 +116,7 @@ class WorkSubmitter:
             va.resume(device.process)  # page-table work that needed its contexts idle has run
         mdl, mapping = self.mm.allocate_contiguous(len(data))
         mapping.data[: len(data)] = memoryview(data)
-        return self.enqueue(Submission(context, device, node, 0, mdl, mapping, len(data)))
+        return FenceValue(self.enqueue(Submission(context, device, node, 0, mdl, mapping, len(data))))
 
     def _runnable(self, context: HANDLE) -> tuple[Device, int]:
         device = self.objects.context_device(context)
@@ -148,7 +149,7 @@ class WorkSubmitter:
         )
         self.issued[entry.context] = fence
 
-    def wait(self, context: HANDLE, fence: int) -> None:
+    def wait(self, context: HANDLE, fence: FenceValue) -> None:
         """Wait on the CPU for work of ``context`` (``pfnWaitForSynchronizationObjectFromCpuCb`` on its fence).
 
         A fence the context was never given is refused (``fence`` named): with one CPU thread nothing could ever
