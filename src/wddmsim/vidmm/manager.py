@@ -99,8 +99,6 @@ class VideoMemoryManager:
         self.events = events
         self._sizes: dict[HANDLE, int] = {}
         """Sizes of allocations created directly through :meth:`create_allocation` (paging stories)."""
-        self._reset_tables: dict[tuple[int, int], bytes] = {}
-        """The paging process's tables while an adapter reset runs."""
         self.context_nodes: dict[int, int] = {}
         """Context -> the node its work runs on."""
         self.context_info: dict[int, DXGK_CONTEXTINFO] = {}
@@ -158,7 +156,10 @@ class VideoMemoryManager:
                 before_cpu_write=late.settle_paging,
                 scratch_size=self.config.scratch_size,
             )
-        self.reset = ResetPath(self.driver, self.scheduler, self.events)
+        process = self.paging_process  # its tables come back first: every later step of the reset runs paging work
+        before = [] if process is None else [process.before_reset]
+        after = ([] if process is None else [process.after_reset]) + [late.after_adapter_reset]
+        self.reset = ResetPath(self.driver, self.scheduler, self.events, before=before, after=after)
         self.pool = PagingBufferPool(
             self.mm,
             size=self.paging_buffer_size,
@@ -237,7 +238,7 @@ class VideoMemoryManager:
         observers: tuple[MoveObserver, ...] = (self.work, self.locks)
         if self.va is not None:
             observers = (self.work, self.va, self.locks)
-        residency = ResidencyManager(
+        return ResidencyManager(
             self.driver,
             self.mm,
             self.paging,
@@ -257,13 +258,6 @@ class VideoMemoryManager:
             deferred=self.config.deferred_paging,
             placement=placement_policy(self.config.placement_policy),
         )
-        if self.paging_process is not None:  # its tables first: every later step of the reset runs paging work
-            self.reset.before.append(self._save_paging_tables)
-            self.reset.listeners.append(self._restore_paging_tables)
-        self.reset.listeners.append(residency.outages.on_adapter_reset)
-        if self.va is not None:
-            self.reset.listeners.append(self.va.on_adapter_reset)
-        return residency
 
     def _build_services(self) -> None:
         """The calls built on residency: segment-model rendering, power transitions, teardown."""
@@ -469,17 +463,6 @@ class VideoMemoryManager:
     def destroy_process(self, handle: HANDLE) -> None:
         """The process exits or is killed: its devices, its VA spaces, the process."""
         self.teardown.destroy_process(handle)
-
-    def _save_paging_tables(self) -> None:
-        """Before ``DxgkDdiResetFromTimeout``: the paging process's tables, written by the CPU alone, copied out."""
-        assert self.paging_process is not None
-        self._reset_tables = self.paging_process.save_tables(lambda segment, offset, size: True)
-
-    def _restore_paging_tables(self, reason: str) -> None:
-        """After ``DxgkDdiRestartFromTimeout``: written back before any paging buffer runs again."""
-        assert self.paging_process is not None
-        saved, self._reset_tables = self._reset_tables, {}
-        self.paging_process.restore_tables(saved)
 
     def _forget_context(self, hContext: HANDLE) -> None:
         self.context_nodes.pop(hContext, None)

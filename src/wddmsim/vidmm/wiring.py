@@ -48,9 +48,10 @@ class LateCalls:
 
     Room for a page table evicts allocations whose mappings, views and work must follow the move: the recursion
     is the domain's.  The parts are built in dependency order; the earlier ones -- the paging process and
-    stream, the VA services, work submission, the CPU locks, the driver's callbacks -- get these calls, each of
-    which goes to the part the composition holds when it is made.  A call before that part exists is refused
-    (``STATUS_UNSUCCESSFUL``), as a callback before ``DxgkDdiStartDevice`` returned would be.
+    stream, the reset path, the VA services, work submission, the CPU locks, the driver's callbacks -- get these
+    calls, each of which goes to the part the composition holds when it is made.  A call before that part exists
+    is refused (``STATUS_UNSUCCESSFUL``), as a callback before ``DxgkDdiStartDevice`` returned would be; only the
+    reset path's step skips the parts not built yet (a reset must run to its end whenever it comes).
     """
 
     def __init__(self, vidmm: Composition) -> None:
@@ -100,6 +101,18 @@ class LateCalls:
 
     def new_companion_pool(self, count: int) -> PagingBufferPool:
         return self._vidmm.new_companion_pool(count)
+
+    # the reset path
+
+    def after_adapter_reset(self, reason: str) -> None:
+        """After ``DxgkDdiRestartFromTimeout``: the allocations' part (residency), then the page-table trees'
+        (VA spaces) -- each once it is built (a reset while VidMm is being composed has neither yet)."""
+        residency: ResidencyManager | None = vars(self._vidmm).get("residency")
+        if residency is not None:
+            residency.outages.on_adapter_reset(reason)
+        va: VaManager | None = vars(self._vidmm).get("va")
+        if va is not None:
+            va.on_adapter_reset(reason)
 
     # work submission
 
