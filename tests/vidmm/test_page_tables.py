@@ -312,7 +312,7 @@ def _long_copy(w: World, device: Any = None) -> tuple[Any, int, VidMmAllocation,
     slow = w.buffer(1 * MiB, usage=AllocationUsage.APERTURE_ONLY, device=p.device)
     w.make_resident(slow, queue=p.queue)
     assert w.vidmm.va is not None
-    src = w.vidmm.va.map(p.space, slow).va
+    src = w.vidmm.va.mappings.map(p.space, slow).va
     out, dst = p.buffer(1 * MiB)
     from wddmsim.hw import commands as cmd
 
@@ -333,7 +333,7 @@ def test_ptes_of_a_busy_address_space_change_only_once_its_contexts_are_idle_if_
     extra = w.buffer(64 * KiB, device=p.device)
     w.make_resident(extra, queue=p.queue)
     start = len(w.adapter.events)
-    mapped = w.vidmm.va.map(p.space, extra).va  # new tables and entries for the busy process
+    mapped = w.vidmm.va.mappings.map(p.space, extra).va  # new tables and entries for the busy process
     w.settle()
     events = w.adapter.events.since(start)
     w.vidmm.work.wait(p.context, FenceValue(fence))
@@ -381,7 +381,7 @@ def test_an_idle_process_tables_leave_under_pressure_and_come_back_before_its_wo
     w.make_resident(a_data, queue=a.queue)
     w.write(a_data, pattern(a_data.size, 20))
     assert w.vidmm.va is not None
-    a_va = w.vidmm.va.map(a.space, a_data, base=0x80_0000_0000).va  # more of A's tables
+    a_va = w.vidmm.va.mappings.map(a.space, a_data, base=0x80_0000_0000).va  # more of A's tables
     b = Proc(w)
     seg = w.vidmm.spaces.get(2)
     filler = w.buffer(seg.ranges.free_bytes, device=b.device)  # B fills the rest of the local segment
@@ -389,7 +389,7 @@ def test_an_idle_process_tables_leave_under_pressure_and_come_back_before_its_wo
     b_data = w.buffer(64 * KiB, device=b.device, usage=AllocationUsage.APERTURE_ONLY)
     w.make_resident(b_data, queue=b.queue)
     start = len(w.adapter.events)
-    w.vidmm.va.map(b.space, b_data, base=0x40_0000_0000)  # B needs new tables: only A's can make room
+    w.vidmm.va.mappings.map(b.space, b_data, base=0x40_0000_0000)  # B needs new tables: only A's can make room
     w.settle()
     evicted = [e for e in w.adapter.events.since(start) if isinstance(e, PageTablesEvicted)]
     assert [e.process for e in evicted] == [int(a.device.process.handle)]

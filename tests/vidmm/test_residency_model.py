@@ -114,7 +114,7 @@ class ResidencyModel(RuleBasedStateMachine):
         self.allocations[a.handle] = a
         va = self.world.vidmm.va
         if va is not None:  # every allocation is also mapped in its process's VA space: the mapping must follow
-            self.vas[a.handle] = va.map(va.create_space(a.device.process), a).va
+            self.vas[a.handle] = va.mappings.map(va.create_space(a.device.process), a).va
         self.expected[a.handle] = np.zeros(a.size, dtype=np.uint8)
         self.written_at_move[a.handle] = -1
 

@@ -336,7 +336,7 @@ def test_no_process_ever_sees_another_process_bytes_through_its_vas(seed: int) -
             w.make_resident(a, queue=queue)
             w.write(a, np.full(a.size, marker, dtype=np.uint8))
             w.evict(a)
-        mappings = [va.map(space, a) for a in allocations]
+        mappings = [va.mappings.map(space, a) for a in allocations]
         actors.append((marker, device, queue, space, allocations, mappings))
     for _ in range(30):
         marker, device, queue, space, allocations, mappings = actors[int(rng.integers(0, 2))]

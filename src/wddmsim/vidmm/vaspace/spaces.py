@@ -48,7 +48,7 @@ from wddmsim.vidmm.vaspace.choosing import VaChooser
 from wddmsim.vidmm.vaspace.entries import Entries
 from wddmsim.vidmm.vaspace.mappings import Mappings
 from wddmsim.vidmm.vaspace.privileged import PrivilegedSpaces
-from wddmsim.vidmm.vaspace.regions import GpuVaSpace, ProcessTable, Region, VaMapping
+from wddmsim.vidmm.vaspace.regions import GpuVaSpace, ProcessTable, Region
 from wddmsim.vidmm.vaspace.tables import VA_ALIGNMENT
 from wddmsim.vidmm.vaspace.tree import PageTables
 from wddmsim.vidmm.vaspace.update import TiledUpdates
@@ -307,28 +307,6 @@ class VaManager:
     def update_gpu_va(self, args: D3DDDICB_UPDATEGPUVIRTUALADDRESS) -> None:
         """``pfnUpdateGpuVirtualAddressCb`` (:mod:`.update`)."""
         self.updates.update_gpu_va(args)
-
-    # --- internal mapping API (VidMm's own users, tests) ----------------------------------------------------
-
-    def map(
-        self,
-        space: GpuVaSpace,
-        allocation: VidMmAllocation,
-        *,
-        offset_pages: int = 0,
-        pages: int | None = None,
-        write: bool = True,
-        execute: bool = False,
-        base: int | None = None,
-    ) -> VaMapping:
-        """Map pages of ``allocation`` in a region of its own (:meth:`.mappings.Mappings.map`)."""
-        return self.mappings.map(
-            space, allocation, offset_pages=offset_pages, pages=pages, write=write, execute=execute, base=base
-        )
-
-    def unmap(self, space: GpuVaSpace, va: int) -> None:
-        """Free the region that starts at ``va``."""
-        self.mappings.unmap(space, va)
 
     # --- a move observer of the residency core (MoveObserver, decision 0060) -----------------------------------
 
