@@ -30,7 +30,7 @@ from wddmsim.testing.invariants import MemoryRanges, check_page_tables
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.events import AddressSpaceResumed, AddressSpaceSuspended, PageTableConverted
 from wddmsim.vidmm.manager import VideoMemoryManager
-from wddmsim.vidmm.vaspace import GpuVaSpace, ProcessTable, VaManager
+from wddmsim.vidmm.vaspace import GpuVaSpace, GpuVaSpaces, ProcessTable
 
 from .test_vaspace import gpu_read, root_of
 from .world import SMALL_GPU, World, pattern
@@ -54,7 +54,7 @@ class Tables:
     def __init__(self, w: World) -> None:
         self.w = w
         assert w.vidmm.va is not None
-        self.va: VaManager = w.vidmm.va
+        self.va: GpuVaSpaces = w.vidmm.va
         self.space: GpuVaSpace = self.va.create_space(w.process)
 
     def resident(self, size: int, seed: int, **kw: Any) -> VidMmAllocation:

@@ -21,7 +21,7 @@ from wddmsim.ddi.va import (
 )
 from wddmsim.hw.faults import AccessKind, GpuFault
 from wddmsim.hw.memsys import read_runs, write_runs
-from wddmsim.vidmm.vaspace import GpuVaSpace, VaManager
+from wddmsim.vidmm.vaspace import GpuVaSpace, GpuVaSpaces
 
 from .test_vaspace import root_of
 from .world import World, pattern
@@ -34,7 +34,7 @@ class Va:
     def __init__(self) -> None:
         self.w = World()
         assert self.w.vidmm.va is not None
-        self.va: VaManager = self.w.vidmm.va
+        self.va: GpuVaSpaces = self.w.vidmm.va
         self.space: GpuVaSpace = self.va.create_space(self.w.process)
         self.a = self.w.buffer(256 * KiB)
         self.w.make_resident(self.a)

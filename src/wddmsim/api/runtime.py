@@ -40,7 +40,7 @@ from wddmsim.ddi.va import (
 )
 from wddmsim.vidmm.device import Device, Process
 from wddmsim.vidmm.manager import VideoMemoryManager
-from wddmsim.vidmm.vaspace import VaManager
+from wddmsim.vidmm.vaspace import GpuVaSpaces
 
 
 def _bad(argument: str, value: object, rule: str) -> InvalidArgument:
@@ -251,7 +251,7 @@ class UserDevice:
         if sync is None or sync.device.process is not self.device.process:
             raise _bad(argument, handle, "is not a synchronization object of this process")
 
-    def _va(self) -> VaManager:
+    def _va(self) -> GpuVaSpaces:
         if self.vidmm.va is None:
             raise DdiError(HRESULT.E_INVALIDARG, "GPU virtual addresses need a WDDM 2.x (GpuMmu) driver")
         return self.vidmm.va

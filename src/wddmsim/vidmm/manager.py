@@ -28,7 +28,7 @@ from wddmsim.ddi.context import (
 from wddmsim.ddi.driver import KernelModeDriver, SystemMemoryServices
 from wddmsim.ddi.segments import DXGK_SEGMENTDESCRIPTOR4
 from wddmsim.ddi.status import NTSTATUS, DdiError, InvalidArgument
-from wddmsim.vidmm.cpu.locks import LockManager
+from wddmsim.vidmm.cpu.locks import AllocationLocks
 from wddmsim.vidmm.device import Device, FenceArea
 from wddmsim.vidmm.discovery import query_caps, query_segments
 from wddmsim.vidmm.events import AdapterAllocation, ReportSegment
@@ -44,11 +44,11 @@ from wddmsim.vidmm.paging.home import AperturePagingBuffers, paging_segment
 from wddmsim.vidmm.paging.process import SystemPagingProcess
 from wddmsim.vidmm.paging.stream import PagingStream
 from wddmsim.vidmm.policy import EvictionPolicy, PlacementPolicy, eviction_policy, placement_policy
-from wddmsim.vidmm.power import PowerKind, PowerManager, PowerReport, check_segments
+from wddmsim.vidmm.power import AdapterPower, PowerKind, PowerReport, check_segments
 from wddmsim.vidmm.residency import ResidencyManager
 from wddmsim.vidmm.segments import Segments, SegmentSpace
 from wddmsim.vidmm.teardown import Teardown
-from wddmsim.vidmm.vaspace import VaManager
+from wddmsim.vidmm.vaspace import GpuVaSpaces
 from wddmsim.vidmm.wiring import LateCalls
 from wddmsim.vidmm.work.callbacks import DxgkrnlCallbacks
 from wddmsim.vidmm.work.render import RenderSubmitter
@@ -193,9 +193,9 @@ class VideoMemoryManager:
     def _build_observers(self) -> None:
         """What hears of every move: the GPU VA services (GpuMmu), work submission, the CPU locks."""
         late = self._late
-        self.va: VaManager | None = None
+        self.va: GpuVaSpaces | None = None
         if self.gpummu is not None and self.paging_process is not None:
-            self.va = VaManager(
+            self.va = GpuVaSpaces(
                 self.driver,
                 self.mm,
                 self.paging,
@@ -219,7 +219,7 @@ class VideoMemoryManager:
             va=self.va,
             paging_node=self.caps.PagingNode,
         )
-        self.locks = LockManager(
+        self.locks = AllocationLocks(
             self.driver,
             self.objects,
             late,
@@ -264,7 +264,7 @@ class VideoMemoryManager:
         self.render = RenderSubmitter(
             self.driver, self.mm, self.objects, self.residency, self.work, segment_model=self.gpummu is None
         )
-        self.power = PowerManager(
+        self.power = AdapterPower(
             self.driver,
             self.spaces,
             self.residency,

@@ -34,13 +34,13 @@ from typing import final
 from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.driver import KernelModeDriver
 from wddmsim.ddi.status import NT_SUCCESS, DdiError, InvalidArgument
-from wddmsim.vidmm.cpu.locks import LockManager
+from wddmsim.vidmm.cpu.locks import AllocationLocks
 from wddmsim.vidmm.device import Device, Process
 from wddmsim.vidmm.events import ObjectDestroyed
 from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.paging.buffers import PagingBufferPool
 from wddmsim.vidmm.residency import ResidencyManager
-from wddmsim.vidmm.vaspace import VaManager
+from wddmsim.vidmm.vaspace import GpuVaSpaces
 from wddmsim.vidmm.work.submit import WorkSubmitter
 
 
@@ -67,8 +67,8 @@ class Teardown:
         objects: ObjectTable,
         residency: ResidencyManager,
         work: WorkSubmitter,
-        locks: LockManager,
-        va: VaManager | None,
+        locks: AllocationLocks,
+        va: GpuVaSpaces | None,
         *,
         forget_context: Callable[[HANDLE], None],
         free_pool: Callable[[PagingBufferPool], None],

@@ -24,7 +24,7 @@ from wddmsim.vidmm.paging.buffers import PagingBufferPool
 from wddmsim.vidmm.paging.stream import PagingStream
 from wddmsim.vidmm.residency import ResidencyManager
 from wddmsim.vidmm.segments import SegmentSpace
-from wddmsim.vidmm.vaspace import VaManager
+from wddmsim.vidmm.vaspace import GpuVaSpaces
 from wddmsim.vidmm.work.submit import WorkSubmitter
 
 
@@ -35,7 +35,7 @@ class Composition(Protocol):
     def work(self) -> WorkSubmitter: ...
 
     @property
-    def va(self) -> VaManager | None: ...
+    def va(self) -> GpuVaSpaces | None: ...
 
     def new_companion_pool(self, count: int) -> PagingBufferPool:
         """Paging buffers for a paging companion, where ``PagingBufferSegmentId`` says."""
@@ -110,7 +110,7 @@ class LateCalls:
         residency: ResidencyManager | None = vars(self._vidmm).get("residency")
         if residency is not None:
             residency.outages.on_adapter_reset(reason)
-        va: VaManager | None = vars(self._vidmm).get("va")
+        va: GpuVaSpaces | None = vars(self._vidmm).get("va")
         if va is not None:
             va.on_adapter_reset(reason)
 

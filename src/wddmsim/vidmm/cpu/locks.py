@@ -70,8 +70,9 @@ def _bad(argument: str, value: object, rule: str) -> InvalidArgument:
 
 
 @final
-class LockManager:
-    """The lock calls, the swizzling-range arbiter, and the hooks that keep views right across moves."""
+class AllocationLocks:
+    """The CPU locks of allocations (``pfnLockCb``, ``pfnLock2Cb``, ``pfnUnlockCb``, ``pfnUnlock2Cb``; decision
+    0091): the lock calls, the swizzling-range arbiter, and the hooks that keep views right across moves."""
 
     def __init__(
         self,

@@ -1,11 +1,11 @@
-"""``VaManager``: the GPU VA services of every process, and mappings that follow their allocations.
+"""``GpuVaSpaces``: the GPU VA services of every process, and mappings that follow their allocations.
 
 What it models (wddm-spec.md sections 2.5-2.8 and 3.1-3.6; decisions D5 and 0016):
 
 - Reserve, Map and Free with every documented rule; ``UpdateGpuVirtualAddress`` (:mod:`.update`).
 - A mapping points its leaf entries at wherever its allocation is (:mod:`.entries`).  On every move the
-  residency manager calls :meth:`VaManager.before_leave` (entries invalidated and flushed from the TLB *before*
-  the range can be reused by the next operation in the stream) and :meth:`VaManager.after_enter` (entries
+  residency manager calls :meth:`GpuVaSpaces.before_leave` (entries invalidated and flushed from the TLB *before*
+  the range can be reused by the next operation in the stream) and :meth:`GpuVaSpaces.after_enter` (entries
   re-pointed, and flushed unless the driver reports ``InvalidTlbEntriesNotCached``).
 - The page-table trees themselves are :mod:`.tree` (built on :mod:`.tables`, :mod:`.placement`, :mod:`.links`);
   where a new region's VA goes is :mod:`.choosing`; installing and removing mappings :mod:`.mappings`; the
@@ -58,8 +58,10 @@ if TYPE_CHECKING:
 
 
 @final
-class VaManager:
-    """Creates VA spaces and keeps every mapping's PTEs pointing at its allocation's current place."""
+class GpuVaSpaces:
+    """Every process's GPU VA space (decision 0091): creates them, serves ``pfnReserveGpuVirtualAddressCb``,
+    ``pfnMapGpuVirtualAddressCb``, ``pfnFreeGpuVirtualAddressCb`` and ``pfnUpdateGpuVirtualAddressCb``, and keeps
+    every mapping's PTEs pointing at its allocation's current place."""
 
     def __init__(
         self,

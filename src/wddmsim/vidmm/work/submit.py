@@ -36,7 +36,7 @@ from wddmsim.vidmm.move_kinds import MoveCause
 from wddmsim.vidmm.moves.causes import STAY, LeaveHow
 from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.segments import SegmentSpace
-from wddmsim.vidmm.vaspace import VaManager
+from wddmsim.vidmm.vaspace import GpuVaSpaces
 
 _ENGINE_RESETS_PER_WAIT = 8
 """Engine resets one wait may go through before VidMm resets the whole adapter instead (decision D6): each
@@ -74,7 +74,7 @@ class WorkSubmitter:
         contexts: dict[int, int],
         *,
         ensure_resident: Callable[[Device], int],
-        va: VaManager | None = None,
+        va: GpuVaSpaces | None = None,
         paging_node: int = 0,
     ) -> None:
         self.driver = driver
