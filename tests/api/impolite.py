@@ -33,7 +33,7 @@ from wddmsim.hw.gpu import GpuConfig
 from wddmsim.kmd.allocations import AllocationDesc, AllocationUsage, ResourceKind
 from wddmsim.kmd.config import DriverConfig, DriverModel, min_paging_buffer_size
 from wddmsim.system import Adapter, SystemConfig, build_adapter
-from wddmsim.vidmm.manager import VidMmConfig
+from wddmsim.vidmm.config import VidMmConfig
 
 SMALL = {"local_size": 8 * MiB, "bar_size": 2 * MiB, "aperture_size": 4 * MiB, "system_size": 256 * MiB}
 """Local memory: a 2 MiB CPU-visible segment and a ~6 MiB one, a 4 MiB aperture: three clients crowd it."""

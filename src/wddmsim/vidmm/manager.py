@@ -6,13 +6,12 @@ At start it asks the driver what it is (``DXGKQAITYPE_DRIVERCAPS``) and what seg
 from ``PagingBufferSize`` / ``PagingBufferPrivateDataSize``.
 
 Why over 400 lines: besides the construction steps it keeps what belongs to the adapter as a whole -- the paging
-buffer pools (resized, mapped into ``PagingBufferSegmentId``), contexts and their paging companions, the paging
-process's tables across a reset -- which no part below owns.
+buffer pools (resized, mapped into ``PagingBufferSegmentId``), contexts and their paging companions -- which no part
+below owns.  What it is told beyond the driver's answers is :class:`~wddmsim.vidmm.config.VidMmConfig`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import final
 
 from wddmsim.core.clock import Clock
@@ -28,10 +27,11 @@ from wddmsim.ddi.context import (
 from wddmsim.ddi.driver import KernelModeDriver, SystemMemoryServices
 from wddmsim.ddi.segments import DXGK_SEGMENTDESCRIPTOR4
 from wddmsim.ddi.status import NTSTATUS, DdiError, InvalidArgument
+from wddmsim.vidmm.config import VidMmConfig
 from wddmsim.vidmm.cpu.locks import AllocationLocks
 from wddmsim.vidmm.device import Device, FenceArea
 from wddmsim.vidmm.discovery import query_caps, query_segments
-from wddmsim.vidmm.events import AdapterAllocation, ReportSegment
+from wddmsim.vidmm.events import AdapterAllocation
 from wddmsim.vidmm.gpu.reset import ResetPath
 from wddmsim.vidmm.gpu.scheduler import GpuScheduler
 from wddmsim.vidmm.gpummu import GpuMmuDescription, query_gpummu
@@ -43,39 +43,16 @@ from wddmsim.vidmm.paging.buffers import PagingBufferPool
 from wddmsim.vidmm.paging.home import AperturePagingBuffers, paging_segment
 from wddmsim.vidmm.paging.process import SystemPagingProcess
 from wddmsim.vidmm.paging.stream import PagingStream
-from wddmsim.vidmm.policy import EvictionPolicy, PlacementPolicy, eviction_policy, placement_policy
+from wddmsim.vidmm.policy import eviction_policy, placement_policy
 from wddmsim.vidmm.power import AdapterPower, PowerKind, PowerReport, check_segments
 from wddmsim.vidmm.residency import ResidencyManager
-from wddmsim.vidmm.segments import Segments, SegmentSpace
+from wddmsim.vidmm.segments import Segments, SegmentSpace, report_segments
 from wddmsim.vidmm.teardown import Teardown
 from wddmsim.vidmm.vaspace import GpuVaSpaces
 from wddmsim.vidmm.wiring import LateCalls
 from wddmsim.vidmm.work.callbacks import DxgkrnlCallbacks
 from wddmsim.vidmm.work.render import RenderSubmitter
 from wddmsim.vidmm.work.submit import WorkSubmitter
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class VidMmConfig:
-    paging_buffers: int = 4
-    """How many paging buffers rotate (a new one is used only after its previous fence passed)."""
-    paging_context: int = 1
-    """``hSystemContext``: the driver's system context for paging."""
-    paging_buffer_size: int | None = None
-    """Override the driver's ``PagingBufferSize`` (tests sweep it)."""
-    scratch_size: int = 16 * 1024 * 1024
-    """The system paging process's scratch area (GpuMmu): content moves through it in chunks of half of it."""
-    physical_moves: bool = False
-    """Move content with physical ``Transfer``/``Fill`` even on a GpuMmu driver (decision 0014)."""
-    eviction_policy: str | EvictionPolicy = "priority-lru"
-    """The eviction policy: a name of :data:`wddmsim.vidmm.policy.registry.EVICTION`, ``module:Class``, or a
-    policy object (an offline policy built with a recorded run's uses)."""
-    placement_policy: str | PlacementPolicy = "ladder"
-    """The placement policy: a name of :data:`wddmsim.vidmm.policy.registry.PLACEMENT`, ``module:Class``, or an
-    object."""
-    deferred_paging: bool = True
-    """``MakeResident`` is admitted at the call and serviced by the paging worker, highest queue priority first
-    (decision 0043); False services each request within its call (queue priorities then change nothing)."""
 
 
 @final
@@ -128,7 +105,7 @@ class VideoMemoryManager:
         self.spaces = Segments(self.segments, self.events, aperture_commit_limit=self.caps.ApertureSegmentCommitLimit)
         paging_home = paging_segment(self.spaces, paging_segment_id)
         check_segments(self.spaces)  # the power flags form valid combinations
-        self._report_segments()
+        report_segments(self.spaces, self.events)
         self.gpummu: GpuMmuDescription | None = None
         if self.caps.MemoryManagementCaps.GpuMmuSupported:
             self.gpummu = query_gpummu(self.driver, self.segments)
@@ -314,25 +291,6 @@ class VideoMemoryManager:
         purge would lose is moved out before ``DxgkDdiSetPowerState(PowerDeviceD3)``, the paging process's
         tables are restored after ``PowerDeviceD0``; every allocation reads back as before."""
         return self.power.transition(kind)
-
-    def _report_segments(self) -> None:
-        """``ReportSegment`` for each driver segment, as VidMm learnt it."""
-        for space in self.spaces:
-            d = space.descriptor
-            self.events.emit(
-                ReportSegment(
-                    time=self.clock.now,
-                    segment=space.id,
-                    base_address=int(d.BaseAddress),
-                    size=space.size,
-                    commit_limit=int(d.CommitLimit),
-                    cpu_translated_address=int(d.CpuTranslatedAddress),
-                    flags=d.Flags.Value,
-                    group=int(space.group),
-                    aperture=space.aperture,
-                    cpu_visible=space.cpu_visible,
-                )
-            )
 
     def _allocation_size(self, handle: HANDLE) -> int:
         found = self.objects.allocations.get(handle)
