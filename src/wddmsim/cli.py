@@ -1,4 +1,4 @@
-"""The command line: ``wddmsim run | replay | inspect | disasm | vm-decode | bench``.  Thin: parse, build, run,
+"""The command line: ``wddmsim run | replay | inspect | disasm | vm-decode | bench | check-driver | include-dir``.  Thin: parse,
 render.
 
 Scenarios live in :mod:`wddmsim.scenarios`, views and the files of ``--out`` in :mod:`wddmsim.viz`.
@@ -156,6 +156,8 @@ def main() -> None:
       wddmsim disasm                       the paging buffers of the tour, packet by packet
       wddmsim vm-decode 0x1001000          a GPU VA walked level by level
       wddmsim bench --list                 the benchmarks and their goals
+      wddmsim include-dir                  the C headers for building your own driver (-I)
+      wddmsim check-driver LIB.so          the conformance run of your driver's paging buffers
 
     Each command has its own --help with examples.
     """
@@ -837,3 +839,66 @@ def bench(names: tuple[str, ...], as_json: bool, list_only: bool) -> None:
         for r in rows:
             table.add_row(*(str(r.get(c, "")) for c in ("name", "value", "unit", "baseline", "ratio", "goal")))
         console.print(table)
+
+
+@main.command("check-driver", context_settings=CONTEXT)
+@click.argument("library")
+@click.option(
+    "--adapter",
+    "adapter_file",
+    type=_Path(exists=True, dir_okay=False, path_type=Path),
+    help="The adapter description (TOML): claimed operations, base package, model, executor.",
+)
+@click.option("--executor", help="Who executes the buffers: gpu (default), c:SYMBOL[@LIBRARY], python:module:Class.")
+@click.option("--junit", "junit_path", type=_Path(dir_okay=False, path_type=Path), help="Write JUnit XML here.")
+@click.option("--out", type=_Path(file_okay=False, path_type=Path), help="Write check-driver.html and .xml here.")
+def check_driver(
+    library: str, adapter_file: Path | None, executor: str | None, junit_path: Path | None, out: Path | None
+) -> None:
+    """The conformance run of a driver's DxgkDdiBuildPagingBuffer.
+
+    LIBRARY is your driver built as a shared library (or a built-in package, e.g. reference).  Every operation
+    it claims goes through every check: bytes, multipass at every DMA size, bounds, statuses, build-time
+    effects, canaries, determinism.  Exit 0 when conformant, 1 with findings, 2 on bad usage.
+
+    \b
+      wddmsim check-driver ./librefgpu.so
+      wddmsim check-driver ./libmine.so --adapter mine.toml --junit results.xml --out report/
+    """
+    from wddmsim.conformance import check_driver as run_checks
+    from wddmsim.drivers.registry import BUILTIN, driver_package
+    from wddmsim.viz import conformance as views
+
+    console = Console()
+    try:
+        if library in BUILTIN:
+            if adapter_file is not None or executor is not None:
+                raise ConfigurationError("LIBRARY", library, "--adapter and --executor describe a native library")
+            package = driver_package(library, setting="LIBRARY")
+        else:
+            from wddmsim.drivers.native.description import executor_option
+            from wddmsim.drivers.native.package import checked_package
+
+            spec = executor_option(executor) if executor is not None else None
+            package = checked_package(library, adapter_file, spec)
+        report = run_checks(package)
+    except ConfigurationError as error:
+        _fail(error)
+    views.print_report(console, report)
+    views.write(report, junit_path=junit_path, out=out)
+    sys.exit(0 if report.conformant else EXIT_FAILED)
+
+
+@main.command("include-dir", context_settings=CONTEXT)
+def include_dir() -> None:
+    """Print the directory of the shipped C headers (wddmsim/ddk.h and the WDK-name shims), for -I.
+
+    \b
+    Examples:
+      wddmsim include-dir
+      cc -std=c11 -shared -fPIC -I"$(wddmsim include-dir)" -o mydriver.so mydriver.c
+      c++ -std=c++17 -shared -fPIC -I"$(wddmsim include-dir)" -o mydriver.so mydriver.cpp
+    """
+    from wddmsim.drivers.native import include_dir as native_include_dir
+
+    click.echo(str(native_include_dir()))

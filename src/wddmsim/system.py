@@ -109,6 +109,7 @@ class Adapter:
             fences=vidmm.fences.in_use,
             driver_allocations=driver.allocations,
             driver_contexts=driver.contexts,
+            host_views=len(self.mm.locked_views),
             pending=len(rm.worker)
             + sum(len(q.pending) for q in rm.queues.values())
             + sum(len(s.waiting) for s in rm.sync_objects.values())
@@ -142,6 +143,8 @@ class Footprint:
     driver_allocations: int
     """The driver's allocation handle table."""
     driver_contexts: int
+    host_views: int
+    """Live ``MmMapLockedPagesSpecifyCache`` mappings (host views of system pages a native driver holds)."""
     pending: int
     """Paging requests not serviced, fence values not signalled, work waiting for a fence, DMA buffers in flight."""
 

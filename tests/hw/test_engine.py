@@ -170,3 +170,13 @@ def test_write_qwords_take_the_same_effect_inline_and_when_they_complete_later(
         results.append((gpu.local.data[: 0x10000 + 0x1000].tobytes(), executed, fault, engine.completed_fence))
     assert results[0] == results[1]
     assert results[0][2] is not None or results[0][3] == 1
+
+
+def test_an_empty_buffer_completes_at_once_instead_of_crashing_the_fetch() -> None:
+    """Regression: fetching a zero-byte submission indexed an empty run list (an IndexError out of the engine)."""
+    gpu = small_gpu()
+    gpu.engines[0].submit(Submission(hw_address(Space.SYSTEM, BUFFER), 0, 3))
+    gpu.clock.run_all()
+    assert gpu.engines[0].completed_fence == 3
+    assert gpu.engines[0].state == EngineState.IDLE
+    assert [(i.kind, i.value) for i in gpu.interrupts] == [(InterruptKind.COMPLETION, 3)]

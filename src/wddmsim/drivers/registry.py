@@ -2,7 +2,9 @@
 
 Built-in packages are named here and imported only when asked for (a package imports its concrete driver).
 Others register themselves (:func:`register`: the shipped fakes of :mod:`wddmsim.testing.fakes` do, on import)
-or are named from outside as ``module:attribute`` -- an attribute holding a :class:`DriverPackage`.
+or are named from outside as ``module:attribute`` -- an attribute holding a :class:`DriverPackage` -- or, for a
+driver built as a shared library, by its path (``./libmydriver.so`` or ``./mydriver.toml``: the native bridge,
+:mod:`wddmsim.drivers.native`).
 """
 
 from __future__ import annotations
@@ -61,13 +63,25 @@ def driver_package(name: str | DriverPackage, *, setting: str = "driver") -> Dri
         return found
     if name in BUILTIN:
         return _load(BUILTIN[name], setting, name)
+    if _names_native(name):
+        from wddmsim.drivers.native.package import native_package  # ctypes and the bridge: only when asked for
+
+        return native_package(name, setting=setting)
     if ":" in name:
         return _load(name, setting, name)
     raise ConfigurationError(setting, name, f"must name a driver package: {_choices()}")
 
 
 def _choices() -> str:
-    return f"one of {', '.join(names())}, or module:attribute for a package from outside"
+    return (
+        f"one of {', '.join(names())}, module:attribute for a package from outside, or the path of a native "
+        "driver (a .so library, or the .toml adapter description beside it)"
+    )
+
+
+def _names_native(name: str) -> bool:
+    """A path to a shared library or an adapter description (kept here so the bridge loads only when named)."""
+    return name.endswith((".so", ".dylib", ".toml")) or ".so." in name
 
 
 def _load(path: str, setting: str, value: str) -> DriverPackage:

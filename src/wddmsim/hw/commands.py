@@ -76,6 +76,19 @@ _SIGNAL: Final = struct.Struct("<HHIQQ")  # header, address, value
 _TLB_INVALIDATE: Final = struct.Struct("<HHIQQQ")  # header, root, start, end
 _NOTE: Final = struct.Struct("<HHIQQ")  # header, a, b
 
+FIXED_PARTS: Final = {
+    None: HEADER,
+    Opcode.COPY: _COPY,
+    Opcode.FILL: _FILL,
+    Opcode.WRITE_QWORDS: _WRITE_QWORDS,
+    Opcode.READ_MEM: _READ_MEM,
+    Opcode.WRITE_MEM: _WRITE_MEM,
+    Opcode.SIGNAL: _SIGNAL,
+    Opcode.TLB_INVALIDATE: _TLB_INVALIDATE,
+    Opcode.NOTE: _NOTE,
+}
+"""The fixed part of each packet with a body (``None``: the header alone), for views that print the format
+(the C data sheet, :mod:`wddmsim.drivers.native.datasheet`)."""
 COPY_FIXED_SIZE: Final = _COPY.size
 COPY_MIN_LENGTH: Final = -(-COPY_FIXED_SIZE // PACKET_ALIGNMENT) * PACKET_ALIGNMENT
 WRITE_QWORDS_FIXED_SIZE: Final = _WRITE_QWORDS.size

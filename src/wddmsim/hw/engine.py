@@ -5,6 +5,11 @@ Work is asynchronous to the CPU side and paced by the simulated clock: a packet'
 packet completes the engine writes the submission's fence value to its ``completed_fence`` register and raises
 a completion interrupt.  A fault halts the engine with a :class:`~.faults.FaultRecord` until it is reset.
 
+A submission may instead name an *executor* (:class:`Executor`): an object that carries out the buffer in its
+own format -- a driver's software command log -- through a :class:`~.services.GpuServices` table.  It runs on the
+clock like a packet, in submission order, and the submission then completes exactly as a decoded one does; an
+executor that raises faults the engine (never a traceback out of the simulator).
+
 The engine knows nothing of paging buffers or Windows: it runs packets.
 """
 
@@ -15,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
 from functools import partial
-from typing import assert_never, final, get_args
+from typing import Protocol, assert_never, final, get_args
 
 import numpy as np
 
@@ -38,6 +43,7 @@ from wddmsim.hw.memsys import (
 )
 from wddmsim.hw.mmu import Run
 from wddmsim.hw.pte import TablePointer, Target
+from wddmsim.hw.services import GpuServices
 from wddmsim.hw.swizzle import check_surface
 
 # Enum members read once: attribute access on an enum class is slow on the per-packet path.
@@ -45,6 +51,23 @@ _READ = AccessKind.READ
 _WRITE = AccessKind.WRITE
 _SYSTEM = Space.SYSTEM
 _GPU_PHYS = Space.GPU_PHYS
+EXECUTOR_OPCODE = "EXECUTOR"
+"""The opcode a :class:`PacketExecuted` event names for a buffer an executor carried out."""
+
+
+class Executor(Protocol):
+    """Carries out a submitted buffer itself (issue 21's pluggable executor): the engine calls it once, when the
+    submission's turn comes on the clock, with the submitted range ``[start, end)`` of the buffer, the
+    submission's private data, and the services through which it reaches the machine.
+
+    It returns ``None``, or how many more nanoseconds the work takes (the submission completes that much later).
+    Whatever it raises faults the engine: a :class:`~.faults.GpuFault` as itself, anything else as an invalid
+    instruction naming the executor and the error.
+    """
+
+    def __call__(
+        self, buffer: memoryview | bytes, private_data: memoryview | bytes | None, services: GpuServices
+    ) -> int | None: ...
 
 
 @dataclass(slots=True)
@@ -62,6 +85,10 @@ class Submission:
     privileged: bool = True
     """A kernel-mode (paging) buffer may name physical memory and flush TLBs; any other buffer may reach memory
     only through its GPU VAs -- anything else is an invalid instruction."""
+    executor: Executor | None = None
+    """Who carries out the buffer: ``None`` is the engine's own decoder (``docs/command-format.md``)."""
+    private_data: memoryview | bytes | None = None
+    """Handed to the executor with the buffer (the driver's ``pDmaBufferPrivateData`` record)."""
 
 
 class InterruptKind(IntEnum):
@@ -123,6 +150,8 @@ class Engine:
         self._buffer: memoryview | bytes = b""
         self._offset = 0
         self._generation = 0  # bumped by reset() so stale scheduled callbacks do nothing
+        self.services = GpuServices(memsys, self._runs, self._signal)
+        """What an executor is handed: the machine, resolved in this engine's current address space."""
 
     # --- CPU side -------------------------------------------------------------------------------------------
 
@@ -167,10 +196,15 @@ class Engine:
         except GpuFault as fault:
             self._halt(fault, sub, 0)
             return
+        if sub.executor is not None:
+            self._schedule_executor(generation)
+            return
         self._schedule_next_packet(generation)
 
     def _fetch(self, sub: Submission) -> memoryview | bytes:
         runs = self.memsys.runs(sub.address, sub.size, _READ, self.root, self.root_entries)
+        if not runs:  # an empty buffer: nothing to fetch, it completes at once
+            return b""
         mem, offset, size = runs[0]
         if len(runs) == 1 and mem is not None:
             return mem.view[offset : offset + size]
@@ -208,6 +242,53 @@ class Engine:
             if not self._run_packet(sub, packet, offset):
                 return
 
+    # --- a pluggable executor -------------------------------------------------------------------------------------
+
+    def _schedule_executor(self, generation: int) -> None:
+        """Run the current submission's executor when a packet would complete (one packet's overhead from now)."""
+        done = self.clock.now + self.cost.packet_overhead_ns
+        self.clock.schedule(done, partial(self._run_executor, generation))
+
+    def _run_executor(self, generation: int) -> None:
+        if generation != self._generation:
+            return
+        sub = self._current
+        assert sub is not None
+        assert sub.executor is not None
+        try:
+            extra = sub.executor(self._buffer, sub.private_data, self.services)
+        except GpuFault as fault:
+            self._halt(fault, sub, 0)
+            return
+        except Exception as error:  # the user's code: whatever it raises is this engine's fault, not ours
+            reason = f"executor {_name_of(sub.executor)} raised {type(error).__name__}: {error}"
+            self._halt(GpuFault(FaultKind.INVALID_INSTRUCTION, 0, reason), sub, 0)
+            return
+        if generation != self._generation:  # the executor's work reset the engine: nothing left to complete
+            return
+        if extra is not None and (not isinstance(extra, int) or isinstance(extra, bool) or extra < 0):
+            reason = f"executor {_name_of(sub.executor)} returned {extra!r}: must be None or nanoseconds >= 0"
+            self._halt(GpuFault(FaultKind.INVALID_INSTRUCTION, 0, reason), sub, 0)
+            return
+        self._executed(sub, 0, None)
+        if extra:
+            self.clock.schedule(self.clock.now + extra, partial(self._end_executed, generation))
+        else:
+            self._end_executed(generation)
+
+    def _end_executed(self, generation: int) -> None:
+        if generation != self._generation:
+            return
+        sub = self._current
+        assert sub is not None
+        self._finish_submission(sub)
+        self._begin_next(generation)
+
+    def _signal(self, value: int) -> None:
+        self._interrupt(Interrupt(self.index, InterruptKind.SIGNAL, value))
+
+    # --- packets ---------------------------------------------------------------------------------------------
+
     def _complete(self, generation: int, packet: cmd.Packet, offset: int) -> None:
         if generation != self._generation:
             return
@@ -239,13 +320,13 @@ class Engine:
         self._halt(error, sub, offset)
         return False
 
-    def _executed(self, sub: Submission, offset: int, kind: type[cmd.Packet]) -> bool:
+    def _executed(self, sub: Submission, offset: int, kind: type[cmd.Packet] | None) -> bool:
+        """Count a packet (``kind`` ``None``: a whole buffer an executor carried out)."""
         self.packets_executed += 1
         if self.events.enabled:
+            opcode = EXECUTOR_OPCODE if kind is None else _opcode(kind)
             self.events.emit(
-                PacketExecuted(
-                    time=self.clock.now, engine=self.index, fence=sub.fence, offset=offset, opcode=_opcode(kind)
-                )
+                PacketExecuted(time=self.clock.now, engine=self.index, fence=sub.fence, offset=offset, opcode=opcode)
             )
         return True
 
@@ -424,6 +505,11 @@ _OPCODE_NAMES: dict[type[cmd.Packet], str] = {kind: kind.__name__.upper() for ki
 
 def _opcode(kind: type[cmd.Packet]) -> str:
     return _OPCODE_NAMES[kind]
+
+
+def _name_of(executor: Executor) -> str:
+    name = getattr(executor, "__qualname__", None) or type(executor).__qualname__
+    return str(name)
 
 
 def _check_unprivileged(packet: cmd.Packet) -> None:

@@ -1,25 +1,41 @@
 """Physical memories: local video memory and system RAM, both sparse.
 
-Each is one anonymous mapping reserved without commit (``MAP_NORESERVE``), so an 80 GiB GPU fits on a 24 GiB
-machine: the kernel commits a page only when it is first written.  The bytes are reachable as a numpy array
-(``data``) and a memoryview (``view``) over the same mapping -- no copies.  ``MADV_HUGEPAGE`` is never applied:
-on a sparse region it would commit 2 MiB per touch.
+Local memory is one anonymous mapping reserved without commit (``MAP_NORESERVE``), so an 80 GiB GPU fits on a
+24 GiB machine: the kernel commits a page only when it is first written.  Its first byte is the one flat CPU
+pointer a software GPU addresses its "VRAM" through (:attr:`PhysicalMemory.host_address`).
+
+System RAM is a memory file (``memfd_create``, sized with ``ftruncate``: sparse too) mapped shared, so the same
+page frames can be mapped again elsewhere -- a virtually contiguous view of scattered frames
+(:meth:`SystemMemory.alias`) whose writes reach the frames themselves, what ``MmMapLockedPagesSpecifyCache``
+gives a native driver.  Where memory files do not exist (not Linux) it falls back to a private mapping, and
+aliasing is refused as unsupported.
+
+The bytes of either are reachable as a numpy array (``data``) and a memoryview (``view``) over the same
+mapping -- no copies.  ``MADV_HUGEPAGE`` is never applied: on a sparse region it would commit 2 MiB per touch.
 """
 
 from __future__ import annotations
 
 import mmap
+import os
 import sys
+import weakref
+from collections.abc import Sequence
 from typing import Final, final
 
 import numpy as np
+import numpy.typing as npt
 
 from wddmsim.core.addresses import BusAddress, Pfn
 from wddmsim.core.pointer import ByteArray
 from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE, align_down, align_up
+from wddmsim.hw import hostmap
+from wddmsim.hw.hostmap import AliasUnsupported, HostView, HostViewError
 
 MAP_NORESERVE: Final = 0x4000
 """Linux's ``MAP_NORESERVE`` (Python 3.11's mmap module lacks the constant)."""
+MADV_REMOVE: Final = 9
+"""Linux's ``MADV_REMOVE``: free a shared mapping's pages, punching a hole in the file behind them."""
 
 
 def _anonymous_sparse(size: int) -> mmap.mmap:
@@ -28,21 +44,51 @@ def _anonymous_sparse(size: int) -> mmap.mmap:
     return mmap.mmap(-1, size)  # type: ignore[unreachable,unused-ignore]
 
 
+def _memory_file(name: str, size: int) -> int | None:
+    """A sparse memory file of ``size`` bytes, or ``None`` where the platform has none (or refuses one)."""
+    create = getattr(os, "memfd_create", None)
+    if create is None or not hostmap.supported():
+        return None
+    try:
+        fd: int = create(name, getattr(os, "MFD_CLOEXEC", 1))
+    except OSError:
+        return None
+    try:
+        os.ftruncate(fd, size)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
 class PhysicalMemory:
     """A sparse, zero-initialised byte array of ``size`` bytes (a multiple of 4 KiB)."""
 
-    __slots__ = ("_map", "data", "name", "size", "u32", "u64", "view")
+    __slots__ = ("__weakref__", "_fd", "_map", "data", "name", "size", "u32", "u64", "view")
 
-    def __init__(self, name: str, size: int) -> None:
+    def __init__(self, name: str, size: int, *, shared: bool = False) -> None:
         if size <= 0 or size % PAGE_SIZE:
             raise ValueError(f"{name} size={size:#x}: must be a positive multiple of {PAGE_SIZE:#x}")
         self.name = name
         self.size = size
-        self._map = _anonymous_sparse(size)
+        fd = _memory_file(name, size) if shared else None
+        self._fd: int | None = fd
+        if fd is None:
+            self._map = _anonymous_sparse(size)
+        else:
+            # mmap keeps its own duplicate of the descriptor; ours stays open for aliases and is closed with us.
+            self._map = mmap.mmap(fd, size, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+            weakref.finalize(self, os.close, fd)
         self.data: ByteArray = np.frombuffer(self._map, dtype=np.uint8)
         self.u32 = self.data.view(np.uint32)
         self.u64 = self.data.view(np.uint64)
         self.view = memoryview(self._map)
+
+    @property
+    def host_address(self) -> int:
+        """The host (CPU) address of byte 0: the memory is one flat range ``[host_address, host_address + size)``
+        of this process, valid while the object lives."""
+        return int(self.data.ctypes.data)
 
     def contains(self, offset: int, length: int) -> bool:
         return offset >= 0 and length >= 0 and offset + length <= self.size
@@ -70,11 +116,15 @@ class PhysicalMemory:
         self.data[offset : offset + length] = np.resize(word, length)
 
     def decommit(self, offset: int, length: int) -> None:
-        """Zero a range, returning the whole pages inside it to the OS (the memory reads as zero afterwards)."""
+        """Zero a range, returning the whole pages inside it to the OS (the memory reads as zero afterwards).
+
+        A shared file mapping keeps its pages in the file, which ``MADV_DONTNEED`` would not free: there the
+        pages are removed from the file (a hole, which reads as zero through every mapping of it).
+        """
         start, end = align_up(offset, PAGE_SIZE), align_down(offset + length, PAGE_SIZE)
         if end > start:
             self.data[offset:start] = 0
-            self._map.madvise(mmap.MADV_DONTNEED, start, end - start)
+            self._map.madvise(mmap.MADV_DONTNEED if self._fd is None else MADV_REMOVE, start, end - start)
             self.data[end : offset + length] = 0
         else:
             self.data[offset : offset + length] = 0
@@ -82,7 +132,11 @@ class PhysicalMemory:
 
 @final
 class LocalMemory(PhysicalMemory):
-    """The GPU's local video memory ("VRAM"): offset ``o`` is GPU physical address ``o``."""
+    """The GPU's local video memory ("VRAM"): offset ``o`` is GPU physical address ``o``.
+
+    :attr:`host_address` is the one flat CPU pointer a software GPU's driver addresses its video memory through
+    (``VideoMemory + SegmentAddress``); untouched pages cost nothing, so an 80 GiB memory is cheap.
+    """
 
     __slots__ = ()
 
@@ -91,14 +145,23 @@ class LocalMemory(PhysicalMemory):
 class SystemMemory(PhysicalMemory):
     """Host RAM as 4 KiB page frames: frame ``pfn`` holds bus addresses ``[pfn << 12, (pfn + 1) << 12)``.
 
-    RAM starts at bus address 0, so the PFN of a byte is its offset ``>> 12``.
+    RAM starts at bus address 0, so the PFN of a byte is its offset ``>> 12``.  Backed by a memory file where the
+    platform has them, so frames can be aliased (:meth:`alias`).
     """
 
     __slots__ = ()
 
+    def __init__(self, name: str, size: int) -> None:
+        super().__init__(name, size, shared=True)
+
     @property
     def page_count(self) -> int:
         return self.size >> PAGE_SHIFT
+
+    @property
+    def aliasable(self) -> bool:
+        """Whether :meth:`alias` can map frames elsewhere (a memory file backs the RAM)."""
+        return self._fd is not None
 
     def contains_bus(self, address: BusAddress, length: int) -> bool:
         return self.contains(address, length)
@@ -107,3 +170,46 @@ class SystemMemory(PhysicalMemory):
         """The 4 KiB of frame ``pfn``."""
         start = pfn << PAGE_SHIFT
         return self.view[start : start + PAGE_SIZE]
+
+    def alias(self, pfns: Sequence[int] | npt.NDArray[np.uint64], byte_offset: int, byte_count: int) -> HostView:
+        """A virtually contiguous host view of frames ``pfns`` (in that order): byte ``i`` of the view is byte
+        ``byte_offset + i`` of the frames laid end to end.  Writes through the view reach the frames and the
+        other way round; :meth:`HostView.close` unmaps it.
+
+        Raises :class:`HostViewError` naming the bad argument (nothing is mapped), :class:`AliasUnsupported`
+        where the RAM is not a memory file.
+        """
+        frames = [int(p) for p in pfns]
+        _check_alias(frames, byte_offset, byte_count, self.page_count)
+        if self._fd is None:
+            raise AliasUnsupported(
+                f"{self.name}: aliasing frames needs a memory file (memfd_create on Linux); this platform has none"
+            )
+        spanned = -(-(byte_offset + byte_count) // PAGE_SIZE)
+        return hostmap.map_frames(self._fd, frames[:spanned], byte_offset, byte_count)
+
+
+def _check_alias(frames: list[int], byte_offset: int, byte_count: int, page_count: int) -> None:
+    """The rules of :meth:`SystemMemory.alias`, each naming its argument."""
+    if not 0 <= byte_offset < PAGE_SIZE:
+        raise HostViewError("byte_offset", byte_offset, f"must be within the first page [0, {PAGE_SIZE:#x})")
+    if byte_count <= 0:
+        raise HostViewError("byte_count", byte_count, "must be positive")
+    spanned = -(-(byte_offset + byte_count) // PAGE_SIZE)
+    if spanned > len(frames):
+        raise HostViewError(
+            "byte_count", byte_count, f"byte_offset + byte_count spans {spanned} page(s), pfns lists {len(frames)}"
+        )
+    for index, pfn in enumerate(frames[:spanned]):
+        if not 0 <= pfn < page_count:
+            raise HostViewError(f"pfns[{index}]", pfn, f"must be a frame of RAM [0, {page_count:#x})")
+
+
+__all__ = [
+    "AliasUnsupported",
+    "HostView",
+    "HostViewError",
+    "LocalMemory",
+    "PhysicalMemory",
+    "SystemMemory",
+]

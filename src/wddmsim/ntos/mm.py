@@ -17,6 +17,7 @@ from wddmsim.ddi.memory import MDL
 from wddmsim.hw.bar import PciBar
 from wddmsim.hw.memory import SystemMemory
 from wddmsim.ntos.frames import FrameAllocator, OutOfFrames
+from wddmsim.ntos.sysva import LockedPageViews
 from wddmsim.ntos.views import UserAddressSpace
 
 KERNEL_VA_BASE: Final = 0xFFFF_8000_0000_0000
@@ -33,6 +34,8 @@ class MemoryManager:
         self.bar = bar
         self.frames = FrameAllocator(RESERVED_FRAMES, ram.page_count - RESERVED_FRAMES)
         self._next_va = KERNEL_VA_BASE
+        self.locked_views = LockedPageViews(ram)
+        """Live ``MmMapLockedPagesSpecifyCache`` mappings: host addresses a native driver holds."""
 
     def _zero(self, pfns: npt.NDArray[np.uint64]) -> None:
         for start, length in _byte_runs(pfns):
@@ -81,6 +84,16 @@ class MemoryManager:
             raise ValueError(f"bus address {bus_address:#x}+{byte_count:#x} is not in the device's BAR")
         start = bar.local_offset + bus_address - bar.bus_base
         return CpuMapping(self._map_va(pages_spanned(byte_count)), bar.local.data[start : start + byte_count])
+
+    def MmMapLockedPagesSpecifyCache(self, mdl: MDL) -> int:
+        """``MmMapLockedPagesSpecifyCache``: a host address through which native code reads and writes the MDL's
+        bytes (its pages viewed contiguously; the address is the MDL's first byte).  See :class:`LockedPageViews`."""
+        return self.locked_views.map(mdl)
+
+    def MmUnmapLockedPages(self, address: int, mdl: MDL) -> None:
+        """``MmUnmapLockedPages``: release a mapping made by :meth:`MmMapLockedPagesSpecifyCache`; an address that
+        is not a live mapping of ``mdl`` is refused (``STATUS_INVALID_PARAMETER``) and nothing changes."""
+        self.locked_views.unmap(address, mdl)
 
     def free_pages(self, mdl: MDL) -> None:
         self.frames.free(mdl.pfns)

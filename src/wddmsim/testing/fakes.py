@@ -174,6 +174,26 @@ class BusyForeverDriver(DelegatingDriver):
         return self.inner.build_paging_buffer(args)
 
 
+class SpinningDriver(DelegatingDriver):
+    """Writes one NOP and answers INSUFFICIENT_DMA_BUFFER to ``operation`` every time, ``MultipassOffset``
+    untouched: progress in bytes, none in the work -- a loop that never ends unless VidMm bounds it."""
+
+    def __init__(self, inner: KernelModeDriver, operation: Op = Op.DXGK_OPERATION_TRANSFER) -> None:
+        super().__init__(inner)
+        self.operation = operation
+
+    def build_into_buffer(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
+        if args.Operation != self.operation:
+            return self.inner.build_paging_buffer(args)
+        pointer = args.pDmaBuffer
+        if pointer is not None and args.DmaSize >= 16:
+            pointer.bytes(16)[:] = bytes(16)  # a NOP packet: opcode 0, length 16 ...
+            pointer.bytes(8)[4:8] = (16).to_bytes(4, "little")
+            args.pDmaBuffer = pointer + 16
+            args.DmaSize -= 16
+        return NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER
+
+
 @dataclass(frozen=True, slots=True)
 class CallRecord:
     operation: Op
@@ -262,6 +282,9 @@ DMA_SIZE_UNCHANGED: Final = _fake(
 )
 BUSY_FOREVER: Final = _fake(
     "busy-forever", BusyForeverDriver, "the reference driver, answering ALLOCATION_BUSY to every Transfer"
+)
+SPINNING: Final = _fake(
+    "spinning", SpinningDriver, "the reference driver, writing a NOP and INSUFFICIENT_DMA_BUFFER to every Transfer"
 )
 RECORDING: Final = _fake("recording", RecordingDriver, "the reference driver, recording every BuildPagingBuffer call")
 PAYLOAD_RECORDER: Final = _fake(

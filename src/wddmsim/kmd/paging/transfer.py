@@ -172,6 +172,10 @@ def _build(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER, p: Payload, name
     status = multipass(args, writer, pages, emit, tail=cmd.SYNC_BYTES if p.Flags.TransferEnd else None)
     if status == NTSTATUS.STATUS_SUCCESS and p.Flags.TransferEnd:
         state.pending_transfer = None
+    elif p.Flags.TransferStart and args.MultipassOffset == 0 and writer.written == 0:
+        # No room for a single packet: the transfer has not started.  VidMm calls again, MultipassOffset still 0,
+        # in a fresh buffer -- the same start, not a second one.
+        state.pending_transfer = None
     return status
 
 

@@ -1,0 +1,104 @@
+"""``WDDMSIM_ADAPTER_DESC`` (``wddmsim/adapter.h``): what the bridge tells a native driver about its adapter.
+
+Built from the base driver's own segment report (``DXGKQAITYPE_QUERYSEGMENT4``, the two-call protocol) and the
+GPU's address map, and handed to the library's optional ``WddmsimStartDevice`` export before the first
+``DxgkDdiBuildPagingBuffer`` (decision 0110).  The block lives as long as the driver, as the header promises.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Final, final
+
+from wddmsim.core.errors import ConfigurationError
+from wddmsim.ddi.caps import DXGK_QUERYADAPTERINFOTYPE
+from wddmsim.ddi.driver import DXGKARG_QUERYADAPTERINFO
+from wddmsim.ddi.segments import DXGK_QUERYSEGMENTIN4, DXGK_QUERYSEGMENTOUT4, DXGK_SEGMENTDESCRIPTOR4
+from wddmsim.ddi.status import status_name
+from wddmsim.drivers.native.library import START_DEVICE, NativeLibrary
+from wddmsim.drivers.native.marshal import address_of
+from wddmsim.drivers.package import DriverModel, SimulatedDriver
+from wddmsim.hw.gpu import Gpu
+
+VERSION: Final = 1
+SEGMENT_APERTURE: Final = 0x1
+SEGMENT_CPU_VISIBLE: Final = 0x2
+
+
+class WDDMSIM_SEGMENT_DESC(ctypes.Structure):
+    _fields_ = (
+        ("SegmentId", ctypes.c_uint32),
+        ("Flags", ctypes.c_uint32),
+        ("BaseAddress", ctypes.c_uint64),
+        ("Size", ctypes.c_uint64),
+    )
+
+
+class WDDMSIM_ADAPTER_DESC(ctypes.Structure):
+    _fields_ = (
+        ("Version", ctypes.c_uint32),
+        ("Size", ctypes.c_uint32),
+        ("DriverModel", ctypes.c_uint32),
+        ("SegmentCount", ctypes.c_uint32),
+        ("Segments", ctypes.POINTER(WDDMSIM_SEGMENT_DESC)),
+        ("LocalMemory", ctypes.c_void_p),
+        ("LocalMemorySize", ctypes.c_uint64),
+        ("ApertureBase", ctypes.c_uint64),
+        ("ApertureSize", ctypes.c_uint64),
+        ("ApertureTableAddress", ctypes.c_uint64),
+        ("SystemMemorySize", ctypes.c_uint64),
+    )
+
+
+START_DEVICE_TYPE: Final = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.POINTER(WDDMSIM_ADAPTER_DESC))
+
+
+def segment_descriptors(driver: SimulatedDriver) -> list[DXGK_SEGMENTDESCRIPTOR4]:
+    """The base driver's segments, asked the documented way (first the count, then the descriptors)."""
+    kind = DXGK_QUERYADAPTERINFOTYPE.DXGKQAITYPE_QUERYSEGMENT4
+    count = DXGK_QUERYSEGMENTOUT4()
+    driver.query_adapter_info(DXGKARG_QUERYADAPTERINFO(Type=kind, pInputData=DXGK_QUERYSEGMENTIN4(), pOutputData=count))
+    out = DXGK_QUERYSEGMENTOUT4(NbSegment=count.NbSegment)
+    driver.query_adapter_info(DXGKARG_QUERYADAPTERINFO(Type=kind, pInputData=DXGK_QUERYSEGMENTIN4(), pOutputData=out))
+    return list(out.pSegmentDescriptor or ())
+
+
+@final
+class AdapterDescBlock:
+    """The C block and the segment array it points at, kept alive with the driver."""
+
+    __slots__ = ("desc", "model", "segments")
+
+    def __init__(self, gpu: Gpu, base: SimulatedDriver, model: DriverModel) -> None:
+        descriptors = segment_descriptors(base)
+        self.segments = (WDDMSIM_SEGMENT_DESC * max(len(descriptors), 1))()
+        for i, d in enumerate(descriptors):
+            flags = (SEGMENT_APERTURE if d.Flags.Aperture else 0) | (SEGMENT_CPU_VISIBLE if d.Flags.CpuVisible else 0)
+            self.segments[i] = WDDMSIM_SEGMENT_DESC(i + 1, flags, d.BaseAddress, d.Size)
+        self.model = 2 if model is DriverModel.WDDM2 else 1
+        self.desc = WDDMSIM_ADAPTER_DESC(
+            Version=VERSION,
+            Size=ctypes.sizeof(WDDMSIM_ADAPTER_DESC),
+            DriverModel=self.model,
+            SegmentCount=len(descriptors),
+            Segments=ctypes.cast(self.segments, ctypes.POINTER(WDDMSIM_SEGMENT_DESC)),
+            LocalMemory=gpu.local.data.ctypes.data,
+            LocalMemorySize=gpu.local.size,
+            ApertureBase=gpu.aperture.base,
+            ApertureSize=gpu.aperture.size,
+            ApertureTableAddress=gpu.aperture.table_offset,
+            SystemMemorySize=gpu.system.size,
+        )
+
+    def start(self, library: NativeLibrary) -> None:
+        """Call ``WddmsimStartDevice`` if the library exports it; a failure status refuses the driver, named."""
+        function = library.function(START_DEVICE)
+        if function is None:
+            return
+        start = START_DEVICE_TYPE(address_of(function))
+        status = int(start(None, ctypes.byref(self.desc))) & 0xFFFFFFFF
+        if status >> 30 == 3:  # NT_ERROR: severity bits 11
+            raise ConfigurationError("driver", str(library.path), f"{START_DEVICE} failed with {status_name(status)}")
+
+
+__all__ = ["WDDMSIM_ADAPTER_DESC", "WDDMSIM_SEGMENT_DESC", "AdapterDescBlock", "segment_descriptors"]

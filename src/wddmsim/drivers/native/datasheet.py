@@ -1,0 +1,174 @@
+"""The reference GPU's data sheet as a C header (``wddmsim/refgpu.h``), generated from the hardware's own layouts.
+
+A driver written in C for the reference GPU needs the command format (docs/command-format.md), the aperture
+table's entry and the page-table entry.  Each is declared once, in :mod:`wddmsim.hw` (``BitLayout`` and the
+packet structs); this module prints them as C, and a test keeps the shipped header equal to what it prints, so
+the two can never disagree (decision 0110).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from wddmsim.core.bits import BitLayout
+from wddmsim.hw import commands as cmd
+from wddmsim.hw.addressing import HW_ADDRESS, Space
+from wddmsim.hw.aperture import GART_ENTRY, GART_ENTRY_SIZE
+from wddmsim.hw.pte import HW_PTE, PTE_SIZE, Target
+
+HEADER_NAME: Final = "wddmsim/refgpu.h"
+
+_C_TYPES: Final = {"H": "uint16_t", "I": "uint32_t", "Q": "uint64_t"}
+
+
+@dataclass(frozen=True, slots=True)
+class PacketStruct:
+    """One packet's fixed part: its C name, the opcode whose ``struct`` it prints, and its fields' names."""
+
+    name: str
+    opcode: cmd.Opcode | None
+    fields: tuple[str, ...]
+
+    @property
+    def format(self) -> str:
+        return cmd.FIXED_PARTS[self.opcode].format
+
+    def size(self) -> int:
+        return cmd.FIXED_PARTS[self.opcode].size
+
+
+_HEADER_FIELDS: Final = ("Opcode", "Flags", "Length")
+_OP = cmd.Opcode
+
+PACKETS: Final = (
+    PacketStruct("REFGPU_HEADER", None, _HEADER_FIELDS),
+    PacketStruct("REFGPU_COPY", _OP.COPY, (*_HEADER_FIELDS, "Src", "Dst", "Size", "Pitch", "ExtentCount")),
+    PacketStruct("REFGPU_FILL", _OP.FILL, (*_HEADER_FIELDS, "Dst", "Size", "Pattern", "Reserved")),
+    PacketStruct("REFGPU_WRITE_QWORDS", _OP.WRITE_QWORDS, (*_HEADER_FIELDS, "Dst", "Count", "Reserved")),
+    PacketStruct("REFGPU_READ_MEM", _OP.READ_MEM, (*_HEADER_FIELDS, "Address")),
+    PacketStruct("REFGPU_WRITE_MEM", _OP.WRITE_MEM, (*_HEADER_FIELDS, "Address", "Data")),
+    PacketStruct("REFGPU_SIGNAL", _OP.SIGNAL, (*_HEADER_FIELDS, "Address", "Value")),
+    PacketStruct("REFGPU_TLB_INVALIDATE", _OP.TLB_INVALIDATE, (*_HEADER_FIELDS, "Root", "Start", "End")),
+    PacketStruct("REFGPU_NOTE", _OP.NOTE, (*_HEADER_FIELDS, "A", "B")),
+)
+"""The fixed part of every packet with a body, in the order of docs/command-format.md (lengths are padded to
+:data:`~wddmsim.hw.commands.PACKET_ALIGNMENT`; COPY and WRITE_QWORDS are followed by their 64-bit words)."""
+
+LAYOUTS: Final = (
+    ("ADDRESS", HW_ADDRESS),
+    ("COPY_FLAGS", cmd.COPY_FLAGS),
+    ("WRITE_QWORDS_FLAGS", cmd.WRITE_QWORDS_FLAGS),
+    ("WRITE_MEM_FLAGS", cmd.WRITE_MEM_FLAGS),
+    ("READ_MEM_FLAGS", cmd.READ_MEM_FLAGS),
+    ("SIGNAL_FLAGS", cmd.SIGNAL_FLAGS),
+    ("PAGE_EXTENT", cmd.PAGE_EXTENT),
+    ("GART_ENTRY", GART_ENTRY),
+    ("PTE", HW_PTE),
+)
+"""Bit layouts, each printed as ``REFGPU_<LAYOUT>_<FIELD>_SHIFT`` and ``..._MASK`` (unshifted)."""
+
+
+def _upper(name: str) -> str:
+    """``CountMinus1`` -> ``COUNT_MINUS1``, ``Leaf64K`` -> ``LEAF_64K``: C's spelling of a field name."""
+    out: list[str] = []
+    for i, ch in enumerate(name):
+        before = name[i - 1] if i else ""
+        digit_run_then_letter = ch.isdigit() and name[i:].lstrip("0123456789") != ""
+        if before.islower() and (ch.isupper() or digit_run_then_letter):
+            out.append("_")
+        out.append(ch.upper())
+    return "".join(out)
+
+
+def _layout_lines(prefix: str, layout: BitLayout) -> Iterable[str]:
+    yield f"/* {layout.name}: {layout.width}-bit word */"
+    for f in layout.fields:
+        name = f"REFGPU_{prefix}_{_upper(f.name)}"
+        yield f"#define {name}_SHIFT {f.lsb}"
+        yield f"#define {name}_MASK 0x{f.mask:X}ull"
+    yield ""
+
+
+def _enum_lines(name: str, members: Iterable[tuple[str, int]]) -> Iterable[str]:
+    yield "enum {"
+    for member, value in members:
+        yield f"    REFGPU_{name}_{member} = 0x{value:X},"
+    yield "};"
+    yield ""
+
+
+def _packet_lines(packet: PacketStruct) -> Iterable[str]:
+    codes = packet.format.lstrip("<")
+    if len(codes) != len(packet.fields):
+        raise ValueError(f"{packet.name}: {len(codes)} format codes for {len(packet.fields)} fields")
+    yield "typedef struct {"
+    offset = 0
+    for code, field in zip(codes, packet.fields, strict=True):
+        yield f"    {_C_TYPES[code]} {field}; /* @{offset} */"
+        offset += struct.calcsize("<" + code)
+    yield f"}} {packet.name};"
+    yield f"REFGPU_STATIC_ASSERT(sizeof({packet.name}) == {packet.size()}, {packet.name.lower()}_size);"
+    yield ""
+
+
+def render() -> str:
+    """The text of ``wddmsim/refgpu.h``."""
+    lines = [
+        "/* wddmsim/refgpu.h -- the reference GPU's data sheet: command format, aperture table, page tables.",
+        " *",
+        " * GENERATED by `python -m wddmsim.drivers.native.datasheet` from wddmsim.hw; do not edit.",
+        " * Every field is little-endian.  See docs/command-format.md for what each packet does. */",
+        "#ifndef WDDMSIM_REFGPU_H",
+        "#define WDDMSIM_REFGPU_H",
+        "",
+        "#include <stdint.h>",
+        "",
+        "#if defined(__cplusplus)",
+        "#define REFGPU_STATIC_ASSERT(cond, tag) static_assert(cond, #tag)",
+        "#else",
+        "#define REFGPU_STATIC_ASSERT(cond, tag) _Static_assert(cond, #tag)",
+        "#endif",
+        "",
+        f"#define REFGPU_PACKET_ALIGNMENT {cmd.PACKET_ALIGNMENT}",
+        f"#define REFGPU_MIN_PACKET_LENGTH {cmd.MIN_PACKET_LENGTH}",
+        f"#define REFGPU_MAX_EXTENT_PAGES 0x{cmd.MAX_EXTENT_PAGES:X}ull",
+        f"#define REFGPU_GART_ENTRY_SIZE {GART_ENTRY_SIZE}",
+        f"#define REFGPU_PTE_SIZE {PTE_SIZE}",
+        "",
+        *_enum_lines("OP", ((op.name, int(op)) for op in cmd.Opcode)),
+        *_enum_lines("SPACE", ((s.name, int(s)) for s in Space)),
+        *_enum_lines("TRANSFORM", ((t.name, int(t)) for t in cmd.Transform)),
+        *_enum_lines("TARGET", ((t.name, int(t)) for t in Target)),
+    ]
+    for prefix, layout in LAYOUTS:
+        lines.extend(_layout_lines(prefix, layout))
+    lines.append("/* A packet address word: the space in the top bits, the address below. */")
+    lines.append(
+        "#define REFGPU_ADDRESS(space, address) "
+        "(((uint64_t)(space) << REFGPU_ADDRESS_SPACE_SHIFT) | ((uint64_t)(address) & REFGPU_ADDRESS_ADDRESS_MASK))"
+    )
+    lines.append("")
+    for packet in PACKETS:
+        lines.extend(_packet_lines(packet))
+    lines.append("#endif /* WDDMSIM_REFGPU_H */")
+    return "\n".join(lines) + "\n"
+
+
+def header_path(include: Path) -> Path:
+    return include / HEADER_NAME
+
+
+def main() -> None:
+    """Rewrite the shipped header (run after a change to the hardware's layouts)."""
+    target = header_path(Path(__file__).parent / "include")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(render(), encoding="utf-8")
+    print(target)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,157 @@
+"""A native driver composed into a simulated one: its ``DxgkDdiBuildPagingBuffer`` in C, the rest from a base.
+
+VidMm calls :class:`NativeDriver` exactly as it calls the reference driver (``KernelModeDriver``).  The paging
+operations the adapter description claims go to the library's ``DxgkDdiBuildPagingBuffer`` through
+:class:`~wddmsim.drivers.native.marshal.PagingBufferCall`; every other DDI -- and, when the GPU itself executes
+the buffers, the operations the library does not claim -- goes to the base package's driver, which reports the
+segments and owns allocations, contexts, submission and interrupts (decision 0110).
+"""
+
+from __future__ import annotations
+
+from typing import cast, final
+
+from wddmsim.ddi.allocation import (
+    DXGKARG_ACQUIRESWIZZLINGRANGE,
+    DXGKARG_CREATEALLOCATION,
+    DXGKARG_DESTROYALLOCATION,
+    DXGKARG_RELEASESWIZZLINGRANGE,
+)
+from wddmsim.ddi.base import HANDLE
+from wddmsim.ddi.caps import DXGK_QUERYADAPTERINFOTYPE
+from wddmsim.ddi.context import DXGKARG_CREATECONTEXT
+from wddmsim.ddi.driver import (
+    DXGKARG_GETROOTPAGETABLESIZE,
+    DXGKARG_QUERYADAPTERINFO,
+    DXGKARG_SETROOTPAGETABLE,
+    DxgkrnlInterface,
+)
+from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER
+from wddmsim.ddi.power import DEVICE_POWER_STATE, POWER_ACTION
+from wddmsim.ddi.render import DXGKARG_PATCH, DXGKARG_RENDER
+from wddmsim.ddi.segments import DXGK_QUERYSEGMENTOUT3, DXGK_QUERYSEGMENTOUT4
+from wddmsim.ddi.status import NTSTATUS, InvalidArgument
+from wddmsim.ddi.submit import DXGKARG_RESETENGINE, DXGKARG_SUBMITCOMMAND
+from wddmsim.drivers.native.adapter_desc import AdapterDescBlock
+from wddmsim.drivers.native.description import AdapterDescription, ExecutorKind
+from wddmsim.drivers.native.library import NativeLibrary
+from wddmsim.drivers.native.marshal import PagingBufferCall
+from wddmsim.drivers.native.services import KernelServices
+from wddmsim.drivers.package import DriverModel, DriverStatistics, SimulatedDriver
+from wddmsim.hw.gpu import Gpu
+
+
+class NotClaimed(InvalidArgument):
+    """VidMm asked for an operation the description does not claim and nobody else can build."""
+
+
+@final
+class NativeDriver:
+    """``KernelModeDriver`` over a native library and a base driver (see the module docstring)."""
+
+    def __init__(
+        self,
+        gpu: Gpu,
+        base: SimulatedDriver,
+        model: DriverModel,
+        library: NativeLibrary,
+        description: AdapterDescription,
+    ) -> None:
+        self.gpu = gpu
+        self.base = base
+        self.library = library
+        self.description = description
+        self.adapter = AdapterDescBlock(gpu, base, model)
+        self.services = KernelServices(gpu.system)
+        self.services.attach(library)
+        self.call = PagingBufferCall(library, self.services)
+        self.served_by_base: dict[str, int] = {}
+        """Operations the base driver built because the library does not claim them (name -> calls)."""
+        self.adapter.start(library)
+
+    # --- DxgkDdiBuildPagingBuffer: the library's ------------------------------------------------------------
+
+    def build_paging_buffer(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
+        """``DxgkDdiBuildPagingBuffer``: claimed operations in C, the others by the base (GPU executor only)."""
+        operation = args.Operation
+        if self.description.claims(operation):
+            # A code outside NTSTATUS travels as a plain int, for VidMm's contract checker to name.
+            return cast(NTSTATUS, self.call(args))
+        if self.description.executor.kind is not ExecutorKind.GPU:
+            raise NotClaimed(
+                "Operation",
+                operation.name,
+                "is not claimed by the adapter description, and the base driver's packets cannot run on the "
+                f"driver's own {self.description.executor.kind.value} executor: claim it in 'operations'",
+            )
+        self.served_by_base[operation.name] = self.served_by_base.get(operation.name, 0) + 1
+        return self.base.build_paging_buffer(args)
+
+    # --- the DDIs the base supplies ---------------------------------------------------------------------------
+
+    def start_device(self, dxgkrnl: DxgkrnlInterface) -> NTSTATUS:
+        return self.base.start_device(dxgkrnl)
+
+    def query_adapter_info(self, args: DXGKARG_QUERYADAPTERINFO) -> NTSTATUS:
+        """``DxgkDdiQueryAdapterInfo`` by the base, with the library's ``PagingBufferPrivateDataSize``."""
+        status = self.base.query_adapter_info(args)
+        size = self.description.dma_buffer_private_data_size
+        kind = DXGK_QUERYADAPTERINFOTYPE
+        if size is not None and args.Type in (kind.DXGKQAITYPE_QUERYSEGMENT3, kind.DXGKQAITYPE_QUERYSEGMENT4):
+            out = args.pOutputData
+            if isinstance(out, DXGK_QUERYSEGMENTOUT3 | DXGK_QUERYSEGMENTOUT4) and out.pSegmentDescriptor:
+                out.PagingBufferPrivateDataSize = size
+        return status
+
+    def create_allocation(self, args: DXGKARG_CREATEALLOCATION) -> NTSTATUS:
+        return self.base.create_allocation(args)
+
+    def destroy_allocation(self, args: DXGKARG_DESTROYALLOCATION) -> NTSTATUS:
+        return self.base.destroy_allocation(args)
+
+    def create_context(self, args: DXGKARG_CREATECONTEXT) -> NTSTATUS:
+        return self.base.create_context(args)
+
+    def destroy_context(self, hContext: HANDLE) -> NTSTATUS:
+        return self.base.destroy_context(hContext)
+
+    def submit_command(self, args: DXGKARG_SUBMITCOMMAND) -> NTSTATUS:
+        return self.base.submit_command(args)
+
+    def render(self, hContext: HANDLE, args: DXGKARG_RENDER) -> NTSTATUS:
+        return self.base.render(hContext, args)
+
+    def patch(self, hContext: HANDLE, args: DXGKARG_PATCH) -> NTSTATUS:
+        return self.base.patch(hContext, args)
+
+    def acquire_swizzling_range(self, args: DXGKARG_ACQUIRESWIZZLINGRANGE) -> NTSTATUS:
+        return self.base.acquire_swizzling_range(args)
+
+    def release_swizzling_range(self, args: DXGKARG_RELEASESWIZZLINGRANGE) -> NTSTATUS:
+        return self.base.release_swizzling_range(args)
+
+    def set_root_page_table(self, args: DXGKARG_SETROOTPAGETABLE) -> None:
+        self.base.set_root_page_table(args)
+
+    def get_root_page_table_size(self, args: DXGKARG_GETROOTPAGETABLESIZE) -> int:
+        return self.base.get_root_page_table_size(args)
+
+    def reset_engine(self, args: DXGKARG_RESETENGINE) -> NTSTATUS:
+        return self.base.reset_engine(args)
+
+    def reset_from_timeout(self) -> NTSTATUS:
+        return self.base.reset_from_timeout()
+
+    def restart_from_timeout(self) -> NTSTATUS:
+        return self.base.restart_from_timeout()
+
+    def set_power_state(
+        self, DeviceUid: int, DevicePowerState: DEVICE_POWER_STATE, ActionType: POWER_ACTION
+    ) -> NTSTATUS:
+        return self.base.set_power_state(DeviceUid, DevicePowerState, ActionType)
+
+    def statistics(self) -> DriverStatistics:
+        return self.base.statistics()
+
+
+__all__ = ["NativeDriver", "NotClaimed"]

@@ -1,0 +1,284 @@
+"""``DxgkDdiBuildPagingBuffer`` across the C ABI: the Python arguments written into the x64 structure, the call,
+and what the driver changed read back.
+
+The DDI's Python payloads (:mod:`wddmsim.ddi.paging`) carry the WDK's field names, so one walk over a payload's
+fields fills the ctypes mirror (:mod:`wddmsim.drivers.native.paging`) member by member: integers and enums as
+they are, flag unions by their ``Value`` word, ``LARGE_INTEGER`` members through ``QuadPart``, nested structures
+recursively, and the pointers -- ``pMdl`` (an MDL image: the 48-byte header and its PFN array, see
+:class:`~wddmsim.drivers.native.services.MdlImages`), CPU pointers into simulated memory (their host address),
+PTE arrays, ADL page lists, copy ranges and private data -- to memory that lives until the call returns.
+
+After the call only the in/out members are read back: ``pDmaBuffer`` (as a pointer into the same paging buffer;
+anywhere else is reported by VidMm's contract checker), ``DmaSize``, ``MultipassOffset`` and the status.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+from enum import Enum
+from typing import Any, Final, final
+
+import numpy as np
+
+from wddmsim.core.bits import BitUnion
+from wddmsim.core.pointer import CpuMapping, CpuPointer
+from wddmsim.ddi.memory import MDL
+from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_UNMODELLED, DXGKARG_BUILDPAGINGBUFFER
+from wddmsim.ddi.status import NTSTATUS
+from wddmsim.drivers.native import kernel, paging
+from wddmsim.drivers.native.library import BUILD_PAGING_BUFFER, NativeLibrary
+from wddmsim.drivers.native.services import KernelServices, MdlImages
+
+BUILD_PAGING_BUFFER_TYPE: Final = ctypes.CFUNCTYPE(
+    kernel.NTSTATUS, kernel.HANDLE, ctypes.POINTER(paging.DXGKARG_BUILDPAGINGBUFFER)
+)
+_KNOWN_STATUSES: Final = frozenset(int(s) for s in NTSTATUS)
+
+
+class MarshalError(ValueError):
+    """A payload value the C structure cannot hold (e.g. a size past ``UINT``): named, never truncated."""
+
+
+@final
+class PagingBufferCall:
+    """One library's ``DxgkDdiBuildPagingBuffer``, callable with the DDI's Python arguments."""
+
+    __slots__ = ("_function", "_hosts", "_keep", "arg", "calls", "images", "services")
+
+    def __init__(self, library: NativeLibrary, services: KernelServices) -> None:
+        function = library.function(BUILD_PAGING_BUFFER)
+        assert function is not None  # NativeLibrary refuses a library without it
+        self._function = BUILD_PAGING_BUFFER_TYPE(address_of(function))
+        self.services = services
+        self.images: MdlImages = services.images
+        self.arg = paging.DXGKARG_BUILDPAGINGBUFFER()
+        self._keep: list[object] = []
+        self._hosts: dict[int, tuple[CpuMapping, int]] = {}
+        """Host address of each mapping seen (the mapping held, so its id stays its own)."""
+        self.calls = 0
+
+    def __call__(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS | int:
+        """Call the driver once; the in/out members of ``args`` are updated as the driver left them."""
+        c = self.arg
+        ctypes.memset(ctypes.addressof(c), 0, ctypes.sizeof(c))
+        self._keep.clear()
+        dma, private = args.pDmaBuffer, args.pDmaBufferPrivateData
+        c.pDmaBuffer = self._host(dma)
+        c.DmaSize = _uint(args.DmaSize, "DmaSize")
+        c.pDmaBufferPrivateData = self._host(private)
+        c.DmaBufferPrivateDataSize = _uint(args.DmaBufferPrivateDataSize, "DmaBufferPrivateDataSize")
+        c.Operation = int(args.Operation)
+        c.MultipassOffset = _uint(args.MultipassOffset, "MultipassOffset")
+        c.hSystemContext = int(args.hSystemContext) or None
+        c.DmaBufferGpuVirtualAddress = args.DmaBufferGpuVirtualAddress
+        c.DmaBufferWriteOffset = _uint(args.DmaBufferWriteOffset, "DmaBufferWriteOffset")
+        self._write_payload(c, args)
+        self.calls += 1
+        raw = int(self._function(None, ctypes.byref(c))) & 0xFFFFFFFF
+        args.pDmaBuffer = self._back(c.pDmaBuffer, dma)
+        args.DmaSize = int(c.DmaSize)
+        args.MultipassOffset = int(c.MultipassOffset)
+        return NTSTATUS(raw) if raw in _KNOWN_STATUSES else raw
+
+    def _write_payload(self, c: paging.DXGKARG_BUILDPAGINGBUFFER, args: DXGKARG_BUILDPAGINGBUFFER) -> None:
+        payload = args.payload
+        if isinstance(payload, DXGK_BUILDPAGINGBUFFER_UNMODELLED):
+            for i, word in enumerate(payload.Reserved):
+                c.Reserved.Reserved[i] = word
+            return
+        member = _MEMBERS[type(payload)]
+        self._fill(getattr(c, member), payload, member)
+
+    def _fill(self, target: Any, source: Any, path: str) -> None:
+        for name, ctype in _plan(type(source), type(target)):
+            value = getattr(source, name)
+            if value is None:
+                continue  # the structure was zeroed: NULL / 0
+            kind = type(value)
+            if kind is int or kind is bool:  # the common case first: most members are plain numbers
+                if value:
+                    if ctype is kernel.LARGE_INTEGER:
+                        getattr(target, name).QuadPart = _signed64(value, f"{path}.{name}")
+                    else:
+                        self._number(target, name, value, f"{path}.{name}")
+                continue
+            self._set(target, name, value, f"{path}.{name}")
+
+    def _number(self, target: Any, name: str, number: int, path: str) -> None:
+        try:
+            setattr(target, name, number)
+        except TypeError as error:
+            raise MarshalError(f"{path}={number!r}: {error}") from None
+        if int(getattr(target, name) or 0) != number:
+            raise MarshalError(f"{path}={number:#x}: does not fit the C member")
+
+    def _set(self, target: Any, name: str, value: object, path: str) -> None:
+        kind = _KINDS.get(type(value)) or _kind_of(value)
+        if kind == "nested":
+            self._fill(getattr(target, name), value, path)
+        elif kind == "flags":
+            _set_word(getattr(target, name), value.Value, path)  # type: ignore[attr-defined]
+        elif kind == "mdl":
+            setattr(target, name, ctypes.cast(self.images.image(value), kernel.PMDL))  # type: ignore[arg-type]
+        elif kind == "pointer":
+            setattr(target, name, self._host(value))  # type: ignore[arg-type]
+        elif kind == "array":
+            setattr(target, name, self._array(value, type(getattr(target, name)), path))  # type: ignore[arg-type]
+        elif kind == "structs":
+            if value:
+                setattr(target, name, self._structs(value, type(getattr(target, name)), path))  # type: ignore[arg-type]
+        elif kind == "bytes":
+            buffer = ctypes.create_string_buffer(value, max(len(value), 1))  # type: ignore[arg-type]
+            self._keep.append(buffer)
+            setattr(target, name, ctypes.addressof(buffer))
+        elif kind == "number":
+            number = int(value.value) if isinstance(value, Enum) else int(value)  # type: ignore[call-overload]
+            if number:
+                current = getattr(target, name)
+                if isinstance(current, kernel.LARGE_INTEGER):
+                    current.QuadPart = _signed64(number, path)
+                else:
+                    self._number(target, name, number, path)
+        else:
+            raise MarshalError(f"{path}={value!r}: no C form for a {type(value).__name__}")
+
+    def _host(self, pointer: CpuPointer | None) -> int | None:
+        """The host address a C driver sees for a pointer into simulated memory (NULL for None)."""
+        if pointer is None:
+            return None
+        mapping = pointer.mapping
+        known = self._hosts.get(id(mapping))
+        if known is None or known[0] is not mapping:
+            known = (mapping, int(mapping.data.ctypes.data))
+            self._hosts[id(mapping)] = known
+        return known[1] + pointer.offset
+
+    def _back(self, address: int | None, before: CpuPointer | None) -> CpuPointer | None:
+        """The pointer the driver left, as a position in the mapping it was given (None for NULL).
+
+        An address outside that mapping keeps its distance from the mapping's start, so VidMm's contract checker
+        reports it (moved backwards, or past the buffer) rather than the bridge guessing.
+        """
+        if before is None or address is None:
+            return None
+        start = self._host(before.mapping.pointer(0))
+        assert start is not None
+        return CpuPointer(before.mapping, int(address) - start)
+
+    def _array(self, value: np.ndarray, pointer_type: Any, path: str) -> Any:
+        """A PTE array or page-number list handed to C as a pointer to its first element (the data as is: the
+        DDI's arrays already have the C element layout, ``DXGK_PTE_DTYPE`` and 64-bit page numbers)."""
+        data = np.ascontiguousarray(value)
+        element = pointer_type._type_
+        if data.dtype.itemsize != ctypes.sizeof(element):
+            raise MarshalError(f"{path}: {data.dtype.itemsize}-byte elements, C expects {ctypes.sizeof(element)}")
+        self._keep.append(data)
+        return ctypes.cast(data.ctypes.data, pointer_type)
+
+    def _structs(self, values: tuple[Any, ...], pointer_type: Any, path: str) -> Any:
+        element = pointer_type._type_
+        array = (element * len(values))()
+        for i, value in enumerate(values):
+            self._fill(array[i], value, f"{path}[{i}]")
+        self._keep.append(array)
+        return ctypes.cast(array, pointer_type)
+
+
+_MEMBERS: Final[dict[type, str]] = {}
+"""Payload type -> the union member of ``DXGKARG_BUILDPAGINGBUFFER`` it fills (read off the Python class)."""
+for _name in dir(DXGKARG_BUILDPAGINGBUFFER):
+    _member = getattr(DXGKARG_BUILDPAGINGBUFFER, _name, None)
+    _kind = getattr(_member, "kind", None)
+    if isinstance(_kind, type) and dataclasses.is_dataclass(_kind) and hasattr(paging.DXGKARG_BUILDPAGINGBUFFER, _name):
+        _MEMBERS[_kind] = _name
+
+
+_KINDS: dict[type, str] = {}
+"""Python type -> how its values cross into C (worked out once per type)."""
+
+
+def _kind_of(value: object) -> str:
+    if isinstance(value, BitUnion):
+        kind = "flags"
+    elif isinstance(value, MDL):
+        kind = "mdl"
+    elif isinstance(value, CpuPointer):
+        kind = "pointer"
+    elif isinstance(value, np.ndarray):
+        kind = "array"
+    elif isinstance(value, tuple):
+        kind = "structs"
+    elif isinstance(value, bytes):
+        kind = "bytes"
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        kind = "nested"
+    elif isinstance(value, int | Enum):
+        kind = "number"
+    else:
+        return "unknown"
+    _KINDS[type(value)] = kind
+    return kind
+
+
+_PLANS: dict[tuple[type, type], tuple[tuple[str, object], ...]] = {}
+
+
+def _plan(source: type, target: type) -> tuple[tuple[str, object], ...]:
+    """The members of Python type ``source`` that C type ``target`` has, each with its C type (worked out once)."""
+    key = (source, target)
+    plan = _PLANS.get(key)
+    if plan is None:
+        members = _c_members(target)
+        plan = tuple((f.name, members[f.name]) for f in dataclasses.fields(source) if f.name in members)
+        _PLANS[key] = plan
+    return plan
+
+
+def _c_members(ctype: type) -> dict[str, object]:
+    """Name -> C type of every member reachable by name (anonymous members flattened, as C reads them)."""
+    out: dict[str, object] = {}
+    anonymous = set(getattr(ctype, "_anonymous_", ()))
+    for entry in getattr(ctype, "_fields_", ()):
+        name, member = entry[0], entry[1]
+        if name in anonymous:
+            out.update(_c_members(member))
+        else:
+            out[name] = member
+    return out
+
+
+def address_of(function: object) -> int:
+    address = ctypes.cast(function, ctypes.c_void_p).value  # type: ignore[arg-type]
+    assert address is not None
+    return address
+
+
+def _uint(value: int, path: str) -> int:
+    if not 0 <= value <= 0xFFFFFFFF:
+        raise MarshalError(f"{path}={value:#x}: does not fit a 32-bit UINT")
+    return value
+
+
+def _signed64(value: int, path: str) -> int:
+    if not -(1 << 63) <= value < 1 << 64:
+        raise MarshalError(f"{path}={value:#x}: does not fit 64 bits")
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+def _set_word(flags: Any, value: int, path: str) -> None:
+    """A flag union's ``Value`` word (``Flags`` for ``DXGK_TRANSFERVIRTUALFLAGS``); plain bit-field structs bit by
+    bit, in declaration order."""
+    for word in ("Value", "Flags"):
+        if hasattr(flags, word):
+            setattr(flags, word, value)
+            return
+    shift = 0
+    for field_name, _, width in flags._fields_:
+        setattr(flags, field_name, (value >> shift) & ((1 << width) - 1))
+        shift += width
+    if value >> shift:
+        raise MarshalError(f"{path}={value:#x}: bits past the structure's {shift}")
+
+
+__all__ = ["BUILD_PAGING_BUFFER_TYPE", "MarshalError", "PagingBufferCall", "address_of"]

@@ -1,0 +1,199 @@
+"""The kernel services a native driver calls (``WDDMSIM_KERNEL_SERVICES``), and the MDLs it is handed.
+
+The bridge hands the driver MDLs in the WDK's x64 layout (:class:`MdlImages`: the 48-byte header and the PFN
+array right after it, so ``MmGetMdlPfnArray`` is the header plus one).  ``MmGetSystemAddressForMdlSafe`` on an
+MDL without a system view calls :meth:`KernelServices.map_locked_pages`, which maps the MDL's scattered pages
+of simulated system memory contiguously into this process (``SystemMemory.alias``): a write through the view is
+a write to the pages.  The view is recorded in the MDL as Windows does (``MappedSystemVa`` with
+``MDL_MAPPED_TO_SYSTEM_VA``) and lives until the driver unmaps it or the bridge lets the MDL go.
+
+Every callback catches its own failures: an exception must never unwind through C.  A failed mapping returns
+NULL, as ``MmMapLockedPagesSpecifyCache`` does; what went wrong is kept in :attr:`KernelServices.breaches`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+from collections import OrderedDict, deque
+from typing import Final, final
+
+import numpy as np
+
+from wddmsim.ddi.memory import MDL
+from wddmsim.drivers.native import kernel
+from wddmsim.drivers.native.library import KERNEL_SERVICES, NativeLibrary
+from wddmsim.hw.hostmap import HostView
+from wddmsim.hw.memory import SystemMemory
+
+IMAGE_CACHE: Final = 16
+"""MDL images kept between calls (the multipass calls of one operation reuse theirs, and its view)."""
+LOG_LINES: Final = 1000
+
+
+@final
+class _Image:
+    __slots__ = ("mdl", "storage", "views")
+
+    def __init__(self, mdl: MDL, storage: ctypes.Array[ctypes.c_char]) -> None:
+        self.mdl = mdl
+        """Held so its ``id`` stays unique while the image lives."""
+        self.storage = storage
+        self.views: list[HostView] = []
+
+
+@final
+class MdlImages:
+    """C images of the DDI's MDLs, by identity, most recently used last."""
+
+    __slots__ = ("_by_address", "_by_id")
+
+    def __init__(self) -> None:
+        self._by_id: OrderedDict[int, _Image] = OrderedDict()
+        self._by_address: dict[int, _Image] = {}
+
+    def image(self, mdl: MDL) -> int:
+        """The address of ``mdl``'s C image (made on first use)."""
+        found = self._by_id.get(id(mdl))
+        if found is not None and found.mdl is mdl:
+            self._by_id.move_to_end(id(mdl))
+            return ctypes.addressof(found.storage)
+        pfns = np.ascontiguousarray(mdl.pfns, dtype=np.uint64)
+        storage = ctypes.create_string_buffer(kernel.mdl_size(len(pfns)))
+        header = kernel.MDL.from_buffer(storage)
+        header.Size = min(kernel.mdl_size(len(pfns)), 0x7FFF)  # CSHORT: a large MDL's size does not fit, as on Windows
+        header.MdlFlags = kernel.MDL_PAGES_LOCKED
+        header.ByteCount = mdl.ByteCount & 0xFFFFFFFF
+        header.ByteOffset = mdl.ByteOffset
+        ctypes.memmove(ctypes.addressof(storage) + ctypes.sizeof(kernel.MDL), pfns.ctypes.data, pfns.nbytes)
+        image = _Image(mdl, storage)
+        self._by_id[id(mdl)] = image
+        self._by_address[ctypes.addressof(storage)] = image
+        while len(self._by_id) > IMAGE_CACHE:
+            _, old = self._by_id.popitem(last=False)
+            self._drop(old)
+        return ctypes.addressof(storage)
+
+    def at(self, address: int) -> _Image | None:
+        return self._by_address.get(address)
+
+    def _drop(self, image: _Image) -> None:
+        del self._by_address[ctypes.addressof(image.storage)]
+        for view in image.views:
+            view.close()
+
+    def clear(self) -> None:
+        for image in self._by_id.values():
+            self._drop(image)
+        self._by_id.clear()
+
+    def live_views(self) -> int:
+        return sum(1 for image in self._by_id.values() for view in image.views if not view.closed)
+
+
+@final
+class KernelServices:
+    """One adapter's ``WDDMSIM_KERNEL_SERVICES`` table and the state behind it."""
+
+    def __init__(self, system: SystemMemory) -> None:
+        self.system = system
+        self.images = MdlImages()
+        self.views: dict[int, HostView] = {}
+        """Live views by the address handed to the driver."""
+        self.breaches: list[str] = []
+        self.log: deque[str] = deque(maxlen=LOG_LINES)
+        self.bugcheck: tuple[int, int, int, int, int] | None = None
+        self._callbacks = (
+            kernel.PFN_WDDMSIM_MAP_LOCKED_PAGES(self._map),
+            kernel.PFN_WDDMSIM_UNMAP_LOCKED_PAGES(self._unmap),
+            kernel.PFN_WDDMSIM_LOG(self._log),
+            kernel.PFN_WDDMSIM_BUGCHECK(self._bugcheck),
+        )
+        self.table = kernel.WDDMSIM_KERNEL_SERVICES(
+            Version=kernel.WDDMSIM_KERNEL_SERVICES_VERSION,
+            Size=ctypes.sizeof(kernel.WDDMSIM_KERNEL_SERVICES),
+            Context=None,
+            MapLockedPagesSpecifyCache=self._callbacks[0],
+            UnmapLockedPages=self._callbacks[1],
+            Log=self._callbacks[2],
+            BugCheck=self._callbacks[3],
+        )
+
+    def attach(self, library: NativeLibrary) -> bool:
+        """Point the library's ``WddmsimKernelServices`` at this table (False: built without wddmsim/ddk.h)."""
+        address = library.variable_address(KERNEL_SERVICES)
+        if address is None:
+            return False
+        ctypes.c_void_p.from_address(address).value = ctypes.addressof(self.table)
+        return True
+
+    # --- MmMapLockedPagesSpecifyCache / MmUnmapLockedPages --------------------------------------------------
+
+    def map_locked_pages(self, address: int) -> HostView:
+        """A contiguous view of the MDL at ``address`` (its header and PFN array read from memory)."""
+        header = kernel.MDL.from_address(address)
+        offset, count = int(header.ByteOffset), int(header.ByteCount)
+        pages = -(-(offset + count) // kernel.PAGE_SIZE)
+        array = (ctypes.c_uint64 * pages).from_address(address + ctypes.sizeof(kernel.MDL))
+        view = self.system.alias(list(array), offset, count)
+        header.MappedSystemVa = view.address
+        header.MdlFlags = (int(header.MdlFlags) | kernel.MDL_MAPPED_TO_SYSTEM_VA) & 0xFFFF
+        self.views[view.address] = view
+        image = self.images.at(address)
+        if image is not None:
+            image.views.append(view)
+        return view
+
+    def _map(self, _context: object, mdl: ctypes._Pointer[kernel.MDL], *_rest: object) -> int | None:
+        try:
+            address = ctypes.cast(mdl, ctypes.c_void_p).value
+            if not address:
+                self.breaches.append("MmMapLockedPagesSpecifyCache: a NULL MDL")
+                return None
+            return self.map_locked_pages(address).address
+        except Exception as error:  # never unwind through C: the mapping fails, as on Windows
+            self.breaches.append(f"MmMapLockedPagesSpecifyCache: {type(error).__name__}: {error}")
+            return None
+
+    def _unmap(self, _context: object, base: int | None, mdl: ctypes._Pointer[kernel.MDL]) -> None:
+        try:
+            view = self.views.pop(base or 0, None)
+            if view is None:
+                self.breaches.append(
+                    f"MmUnmapLockedPages({base or 0:#x}): not a view MmMapLockedPagesSpecifyCache gave"
+                )
+                return
+            view.close()
+            address = ctypes.cast(mdl, ctypes.c_void_p).value
+            if address:
+                header = kernel.MDL.from_address(address)
+                if header.MappedSystemVa == base:
+                    header.MappedSystemVa = None
+                    header.MdlFlags = int(header.MdlFlags) & ~kernel.MDL_MAPPED_TO_SYSTEM_VA & 0xFFFF
+        except Exception as error:  # never unwind through C
+            self.breaches.append(f"MmUnmapLockedPages: {type(error).__name__}: {error}")
+
+    def _log(self, _context: object, level: int, text: bytes | None) -> None:
+        self.log.append((text or b"").decode("utf-8", "replace").rstrip("\n"))
+
+    def _bugcheck(self, _context: object, code: int, p1: int, p2: int, p3: int, p4: int) -> None:
+        self.bugcheck = (code, p1, p2, p3, p4)
+        # The driver stops the machine: C aborts the process when this returns.  Say why first.
+        print(
+            f"wddmsim: the driver called KeBugCheckEx({code:#x}, {p1:#x}, {p2:#x}, {p3:#x}, {p4:#x}); "
+            "the process stops, as a machine would",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    def live_views(self) -> int:
+        return sum(1 for view in self.views.values() if not view.closed)
+
+    def close(self) -> None:
+        for view in self.views.values():
+            view.close()
+        self.views.clear()
+        self.images.clear()
+
+
+__all__ = ["KernelServices", "MdlImages"]
