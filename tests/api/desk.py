@@ -39,7 +39,7 @@ from wddmsim.scenarios.tour import tour_segments
 from wddmsim.system import Adapter, DriverWrapper, SystemConfig, build_adapter
 from wddmsim.testing.residency import backing_bytes, check_residency, gpu_view
 from wddmsim.vidmm.allocation import VidMmAllocation
-from wddmsim.vidmm.manager import VidMmConfig
+from wddmsim.vidmm.config import VidMmConfig
 
 SMALL_GPU = GpuConfig(local_size=8 * MiB, bar_size=2 * MiB, aperture_size=4 * MiB, system_size=256 * MiB)
 """Local memory: a 2 MiB CPU-visible segment and a ~6 MiB one; a 4 MiB aperture segment; 4 swizzling ranges."""

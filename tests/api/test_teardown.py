@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from wddmsim.core.addresses import FenceValue
 from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.flags import DXGK_PAGETABLEUPDATEMODE
 from wddmsim.ddi.lock import D3DDDICB_LOCK2, D3DDDICB_UNLOCK2
@@ -258,7 +259,7 @@ def test_a_destroyed_context_cancels_its_waiting_tile_mappings_and_its_companion
     companions = desk.vidmm.va.updates.companions if desk.vidmm.va is not None else {}
     assert victim.context not in companions
     assert len(reference_driver(desk.adapter.driver).contexts) == contexts - 2, "the context and its paging companion"
-    desk.device.signal_from_cpu(victim.sync, 7)  # nothing runs for the destroyed context
+    desk.device.signal_from_cpu(victim.sync, FenceValue(7))  # nothing runs for the destroyed context
     assert sync.fence.value == 7
 
 
@@ -266,7 +267,7 @@ def test_a_destroyed_context_cancels_its_waiting_tile_mappings_and_its_companion
 def test_a_destroyed_fence_s_slot_serves_the_next_one_from_zero() -> None:
     desk = Desk()
     first = desk.device.create_sync_object()
-    desk.device.signal_from_cpu(first, 41)
+    desk.device.signal_from_cpu(first, FenceValue(41))
     offset = desk.vidmm.residency.objects.sync_object(first).fence.offset
     used = desk.vidmm.fences.in_use
     assert desk.device.destroy_sync_object(first) == HRESULT.S_OK

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from wddmsim.core.addresses import FenceValue
 from wddmsim.core.clock import Clock
 from wddmsim.ddi.driver import KernelModeDriver
 from wddmsim.ddi.status import HRESULT, NTSTATUS, InvalidArgument
@@ -34,7 +35,7 @@ def test_waiting_for_a_fence_never_submitted_is_refused_with_the_fence_named(fen
     before = d.adapter.footprint()
     with liveness.case(SURFACE, steps=100_000) as box:  # old main spun here for ever
         with pytest.raises(InvalidArgument) as error:
-            d.device.wait_for_context(context, fence)
+            d.device.wait_for_context(context, FenceValue(fence))
         box.append(Outcome.REFUSED)
     assert error.value.argument == "fence" and error.value.value == fence
     assert error.value.status == HRESULT.E_INVALIDARG
@@ -47,9 +48,9 @@ def test_waiting_for_a_fence_never_submitted_is_refused_with_the_fence_named(fen
 def test_waiting_on_a_fresh_context_for_any_fence_but_zero_is_refused() -> None:
     d = Desk()
     context = d.device.create_context()
-    assert d.device.wait_for_context(context, 0) == HRESULT.S_OK
+    assert d.device.wait_for_context(context, FenceValue(0)) == HRESULT.S_OK
     with pytest.raises(InvalidArgument, match="last submission fence is 0"):
-        d.device.wait_for_context(context, 1)
+        d.device.wait_for_context(context, FenceValue(1))
     campaign.record(SURFACE, Outcome.REFUSED)
 
 

@@ -13,6 +13,21 @@
 #define HOSTILE_POINTER 0
 #endif
 
+static unsigned g_resets;
+
+/* DxgkDdiResetFromTimeout: counted, so a test can see the bridge calls it after the base stopped the GPU. */
+WDDMSIM_EXPORT NTSTATUS APIENTRY DxgkDdiResetFromTimeout(const HANDLE hAdapter)
+{
+    (void)hAdapter;
+    g_resets++;
+    return STATUS_SUCCESS;
+}
+
+WDDMSIM_EXPORT unsigned HostileResets(void)
+{
+    return g_resets;
+}
+
 WDDMSIM_EXPORT NTSTATUS APIENTRY DxgkDdiBuildPagingBuffer(HANDLE hAdapter, DXGKARG_BUILDPAGINGBUFFER *pArgs)
 {
     (void)hAdapter;

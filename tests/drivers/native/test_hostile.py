@@ -4,14 +4,23 @@ naming the check."""
 
 from __future__ import annotations
 
+import ctypes
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from wddmsim.cli import main
+from wddmsim.core.units import PAGE_SIZE
+from wddmsim.ddi.flags import DXGK_TRANSFERFLAGS
+from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_TRANSFER, DXGK_TRANSFER_LOCATION
+from wddmsim.drivers.native.driver import NativeDriver
+from wddmsim.drivers.native.marshal import address_of
+from wddmsim.scenarios.rig import PagingRig
+from wddmsim.system import SystemConfig
 from wddmsim.testing import campaign
 from wddmsim.testing.campaign import Outcome
+from wddmsim.vidmm.errors import DeviceRemoved
 
 from .conftest import BuildDriver
 
@@ -47,3 +56,23 @@ def test_a_hostile_driver_ends_cleanly(
         assert isinstance(checked.exception, SystemExit), checked.exception
         assert f"\n{check} " in checked.output, checked.output
         box.append(Outcome.REFUSED)
+
+
+def test_the_library_s_own_reset_from_timeout_runs_after_the_base_s(build_driver: BuildDriver) -> None:
+    """``DxgkDdiResetFromTimeout``, when the library exports it, is called once the base has stopped the GPU."""
+    library = build_driver(HOSTILE, HOSTILE_STATUS="0xC000000Du", HOSTILE_POINTER=0)
+    rig = PagingRig(SystemConfig(driver_package=str(library)))
+    driver = rig.driver
+    assert isinstance(driver, NativeDriver)
+    mdl = rig.backing(PAGE_SIZE)
+    payload = DXGK_BUILDPAGINGBUFFER_TRANSFER(
+        TransferSize=PAGE_SIZE,
+        Source=DXGK_TRANSFER_LOCATION.segment(2, rig.segment_address(2, 0)),
+        Destination=DXGK_TRANSFER_LOCATION.mdl(mdl),
+        Flags=DXGK_TRANSFERFLAGS(TransferStart=True, TransferEnd=True),
+    )
+    with pytest.raises(DeviceRemoved, match="returned STATUS_INVALID_PARAMETER"):
+        rig.execute(payload)
+    counter = driver.library.function("HostileResets")
+    assert counter is not None
+    assert driver.library_resets == 1 == ctypes.CFUNCTYPE(ctypes.c_uint)(address_of(counter))()

@@ -9,7 +9,8 @@ segments and owns allocations, contexts, submission and interrupts (decision 011
 
 from __future__ import annotations
 
-from typing import cast, final
+import ctypes
+from typing import Final, cast, final
 
 from wddmsim.ddi.allocation import (
     DXGKARG_ACQUIRESWIZZLINGRANGE,
@@ -35,10 +36,13 @@ from wddmsim.ddi.submit import DXGKARG_RESETENGINE, DXGKARG_SUBMITCOMMAND
 from wddmsim.drivers.native.adapter_desc import AdapterDescBlock
 from wddmsim.drivers.native.description import AdapterDescription, ExecutorKind
 from wddmsim.drivers.native.library import NativeLibrary
-from wddmsim.drivers.native.marshal import PagingBufferCall
+from wddmsim.drivers.native.marshal import PagingBufferCall, address_of
 from wddmsim.drivers.native.services import KernelServices
 from wddmsim.drivers.package import DriverModel, DriverStatistics, SimulatedDriver
 from wddmsim.hw.gpu import Gpu
+
+RESET_FROM_TIMEOUT: Final = "DxgkDdiResetFromTimeout"
+RESET_FROM_TIMEOUT_TYPE: Final = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)
 
 
 class NotClaimed(InvalidArgument):
@@ -65,6 +69,10 @@ class NativeDriver:
         self.services = KernelServices(gpu.system)
         self.services.attach(library)
         self.call = PagingBufferCall(library, self.services)
+        exported = library.function(RESET_FROM_TIMEOUT)
+        self._reset_from_timeout = RESET_FROM_TIMEOUT_TYPE(address_of(exported)) if exported is not None else None
+        self.library_resets = 0
+        """Calls of the library's own ``DxgkDdiResetFromTimeout``."""
         self.served_by_base: dict[str, int] = {}
         """Operations the base driver built because the library does not claim them (name -> calls)."""
         self.adapter.start(library)
@@ -140,7 +148,14 @@ class NativeDriver:
         return self.base.reset_engine(args)
 
     def reset_from_timeout(self) -> NTSTATUS:
-        return self.base.reset_from_timeout()
+        """``DxgkDdiResetFromTimeout``: the base stops the GPU; then the library drops what it queued, if it
+        exports the entry point (a failure status is the driver's, returned as it is)."""
+        status = self.base.reset_from_timeout()
+        if self._reset_from_timeout is None or status != NTSTATUS.STATUS_SUCCESS:
+            return status
+        raw = int(self._reset_from_timeout(None)) & 0xFFFFFFFF
+        self.library_resets += 1
+        return NTSTATUS(raw) if raw in NTSTATUS._value2member_map_ else cast(NTSTATUS, raw)
 
     def restart_from_timeout(self) -> NTSTATUS:
         return self.base.restart_from_timeout()

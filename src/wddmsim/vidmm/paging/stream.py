@@ -84,8 +84,8 @@ class PagingStream:
         *,
         context: HANDLE,
         node: int,
-        idle_waiter: Callable[[int], None] | None = None,
-        allocation_size: Callable[[int], int] | None = None,
+        idle_waiter: Callable[[HANDLE], None] | None = None,
+        allocation_size: Callable[[HANDLE], int] | None = None,
     ) -> None:
         self.driver = driver
         self.scheduler = scheduler
@@ -314,7 +314,7 @@ class PagingStream:
         args.DmaBufferPrivateDataSize = self.pool.private_size
         args.DmaBufferWriteOffset = buffer.used
 
-    def _wait_allocation_idle(self, hAllocation: int) -> None:
+    def _wait_allocation_idle(self, hAllocation: HANDLE) -> None:
         """Until nothing on the GPU uses the allocation: the paging work before this operation, and (through
         :attr:`idle_waiter`) the processes' work that references it (decision 0009)."""
         if self.current is not None:
@@ -399,7 +399,7 @@ class PagingStream:
             size = int(getattr(payload, name)) * unit
             if size:
                 break
-        handle = int(kind.read(payload, "hAllocation", 0))
+        handle = HANDLE(int(kind.read(payload, "hAllocation", 0)))
         if not size and handle and isinstance(payload, _WHOLE_ALLOCATION) and self.allocation_size is not None:
             size = self.allocation_size(handle)  # DiscardContent, InitContextResource: the whole allocation
         source = kind.read(payload, "Source", None)
