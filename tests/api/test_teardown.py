@@ -189,6 +189,7 @@ CONFIGURATIONS = {
 }
 
 
+@pytest.mark.any_driver
 @pytest.mark.parametrize("options", CONFIGURATIONS.values(), ids=CONFIGURATIONS.keys())
 def test_a_process_killed_after_any_step_leaves_nothing_and_spares_the_others(options: dict[str, Any]) -> None:
     options = dict(options)
@@ -207,6 +208,7 @@ def test_a_process_killed_after_any_step_leaves_nothing_and_spares_the_others(op
         assert not leaks, f"killed after {killed_after} step(s):\n" + "\n".join(leaks)
 
 
+@pytest.mark.any_driver
 def test_queued_paging_of_a_killed_process_is_cancelled_not_serviced() -> None:
     desk = Desk()
     victim = Victim(desk)
@@ -261,6 +263,7 @@ def test_a_destroyed_context_cancels_its_waiting_tile_mappings_and_its_companion
     assert sync.fence.value == 7
 
 
+@pytest.mark.any_driver
 def test_a_destroyed_fence_s_slot_serves_the_next_one_from_zero() -> None:
     desk = Desk()
     first = desk.device.create_sync_object()
@@ -276,6 +279,7 @@ def test_a_destroyed_fence_s_slot_serves_the_next_one_from_zero() -> None:
     assert desk.device.paging_fence_value(args.hPagingQueue) == 0
 
 
+@pytest.mark.any_driver
 def test_destroying_one_device_leaves_the_process_and_its_other_device() -> None:
     desk = Desk()
     keep = desk.buffer(64 * KiB)
@@ -294,6 +298,7 @@ def test_destroying_one_device_leaves_the_process_and_its_other_device() -> None
     assert not _leaks(desk)
 
 
+@pytest.mark.any_driver
 def test_bad_teardown_requests_are_refused_and_change_nothing() -> None:
     desk = Desk()
     _, other, _ = desk.other()
@@ -349,6 +354,7 @@ def test_the_footprint_catches_a_teardown_step_left_out(
     assert any(line.startswith(leaked) for line in _leaks(desk)), _leaks(desk)
 
 
+@pytest.mark.any_driver
 @pytest.mark.parametrize("model", [DriverModel.WDDM2, DriverModel.WDDM1], ids=["wddm2", "wddm1"])
 def test_processes_whose_devices_an_adapter_reset_removed_still_leave_nothing(model: DriverModel) -> None:
     desk = Desk(model=model)

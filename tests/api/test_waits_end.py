@@ -24,6 +24,7 @@ SURFACE = "runtime.wait"
 NOP = cmd.encode(cmd.Nop())
 
 
+@pytest.mark.any_driver
 @pytest.mark.parametrize("fence", [2, 10**6, 2**64 - 1, -1])
 def test_waiting_for_a_fence_never_submitted_is_refused_with_the_fence_named(fence: int) -> None:
     d = Desk()
@@ -43,6 +44,7 @@ def test_waiting_for_a_fence_never_submitted_is_refused_with_the_fence_named(fen
     assert d.vidmm.reset.count == 0
 
 
+@pytest.mark.any_driver
 def test_waiting_on_a_fresh_context_for_any_fence_but_zero_is_refused() -> None:
     d = Desk()
     context = d.device.create_context()
@@ -65,6 +67,7 @@ def dropping_desk() -> Desk:
     return Desk(wrap=lambda driver: DroppingDriver(driver))
 
 
+@pytest.mark.any_driver
 def test_a_gpu_that_stops_short_of_the_fence_times_out_through_the_adapter_reset() -> None:
     d = dropping_desk()
     context = d.device.create_context()
@@ -87,6 +90,7 @@ def spin_forever(clock: Clock, period: int = 1_000) -> None:
     clock.schedule(clock.now + period, tick)
 
 
+@pytest.mark.any_driver
 def test_the_liveness_budget_turns_a_wait_that_never_returns_into_a_clear_failure(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -106,6 +110,7 @@ def test_the_liveness_budget_turns_a_wait_that_never_returns_into_a_clear_failur
     assert selftest.hung == hung_before + 1, "counted as HUNG"
 
 
+@pytest.mark.any_driver
 def test_the_budget_is_not_swallowed_as_a_driver_crash() -> None:
     """VidMm catches ``Exception`` around driver calls; a spent budget inside one is not taken for a crash."""
     spent: list[int] = []
