@@ -27,6 +27,9 @@ GOALS: dict[str, Callable[[dict[str, Any]], bool]] = {
     "pte_map_1gib_4k": lambda r: r["value"] >= 50_000_000,
     "pte_map_1gib_64k": lambda r: r["time_ratio_vs_4k"] <= 0.125,
     "seg_alloc_100k": lambda r: r["value"] >= 500_000 and r["slowdown_10k_to_100k"] <= 2.0,
+    "cdriver_small_roundtrip": lambda r: r.get("ratio", 0) >= 0.8,
+    "cdriver_transfer_1gib": lambda r: r.get("ratio", 0) >= 0.80,
+    "check_driver_suite": lambda r: "seconds" in r and r["seconds"] <= 60,
 }
 
 

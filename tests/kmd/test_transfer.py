@@ -316,3 +316,18 @@ def test_discard_of_an_allocation_holding_a_swizzling_range_needs_it_idle(rig_wd
     assert all(w is None for w in rig.gpu.bar.windows)
     idle = DXGK_DISCARDCONTENTFLAGS(AllocationIsIdle=True)
     assert idle.Value == 1
+
+
+def test_regression_a_transfer_start_with_no_room_for_a_packet_can_be_retried(rig: PagingRig) -> None:
+    """A first call that finds no room for one packet starts nothing: the retry in a fresh buffer, MultipassOffset
+    still 0, is the same start (found by check-driver's DMA-size sweep)."""
+    mdl = rig.backing(2 * PAGE_SIZE)
+    payload = transfer(
+        TransferSize=2 * PAGE_SIZE, Source=Loc.segment(LOCAL, rig.segment_address(LOCAL, 0)), Destination=Loc.mdl(mdl)
+    )
+    tiny = DXGKARG_BUILDPAGINGBUFFER(payload, pDmaBuffer=rig.vidmm.pool.buffers[1].cursor, DmaSize=16)
+    assert rig.driver.build_paging_buffer(tiny) == NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER
+    assert tiny.MultipassOffset == 0
+    retry = DXGKARG_BUILDPAGINGBUFFER(payload, pDmaBuffer=rig.vidmm.pool.buffers[2].cursor, DmaSize=4096)
+    assert rig.driver.build_paging_buffer(retry) == NTSTATUS.STATUS_SUCCESS
+    assert reference_driver(rig.driver).state.pending_transfer is None

@@ -19,10 +19,10 @@
 #define REFGPU_DEFECT_NONE 0
 #define REFGPU_DEFECT_IGNORE_TRANSFER_OFFSET 1 /* the segment side ignores TransferOffset */
 #define REFGPU_DEFECT_MDL_OFFSET_IN_BYTES 2    /* MdlOffset taken as bytes instead of pages */
-#define REFGPU_DEFECT_SUCCESS_FOR_ALL 3        /* unsupported operations "succeed" having written nothing */
+#define REFGPU_DEFECT_SUCCESS_FOR_ALL 3        /* UnmapApertureSegment unsupported, yet it "succeeds" */
 #define REFGPU_DEFECT_WRITE_PAST_DMA_SIZE 4    /* a Fill packet written without checking the room left */
 #define REFGPU_DEFECT_ILLEGAL_STATUS 5         /* STATUS_INVALID_PARAMETER returned from BuildPagingBuffer */
-#define REFGPU_DEFECT_NO_PROGRESS 6            /* INSUFFICIENT_DMA_BUFFER without saving progress */
+#define REFGPU_DEFECT_NO_PROGRESS 6            /* a Transfer's progress lost on INSUFFICIENT_DMA_BUFFER */
 #define REFGPU_DEFECT_POINTER_NOT_ADVANCED 7   /* packets written, pDmaBuffer left where it was */
 #define REFGPU_DEFECT_FILL_ONE_PAGE_TOO_MANY 8 /* a Fill that covers one page more than FillSize */
 #define REFGPU_DEFECT_APERTURE_AT_BUILD_TIME 9 /* aperture entries written by the CPU while building */
@@ -187,11 +187,14 @@ static NTSTATUS build_transfer(DXGKARG_BUILDPAGINGBUFFER *pArgs)
             const int from_mdl = src_segment == 0;
             PMDL pMdl = from_mdl ? pArgs->Transfer.Source.pMdl : pArgs->Transfer.Destination.pMdl;
             if (!fits(pArgs, copy_length(1))) {
+#if REFGPU_DEFECT == REFGPU_DEFECT_NO_PROGRESS
+                pArgs->MultipassOffset = 0;
+#endif
                 return STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER;
             }
-            uint64_t room = (pArgs->DmaSize - sizeof(REFGPU_COPY)) / 8;
-            if (room > 64) {
-                room = 64;
+            uint64_t room = 64; /* the most extents one packet of this driver carries */
+            while (copy_length(room) > pArgs->DmaSize) {
+                room--; /* copy_length(1) fits: checked above */
             }
             chunk = extents(pMdl, pArgs->Transfer.MdlOffset, done, chunk, words, room, &count);
             if (from_mdl) {
@@ -241,9 +244,6 @@ static NTSTATUS build_fill(DXGKARG_BUILDPAGINGBUFFER *pArgs)
         const uint64_t done = pArgs->MultipassOffset;
 #if REFGPU_DEFECT != REFGPU_DEFECT_WRITE_PAST_DMA_SIZE
         if (!fits(pArgs, sizeof(REFGPU_FILL))) {
-#if REFGPU_DEFECT == REFGPU_DEFECT_NO_PROGRESS
-            pArgs->MultipassOffset = 0;
-#endif
             return STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER;
         }
 #endif
@@ -342,9 +342,9 @@ static NTSTATUS build_map_aperture(DXGKARG_BUILDPAGINGBUFFER *pArgs)
         if (!fits(pArgs, write_qwords_length(1))) {
             return STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER;
         }
-        uint64_t n = (pArgs->DmaSize - sizeof(REFGPU_WRITE_QWORDS)) / 8;
-        if (n > pages - done) {
-            n = pages - done;
+        uint64_t n = pages - done;
+        while (write_qwords_length(n) > pArgs->DmaSize) {
+            n--; /* write_qwords_length(1) fits: checked above */
         }
         const uint64_t length = write_qwords_length(n);
         uint8_t *at = take(pArgs, length);
@@ -432,7 +432,12 @@ REFGPU_EXPORT NTSTATUS APIENTRY DxgkDdiBuildPagingBuffer(HANDLE hAdapter, DXGKAR
     case DXGK_OPERATION_MAP_APERTURE_SEGMENT:
         return build_map_aperture(pArgs);
     case DXGK_OPERATION_UNMAP_APERTURE_SEGMENT:
+#if REFGPU_DEFECT == REFGPU_DEFECT_SUCCESS_FOR_ALL
+        (void)build_unmap_aperture; /* "not supported yet", and yet it reports success */
+        return STATUS_SUCCESS;
+#else
         return build_unmap_aperture(pArgs);
+#endif
     case DXGK_OPERATION_SIGNAL_MONITORED_FENCE:
         return build_signal(pArgs);
     default:

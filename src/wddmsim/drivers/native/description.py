@@ -23,7 +23,7 @@ A library named alone (``--driver ./librefgpu.so``) gets :func:`default_descript
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 from typing import Final
@@ -236,6 +236,27 @@ def _executor(value: object, here: Path) -> ExecutorSpec:
     )
 
 
+def executor_option(text: str, *, setting: str = "--executor") -> ExecutorSpec:
+    """``--executor``: ``gpu``, ``c:SYMBOL`` (in the driver's library), ``c:SYMBOL@LIBRARY`` or
+    ``python:module:Class``."""
+    kind, _, rest = text.partition(":")
+    if kind == ExecutorKind.GPU.value and not rest:
+        return ExecutorSpec()
+    if kind == ExecutorKind.C.value and rest:
+        symbol, _, library = rest.partition("@")
+        if not symbol.isidentifier():
+            raise ConfigurationError(setting, text, "c:SYMBOL needs a C identifier")
+        return ExecutorSpec(kind=ExecutorKind.C, symbol=symbol, library=Path(library).resolve() if library else None)
+    if kind == ExecutorKind.PYTHON.value and ":" in rest:
+        return ExecutorSpec(kind=ExecutorKind.PYTHON, target=rest)
+    raise ConfigurationError(setting, text, "must be gpu, c:SYMBOL[@LIBRARY] or python:module:Class")
+
+
+def with_library(description: AdapterDescription, library: Path) -> AdapterDescription:
+    """``description`` for the library at ``library`` (``check-driver LIB --adapter FILE``: LIB wins)."""
+    return replace(description, library=library.resolve())
+
+
 __all__ = [
     "DEFAULT_OPERATIONS",
     "OPERATION_NAMES",
@@ -243,6 +264,8 @@ __all__ = [
     "ExecutorKind",
     "ExecutorSpec",
     "default_description",
+    "executor_option",
     "parse_description",
     "read_description",
+    "with_library",
 ]

@@ -44,7 +44,7 @@ class MarshalError(ValueError):
 class PagingBufferCall:
     """One library's ``DxgkDdiBuildPagingBuffer``, callable with the DDI's Python arguments."""
 
-    __slots__ = ("_function", "_keep", "arg", "calls", "images", "services")
+    __slots__ = ("_function", "_hosts", "_keep", "arg", "calls", "images", "services")
 
     def __init__(self, library: NativeLibrary, services: KernelServices) -> None:
         function = library.function(BUILD_PAGING_BUFFER)
@@ -54,6 +54,8 @@ class PagingBufferCall:
         self.images: MdlImages = services.images
         self.arg = paging.DXGKARG_BUILDPAGINGBUFFER()
         self._keep: list[object] = []
+        self._hosts: dict[int, tuple[CpuMapping, int]] = {}
+        """Host address of each mapping seen (the mapping held, so its id stays its own)."""
         self.calls = 0
 
     def __call__(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS | int:
@@ -62,9 +64,9 @@ class PagingBufferCall:
         ctypes.memset(ctypes.addressof(c), 0, ctypes.sizeof(c))
         self._keep.clear()
         dma, private = args.pDmaBuffer, args.pDmaBufferPrivateData
-        c.pDmaBuffer = _host(dma)
+        c.pDmaBuffer = self._host(dma)
         c.DmaSize = _uint(args.DmaSize, "DmaSize")
-        c.pDmaBufferPrivateData = _host(private)
+        c.pDmaBufferPrivateData = self._host(private)
         c.DmaBufferPrivateDataSize = _uint(args.DmaBufferPrivateDataSize, "DmaBufferPrivateDataSize")
         c.Operation = int(args.Operation)
         c.MultipassOffset = _uint(args.MultipassOffset, "MultipassOffset")
@@ -74,7 +76,7 @@ class PagingBufferCall:
         self._write_payload(c, args)
         self.calls += 1
         raw = int(self._function(None, ctypes.byref(c))) & 0xFFFFFFFF
-        args.pDmaBuffer = _back(c.pDmaBuffer, dma)
+        args.pDmaBuffer = self._back(c.pDmaBuffer, dma)
         args.DmaSize = int(c.DmaSize)
         args.MultipassOffset = int(c.MultipassOffset)
         return NTSTATUS(raw) if raw in _KNOWN_STATUSES else raw
@@ -89,44 +91,80 @@ class PagingBufferCall:
         self._fill(getattr(c, member), payload, member)
 
     def _fill(self, target: Any, source: Any, path: str) -> None:
-        for f in dataclasses.fields(source):
-            if not hasattr(target, f.name):
-                continue  # a Python-only convenience field (none today) has no C counterpart
-            self._set(target, f.name, getattr(source, f.name), f"{path}.{f.name}")
+        for name, ctype in _plan(type(source), type(target)):
+            value = getattr(source, name)
+            if value is None:
+                continue  # the structure was zeroed: NULL / 0
+            kind = type(value)
+            if kind is int or kind is bool:  # the common case first: most members are plain numbers
+                if value:
+                    if ctype is kernel.LARGE_INTEGER:
+                        getattr(target, name).QuadPart = _signed64(value, f"{path}.{name}")
+                    else:
+                        self._number(target, name, value, f"{path}.{name}")
+                continue
+            self._set(target, name, value, f"{path}.{name}")
+
+    def _number(self, target: Any, name: str, number: int, path: str) -> None:
+        try:
+            setattr(target, name, number)
+        except TypeError as error:
+            raise MarshalError(f"{path}={number!r}: {error}") from None
+        if int(getattr(target, name) or 0) != number:
+            raise MarshalError(f"{path}={number:#x}: does not fit the C member")
 
     def _set(self, target: Any, name: str, value: object, path: str) -> None:
-        current = getattr(target, name)
-        if value is None:
-            return  # the structure was zeroed: NULL / 0
-        if isinstance(value, BitUnion):
-            _set_word(current, value.Value, path)
-        elif isinstance(value, MDL):
-            setattr(target, name, ctypes.cast(self.images.image(value), kernel.PMDL))
-        elif isinstance(value, CpuPointer):
-            setattr(target, name, _host(value))
-        elif isinstance(value, np.ndarray):
-            setattr(target, name, self._array(value, type(current), path))
-        elif isinstance(value, tuple) and value and dataclasses.is_dataclass(value[0]):
-            setattr(target, name, self._structs(value, type(current), path))
-        elif isinstance(value, bytes):
-            buffer = ctypes.create_string_buffer(value, max(len(value), 1))
+        kind = _KINDS.get(type(value)) or _kind_of(value)
+        if kind == "nested":
+            self._fill(getattr(target, name), value, path)
+        elif kind == "flags":
+            _set_word(getattr(target, name), value.Value, path)  # type: ignore[attr-defined]
+        elif kind == "mdl":
+            setattr(target, name, ctypes.cast(self.images.image(value), kernel.PMDL))  # type: ignore[arg-type]
+        elif kind == "pointer":
+            setattr(target, name, self._host(value))  # type: ignore[arg-type]
+        elif kind == "array":
+            setattr(target, name, self._array(value, type(getattr(target, name)), path))  # type: ignore[arg-type]
+        elif kind == "structs":
+            if value:
+                setattr(target, name, self._structs(value, type(getattr(target, name)), path))  # type: ignore[arg-type]
+        elif kind == "bytes":
+            buffer = ctypes.create_string_buffer(value, max(len(value), 1))  # type: ignore[arg-type]
             self._keep.append(buffer)
             setattr(target, name, ctypes.addressof(buffer))
-        elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-            self._fill(current, value, path)
-        elif isinstance(current, kernel.LARGE_INTEGER):
-            if int(value):  # type: ignore[call-overload]
-                current.QuadPart = _signed64(int(value), path)  # type: ignore[call-overload]
-        else:
+        elif kind == "number":
             number = int(value.value) if isinstance(value, Enum) else int(value)  # type: ignore[call-overload]
-            if number == 0:
-                return  # zeroed already; and a zero must not overwrite another member of a C union
-            try:
-                setattr(target, name, number)
-            except TypeError as error:
-                raise MarshalError(f"{path}={value!r}: {error}") from None
-            if int(getattr(target, name) or 0) != number:
-                raise MarshalError(f"{path}={number:#x}: does not fit the C member")
+            if number:
+                current = getattr(target, name)
+                if isinstance(current, kernel.LARGE_INTEGER):
+                    current.QuadPart = _signed64(number, path)
+                else:
+                    self._number(target, name, number, path)
+        else:
+            raise MarshalError(f"{path}={value!r}: no C form for a {type(value).__name__}")
+
+    def _host(self, pointer: CpuPointer | None) -> int | None:
+        """The host address a C driver sees for a pointer into simulated memory (NULL for None)."""
+        if pointer is None:
+            return None
+        mapping = pointer.mapping
+        known = self._hosts.get(id(mapping))
+        if known is None or known[0] is not mapping:
+            known = (mapping, int(mapping.data.ctypes.data))
+            self._hosts[id(mapping)] = known
+        return known[1] + pointer.offset
+
+    def _back(self, address: int | None, before: CpuPointer | None) -> CpuPointer | None:
+        """The pointer the driver left, as a position in the mapping it was given (None for NULL).
+
+        An address outside that mapping keeps its distance from the mapping's start, so VidMm's contract checker
+        reports it (moved backwards, or past the buffer) rather than the bridge guessing.
+        """
+        if before is None or address is None:
+            return None
+        start = self._host(before.mapping.pointer(0))
+        assert start is not None
+        return CpuPointer(before.mapping, int(address) - start)
 
     def _array(self, value: np.ndarray, pointer_type: Any, path: str) -> Any:
         """A PTE array or page-number list handed to C as a pointer to its first element (the data as is: the
@@ -156,31 +194,64 @@ for _name in dir(DXGKARG_BUILDPAGINGBUFFER):
         _MEMBERS[_kind] = _name
 
 
+_KINDS: dict[type, str] = {}
+"""Python type -> how its values cross into C (worked out once per type)."""
+
+
+def _kind_of(value: object) -> str:
+    if isinstance(value, BitUnion):
+        kind = "flags"
+    elif isinstance(value, MDL):
+        kind = "mdl"
+    elif isinstance(value, CpuPointer):
+        kind = "pointer"
+    elif isinstance(value, np.ndarray):
+        kind = "array"
+    elif isinstance(value, tuple):
+        kind = "structs"
+    elif isinstance(value, bytes):
+        kind = "bytes"
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        kind = "nested"
+    elif isinstance(value, int | Enum):
+        kind = "number"
+    else:
+        return "unknown"
+    _KINDS[type(value)] = kind
+    return kind
+
+
+_PLANS: dict[tuple[type, type], tuple[tuple[str, object], ...]] = {}
+
+
+def _plan(source: type, target: type) -> tuple[tuple[str, object], ...]:
+    """The members of Python type ``source`` that C type ``target`` has, each with its C type (worked out once)."""
+    key = (source, target)
+    plan = _PLANS.get(key)
+    if plan is None:
+        members = _c_members(target)
+        plan = tuple((f.name, members[f.name]) for f in dataclasses.fields(source) if f.name in members)
+        _PLANS[key] = plan
+    return plan
+
+
+def _c_members(ctype: type) -> dict[str, object]:
+    """Name -> C type of every member reachable by name (anonymous members flattened, as C reads them)."""
+    out: dict[str, object] = {}
+    anonymous = set(getattr(ctype, "_anonymous_", ()))
+    for entry in getattr(ctype, "_fields_", ()):
+        name, member = entry[0], entry[1]
+        if name in anonymous:
+            out.update(_c_members(member))
+        else:
+            out[name] = member
+    return out
+
+
 def address_of(function: object) -> int:
     address = ctypes.cast(function, ctypes.c_void_p).value  # type: ignore[arg-type]
     assert address is not None
     return address
-
-
-def _host(pointer: CpuPointer | None) -> int | None:
-    """The host address a C driver sees for a pointer into simulated memory (NULL for None)."""
-    if pointer is None:
-        return None
-    return int(pointer.mapping.data.ctypes.data) + pointer.offset
-
-
-def _back(address: int | None, before: CpuPointer | None) -> CpuPointer | None:
-    """The pointer the driver left, as a position in the mapping it was given (None for NULL).
-
-    An address outside that mapping keeps its distance from the mapping's start, so VidMm's contract checker
-    reports it (moved backwards, or past the buffer) rather than the bridge guessing.
-    """
-    if before is None:
-        return None
-    if address is None:
-        return None
-    mapping: CpuMapping = before.mapping
-    return CpuPointer(mapping, int(address) - int(mapping.data.ctypes.data))
 
 
 def _uint(value: int, path: str) -> int:

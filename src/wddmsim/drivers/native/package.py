@@ -16,8 +16,10 @@ from wddmsim.core.errors import ConfigurationError
 from wddmsim.drivers.native.description import (
     AdapterDescription,
     ExecutorKind,
+    ExecutorSpec,
     default_description,
     read_description,
+    with_library,
 )
 from wddmsim.drivers.native.driver import NativeDriver
 from wddmsim.drivers.native.library import NativeLibrary
@@ -58,8 +60,6 @@ class NativeConfig:
 
 def native_package(name: str, *, setting: str = "driver") -> DriverPackage:
     """The package of the library or adapter description at path ``name``."""
-    from wddmsim.drivers.registry import BUILTIN, driver_package  # the registry imports this module on demand
-
     path = Path(name)
     if path.suffix == DESCRIPTION_SUFFIX:
         description = read_description(path, setting=setting)
@@ -67,6 +67,26 @@ def native_package(name: str, *, setting: str = "driver") -> DriverPackage:
         description = default_description(path)
     else:
         raise ConfigurationError(setting, name, "must be a shared library or an adapter description (no such file)")
+    return described_package(name, description)
+
+
+def checked_package(library: str, adapter: Path | None, executor: ExecutorSpec | None) -> DriverPackage:
+    """``check-driver LIB [--adapter FILE] [--executor SPEC]``: the library, described by FILE (its ``library``
+    key replaced by LIB), its executor replaced by SPEC."""
+    path = Path(library)
+    if not path.is_file():
+        raise ConfigurationError("LIBRARY", library, "must be a shared library (no such file)")
+    description = read_description(adapter, setting="--adapter") if adapter is not None else default_description(path)
+    description = with_library(description, path)
+    if executor is not None:
+        description = dataclasses.replace(description, executor=executor)
+    return described_package(library, description)
+
+
+def described_package(name: str, description: AdapterDescription) -> DriverPackage:
+    """The package of ``description`` over its built-in base."""
+    from wddmsim.drivers.registry import BUILTIN, driver_package  # the registry imports this module on demand
+
     if description.base not in BUILTIN:
         raise ConfigurationError("base", description.base, f"must be a built-in driver package: {sorted(BUILTIN)}")
     base = driver_package(description.base, setting="base")
@@ -109,4 +129,4 @@ def _package(name: str, description: AdapterDescription, base: DriverPackage) ->
     )
 
 
-__all__ = ["NativeConfig", "native_package"]
+__all__ = ["NativeConfig", "checked_package", "described_package", "native_package"]

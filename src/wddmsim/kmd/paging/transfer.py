@@ -22,10 +22,10 @@ from wddmsim.ddi.paging import (
     DXGKARG_BUILDPAGINGBUFFER,
 )
 from wddmsim.ddi.status import NTSTATUS
+from wddmsim.drivers.kit.dma import DmaWriter, multipass
 from wddmsim.hw import commands as cmd
 from wddmsim.hw.addressing import Space, hw_address
 from wddmsim.kmd.allocations import KmdAllocation
-from wddmsim.kmd.dma import DmaWriter, multipass
 from wddmsim.kmd.errors import DriverContractError
 from wddmsim.kmd.state import DriverState
 
@@ -171,6 +171,10 @@ def _build(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER, p: Payload, name
     emit = _Emitter(state, p, writer, pieces, mdl_offset)
     status = multipass(args, writer, pages, emit, tail=cmd.SYNC_BYTES if p.Flags.TransferEnd else None)
     if status == NTSTATUS.STATUS_SUCCESS and p.Flags.TransferEnd:
+        state.pending_transfer = None
+    elif p.Flags.TransferStart and args.MultipassOffset == 0 and writer.written == 0:
+        # No room for a single packet: the transfer has not started.  VidMm calls again, MultipassOffset still 0,
+        # in a fresh buffer -- the same start, not a second one.
         state.pending_transfer = None
     return status
 
