@@ -21,6 +21,7 @@ from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER
 from wddmsim.ddi.segments import DXGK_QUERYSEGMENTOUT3, DXGK_QUERYSEGMENTOUT4
 from wddmsim.ddi.status import NTSTATUS, InvalidArgument
 from wddmsim.drivers.native.adapter_desc import AdapterDescBlock
+from wddmsim.drivers.native.cexec import CExecutor
 from wddmsim.drivers.native.description import AdapterDescription, ExecutorKind
 from wddmsim.drivers.native.library import NativeLibrary
 from wddmsim.drivers.native.marshal import PagingBufferCall, address_of
@@ -74,13 +75,20 @@ class NativeDriver(WrappedDriver):
         spec = self.description.executor
         if spec.kind is ExecutorKind.GPU:
             return
-        if spec.kind is ExecutorKind.C:
-            raise ConfigurationError("executor.kind", spec.kind.value, "C executors are not available yet")
         if not hasattr(self.base, "paging_executor"):
             raise ConfigurationError(
                 "base", type(self.base).__name__, "this base driver cannot hand paging buffers to an executor"
             )
-        self.base.paging_executor = load_python_executor(spec)
+        if spec.kind is ExecutorKind.C:
+            library = (
+                self.library
+                if spec.library is None
+                else NativeLibrary(spec.library, setting="executor.library", entry=spec.symbol)
+            )
+            self.executor_library = library  # kept loaded while the driver lives
+            self.base.paging_executor = CExecutor(library, spec.symbol, self.adapter)
+        else:
+            self.base.paging_executor = load_python_executor(spec)
 
     # --- DxgkDdiBuildPagingBuffer: the library's ------------------------------------------------------------
 
