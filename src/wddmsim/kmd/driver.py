@@ -57,7 +57,7 @@ from wddmsim.drivers.kit.power import HiddenMemory, power_request
 from wddmsim.drivers.package import DriverStatistics
 from wddmsim.hw.addressing import Space, hw_address
 from wddmsim.hw.bar import DetileWindow
-from wddmsim.hw.engine import Interrupt, Submission
+from wddmsim.hw.engine import Executor, Interrupt, Submission
 from wddmsim.hw.gpu import PAGING_ENGINE, Gpu
 from wddmsim.hw.pte import TablePointer, Target
 from wddmsim.kmd.allocations import AllocationDesc, KmdAllocation, ResourceKind, describe, segment_set
@@ -163,6 +163,9 @@ class ReferenceDriver:
         """Context -> its root page table and NumEntries (``DxgkDdiSetRootPageTable``)."""
         self.patched: dict[tuple[int, int], bool] = {}
         """(context, DMA buffer address) patched by ``DxgkDdiPatch`` and not yet submitted."""
+        self.paging_executor: Executor | None = None
+        """Who carries out paging buffers (``Flags.Paging``): ``None`` is the GPU's decoder; a native driver with
+        its own executor sets it (decision 0111)."""
         self.hidden = HiddenMemory(gpu, segments.hidden_base)
         """The aperture table above the reported segments, kept across power states (``DxgkDdiSetPowerState``)."""
         self._dxgkrnl: DxgkrnlInterface | None = None
@@ -447,9 +450,11 @@ class ReferenceDriver:
         # Only paging buffers, and DMA buffers whose every address this driver patched, may name physical memory.
         patched = self.patched.pop((args.hContext, args.DmaBufferPhysicalAddress), False)
         privileged = bool(args.Flags.Paging) or patched
-        self.gpu.engines[engine].submit(
-            Submission(address, end - start, args.SubmissionFenceId, root, entries, privileged)
-        )
+        submission = Submission(address, end - start, args.SubmissionFenceId, root, entries, privileged)
+        if args.Flags.Paging and self.paging_executor is not None:
+            submission.executor = self.paging_executor
+            submission.private_data = _private_data(args)
+        self.gpu.engines[engine].submit(submission)
         return NTSTATUS.STATUS_SUCCESS
 
     # --- rendering in the segment model -------------------------------------------------------------------
@@ -649,6 +654,20 @@ class ReferenceDriver:
             self.unreported.append(data)
         else:
             self._dxgkrnl.notify_interrupt(data)
+
+
+def _private_data(args: DXGKARG_SUBMITCOMMAND) -> bytes | None:
+    """The submitted range of ``pDmaBufferPrivateData`` (``DxgkDdiSubmitCommand``), copied at submission: the
+    driver's record as it stood when VidMm submitted, whatever later builds into the buffer write (decision 0111)."""
+    pointer = args.pDmaBufferPrivateData
+    if pointer is None:
+        return None
+    start, end = args.DmaBufferPrivateDataSubmissionStartOffset, args.DmaBufferPrivateDataSubmissionEndOffset
+    if not 0 <= start <= end:
+        raise DriverContractError(
+            "DmaBufferPrivateDataSubmissionEndOffset", end, f"must be >= the start offset {start} >= 0"
+        )
+    return bytes(pointer.bytes(end)[start:end])
 
 
 __all__ = ["BUILDERS", "PAGING_CONTEXT", "ReferenceDriver", "ResourceKind"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ctypes
 from typing import Final, cast, final
 
+from wddmsim.core.errors import ConfigurationError
 from wddmsim.ddi.caps import DXGK_QUERYADAPTERINFOTYPE
 from wddmsim.ddi.driver import (
     DXGKARG_QUERYADAPTERINFO,
@@ -20,9 +21,11 @@ from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER
 from wddmsim.ddi.segments import DXGK_QUERYSEGMENTOUT3, DXGK_QUERYSEGMENTOUT4
 from wddmsim.ddi.status import NTSTATUS, InvalidArgument
 from wddmsim.drivers.native.adapter_desc import AdapterDescBlock
+from wddmsim.drivers.native.cexec import CExecutor
 from wddmsim.drivers.native.description import AdapterDescription, ExecutorKind
 from wddmsim.drivers.native.library import NativeLibrary
 from wddmsim.drivers.native.marshal import PagingBufferCall, address_of
+from wddmsim.drivers.native.pyexec import load_python_executor
 from wddmsim.drivers.native.services import KernelServices
 from wddmsim.drivers.package import DriverModel, SimulatedDriver
 from wddmsim.drivers.wrapping import WrappedDriver
@@ -64,6 +67,28 @@ class NativeDriver(WrappedDriver):
         self.served_by_base: dict[str, int] = {}
         """Operations the base driver built because the library does not claim them (name -> calls)."""
         self.adapter.start(library)
+        self._route_paging_buffers()
+
+    def _route_paging_buffers(self) -> None:
+        """Give the base's ``DxgkDdiSubmitCommand`` the driver's own executor for paging buffers (decision 0111):
+        the base builds every hw Submission, so routing there keeps one submission path."""
+        spec = self.description.executor
+        if spec.kind is ExecutorKind.GPU:
+            return
+        if not hasattr(self.base, "paging_executor"):
+            raise ConfigurationError(
+                "base", type(self.base).__name__, "this base driver cannot hand paging buffers to an executor"
+            )
+        if spec.kind is ExecutorKind.C:
+            library = (
+                self.library
+                if spec.library is None
+                else NativeLibrary(spec.library, setting="executor.library", entry=spec.symbol)
+            )
+            self.executor_library = library  # kept loaded while the driver lives
+            self.base.paging_executor = CExecutor(library, spec.symbol, self.adapter)
+        else:
+            self.base.paging_executor = load_python_executor(spec)
 
     # --- DxgkDdiBuildPagingBuffer: the library's ------------------------------------------------------------
 

@@ -27,7 +27,7 @@ class NativeLibrary:
 
     __slots__ = ("_handle", "path")
 
-    def __init__(self, path: Path, *, setting: str = "driver") -> None:
+    def __init__(self, path: Path, *, setting: str = "driver", entry: str = BUILD_PAGING_BUFFER) -> None:
         self.path = path
         if not path.is_file():
             raise ConfigurationError(setting, str(path), "must be a shared library (no such file)")
@@ -43,9 +43,9 @@ class NativeLibrary:
                 ) from None
         finally:
             os.unlink(private)
-        if self.function(BUILD_PAGING_BUFFER) is None:
+        if self.function(entry) is None:  # an executor's library need not export DxgkDdiBuildPagingBuffer
             self.close()
-            raise ConfigurationError(setting, str(path), f'must export {BUILD_PAGING_BUFFER} (extern "C")')
+            raise ConfigurationError(setting, str(path), f'must export {entry} (extern "C")')
 
     @property
     def handle(self) -> ctypes.CDLL:

@@ -15,6 +15,7 @@ from typing import Any, Final, final
 from wddmsim.core.errors import ConfigurationError
 from wddmsim.drivers.native.description import (
     AdapterDescription,
+    ExecutorKind,
     ExecutorSpec,
     default_description,
     read_description,
@@ -22,6 +23,7 @@ from wddmsim.drivers.native.description import (
 )
 from wddmsim.drivers.native.driver import NativeDriver
 from wddmsim.drivers.native.library import NativeLibrary
+from wddmsim.drivers.native.pyexec import load_python_executor
 from wddmsim.drivers.package import (
     DriverCapabilities,
     DriverConfiguration,
@@ -52,6 +54,8 @@ class NativeConfig:
         self.base.validate()
         if not self.description.library.is_file():
             raise ConfigurationError("library", str(self.description.library), "no such file")
+        if self.description.executor.kind is ExecutorKind.PYTHON:
+            load_python_executor(self.description.executor)  # refused here, naming executor.class
 
 
 def native_package(name: str, *, setting: str = "driver") -> DriverPackage:

@@ -14,6 +14,7 @@ from typing import final
 from wddmsim.core.addresses import FenceValue
 from wddmsim.core.clock import Clock
 from wddmsim.core.events import EventLog
+from wddmsim.core.pointer import CpuPointer
 from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.driver import KernelModeDriver
 from wddmsim.ddi.flags import DXGK_SUBMITCOMMANDFLAGS
@@ -82,12 +83,15 @@ class GpuScheduler:
         end: int,
         paging: bool = True,
         segment_id: int = 0,
+        private_data: CpuPointer | None = None,
+        private_size: int = 0,
     ) -> FenceValue:
         """Submit bytes ``[start, end)`` of the DMA buffer at physical ``address`` -- or, with ``segment_id``, at
         segment address ``address`` of that segment (``DmaBufferSegmentId``); returns its fence.
 
         ``paging``: a paging buffer (``DXGK_SUBMITCOMMANDFLAGS.Paging``), the only kind that may name physical
-        memory."""
+        memory.  ``private_data``/``private_size``: the buffer's ``pDmaBufferPrivateData`` as VidMm passed it to
+        ``DxgkDdiBuildPagingBuffer`` (decision 0111), submitted whole."""
         state = self.nodes[node]
         state.submitted += 1
         fence = FenceValue(state.submitted)
@@ -102,6 +106,8 @@ class GpuScheduler:
                 SubmissionFenceId=fence,
                 Flags=_PAGING if paging else _USER,
                 NodeOrdinal=node,
+                pDmaBufferPrivateData=private_data,
+                DmaBufferPrivateDataSubmissionEndOffset=private_size if private_data is not None else 0,
             )
         )
         return fence

@@ -143,6 +143,8 @@ class PagingStream:
             size=buffer.size,
             start=buffer.submitted,
             end=buffer.used,
+            private_data=buffer.private_cursor,
+            private_size=self.pool.private_size,
         )
         if self.events.enabled or self.capture is not None:
             event = PagingBufferSubmitted(
