@@ -49,3 +49,13 @@ def test_the_c_driver_builds_the_virtual_operations_and_every_byte_verifies(
 def test_a_flush_tlb_that_flushes_the_wrong_range_is_caught(build_driver: BuildDriver, tmp_path: Path) -> None:
     with pytest.raises(DeviceRemoved, match="reported a fault"):
         _run(_description(build_driver(REFGPU_DEFECT=10), tmp_path))
+
+
+def test_the_shipped_wddm2_description_runs_beside_its_library(build_driver: BuildDriver, tmp_path: Path) -> None:
+    shipped = Path(__file__).parents[3] / "examples" / "drivers" / "refgpu" / "refgpu-wddm2.toml"
+    (tmp_path / "librefgpu.so").symlink_to(build_driver())
+    toml = tmp_path / shipped.name
+    toml.write_text(shipped.read_text(encoding="utf-8"), encoding="utf-8")
+    result = _run(toml)
+    assert result.config.adapter.driver_model == "wddm2"
+    assert result.verified, [c for c in result.checks if not c.ok]
