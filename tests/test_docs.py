@@ -29,7 +29,7 @@ def test_every_file_and_test_the_conformance_table_names_exists(row: str) -> Non
         assert tests, "a done item names its test"
     for path in re.findall(r"\b([a-z_]+/[a-z_/]+\.py)\b", code):
         assert (ROOT / "src" / "wddmsim" / path).exists(), path
-    for path, names in re.findall(r"\b([a-z_]+/test_[a-z_]+\.py)((?:::[A-Za-z0-9_]+(?:, )?)*)", tests):
+    for path, names in re.findall(r"\b([a-z_]+(?:/[a-z_]+)*/test_[a-z_]+\.py)((?:::[A-Za-z0-9_]+(?:, )?)*)", tests):
         source = (ROOT / "tests" / path).read_text()
         for name in re.findall(r"::([A-Za-z0-9_]+)", names):
             assert f"def {name}(" in source, f"{path}::{name}"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from wddmsim.vidmm.policy.interface import BaseEviction, Range, VidMmAllocation
+from wddmsim.vidmm.policy.interface import BaseEviction, MoveCause, Range, VidMmAllocation
 
 
 class Clock(BaseEviction):
@@ -31,7 +31,7 @@ class Clock(BaseEviction):
         self.hand += 1
         self.referenced[a.handle] = True  # placed because it is about to be used
 
-    def evicted(self, a: VidMmAllocation, where: Range, cause: str) -> None:
+    def evicted(self, a: VidMmAllocation, where: Range, cause: MoveCause) -> None:
         self.freed(a)  # off the ring: only what is placed is on it
 
     def freed(self, a: VidMmAllocation) -> None:

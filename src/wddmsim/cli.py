@@ -20,7 +20,8 @@ from rich.table import Table
 from wddmsim import __version__
 from wddmsim.core.errors import ConfigurationError, WddmsimError
 from wddmsim.core.units import format_size, parse_size
-from wddmsim.drivers.package import DriverModel
+from wddmsim.drivers.package import DriverModel, DriverPackage
+from wddmsim.drivers.registry import driver_package
 from wddmsim.scenarios.demos import SCENARIOS as DEMOS
 from wddmsim.scenarios.demos import demo_config
 from wddmsim.system import Adapter, SystemConfig
@@ -108,9 +109,8 @@ _common = [
     click.option(
         "--driver-model",
         type=click.Choice([m.value for m in DriverModel]),
-        default="wddm2",
-        show_default=True,
-        help="Present the GPU as a WDDM 2.x GpuMmu driver or a WDDM 1.x segment-model driver.",
+        help="Present the GPU as a WDDM 2.x GpuMmu driver or a WDDM 1.x segment-model driver (default: the driver "
+        "package's own, wddm2 on the reference driver).",
     ),
     click.option("--vram", callback=_size, metavar="SIZE", help="Local video memory, e.g. 256MiB or 80GiB (sparse)."),
     click.option(
@@ -123,6 +123,19 @@ def _with_common(fn: Any) -> Any:
     for option in reversed(_common):
         fn = option(fn)
     return fn
+
+
+_driver_option = click.option(
+    "--driver", metavar="NAME", help="Driver package: reference (default), simple, or module:attribute; see run --list."
+)
+
+
+def _driver_package(name: str) -> DriverPackage:
+    """The package ``--driver`` names; an unknown one is bad input (exit 2) naming ``--driver``, as on ``run``."""
+    try:
+        return driver_package(name, setting="--driver")
+    except ConfigurationError as error:
+        _fail(error)
 
 
 _demo_option = click.option(
@@ -562,6 +575,11 @@ def _print_verdict(console: Console, result: RunResult) -> None:
     type=_Path(file_okay=False, path_type=Path),
     help="Write the replay's summary.json and events.jsonl here.",
 )
+@click.option(
+    "--driver",
+    metavar="NAME",
+    help="Driver package to replay on (default: the recorded one); it must share the recorded user-mode driver.",
+)
 def replay(trace: Path, out: Path | None, settings: tuple[str, ...], **options: Any) -> None:
     """Re-run a recorded call trace under another policy or configuration; print what changed.
 
@@ -575,6 +593,7 @@ def replay(trace: Path, out: Path | None, settings: tuple[str, ...], **options: 
       wddmsim run stress --record trace.jsonl && wddmsim replay trace.jsonl --policy lru
       wddmsim replay trace.jsonl --vram 48MiB --out out/
       wddmsim replay trace.jsonl --paging-buffer 8KiB
+      wddmsim replay trace.jsonl --driver mypkg.drivers:WRAPPED
 
     Exit status 0 when every read matched and the calls returned as recorded, 1 when a read differed or the
     replay diverged (without options: any call that returned otherwise; with options, which may change results:
@@ -590,7 +609,9 @@ def replay(trace: Path, out: Path | None, settings: tuple[str, ...], **options: 
     try:
         recorded = read_trace(trace)
         result = run_replay(recorded, overrides)
-    except (ConfigurationError, TraceFormatError) as error:
+    except ConfigurationError as error:  # --driver named as on run; other settings keep their dotted keys
+        _fail(_option_error(error, {"driver": options.get("driver")}))
+    except TraceFormatError as error:
         _fail(error)
     except WddmsimError as error:
         _fail(error, EXIT_FAILED)
@@ -638,8 +659,20 @@ def _overrides_or_fail(options: dict[str, object], settings: tuple[str, ...]) ->
 @click.option("--segment", "segments", type=int, multiple=True, help="Only this segment (repeatable).")
 @click.option("--rows", type=int, default=40, show_default=True, help="Blocks listed per segment.")
 @click.option("--width", type=int, default=64, show_default=True, help="Cells of the segment bar.")
+@click.option(
+    "--driver",
+    metavar="NAME",
+    help="The driver package the run was made on: checked against RUN_DIR/summary.json (segment ids are the "
+    "driver's own).",
+)
 def inspect(
-    run_dir: Path, at: int | None, time_ns: int | None, segments: tuple[int, ...], rows: int, width: int
+    run_dir: Path,
+    at: int | None,
+    time_ns: int | None,
+    segments: tuple[int, ...],
+    rows: int,
+    width: int,
+    driver: str | None,
 ) -> None:
     """Show the segment maps of a saved run at any event (after GPUView's segment viewer).
 
@@ -653,11 +686,14 @@ def inspect(
       wddmsim run --out out/ && wddmsim inspect out/
       wddmsim inspect out/ --at 2000 --segment 2
       wddmsim inspect out/ --time 500000
+      wddmsim inspect out/ --driver simple --segment 1
     """
     from wddmsim.viz.eventlog import read_jsonl
     from wddmsim.viz.inspect import render
     from wddmsim.viz.segmap import SegmentReplay, index_at_time
 
+    if driver is not None:
+        _check_run_driver(run_dir, _driver_package(driver))
     path = run_dir / "events.jsonl"
     if not path.exists():
         raise click.BadParameter(f"{path} does not exist: write one with `wddmsim run --out DIR`", param_hint="RUN_DIR")
@@ -674,10 +710,27 @@ def inspect(
     Console().print(render(SegmentReplay(log), index, segments=segments, rows=rows, width=width))
 
 
+def _check_run_driver(run_dir: Path, package: DriverPackage) -> None:
+    """``inspect --driver``: the run in ``run_dir`` was made on ``package`` (its summary.json says which; a run
+    without one cannot be checked and is taken on trust).  Another package is bad input (exit 2)."""
+    try:
+        summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    config = summary.get("config") if isinstance(summary, dict) else None
+    adapter = config.get("adapter") if isinstance(config, dict) else None
+    recorded = adapter.get("driver") if isinstance(adapter, dict) else None
+    if isinstance(recorded, str) and recorded != package.name:
+        _fail(
+            ConfigurationError("--driver", package.name, f"the run in {run_dir} was made on driver package {recorded}")
+        )
+
+
 @main.command(context_settings=CONTEXT)
 @click.argument("file", required=False, type=_Path(exists=True, dir_okay=False, path_type=Path))
 @_demo_option
 @_with_common
+@_driver_option
 @click.option(
     "--base",
     default="0",
@@ -685,7 +738,13 @@ def inspect(
     help="Offset shown for the first byte of FILE.",
 )
 def disasm(
-    file: Path | None, scenario: str, driver_model: str, vram: int | None, paging_buffer: int | None, base: int
+    file: Path | None,
+    scenario: str,
+    driver_model: str | None,
+    vram: int | None,
+    paging_buffer: int | None,
+    driver: str | None,
+    base: int,
 ) -> None:
     """Print paging buffers packet by packet (offset, length, opcode, fields).
 
@@ -710,7 +769,7 @@ def disasm(
         _disasm_file(file, base)
         return
     capture = PagingCapture()
-    config = _config(driver_model, vram, paging_buffer, demo=scenario)
+    config = _config(driver_model, vram, paging_buffer, demo=scenario, driver=driver)
     try:
         run_scenario(scenario, config, on_adapter=capture.attach)
     except ConfigurationError as error:
@@ -761,7 +820,10 @@ def _address(_ctx: click.Context, _param: click.Parameter, value: str) -> int:
 @main.command("vm-decode", context_settings=CONTEXT)
 @click.argument("va", callback=_address)
 @_with_common
-def vm_decode(va: int, driver_model: str, vram: int | None, paging_buffer: int | None) -> None:
+@_driver_option
+def vm_decode(
+    va: int, driver_model: str | None, vram: int | None, paging_buffer: int | None, driver: str | None
+) -> None:
     """Walk a GPU virtual address level by level, as the GPU's MMU does.
 
     Runs the built-in tour (WDDM 2.x), then decodes VA in the paging process's address space: every table,
@@ -773,14 +835,28 @@ def vm_decode(va: int, driver_model: str, vram: int | None, paging_buffer: int |
       wddmsim vm-decode 0x1001000          a 4 KB page of local memory
       wddmsim vm-decode 0x2000000          scattered system pages
       wddmsim vm-decode 0x7000000000       no table there: the fault
+      wddmsim vm-decode 0x1001000 --driver mypkg.drivers:MINE
     """
     from wddmsim.scenarios.tour import run_tour
     from wddmsim.viz.vm_decode import render
 
-    if driver_model != "wddm2":
+    if driver_model not in (None, "wddm2"):
         raise click.BadParameter("GPU virtual addresses exist in the WDDM 2.x model only", param_hint="--driver-model")
+    if driver is not None:
+        package = _driver_package(driver)
+        models = package.capabilities(package.default_config()).driver_models
+        if DriverModel.WDDM2 not in models:
+            shown = ", ".join(sorted(m.value for m in models))
+            _fail(
+                ConfigurationError(
+                    "--driver",
+                    driver,
+                    f"GPU virtual addresses exist in the WDDM 2.x model only; driver package {package.name} "
+                    f"presents only {shown}",
+                )
+            )
     try:
-        rig, _ = run_tour(_config(driver_model, vram, paging_buffer))
+        rig, _ = run_tour(_config("wddm2", vram, paging_buffer, driver=driver))
     except ConfigurationError as error:
         _fail(_demo_error(error))
     except WddmsimError as error:

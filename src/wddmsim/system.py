@@ -28,7 +28,8 @@ from wddmsim.drivers.package import (
 from wddmsim.drivers.registry import DEFAULT, driver_package
 from wddmsim.hw.gpu import Gpu, GpuConfig
 from wddmsim.ntos.mm import MemoryManager
-from wddmsim.vidmm.manager import VideoMemoryManager, VidMmConfig
+from wddmsim.vidmm.config import VidMmConfig
+from wddmsim.vidmm.manager import VideoMemoryManager
 from wddmsim.vidmm.paging.process import PageTableTag
 
 

@@ -1,12 +1,20 @@
 """A small adapter seen from user mode: one process, one device, one paging queue, and helpers that speak the
-runtime callbacks (``pfnAllocateCb``, ``pfnMakeResidentCb``, ``pfnLockCb`` ...) with the reference user-mode
-driver's private data."""
+runtime callbacks (``pfnAllocateCb``, ``pfnMakeResidentCb``, ``pfnLockCb`` ...) with the private data of the
+adapter's own user-mode driver (``adapter.umd``).
+
+The desk runs on any driver package (``Desk(package=...)``; by default :attr:`Desk.default_package`, which the
+``any_driver`` marker of ``tests/api/conftest.py`` sets per run).  It finds its segments by the roles of the
+descriptors the driver reported (:func:`~wddmsim.scenarios.tour.tour_segments`, decision 0076):
+``desk.cpu_segment``, ``desk.local_segment`` and ``desk.aperture_segment`` -- 1, 2, 3 on the reference driver, 3,
+2, 1 on the simple one."""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import replace
+from typing import Any, ClassVar
 
 import numpy as np
+import pytest
 
 from wddmsim.api import UserDevice, UserProcess
 from wddmsim.core.pointer import ByteArray
@@ -21,41 +29,56 @@ from wddmsim.ddi.residency import (
     D3DDDICB_EVICT,
 )
 from wddmsim.ddi.status import HRESULT
+from wddmsim.drivers import DriverModel, DriverSettings, driver_package
 from wddmsim.drivers.reference import reference_driver
-from wddmsim.drivers.resources import ResourceDesc
+from wddmsim.drivers.resources import ResourceDesc, ResourceKind, ResourceUsage
 from wddmsim.hw.gpu import GpuConfig
-from wddmsim.kmd.allocations import AllocationDesc, AllocationUsage, ResourceKind
-from wddmsim.kmd.config import DriverConfig, DriverModel
+from wddmsim.kmd.allocations import AllocationDesc
+from wddmsim.kmd.config import DriverConfig
+from wddmsim.scenarios.tour import tour_segments
 from wddmsim.system import Adapter, DriverWrapper, SystemConfig, build_adapter
 from wddmsim.testing.residency import backing_bytes, check_residency, gpu_view
 from wddmsim.vidmm.allocation import VidMmAllocation
-from wddmsim.vidmm.manager import VidMmConfig
+from wddmsim.vidmm.config import VidMmConfig
 
 SMALL_GPU = GpuConfig(local_size=8 * MiB, bar_size=2 * MiB, aperture_size=4 * MiB, system_size=256 * MiB)
 """Local memory: a 2 MiB CPU-visible segment and a ~6 MiB one; a 4 MiB aperture segment; 4 swizzling ranges."""
 
-CPU_SEGMENT, LOCAL_SEGMENT, APERTURE_SEGMENT = 1, 2, 3
-CPU = AllocationUsage.CPU_VISIBLE
-SWIZZLED = AllocationUsage.SWIZZLED
-APERTURE_ONLY = AllocationUsage.APERTURE_ONLY
+CPU = ResourceUsage.CPU_VISIBLE
+SWIZZLED = ResourceUsage.SWIZZLED
+APERTURE_ONLY = ResourceUsage.APERTURE_ONLY
 
 
 class Desk:
     """One process with one device and one paging queue on a small adapter."""
 
+    default_package: ClassVar[str] = "reference"
+    """The driver package of a desk that names none (the ``any_driver`` marker sets it per run)."""
+
     def __init__(
         self,
         *,
-        model: DriverModel = DriverModel.WDDM2,
+        model: DriverModel | None = None,
         gpu: GpuConfig = SMALL_GPU,
         wrap: DriverWrapper | None = None,
         policy: str = "priority-lru",
         driver: dict[str, Any] | None = None,
+        package: str | None = None,
     ) -> None:
+        """``model`` None: the package's own (wddm2 on the reference driver); a model the package cannot present
+        skips the test (its capabilities do not allow it).  ``driver``: fields of the package's configuration."""
+        name = package or self.default_package
         config = SystemConfig(
-            gpu=gpu, driver=DriverConfig(model=model, **(driver or {})), vidmm=VidMmConfig(eviction_policy=policy)
+            gpu=gpu,
+            driver_package=name,
+            driver=_driver_config(name, model, driver or {}),
+            vidmm=VidMmConfig(eviction_policy=policy),
         )
+        self.package = name
         self.adapter: Adapter = build_adapter(config, wrap_driver=wrap)
+        roles = tour_segments(self.adapter.vidmm.segments)
+        self.cpu_segment, self.local_segment, self.aperture_segment = roles.cpu_visible, roles.local, roles.aperture
+        """The segments by role, as the driver reported them."""
         self.start = self.adapter.footprint()
         """What the adapter held before any process opened it (a teardown must come back to it)."""
         self.vidmm = self.adapter.vidmm
@@ -126,11 +149,13 @@ class Desk:
         """The segment id the allocation is in (0: system memory)."""
         return self.vidmm.residency.where(handle).segment_id
 
-    def crowd(self, segment: int = CPU_SEGMENT) -> list[HANDLE]:
-        """Fill ``segment`` with another device's allocations that want it (pressure: ours are evicted)."""
+    def crowd(self, segment: int | None = None) -> list[HANDLE]:
+        """Fill ``segment`` (the CPU-visible one by default) with another device's allocations that want it
+        (pressure: ours are evicted)."""
+        segment = self.cpu_segment if segment is None else segment
         _, device, queue = self.other()
         size = self.vidmm.spaces.get(segment).size
-        usage = CPU if segment == CPU_SEGMENT else 0
+        usage = CPU if segment == self.cpu_segment else 0
         hogs = [self.buffer(size // 4, usage=usage, device=device) for _ in range(4)]
         for hog in hogs:
             self.resident(hog, device=device, queue=queue)
@@ -184,9 +209,23 @@ class Desk:
         assert not problems, "\n".join(problems)
 
 
+def _driver_config(package: str, model: DriverModel | None, fields: dict[str, Any]) -> Any:
+    """The package's configuration for ``model`` with ``fields`` set; the test is skipped when the package cannot
+    present the model (decision 0076: the same rule a scenario file follows)."""
+    found = driver_package(package)
+    default = found.default_config()
+    chosen = default.model if model is None else model
+    if chosen not in found.capabilities(default).driver_models:
+        pytest.skip(f"driver package {package} presents no {chosen.value}")
+    if found.name == "reference":  # as the reference driver's white-box tests have always built it
+        return DriverConfig(model=chosen, **fields)
+    configured: Any = found.configure(DriverSettings(model=chosen))  # a dataclass of the package's own
+    return replace(configured, **fields)
+
+
 def pattern(size: int, seed: int) -> ByteArray:
     out: ByteArray = np.random.default_rng(seed).integers(0, 256, size, dtype=np.uint8)
     return out
 
 
-__all__ = ["APERTURE_SEGMENT", "CPU", "CPU_SEGMENT", "LOCAL_SEGMENT", "SWIZZLED", "Desk", "KiB", "MiB", "pattern"]
+__all__ = ["APERTURE_ONLY", "CPU", "SWIZZLED", "Desk", "KiB", "MiB", "pattern"]

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from wddmsim.api import UserDevice, UserProcess
+from wddmsim.core.addresses import FenceValue
 from wddmsim.core.pointer import ByteArray
 from wddmsim.core.units import PAGE_SIZE, KiB, MiB
 from wddmsim.ddi.allocation import D3DDDI_ALLOCATIONINFO, D3DDDICB_ALLOCATE
@@ -32,7 +33,7 @@ from wddmsim.hw.gpu import GpuConfig
 from wddmsim.kmd.allocations import AllocationDesc, AllocationUsage, ResourceKind
 from wddmsim.kmd.config import DriverConfig, DriverModel, min_paging_buffer_size
 from wddmsim.system import Adapter, SystemConfig, build_adapter
-from wddmsim.vidmm.manager import VidMmConfig
+from wddmsim.vidmm.config import VidMmConfig
 
 SMALL = {"local_size": 8 * MiB, "bar_size": 2 * MiB, "aperture_size": 4 * MiB, "system_size": 256 * MiB}
 """Local memory: a 2 MiB CPU-visible segment and a ~6 MiB one, a 4 MiB aperture: three clients crowd it."""
@@ -188,12 +189,12 @@ class Client:
             return
         fence = max(s.fence for s in shadows)
         if fence:
-            self.device.wait_for_paging_fence(self.queue, fence)
+            self.device.wait_for_paging_fence(self.queue, FenceValue(fence))
 
     def wait_paging(self) -> None:
         """What a polite client does: wait for the last paging fence it was given."""
         if self.paging_fence:
-            self.device.wait_for_paging_fence(self.queue, self.paging_fence)
+            self.device.wait_for_paging_fence(self.queue, FenceValue(self.paging_fence))
 
     # --- CPU access ---------------------------------------------------------------------------------------------
 
@@ -222,7 +223,7 @@ class Client:
 
     def wait_gpu(self) -> None:
         if self.last_fence:
-            self.device.wait_for_context(self.context, self.last_fence)
+            self.device.wait_for_context(self.context, FenceValue(self.last_fence))
 
     def submit(self, packets: list[tuple[cmd.Packet, list[tuple[int, Shadow, int, bool]]]]) -> int:
         """Submit ``packets``; each names its references as (byte offset of the address word in the packet, the

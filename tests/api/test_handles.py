@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 from wddmsim.api import UserDevice
+from wddmsim.core.addresses import FenceValue
 from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.residency import D3DDDI_CREATEPAGINGQUEUE
 from wddmsim.ddi.status import HRESULT, InvalidArgument
@@ -36,7 +37,9 @@ class Ledger:
     def _spaces(self) -> dict[str, set[int]]:
         rm = self.desk.vidmm.residency
         driver = reference_driver(self.desk.adapter.driver)
-        vidmm = set(rm.processes) | set(rm.devices) | set(rm.allocations) | set(rm.queues) | set(rm.sync_objects)
+        vidmm: set[int] = (
+            set(rm.processes) | set(rm.devices) | set(rm.allocations) | set(rm.queues) | set(rm.sync_objects)
+        )
         vidmm |= {q.sync_object for q in rm.queues.values()}
         own = {h for h in driver.state.allocations._by_handle if h < 0x4000_0000}
         return {"contexts": set(driver.contexts), "vidmm": vidmm, "driver allocations": own}
@@ -127,7 +130,7 @@ def test_handle_churn_never_aliases(model: DriverModel) -> None:
         assert refused.value.argument == "AllocationList[0]"
         _run(device_b, context_b)
         assert d.resident(keep_b, device=device_b, queue=queue_b) in (HRESULT.S_OK, HRESULT.E_PENDING)
-        assert device_b.signal_from_cpu(sync_b, 1) == HRESULT.S_OK
+        assert device_b.signal_from_cpu(sync_b, FenceValue(1)) == HRESULT.S_OK
     other.close()
     d.process.close()
     assert d.adapter.footprint().leaks(d.start) == []

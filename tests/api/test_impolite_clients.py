@@ -36,6 +36,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from wddmsim.core.addresses import FenceValue
 from wddmsim.ddi.allocation import D3DDDICB_DEALLOCATE, D3DDDICB_SETPRIORITY
 from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.lock import D3DDDICB_LOCK, D3DDDICB_LOCK2, D3DDDICB_LOCKFLAGS, D3DDDICB_UNLOCK, D3DDDICB_UNLOCK2
@@ -616,7 +617,7 @@ class ImpoliteClients(RuleBasedStateMachine):
             client.last_fence = 0
             data = cmd.encode(cmd.Fill(0, 64, 0))
             call: Callable[[], object] = (
-                (lambda: client.device.wait_for_context(old, 1))
+                (lambda: client.device.wait_for_context(old, FenceValue(1)))
                 if wait
                 else (lambda: client.device.submit_command(old, data))
             )
@@ -630,7 +631,7 @@ class ImpoliteClients(RuleBasedStateMachine):
         with self._step() as box:
             work = self.adapter.vidmm.work
             fence = work.scheduler.nodes[work.nodes[client.context]].submitted + ahead
-            self._refused(box, lambda: client.device.wait_for_context(client.context, fence), "fence")
+            self._refused(box, lambda: client.device.wait_for_context(client.context, FenceValue(fence)), "fence")
 
     @precondition(lambda self: DEAD_DEVICES_REFUSE_CALLS and bool(self.dead_clients))
     @rule(

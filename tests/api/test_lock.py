@@ -18,7 +18,7 @@ from wddmsim.kmd.driver import ReferenceDriver
 from wddmsim.ntos.views import CpuAccessViolation
 from wddmsim.vidmm.events import CpuLockEvent, PagingOperation, VidMmEvict
 
-from .desk import APERTURE_ONLY, APERTURE_SEGMENT, CPU, CPU_SEGMENT, LOCAL_SEGMENT, SWIZZLED, Desk, KiB, pattern
+from .desk import APERTURE_ONLY, CPU, SWIZZLED, Desk, KiB, pattern
 
 MODELS = [DriverModel.WDDM2, DriverModel.WDDM1]
 
@@ -41,19 +41,20 @@ def operations(desk: Desk) -> list[str]:
 # --- where the view points (seed 004 rules 2, 3, 6) ------------------------------------------------------
 
 
+@pytest.mark.any_driver
 @pytest.mark.parametrize("model", MODELS)
 def test_an_allocation_in_the_cpu_visible_segment_is_reached_linearly_through_the_bar(model: DriverModel) -> None:
     desk = Desk(model=model)
     h = desk.buffer(64 * KiB)
     desk.resident(h)
-    assert desk.where(h) == CPU_SEGMENT
+    assert desk.where(h) == desk.cpu_segment
     args = desk.lock(h)
     a = desk.a(h)
     assert a.lock is not None and a.lock.on_bus
     data = pattern(a.size, 1)
     desk.cpu_write(args.pData, data)
     assert np.array_equal(desk.gpu_bytes(h), data), "the GPU sees the bytes the CPU wrote, where they are"
-    space = desk.vidmm.spaces.get(CPU_SEGMENT)
+    space = desk.vidmm.spaces.get(desk.cpu_segment)
     assert a.placement is not None
     bus = space.descriptor.CpuTranslatedAddress + a.placement.offset
     assert desk.adapter.gpu.bar.read(bus, 16) == data[:16].tobytes(), "bus address = CpuTranslatedAddress + offset"
@@ -61,6 +62,7 @@ def test_an_allocation_in_the_cpu_visible_segment_is_reached_linearly_through_th
     desk.check()
 
 
+@pytest.mark.any_driver
 @pytest.mark.parametrize("model", MODELS)
 def test_an_allocation_in_system_memory_gets_its_system_buffer_without_the_driver(model: DriverModel) -> None:
     calls: list[str] = []
@@ -88,12 +90,13 @@ def test_an_allocation_in_system_memory_gets_its_system_buffer_without_the_drive
     desk.check()
 
 
+@pytest.mark.any_driver
 @pytest.mark.parametrize("model", MODELS)
 def test_an_allocation_in_the_aperture_is_reached_through_the_system_pages_it_maps(model: DriverModel) -> None:
     desk = Desk(model=model)
     h = desk.buffer(64 * KiB, usage=CPU | APERTURE_ONLY)
     desk.resident(h)
-    assert desk.where(h) == APERTURE_SEGMENT
+    assert desk.where(h) == desk.aperture_segment
     args = desk.lock(h)
     a = desk.a(h)
     assert a.lock is not None and not a.lock.on_bus
@@ -105,12 +108,13 @@ def test_an_allocation_in_the_aperture_is_reached_through_the_system_pages_it_ma
     desk.check()
 
 
+@pytest.mark.any_driver
 @pytest.mark.parametrize("model", MODELS)
 def test_an_allocation_in_a_segment_the_cpu_cannot_see_goes_to_system_memory(model: DriverModel) -> None:
     desk = Desk(model=model)
     h = desk.buffer(64 * KiB, usage=0)  # prefers the local segment, may go to the CPU-visible one
     desk.resident(h)
-    assert desk.where(h) == LOCAL_SEGMENT
+    assert desk.where(h) == desk.local_segment
     a = desk.a(h)
     a.flags = type(a.flags).from_value(a.flags.Value | 1)  # CPU-visible, yet placed where the CPU cannot see
     before = pattern(64 * KiB, 4)
@@ -129,6 +133,7 @@ def test_an_allocation_in_a_segment_the_cpu_cannot_see_goes_to_system_memory(mod
 # --- eviction while mapped (seed 004 rule 7) ----------------------------------------------------------------
 
 
+@pytest.mark.any_driver
 @pytest.mark.parametrize("model", MODELS)
 def test_eviction_while_locked_keeps_the_address_and_the_bytes(model: DriverModel) -> None:
     desk = Desk(model=model)
@@ -154,6 +159,7 @@ def test_eviction_while_locked_keeps_the_address_and_the_bytes(model: DriverMode
     desk.check()
 
 
+@pytest.mark.any_driver
 def test_a_locked_allocation_only_enters_an_aperture_while_its_view_shows_system_pages() -> None:
     desk = Desk(model=DriverModel.WDDM1)
     h = desk.buffer(64 * KiB)
@@ -161,7 +167,7 @@ def test_a_locked_allocation_only_enters_an_aperture_while_its_view_shows_system
     data = pattern(64 * KiB, 7)
     desk.cpu_write(args.pData, data)
     desk.resident(h)
-    assert desk.where(h) == APERTURE_SEGMENT, "a memory segment would leave the view on stale pages"
+    assert desk.where(h) == desk.aperture_segment, "a memory segment would leave the view on stale pages"
     assert np.array_equal(desk.gpu_bytes(h), data)
     desk.cpu_write(args.pData, data[::-1].copy())
     assert np.array_equal(desk.gpu_bytes(h), data[::-1]), "the aperture maps the very pages the CPU writes"
@@ -175,7 +181,7 @@ def test_a_locked_allocation_only_enters_an_aperture_while_its_view_shows_system
 def swizzled_surface(desk: Desk) -> HANDLE:
     s = desk.surface(mips=1)
     desk.resident(s)
-    assert desk.where(s) == CPU_SEGMENT
+    assert desk.where(s) == desk.cpu_segment
     return s
 
 
@@ -328,7 +334,7 @@ def test_donotevict_fails_with_notavailable_and_changes_nothing() -> None:
         hAllocation=s, Flags=D3DDDICB_LOCKFLAGS(LockEntire=True, AcquireAperture=True, DonotEvict=True)
     )
     refused(lambda: desk.device.lock(args), HRESULT.D3DERR_NOTAVAILABLE, "DonotEvict")
-    assert desk.where(s) == CPU_SEGMENT and desk.a(s).lock is None and args.pData == 0
+    assert desk.where(s) == desk.cpu_segment and desk.a(s).lock is None and args.pData == 0
 
 
 def test_a_pinned_allocation_that_would_have_to_be_evicted_cannot_be_locked() -> None:
@@ -337,9 +343,10 @@ def test_a_pinned_allocation_that_would_have_to_be_evicted_cannot_be_locked() ->
     desk.vidmm.residency.lifetimes.pin(s)
     args = D3DDDICB_LOCK(hAllocation=s, Flags=D3DDDICB_LOCKFLAGS(LockEntire=True, AcquireAperture=True))
     refused(lambda: desk.device.lock(args), HRESULT.D3DDDIERR_CANTEVICTPINNEDALLOCATION, "pinned")
-    assert desk.where(s) == CPU_SEGMENT and desk.a(s).lock is None
+    assert desk.where(s) == desk.cpu_segment and desk.a(s).lock is None
 
 
+@pytest.mark.any_driver
 def test_without_lockentire_or_pages_a_lock_that_must_evict_is_not_available() -> None:
     desk = Desk(model=DriverModel.WDDM1)
     h = desk.buffer(64 * KiB, usage=0)
@@ -363,6 +370,7 @@ BAD_FLAGS = [
 ]
 
 
+@pytest.mark.any_driver
 @pytest.mark.parametrize(("flags", "words"), BAD_FLAGS)
 @pytest.mark.parametrize("model", MODELS)
 def test_conflicting_flags_are_refused_and_change_nothing(
@@ -388,6 +396,7 @@ def test_no_overwrite_locks_are_refused_on_swizzled_allocations() -> None:
     refused(lambda: desk.device.lock(args), HRESULT.E_INVALIDARG, "swizzling range")
 
 
+@pytest.mark.any_driver
 def test_use_alternate_va_needs_the_allocation_to_allow_it_and_a_segment_model_driver() -> None:
     desk = Desk(model=DriverModel.WDDM1)
     h = desk.buffer(64 * KiB)  # a plain buffer: the driver did not set UseAlternateVA
@@ -403,6 +412,7 @@ def test_use_alternate_va_needs_the_allocation_to_allow_it_and_a_segment_model_d
     refused(lambda: wddm2.device.lock(args), HRESULT.E_INVALIDARG, "WDDM 1.x")
 
 
+@pytest.mark.any_driver
 def test_acquire_aperture_is_refused_for_an_allocation_that_lives_only_in_an_aperture() -> None:
     desk = Desk(model=DriverModel.WDDM1)
     h = desk.buffer(64 * KiB, usage=CPU | APERTURE_ONLY)
@@ -418,6 +428,7 @@ BAD_LOCKS = [
 ]
 
 
+@pytest.mark.any_driver
 @pytest.mark.parametrize(("fields", "argument"), BAD_LOCKS)
 def test_bad_lock_arguments_are_refused(fields: dict[str, object], argument: str) -> None:
     desk = Desk()
@@ -427,6 +438,7 @@ def test_bad_lock_arguments_are_refused(fields: dict[str, object], argument: str
     assert desk.a(h).lock is None
 
 
+@pytest.mark.any_driver
 def test_only_cpu_visible_live_own_and_unoffered_allocations_can_be_locked() -> None:
     desk = Desk()
     hidden = desk.buffer(64 * KiB, usage=0)
@@ -451,6 +463,7 @@ def test_only_cpu_visible_live_own_and_unoffered_allocations_can_be_locked() -> 
 # --- re-lock, unlock ------------------------------------------------------------------------------------
 
 
+@pytest.mark.any_driver
 def test_a_second_lock_gets_the_same_address_and_needs_a_second_unlock() -> None:
     desk = Desk()
     h = desk.buffer(64 * KiB)
@@ -486,6 +499,7 @@ def test_relock_rules() -> None:
     desk.check()
 
 
+@pytest.mark.any_driver
 def test_unlock_more_than_locked_and_of_several_at_once() -> None:
     desk = Desk()
     a, b = desk.buffer(64 * KiB), desk.buffer(64 * KiB)
@@ -497,6 +511,7 @@ def test_unlock_more_than_locked_and_of_several_at_once() -> None:
     assert desk.a(a).lock is None and desk.a(b).lock is None
 
 
+@pytest.mark.any_driver
 def test_a_locked_allocation_cannot_be_destroyed() -> None:
     desk = Desk()
     h = desk.buffer(64 * KiB)
@@ -515,6 +530,7 @@ def test_a_locked_allocation_cannot_be_destroyed() -> None:
 # --- synchronisation ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.any_driver
 @pytest.mark.parametrize("ignore_sync", [False, True], ids=["DonotWait", "IgnoreSync|DonotWait"])
 def test_donotwait_says_wasstilldrawing_while_the_page_in_is_pending(ignore_sync: bool) -> None:
     """The first poll after an un-waited MakeResident: the fill has not run.  ``IgnoreSync`` skips the wait for
@@ -600,9 +616,9 @@ def test_unswizzled_system_bits_never_enter_the_aperture_they_are_swizzled_into_
     desk.evict(s)
     desk.unlock(s)
     assert desk.a(s).backing_linear
-    desk.crowd(CPU_SEGMENT)  # the CPU-visible segment is full: only the aperture has room
+    desk.crowd(desk.cpu_segment)  # the CPU-visible segment is full: only the aperture has room
     desk.resident(s)
-    assert desk.where(s) not in (0, APERTURE_SEGMENT), "paged into a memory segment with Swizzle instead"
+    assert desk.where(s) not in (0, desk.aperture_segment), "paged into a memory segment with Swizzle instead"
     assert np.array_equal(desk.gpu_bytes(s), desk.tiled(s, linear))
     desk.check()
 
@@ -610,6 +626,7 @@ def test_unswizzled_system_bits_never_enter_the_aperture_they_are_swizzled_into_
 # --- adapter reset -------------------------------------------------------------------------------------------
 
 
+@pytest.mark.any_driver
 def test_locks_after_an_adapter_reset_get_device_removed() -> None:
     desk = Desk()
     h = desk.buffer(64 * KiB)
@@ -645,6 +662,7 @@ def test_aperture_locks_keep_the_cpu_and_the_gpu_coherent_with_read_and_write_ph
     assert operations(wddm2)[before2:] == [], "WDDM 2.x: the coherency operations are WDDM 1.x only"
 
 
+@pytest.mark.any_driver
 def test_a_discard_lock_that_must_evict_drops_the_content_instead_of_copying_it() -> None:
     desk = Desk(model=DriverModel.WDDM1)
     h = desk.buffer(64 * KiB, usage=0)
@@ -660,6 +678,7 @@ def test_a_discard_lock_that_must_evict_drops_the_content_instead_of_copying_it(
     desk.unlock(h)
 
 
+@pytest.mark.any_driver
 def test_discard_makes_donotwait_wait() -> None:
     from wddmsim.ddi.residency import D3DDDI_MAKERESIDENT
 
@@ -679,10 +698,10 @@ def test_swizzled_bits_that_no_memory_segment_can_take_fail_the_lock_with_out_of
     a.content = type(a.content).DATA
     desk.evict(s)  # out to system memory as swizzled bits
     assert desk.where(s) == 0 and not a.backing_linear
-    for hog in desk.crowd(CPU_SEGMENT):
-        if desk.where(hog) == CPU_SEGMENT:
+    for hog in desk.crowd(desk.cpu_segment):
+        if desk.where(hog) == desk.cpu_segment:
             desk.vidmm.residency.lifetimes.pin(hog)
-    space = desk.vidmm.spaces.get(CPU_SEGMENT)
+    space = desk.vidmm.spaces.get(desk.cpu_segment)
     while (offset := space.allocate(a.size, object())) is not None:  # what is left: taken by the kernel
         assert offset >= 0
     args = D3DDDICB_LOCK(hAllocation=s, Flags=D3DDDICB_LOCKFLAGS(LockEntire=True, AcquireAperture=True))
@@ -690,6 +709,7 @@ def test_swizzled_bits_that_no_memory_segment_can_take_fail_the_lock_with_out_of
     assert a.lock is None and desk.where(s) == 0
 
 
+@pytest.mark.any_driver
 def test_map_aperture_segment_is_cache_coherent_only_for_cacheable_allocations() -> None:
     from wddmsim.hw.aperture import GART_ENTRY
     from wddmsim.kmd.allocations import AllocationUsage
@@ -698,7 +718,7 @@ def test_map_aperture_segment_is_cache_coherent_only_for_cacheable_allocations()
     cached = desk.buffer(64 * KiB, usage=CPU | APERTURE_ONLY | AllocationUsage.CACHED)
     plain = desk.buffer(64 * KiB, usage=CPU | APERTURE_ONLY)
     desk.resident(cached, plain)
-    assert desk.vidmm.spaces.get(APERTURE_SEGMENT).descriptor.Flags.CacheCoherent
+    assert desk.vidmm.spaces.get(desk.aperture_segment).descriptor.Flags.CacheCoherent
     aperture = desk.adapter.gpu.aperture
     snoop = GART_ENTRY["Snoop"]
     for h, expected in ((cached, 1), (plain, 0)):

@@ -104,6 +104,7 @@ CASES = [
 ]
 
 
+@pytest.mark.any_driver
 @pytest.mark.parametrize(("model", "lock2", "paging_buffer"), CASES)
 def test_a_lock_after_an_evict_nobody_waited_for_shows_the_bytes_last_written(
     model: DriverModel, lock2: bool, paging_buffer: int | None
@@ -117,6 +118,7 @@ def test_a_lock_after_an_evict_nobody_waited_for_shows_the_bytes_last_written(
     desk.check()
 
 
+@pytest.mark.any_driver
 @pytest.mark.parametrize(("model", "lock2", "paging_buffer"), CASES)
 def test_a_write_through_a_lock_after_an_evict_is_not_overwritten_by_the_queued_copy(
     model: DriverModel, lock2: bool, paging_buffer: int | None
@@ -135,6 +137,7 @@ def test_a_write_through_a_lock_after_an_evict_is_not_overwritten_by_the_queued_
     desk.check()
 
 
+@pytest.mark.any_driver
 @pytest.mark.parametrize(("model", "lock2", "paging_buffer"), CASES)
 def test_a_write_through_a_lock_after_an_unwaited_make_resident_survives_the_page_in(
     model: DriverModel, lock2: bool, paging_buffer: int | None
@@ -152,6 +155,7 @@ def test_a_write_through_a_lock_after_an_unwaited_make_resident_survives_the_pag
     desk.check()
 
 
+@pytest.mark.any_driver
 @pytest.mark.parametrize("model", MODELS)
 def test_a_first_write_after_an_unwaited_make_resident_is_not_zero_filled(model: DriverModel) -> None:
     """Never written: the page-in is a Fill with 0, queued; the CPU's bytes must land after it."""
@@ -165,6 +169,7 @@ def test_a_first_write_after_an_unwaited_make_resident_is_not_zero_filled(model:
     desk.check()
 
 
+@pytest.mark.any_driver
 @pytest.mark.parametrize("model", MODELS)
 @pytest.mark.parametrize("ignore_sync", [False, True])
 def test_donotwait_says_wasstilldrawing_while_a_page_out_is_queued_and_changes_nothing(
@@ -185,6 +190,7 @@ def test_donotwait_says_wasstilldrawing_while_a_page_out_is_queued_and_changes_n
     desk.check()
 
 
+@pytest.mark.any_driver
 @pytest.mark.parametrize("model", MODELS)
 def test_a_reclaim_after_an_unwaited_evict_zeroes_after_the_queued_copy_not_before(model: DriverModel) -> None:
     desk = Desk(model=model)

@@ -27,6 +27,7 @@ POLLS = 100_000
 """Far more polls than any of these loops needs; the liveness budget bounds them too."""
 
 
+@pytest.mark.any_driver
 @pytest.mark.parametrize("model", MODELS)
 def test_a_donotwait_lock_retried_after_an_unwaited_evict_succeeds_with_the_bytes(model: DriverModel) -> None:
     desk = Desk(model=model)
@@ -48,6 +49,7 @@ def test_a_donotwait_lock_retried_after_an_unwaited_evict_succeeds_with_the_byte
     desk.check()
 
 
+@pytest.mark.any_driver
 @pytest.mark.parametrize("model", MODELS)
 def test_polling_the_paging_fence_reaches_the_value_make_resident_gave(model: DriverModel) -> None:
     desk = Desk(model=model)
@@ -63,6 +65,7 @@ def test_polling_the_paging_fence_reaches_the_value_make_resident_gave(model: Dr
     desk.check()
 
 
+@pytest.mark.any_driver
 @pytest.mark.parametrize("model", MODELS)
 def test_a_user_context_on_the_paging_node_is_refused(model: DriverModel) -> None:
     desk = Desk(model=model)
@@ -75,6 +78,7 @@ def test_a_user_context_on_the_paging_node_is_refused(model: DriverModel) -> Non
     assert desk.adapter.footprint() == before
 
 
+@pytest.mark.any_driver
 def test_a_fault_on_the_paging_node_takes_the_adapter_reset_path_not_an_engine_reset() -> None:
     """Defence in depth: only VidMm's own contexts run there now; a fault of theirs must not drop paging buffers
     queued behind it, as an engine reset would (reliability-plan F10)."""

@@ -11,15 +11,16 @@ from wddmsim.ddi.allocation import (
 )
 from wddmsim.ddi.status import HRESULT, DdiError
 
-from .desk import CPU_SEGMENT, LOCAL_SEGMENT, Desk, KiB
+from .desk import Desk, KiB
 
 
+@pytest.mark.any_driver
 @pytest.mark.parametrize(("policy", "kept"), [("priority-lru", "precious"), ("lru", "cheap")])
 def test_the_lower_priority_allocation_is_the_victim_even_though_it_was_used_last(policy: str, kept: str) -> None:
     desk = Desk(policy=policy)
-    desk.crowd(CPU_SEGMENT)  # the CPU-visible segment holds other work: the newcomer must go to the local one
+    desk.crowd(desk.cpu_segment)  # the CPU-visible segment holds other work: the newcomer must go to the local one
     _, device, queue = desk.other()
-    size = (desk.vidmm.spaces.get(LOCAL_SEGMENT).size // 3) // (64 * KiB) * (64 * KiB)
+    size = (desk.vidmm.spaces.get(desk.local_segment).size // 3) // (64 * KiB) * (64 * KiB)
     precious, cheap = desk.buffer(size, usage=0, device=device), desk.buffer(size, usage=0, device=device)
     args = D3DDDICB_SETPRIORITY(
         NumAllocations=2,
@@ -34,11 +35,12 @@ def test_the_lower_priority_allocation_is_the_victim_even_though_it_was_used_las
     desk.evict(precious, cheap, device=device, EvictOnlyIfNecessary=True)
     newcomer = desk.buffer(size, usage=0)  # room for one of them
     desk.resident(newcomer)
-    stayed = {name for name, h in (("precious", precious), ("cheap", cheap)) if desk.where(h) == LOCAL_SEGMENT}
+    stayed = {name for name, h in (("precious", precious), ("cheap", cheap)) if desk.where(h) == desk.local_segment}
     assert stayed == {kept}, "priority first; lru looks at recency only"
     desk.check()
 
 
+@pytest.mark.any_driver
 def test_bad_priority_calls_are_refused_and_change_nothing() -> None:
     desk = Desk()
     h = desk.buffer(64 * KiB)

@@ -12,6 +12,7 @@ from wddmsim.testing.campaign import Outcome
 from .desk import Desk, KiB, pattern
 
 
+@pytest.mark.any_driver
 @pytest.mark.parametrize("model", [DriverModel.WDDM2, DriverModel.WDDM1], ids=lambda m: m.name)
 def test_a_cpu_write_through_a_read_only_lock_is_refused_and_writes_nothing(model: DriverModel) -> None:
     d = Desk(model=model)

@@ -22,7 +22,7 @@ from wddmsim.kmd.config import DriverModel
 from wddmsim.testing.residency import gpu_view
 from wddmsim.vidmm.events import VidMmEvict
 
-from .desk import APERTURE_ONLY, APERTURE_SEGMENT, CPU, CPU_SEGMENT, SWIZZLED, Desk, KiB, pattern
+from .desk import APERTURE_ONLY, CPU, SWIZZLED, Desk, KiB, pattern
 
 
 @dataclass
@@ -100,6 +100,7 @@ class Renderer:
         assert word in str(caught.value), str(caught.value)
 
 
+@pytest.mark.any_driver
 def test_render_makes_the_listed_allocations_resident_and_patches_their_addresses() -> None:
     r = Renderer()
     desk = r.desk
@@ -113,6 +114,7 @@ def test_render_makes_the_listed_allocations_resident_and_patches_their_addresse
     desk.check()
 
 
+@pytest.mark.any_driver
 def test_render_evicts_what_the_submission_does_not_reference() -> None:
     r = Renderer()
     desk = r.desk
@@ -150,6 +152,7 @@ BAD = [
 ]
 
 
+@pytest.mark.any_driver
 @pytest.mark.parametrize(("build", "status", "word"), BAD)
 def test_dxgkddirender_refuses_what_user_mode_may_not_do(build: object, status: HRESULT, word: str) -> None:
     r = Renderer()
@@ -160,6 +163,7 @@ def test_dxgkddirender_refuses_what_user_mode_may_not_do(build: object, status: 
     assert r.desk.vidmm.work.in_flight == before, "nothing was submitted"
 
 
+@pytest.mark.any_driver
 def test_dxgkddirender_refuses_bad_packets_slots_and_lists() -> None:
     r = Renderer()
     h = r.desk.buffer(64 * KiB, usage=0)
@@ -183,6 +187,7 @@ def test_dxgkddirender_refuses_bad_packets_slots_and_lists() -> None:
     r.refused(pages, HRESULT.D3DDDIERR_PRIVILEGEDINSTRUCTION, "system pages")
 
 
+@pytest.mark.any_driver
 def test_another_process_allocation_cannot_be_listed() -> None:
     r = Renderer()
     _, device, _ = r.desk.other()
@@ -202,18 +207,19 @@ def test_pfnrendercb_is_the_segment_model() -> None:
 # --- lock and render (wddm-spec 4.5) ------------------------------------------------------------------------
 
 
+@pytest.mark.any_driver
 def test_a_locked_allocation_in_local_memory_is_moved_to_the_aperture_before_it_is_rendered_from() -> None:
     r = Renderer()
     desk = r.desk
     h = desk.buffer(64 * KiB)
     out = desk.buffer(64 * KiB, usage=0)
     desk.resident(h)
-    assert desk.where(h) == CPU_SEGMENT
+    assert desk.where(h) == desk.cpu_segment
     lock = desk.lock(h)
     data = pattern(64 * KiB, 1)
     desk.cpu_write(lock.pData, data)
     r.run(Commands().copy(h, out, 64 * KiB))
-    assert desk.where(h) == APERTURE_SEGMENT, "evicted to system memory and mapped through the aperture"
+    assert desk.where(h) == desk.aperture_segment, "evicted to system memory and mapped through the aperture"
     assert np.array_equal(desk.gpu_bytes(out), data), "the GPU read what the CPU wrote"
     assert np.array_equal(desk.cpu_read(lock.pData, 64 * KiB), data), "the lock still shows the same bytes"
     desk.cpu_write(lock.pData, data[::-1].copy())
@@ -222,6 +228,7 @@ def test_a_locked_allocation_in_local_memory_is_moved_to_the_aperture_before_it_
     desk.check()
 
 
+@pytest.mark.any_driver
 def test_a_locked_allocation_that_cannot_go_to_an_aperture_cannot_be_rendered() -> None:
     r = Renderer()
     desk = r.desk
@@ -229,11 +236,12 @@ def test_a_locked_allocation_that_cannot_go_to_an_aperture_cannot_be_rendered() 
     desk.resident(h)
     desk.lock(h)
     r.refused(Commands().fill(h, 0, 4096, 0), HRESULT.D3DDDIERR_CANTRENDERLOCKEDALLOCATION, "locked")
-    assert desk.where(h) == CPU_SEGMENT, "nothing moved"
+    assert desk.where(h) == desk.cpu_segment, "nothing moved"
     desk.unlock(h)
     r.run(Commands().fill(h, 0, 4096, 7))
 
 
+@pytest.mark.any_driver
 def test_a_lock_waits_for_rendering_and_donotwait_says_wasstilldrawing() -> None:
     r = Renderer()
     desk = r.desk
@@ -264,7 +272,7 @@ def test_two_allocation_pattern_unswizzle_copy_then_lock_the_linear_allocation()
     image = pattern(size, 2)
     # The GPU renders the image into the swizzled surface, in the aperture (its bits are system pages, tiled).
     desk.resident(swizzled)
-    assert desk.where(swizzled) == APERTURE_SEGMENT
+    assert desk.where(swizzled) == desk.aperture_segment
     gpu_view(desk.adapter, desk.a(swizzled), 0, size, write=tile(image, width))
     desk.a(swizzled).content = type(desk.a(swizzled).content).DATA
     # (1) the UMD submits the unswizzle copy; (2) locks the linear allocation without DonotWait ...
@@ -279,6 +287,7 @@ def test_two_allocation_pattern_unswizzle_copy_then_lock_the_linear_allocation()
     desk.check()
 
 
+@pytest.mark.any_driver
 def test_allocation_busy_waits_only_for_the_work_that_references_the_allocation() -> None:
     from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_TRANSFER, DXGKARG_BUILDPAGINGBUFFER
     from wddmsim.ddi.status import NTSTATUS

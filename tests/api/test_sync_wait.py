@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from wddmsim.core.addresses import FenceValue
 from wddmsim.core.units import KiB, MiB
 from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.status import HRESULT, InvalidArgument
@@ -54,19 +55,21 @@ class Tiled:
 def test_the_wait_returns_once_the_update_signalled_its_value() -> None:
     t = Tiled()
     t.update(0)
-    assert t.d.device.wait_for_sync_object(t.sync, 1) == HRESULT.S_OK
+    assert t.d.device.wait_for_sync_object(t.sync, FenceValue(1)) == HRESULT.S_OK
     assert t.fence() == 1, "the paging engine ran the update and its SignalMonitoredFence"
-    assert t.d.device.wait_for_sync_object(t.sync, 0) == HRESULT.S_OK, "a value already reached returns at once"
+    assert t.d.device.wait_for_sync_object(t.sync, FenceValue(0)) == HRESULT.S_OK, (
+        "a value already reached returns at once"
+    )
 
 
 def test_a_value_nothing_will_signal_is_refused_until_a_cpu_signal_releases_the_update() -> None:
     t = Tiled()
     t.update(5)  # queued: it waits for 5
     with pytest.raises(InvalidArgument, match=r"FenceValue=0x6: nothing will signal it") as refused:
-        t.d.device.wait_for_sync_object(t.sync, 6)
+        t.d.device.wait_for_sync_object(t.sync, FenceValue(6))
     assert refused.value.status == HRESULT.E_INVALIDARG
-    t.d.device.signal_from_cpu(t.sync, 5)
-    assert t.d.device.wait_for_sync_object(t.sync, 6) == HRESULT.S_OK
+    t.d.device.signal_from_cpu(t.sync, FenceValue(5))
+    assert t.d.device.wait_for_sync_object(t.sync, FenceValue(6)) == HRESULT.S_OK
     assert t.fence() == 6
 
 
@@ -74,4 +77,4 @@ def test_another_process_s_sync_object_is_not_a_handle_of_this_process() -> None
     t = Tiled()
     _, other, _ = t.d.other()
     with pytest.raises(InvalidArgument, match=r"hSyncObject=.*is not a synchronization object of this process"):
-        other.wait_for_sync_object(HANDLE(t.sync), 0)
+        other.wait_for_sync_object(HANDLE(t.sync), FenceValue(0))

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from wddmsim.core.addresses import FenceValue
 from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.flags import DXGK_PAGETABLEUPDATEMODE
 from wddmsim.ddi.lock import D3DDDICB_LOCK2, D3DDDICB_UNLOCK2
@@ -188,6 +189,7 @@ CONFIGURATIONS = {
 }
 
 
+@pytest.mark.any_driver
 @pytest.mark.parametrize("options", CONFIGURATIONS.values(), ids=CONFIGURATIONS.keys())
 def test_a_process_killed_after_any_step_leaves_nothing_and_spares_the_others(options: dict[str, Any]) -> None:
     options = dict(options)
@@ -206,6 +208,7 @@ def test_a_process_killed_after_any_step_leaves_nothing_and_spares_the_others(op
         assert not leaks, f"killed after {killed_after} step(s):\n" + "\n".join(leaks)
 
 
+@pytest.mark.any_driver
 def test_queued_paging_of_a_killed_process_is_cancelled_not_serviced() -> None:
     desk = Desk()
     victim = Victim(desk)
@@ -256,14 +259,15 @@ def test_a_destroyed_context_cancels_its_waiting_tile_mappings_and_its_companion
     companions = desk.vidmm.va.updates.companions if desk.vidmm.va is not None else {}
     assert victim.context not in companions
     assert len(reference_driver(desk.adapter.driver).contexts) == contexts - 2, "the context and its paging companion"
-    desk.device.signal_from_cpu(victim.sync, 7)  # nothing runs for the destroyed context
+    desk.device.signal_from_cpu(victim.sync, FenceValue(7))  # nothing runs for the destroyed context
     assert sync.fence.value == 7
 
 
+@pytest.mark.any_driver
 def test_a_destroyed_fence_s_slot_serves_the_next_one_from_zero() -> None:
     desk = Desk()
     first = desk.device.create_sync_object()
-    desk.device.signal_from_cpu(first, 41)
+    desk.device.signal_from_cpu(first, FenceValue(41))
     offset = desk.vidmm.residency.objects.sync_object(first).fence.offset
     used = desk.vidmm.fences.in_use
     assert desk.device.destroy_sync_object(first) == HRESULT.S_OK
@@ -275,6 +279,7 @@ def test_a_destroyed_fence_s_slot_serves_the_next_one_from_zero() -> None:
     assert desk.device.paging_fence_value(args.hPagingQueue) == 0
 
 
+@pytest.mark.any_driver
 def test_destroying_one_device_leaves_the_process_and_its_other_device() -> None:
     desk = Desk()
     keep = desk.buffer(64 * KiB)
@@ -293,6 +298,7 @@ def test_destroying_one_device_leaves_the_process_and_its_other_device() -> None
     assert not _leaks(desk)
 
 
+@pytest.mark.any_driver
 def test_bad_teardown_requests_are_refused_and_change_nothing() -> None:
     desk = Desk()
     _, other, _ = desk.other()
@@ -348,6 +354,7 @@ def test_the_footprint_catches_a_teardown_step_left_out(
     assert any(line.startswith(leaked) for line in _leaks(desk)), _leaks(desk)
 
 
+@pytest.mark.any_driver
 @pytest.mark.parametrize("model", [DriverModel.WDDM2, DriverModel.WDDM1], ids=["wddm2", "wddm1"])
 def test_processes_whose_devices_an_adapter_reset_removed_still_leave_nothing(model: DriverModel) -> None:
     desk = Desk(model=model)

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from wddmsim.ddi.allocation import DXGKARG_DESTROYALLOCATION
 from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.driver import KernelModeDriver
@@ -68,6 +70,7 @@ def test_a_refused_destroy_context_does_not_stop_the_process_teardown() -> None:
     assert not d.vidmm.residency.processes.keys() - {d.vidmm.residency.system_device.process.handle}
 
 
+@pytest.mark.any_driver
 def test_a_refused_destroy_allocation_does_not_stop_the_process_teardown() -> None:
     d, driver = busy_process(context=False, allocation=True)
     d.process.close()
@@ -78,6 +81,7 @@ def test_a_refused_destroy_allocation_does_not_stop_the_process_teardown() -> No
     assert len(now.leaks(start)) == 1 and now.driver_allocations == start.driver_allocations + 1
 
 
+@pytest.mark.any_driver
 def test_a_clean_teardown_reports_nothing() -> None:
     d, _ = busy_process(context=False, allocation=False)
     d.process.close()

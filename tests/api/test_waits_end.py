@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from wddmsim.core.addresses import FenceValue
 from wddmsim.core.clock import Clock
 from wddmsim.ddi.driver import KernelModeDriver
 from wddmsim.ddi.status import HRESULT, NTSTATUS, InvalidArgument
@@ -23,6 +24,7 @@ SURFACE = "runtime.wait"
 NOP = cmd.encode(cmd.Nop())
 
 
+@pytest.mark.any_driver
 @pytest.mark.parametrize("fence", [2, 10**6, 2**64 - 1, -1])
 def test_waiting_for_a_fence_never_submitted_is_refused_with_the_fence_named(fence: int) -> None:
     d = Desk()
@@ -33,7 +35,7 @@ def test_waiting_for_a_fence_never_submitted_is_refused_with_the_fence_named(fen
     before = d.adapter.footprint()
     with liveness.case(SURFACE, steps=100_000) as box:  # old main spun here for ever
         with pytest.raises(InvalidArgument) as error:
-            d.device.wait_for_context(context, fence)
+            d.device.wait_for_context(context, FenceValue(fence))
         box.append(Outcome.REFUSED)
     assert error.value.argument == "fence" and error.value.value == fence
     assert error.value.status == HRESULT.E_INVALIDARG
@@ -42,12 +44,13 @@ def test_waiting_for_a_fence_never_submitted_is_refused_with_the_fence_named(fen
     assert d.vidmm.reset.count == 0
 
 
+@pytest.mark.any_driver
 def test_waiting_on_a_fresh_context_for_any_fence_but_zero_is_refused() -> None:
     d = Desk()
     context = d.device.create_context()
-    assert d.device.wait_for_context(context, 0) == HRESULT.S_OK
+    assert d.device.wait_for_context(context, FenceValue(0)) == HRESULT.S_OK
     with pytest.raises(InvalidArgument, match="last submission fence is 0"):
-        d.device.wait_for_context(context, 1)
+        d.device.wait_for_context(context, FenceValue(1))
     campaign.record(SURFACE, Outcome.REFUSED)
 
 
@@ -64,6 +67,7 @@ def dropping_desk() -> Desk:
     return Desk(wrap=lambda driver: DroppingDriver(driver))
 
 
+@pytest.mark.any_driver
 def test_a_gpu_that_stops_short_of_the_fence_times_out_through_the_adapter_reset() -> None:
     d = dropping_desk()
     context = d.device.create_context()
@@ -86,6 +90,7 @@ def spin_forever(clock: Clock, period: int = 1_000) -> None:
     clock.schedule(clock.now + period, tick)
 
 
+@pytest.mark.any_driver
 def test_the_liveness_budget_turns_a_wait_that_never_returns_into_a_clear_failure(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -105,6 +110,7 @@ def test_the_liveness_budget_turns_a_wait_that_never_returns_into_a_clear_failur
     assert selftest.hung == hung_before + 1, "counted as HUNG"
 
 
+@pytest.mark.any_driver
 def test_the_budget_is_not_swallowed_as_a_driver_crash() -> None:
     """VidMm catches ``Exception`` around driver calls; a spent budget inside one is not taken for a crash."""
     spent: list[int] = []

@@ -15,6 +15,8 @@ import pytest
 
 from wddmsim.core.units import MiB
 from wddmsim.ddi.status import NTSTATUS
+from wddmsim.drivers.kit.render import RenderRefused
+from wddmsim.drivers.kit.render import address_words as _references
 from wddmsim.hw import commands as cmd
 from wddmsim.hw import swizzle
 from wddmsim.hw.addressing import Space, hw_address
@@ -23,7 +25,6 @@ from wddmsim.hw.faults import FaultKind, GpuFault
 from wddmsim.hw.gpu import Gpu, GpuConfig
 from wddmsim.hw.memory import PhysicalMemory
 from wddmsim.hw.memsys import transform_copy
-from wddmsim.kmd.render import RenderRefused, _references
 from wddmsim.viz.disasm import format_packet
 
 BUFFER = 0x100000

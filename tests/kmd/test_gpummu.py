@@ -561,14 +561,14 @@ def test_the_invariant_checker_names_an_entry_outside_every_memory() -> None:
 def test_the_interrupt_routine_reports_each_fault_kind(
     kind: str, access: str, interrupt: DXGK_INTERRUPT_TYPE, code: object
 ) -> None:
+    from wddmsim.drivers.kit.interrupts import interrupt_data
     from wddmsim.hw.engine import Interrupt, InterruptKind
     from wddmsim.hw.faults import AccessKind, FaultKind, FaultRecord
-    from wddmsim.kmd.driver import ReferenceDriver
 
     record = FaultRecord(
         kind=FaultKind[kind], engine=0, address=0x1234_5000, access=AccessKind[access], level=2, fence=41
     )
-    data = ReferenceDriver._interrupt_data(Interrupt(0, InterruptKind.FAULT, 41, record))
+    data = interrupt_data(Interrupt(0, InterruptKind.FAULT, 41, record))
     assert data is not None
     assert data.InterruptType == interrupt
     if interrupt == DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_FAULTED:

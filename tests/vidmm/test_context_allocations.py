@@ -18,13 +18,13 @@ from wddmsim.vidmm.events import PagingOperation
 from .world import World, pattern
 
 
-def image(w: World, handle: int) -> ByteArray:
+def image(w: World, handle: HANDLE) -> ByteArray:
     a = w.rm.objects.allocation(handle)
     return w.read(a)
 
 
-def context_allocation(w: World, context: int) -> int:
-    return int(reference_driver(w.adapter.driver).context_allocations[context][1])
+def context_allocation(w: World, context: int) -> HANDLE:
+    return reference_driver(w.adapter.driver).context_allocations[context][1]
 
 
 def test_a_context_gets_an_allocation_initialised_by_init_context_resource() -> None:

@@ -19,7 +19,7 @@ from wddmsim.ntos.frames import FrameAllocator, OutOfFrames
 from wddmsim.testing import campaign
 from wddmsim.testing.campaign import Outcome
 from wddmsim.testing.fakes import DelegatingDriver
-from wddmsim.vidmm.moves.causes import MoveCause
+from wddmsim.vidmm.move_kinds import MoveCause
 
 from .world import SMALL_GPU, World
 

@@ -10,6 +10,7 @@ from typing import Any, cast
 import numpy as np
 import pytest
 
+from wddmsim.core.addresses import FenceValue
 from wddmsim.core.units import PAGE_SIZE, KiB, MiB
 from wddmsim.ddi.driver import KernelModeDriver
 from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE, DXGKARG_BUILDPAGINGBUFFER
@@ -29,7 +30,7 @@ from wddmsim.testing.invariants import MemoryRanges, check_page_tables
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.events import AddressSpaceResumed, AddressSpaceSuspended, PageTableConverted
 from wddmsim.vidmm.manager import VideoMemoryManager
-from wddmsim.vidmm.vaspace import GpuVaSpace, ProcessTable, VaManager
+from wddmsim.vidmm.vaspace import GpuVaSpace, GpuVaSpaces, ProcessTable
 
 from .test_vaspace import gpu_read, root_of
 from .world import SMALL_GPU, World, pattern
@@ -53,7 +54,7 @@ class Tables:
     def __init__(self, w: World) -> None:
         self.w = w
         assert w.vidmm.va is not None
-        self.va: VaManager = w.vidmm.va
+        self.va: GpuVaSpaces = w.vidmm.va
         self.space: GpuVaSpace = self.va.create_space(w.process)
 
     def resident(self, size: int, seed: int, **kw: Any) -> VidMmAllocation:
@@ -311,7 +312,7 @@ def _long_copy(w: World, device: Any = None) -> tuple[Any, int, VidMmAllocation,
     slow = w.buffer(1 * MiB, usage=AllocationUsage.APERTURE_ONLY, device=p.device)
     w.make_resident(slow, queue=p.queue)
     assert w.vidmm.va is not None
-    src = w.vidmm.va.map(p.space, slow).va
+    src = w.vidmm.va.mappings.map(p.space, slow).va
     out, dst = p.buffer(1 * MiB)
     from wddmsim.hw import commands as cmd
 
@@ -332,10 +333,10 @@ def test_ptes_of_a_busy_address_space_change_only_once_its_contexts_are_idle_if_
     extra = w.buffer(64 * KiB, device=p.device)
     w.make_resident(extra, queue=p.queue)
     start = len(w.adapter.events)
-    mapped = w.vidmm.va.map(p.space, extra).va  # new tables and entries for the busy process
+    mapped = w.vidmm.va.mappings.map(p.space, extra).va  # new tables and entries for the busy process
     w.settle()
     events = w.adapter.events.since(start)
-    w.vidmm.work.wait(p.context, fence)
+    w.vidmm.work.wait(p.context, FenceValue(fence))
     work_done = next(e.time for e in w.adapter.events if isinstance(e, DmaBufferCompleted) and e.engine == 1)
     writes = [
         e.time
@@ -380,7 +381,7 @@ def test_an_idle_process_tables_leave_under_pressure_and_come_back_before_its_wo
     w.make_resident(a_data, queue=a.queue)
     w.write(a_data, pattern(a_data.size, 20))
     assert w.vidmm.va is not None
-    a_va = w.vidmm.va.map(a.space, a_data, base=0x80_0000_0000).va  # more of A's tables
+    a_va = w.vidmm.va.mappings.map(a.space, a_data, base=0x80_0000_0000).va  # more of A's tables
     b = Proc(w)
     seg = w.vidmm.spaces.get(2)
     filler = w.buffer(seg.ranges.free_bytes, device=b.device)  # B fills the rest of the local segment
@@ -388,7 +389,7 @@ def test_an_idle_process_tables_leave_under_pressure_and_come_back_before_its_wo
     b_data = w.buffer(64 * KiB, device=b.device, usage=AllocationUsage.APERTURE_ONLY)
     w.make_resident(b_data, queue=b.queue)
     start = len(w.adapter.events)
-    w.vidmm.va.map(b.space, b_data, base=0x40_0000_0000)  # B needs new tables: only A's can make room
+    w.vidmm.va.mappings.map(b.space, b_data, base=0x40_0000_0000)  # B needs new tables: only A's can make room
     w.settle()
     evicted = [e for e in w.adapter.events.since(start) if isinstance(e, PageTablesEvicted)]
     assert [e.process for e in evicted] == [int(a.device.process.handle)]
@@ -398,7 +399,7 @@ def test_an_idle_process_tables_leave_under_pressure_and_come_back_before_its_wo
     a_done = next(e for e in w.adapter.events if isinstance(e, DmaBufferCompleted) and e.engine == 1)
     assert a_done.time <= evicted[0].time, "A's work completed before its tables moved"
     assert not any(isinstance(o, ProcessTable) and o.space is a.space for _, _, o in seg.held()), "A's ranges freed"
-    w.vidmm.work.wait(a.context, fence)
+    w.vidmm.work.wait(a.context, FenceValue(fence))
     # A runs again: its tables come back first, at new places, and its context follows its root.
     start = len(w.adapter.events)
     done = w.vidmm.work.submit(a.context, cmd.encode(cmd.Copy(va(a_va), va(a_dst), 64 * KiB)))
@@ -502,7 +503,7 @@ class _LeafUpdateChecker(DelegatingDriver):
         if not p.hAllocation:
             return
         self.named += 1
-        a = self.vidmm.residency.allocations[int(p.hAllocation)]
+        a = self.vidmm.residency.allocations[p.hAllocation]
         step = 16 if p.Flags.Use64KBPages else 1
         pages = p.AllocationOffsetInBytes // PAGE_SIZE + step * np.arange(entries.shape[0])
         if p.AllocationOffsetInBytes % PAGE_SIZE or int(pages[-1]) >= a.size // PAGE_SIZE:

@@ -119,6 +119,7 @@ BREACHES: list[tuple[DriverWrapper, str]] = [
     (lambda d: fakes.DmaSizeUnchangedDriver(d), "DmaSize=0x10000 after advancing pDmaBuffer by 0x40"),
     (lambda d: fakes.BusyForeverDriver(d), "ALLOCATION_BUSY again with Flags.AllocationIsIdle set"),
     (lambda d: fakes.BusyForeverDriver(d, Op.DXGK_OPERATION_FILL), "legal only for Transfer, DiscardContent"),
+    (lambda d: fakes.SpinningDriver(d), "MultipassOffset stayed at 0 for 64 calls"),
 ]  # fmt: skip
 
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
+from wddmsim.core.addresses import FenceValue
 from wddmsim.core.units import KiB, MiB
 from wddmsim.ddi.residency import (
     D3DDDI_MAKERESIDENT,
@@ -73,10 +74,10 @@ def test_an_above_normal_request_admitted_later_completes_before_a_below_normal_
     w, low, high, low_value, high_value = _two_requests(BELOW, ABOVE)
     assert len(w.rm.worker) == 2 and _serviced(w) == [], "admitted only: nothing serviced before anyone waits"
     assert w.rm.fences.fence_value(low) == w.rm.fences.fence_value(high) == 0
-    w.rm.wait(high, high_value)
+    w.rm.wait(high, FenceValue(high_value))
     assert _serviced(w) == [(high.handle, high_value), (low.handle, low_value)], "higher priority first"
     assert high.fence.value == high_value
-    w.rm.wait(low, low_value)
+    w.rm.wait(low, FenceValue(low_value))
     assert low.fence.value == low_value
     assert _completed_at(w, high, high_value) < _completed_at(w, low, low_value), "the paging engine ran it first"
     assert not check_residency(w.adapter)
@@ -84,9 +85,9 @@ def test_an_above_normal_request_admitted_later_completes_before_a_below_normal_
 
 def test_equal_priorities_are_serviced_in_admission_order() -> None:
     w, first, second, first_value, second_value = _two_requests(NORMAL, NORMAL)
-    w.rm.wait(second, second_value)
+    w.rm.wait(second, FenceValue(second_value))
     assert _serviced(w) == [(first.handle, first_value), (second.handle, second_value)]
-    w.rm.wait(first, first_value)
+    w.rm.wait(first, FenceValue(first_value))
     assert _completed_at(w, first, first_value) < _completed_at(w, second, second_value), "in order of admission"
 
 
@@ -94,7 +95,7 @@ def test_priority_lets_the_urgent_request_finish_earlier_on_the_gpu_clock() -> N
     finished = {}
     for first, second in ((NORMAL, NORMAL), (BELOW, ABOVE)):
         w, _, late, _, value = _two_requests(first, second)
-        w.rm.wait(late, value)
+        w.rm.wait(late, FenceValue(value))
         finished[first, second] = _completed_at(w, late, value)
     assert finished[BELOW, ABOVE] < finished[NORMAL, NORMAL]
 
@@ -104,7 +105,7 @@ def test_each_queue_signals_its_values_in_order_among_other_queues_requests() ->
     low, normal, high = (w.new_queue(w.device, p) for p in (BELOW, NORMAL, ABOVE))
     order = [low, high, normal, low, high, normal, low]
     admitted = [(q.handle, _admit(w, q, w.buffer(64 * KiB))) for q in order]
-    w.rm.wait(low, 3)
+    w.rm.wait(low, FenceValue(3))
     rank = {high.handle: 0, normal.handle: 1, low.handle: 2}
     expected = sorted(admitted, key=lambda item: (rank[item[0]], admitted.index(item)))
     assert _serviced(w) == expected
@@ -132,7 +133,7 @@ def test_content_paged_in_by_a_deferred_request_is_the_content_paged_out() -> No
         w.evict(a)
     values = [(_admit(w, low if i % 2 else high, a), a) for i, a in enumerate(kept)]
     assert all(a.placement is None for a in kept)
-    w.rm.wait(low, max(v for v, a in values[1::2]))
+    w.rm.wait(low, FenceValue(max(v for v, a in values[1::2])))
     for i, a in enumerate(kept):
         assert np.array_equal(w.read(a), pattern(a.size, i))
 
@@ -185,7 +186,7 @@ def test_without_deferral_each_request_is_serviced_in_its_call_and_priorities_ch
     big, small = w.buffer(1 * MiB), w.buffer(64 * KiB)
     low_value, high_value = _admit(w, low, big), _admit(w, high, small)
     assert big.placement is not None and small.placement is not None and len(w.rm.worker) == 0
-    w.rm.wait(high, high_value)
+    w.rm.wait(high, FenceValue(high_value))
     assert w.rm.fences.fence_value(low) == low_value, "serviced in call order: the earlier request ran first"
     assert _serviced(w) == []
 

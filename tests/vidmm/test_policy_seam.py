@@ -33,7 +33,7 @@ from wddmsim.vidmm.policy import (
     eviction_policy,
     placement_policy,
 )
-from wddmsim.vidmm.policy.interface import Range
+from wddmsim.vidmm.policy.interface import MoveCause, Range
 
 from .world import SMALL_GPU, MiB, World, pattern
 
@@ -76,8 +76,8 @@ class Recording(BaseEviction):
     def placed(self, a: VidMmAllocation, where: Range) -> None:
         self.log.append(("placed", int(a.handle), where.segment_id, str(where.offset)))
 
-    def evicted(self, a: VidMmAllocation, where: Range, cause: str) -> None:
-        self.log.append(("evicted", int(a.handle), where.segment_id, cause))
+    def evicted(self, a: VidMmAllocation, where: Range, cause: MoveCause) -> None:
+        self.log.append(("evicted", int(a.handle), where.segment_id, cause.value))
 
     def freed(self, a: VidMmAllocation) -> None:
         self.log.append(("freed", int(a.handle), 0, ""))

@@ -8,6 +8,7 @@ from typing import cast
 import numpy as np
 import pytest
 
+from wddmsim.core.addresses import FenceValue
 from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE, KiB, MiB
 from wddmsim.ddi.driver import KernelModeDriver
 from wddmsim.ddi.flags import DXGK_PAGETABLEUPDATEMODE
@@ -409,7 +410,7 @@ def test_paging_queues_have_their_own_fences_read_through_the_cpu_mapping() -> N
     with pytest.raises(InvalidArgument, match="Priority=0x5: must be BELOW_NORMAL"):
         w.new_queue(w.device, priority=5)
     with pytest.raises(InvalidArgument, match="FenceValue=0x9: the queue has issued values up to 1 only"):
-        w.rm.wait(w.queue, 9)
+        w.rm.wait(w.queue, FenceValue(9))
 
 
 @pytest.mark.parametrize(

@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
+from wddmsim.core.addresses import FenceValue
 from wddmsim.core.pointer import ByteArray
 from wddmsim.core.units import PAGE_SIZE, KiB, MiB
 from wddmsim.ddi.residency import (
@@ -113,7 +114,7 @@ class ResidencyModel(RuleBasedStateMachine):
         self.allocations[a.handle] = a
         va = self.world.vidmm.va
         if va is not None:  # every allocation is also mapped in its process's VA space: the mapping must follow
-            self.vas[a.handle] = va.map(va.create_space(a.device.process), a).va
+            self.vas[a.handle] = va.mappings.map(va.create_space(a.device.process), a).va
         self.expected[a.handle] = np.zeros(a.size, dtype=np.uint8)
         self.written_at_move[a.handle] = -1
 
@@ -177,7 +178,7 @@ class ResidencyModel(RuleBasedStateMachine):
         if not admitted:
             return
         queue, value = data.draw(st.sampled_from(admitted))
-        self.world.rm.wait(queue, value)
+        self.world.rm.wait(queue, FenceValue(value))
         assert self.world.rm.fences.fence_value(queue) >= value
         serviced = self.world.adapter.events.of_type(PagingRequestServiced)[marker:]
         assert sorted((q.handle, v) for q, v in admitted) == sorted((e.queue, e.value) for e in serviced)

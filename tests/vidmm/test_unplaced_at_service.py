@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from wddmsim.core.addresses import FenceValue
 from wddmsim.core.units import MiB
 from wddmsim.ddi.residency import D3DDDI_MAKERESIDENT
 from wddmsim.ddi.status import HRESULT
@@ -30,7 +31,7 @@ def test_a_request_that_cannot_be_placed_at_service_time_still_signals_and_is_pa
     assert result == HRESULT.E_PENDING, "admitted: evicting the hog makes room"
     hog.pin_count += 1  # the kernel pins the hog (scan-out) before the worker runs: the room is gone
     value = w.queue.issued
-    w.rm.wait(w.queue, value)  # the worker serves the request; the wait ends
+    w.rm.wait(w.queue, FenceValue(value))  # the worker serves the request; the wait ends
     assert value == args.PagingFenceValue and w.rm.fences.fence_value(w.queue) >= value
     (served,) = [e for e in w.adapter.events.of_type(PagingRequestServiced) if e.queue == w.queue.handle]
     assert (served.placed, served.unplaced) == (0, 1)

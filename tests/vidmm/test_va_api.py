@@ -21,7 +21,7 @@ from wddmsim.ddi.va import (
 )
 from wddmsim.hw.faults import AccessKind, GpuFault
 from wddmsim.hw.memsys import read_runs, write_runs
-from wddmsim.vidmm.vaspace import GpuVaSpace, VaManager
+from wddmsim.vidmm.vaspace import GpuVaSpace, GpuVaSpaces
 
 from .test_vaspace import root_of
 from .world import World, pattern
@@ -34,7 +34,7 @@ class Va:
     def __init__(self) -> None:
         self.w = World()
         assert self.w.vidmm.va is not None
-        self.va: VaManager = self.w.vidmm.va
+        self.va: GpuVaSpaces = self.w.vidmm.va
         self.space: GpuVaSpace = self.va.create_space(self.w.process)
         self.a = self.w.buffer(256 * KiB)
         self.w.make_resident(self.a)
@@ -336,7 +336,7 @@ def test_no_process_ever_sees_another_process_bytes_through_its_vas(seed: int) -
             w.make_resident(a, queue=queue)
             w.write(a, np.full(a.size, marker, dtype=np.uint8))
             w.evict(a)
-        mappings = [va.map(space, a) for a in allocations]
+        mappings = [va.mappings.map(space, a) for a in allocations]
         actors.append((marker, device, queue, space, allocations, mappings))
     for _ in range(30):
         marker, device, queue, space, allocations, mappings = actors[int(rng.integers(0, 2))]

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from wddmsim.core.addresses import FenceValue
 from wddmsim.core.units import KiB, MiB
 from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.flags import DXGK_PAGETABLEUPDATEMODE
@@ -103,7 +104,7 @@ def test_an_update_waits_for_its_fence_value_and_a_cpu_signal_releases_it() -> N
     t.update(t.map(0, 64 * KiB), fence=5)
     with pytest.raises(GpuFault):
         t.read(0)  # not applied: the fence is at 0
-    t.w.rm.signal_from_cpu(t.sync.handle, 5)
+    t.w.rm.signal_from_cpu(t.sync.handle, FenceValue(5))
     t.settle()
     assert t.read(0) == t.pool_bytes(0)
     assert t.sync.fence.value == 6
@@ -261,9 +262,9 @@ def test_bad_updates_are_refused_whole() -> None:
                 hContext=HANDLE(0x1234), hFenceObject=t.sync.handle, NumOperations=0, Operations=()
             )
         )
-    t.w.rm.signal_from_cpu(t.sync.handle, 5)
+    t.w.rm.signal_from_cpu(t.sync.handle, FenceValue(5))
     with pytest.raises(InvalidArgument, match="Value=0x0: a monitored fence only grows"):
-        t.w.rm.signal_from_cpu(t.sync.handle, 0)
+        t.w.rm.signal_from_cpu(t.sync.handle, FenceValue(0))
 
 
 def test_a_tile_pool_referenced_by_a_queued_update_stays_resident_until_it_runs() -> None:
@@ -273,7 +274,7 @@ def test_a_tile_pool_referenced_by_a_queued_update_stays_resident_until_it_runs(
     t.update(t.map(0, 64 * KiB), fence=3)  # queued: the fence is at 0
     assert t.w.rm.where(t.pool.handle).kind != "system", "VidMm made it resident for the queued update"
     assert t.w.rm.where(t.pool.handle).residency_count == 1
-    t.w.rm.signal_from_cpu(t.sync.handle, 3)
+    t.w.rm.signal_from_cpu(t.sync.handle, FenceValue(3))
     t.w.settle()
     assert t.w.rm.where(t.pool.handle).residency_count == 0, "released once the update ran"
     assert t.read(0) == t.pool_bytes(0)
@@ -381,7 +382,7 @@ def test_an_update_queued_for_a_range_freed_meanwhile_is_dropped() -> None:
     t = Tiles()
     t.update(t.map(0, 64 * KiB), fence=5)
     t.va.free_gpu_va(t.w.process, D3DDDICB_FREEGPUVIRTUALADDRESS(BaseAddress=t.base, Size=4 * MiB))
-    t.w.rm.signal_from_cpu(t.sync.handle, 5)
+    t.w.rm.signal_from_cpu(t.sync.handle, FenceValue(5))
     t.settle()
     assert t.sync.fence.value == 6, "the fence is still signalled"
     with pytest.raises(GpuFault):
@@ -419,7 +420,7 @@ def test_a_call_that_would_block_forever_is_refused_and_changes_nothing() -> Non
         t.va.update_gpu_va(_call(t, _many(t, 40, 100), fence=5, wait=True))
     assert error.value.status == NTSTATUS.STATUS_POSSIBLE_DEADLOCK
     assert (companion.waiting, len(t.sync.waiting), len(t.space.regions[t.base].mappings)) == waiting
-    t.w.rm.signal_from_cpu(t.sync.handle, 5)  # the 100 run
+    t.w.rm.signal_from_cpu(t.sync.handle, FenceValue(5))  # the 100 run
     t.va.update_gpu_va(_call(t, _many(t, 40, 100), fence=5, wait=True))  # 6 >= 5: applied at once
     t.settle()
     assert t.read(120 * 4 * KiB) == t.pool_bytes(20 * 4 * KiB)

@@ -57,7 +57,7 @@ def test_a_mapping_reaches_the_allocation_wherever_it_goes(mode: DXGK_PAGETABLEU
     data = pattern(a.size, 1)
     w.write(a, data)
     assert w.vidmm.va is not None
-    mapping = w.vidmm.va.map(space, a)
+    mapping = w.vidmm.va.mappings.map(space, a)
     w.settle()
     assert mapping.va % (64 * KiB) == 0 and mapping.va != 0
     assert np.array_equal(gpu_read(w, space, mapping.va, a.size), data)
@@ -76,7 +76,7 @@ def test_a_freed_range_reused_by_another_process_is_never_visible_through_a_stal
     w.make_resident(victim)
     w.write(victim, pattern(victim.size, 2))
     assert w.vidmm.va is not None
-    mapping = w.vidmm.va.map(space, victim)
+    mapping = w.vidmm.va.mappings.map(space, victim)
     w.settle()
     gpu_read(w, space, mapping.va, victim.size)  # the translation is now in the TLB
     old = victim.placement
@@ -100,7 +100,7 @@ def test_a_demoted_allocation_is_reached_through_its_backing_pages() -> None:
     w.make_resident(a)
     w.write(a, pattern(a.size, 3))
     assert w.vidmm.va is not None
-    mapping = w.vidmm.va.map(space, a)
+    mapping = w.vidmm.va.mappings.map(space, a)
     w.settle()
     runs = w.adapter.gpu.mmu.translate(root_of(w, space), mapping.va, a.size, AccessKind.READ)
     assert all(memory is w.adapter.gpu.system for memory, _, _ in runs), "system pages, segment 0 (D4)"
@@ -113,7 +113,7 @@ def test_read_only_and_no_execute_mappings_fault_on_write_and_execute() -> None:
     a = w.buffer(64 * KiB)
     w.make_resident(a)
     assert w.vidmm.va is not None
-    mapping = w.vidmm.va.map(space, a, write=False)
+    mapping = w.vidmm.va.mappings.map(space, a, write=False)
     w.settle()
     root = root_of(w, space)
     w.adapter.gpu.mmu.translate(root, mapping.va, 4096, AccessKind.READ)
@@ -130,16 +130,16 @@ def test_unmap_and_destroy_free_the_va_and_fault_afterwards() -> None:
         w.make_resident(x)
     assert w.vidmm.va is not None
     va = w.vidmm.va
-    first = va.map(space, a, pages=4, offset_pages=2)
-    second = va.map(space, b, base=first.va + 1 * MiB)
+    first = va.mappings.map(space, a, pages=4, offset_pages=2)
+    second = va.mappings.map(space, b, base=first.va + 1 * MiB)
     assert second.va == first.va + 1 * MiB
     with pytest.raises(InvalidArgument, match="is not free"):
-        va.map(space, b, base=second.va)
+        va.mappings.map(space, b, base=second.va)
     with pytest.raises(InvalidArgument, match="OffsetInPages=0x10: 1 page"):
-        va.map(space, b, offset_pages=16, pages=1)
+        va.mappings.map(space, b, offset_pages=16, pages=1)
     w.settle()
     gpu_read(w, space, first.va, 4 * 4096)
-    va.unmap(space, first.va)
+    va.mappings.unmap(space, first.va)
     w.evict(b)
     w.rm.destroy_allocation(b.handle)
     w.settle()
@@ -148,7 +148,7 @@ def test_unmap_and_destroy_free_the_va_and_fault_afterwards() -> None:
             gpu_read(w, space, dead, 4096)
     assert space.mappings == {} and len(space.ranges) == 1, "only the reserved NULL range is left"
     with pytest.raises(InvalidArgument, match="is not a mapped range"):
-        va.unmap(space, first.va)
+        va.mappings.unmap(space, first.va)
 
 
 def test_contexts_get_their_process_root() -> None:
@@ -164,7 +164,7 @@ def test_mappings_follow_random_residency_histories() -> None:
     rng = np.random.default_rng(5)
     allocations: list[VidMmAllocation] = [w.buffer(int(rng.integers(1, 64)) * 4096) for _ in range(24)]
     expected = {a.handle: np.zeros(a.size, dtype=np.uint8) for a in allocations}
-    vas = {a.handle: w.vidmm.va.map(space, a).va for a in allocations}
+    vas = {a.handle: w.vidmm.va.mappings.map(space, a).va for a in allocations}
     for step in range(80):
         chosen = [allocations[int(i)] for i in rng.choice(len(allocations), size=3, replace=False)]
         w.make_resident(*chosen)
@@ -199,11 +199,11 @@ def test_a_new_mapping_is_flushed_only_if_the_gpu_caches_invalid_entries(caches_
     space = w.vidmm.va.create_space(w.process)
     a = w.buffer(64 * KiB)
     w.make_resident(a)
-    w.vidmm.va.map(space, a)  # first a fresh region: its tables are written, then the leaf entries
+    w.vidmm.va.mappings.map(space, a)  # first a fresh region: its tables are written, then the leaf entries
     b = w.buffer(64 * KiB)
     w.make_resident(b)
     before = len(w.adapter.events.of_type(PagingOperation))
-    w.vidmm.va.map(space, b, base=0x20_0000 + 64 * KiB)
+    w.vidmm.va.mappings.map(space, b, base=0x20_0000 + 64 * KiB)
     w.settle()
     ops = [e.operation for e in w.adapter.events.of_type(PagingOperation)[before:]]
     flushes = ops.count("DXGK_OPERATION_FLUSH_TLB")
@@ -225,7 +225,7 @@ def test_whole_aligned_64_kib_are_mapped_with_64_kb_ptes_and_follow_moves() -> N
     assert a.placement is not None and a.placement.offset % (64 * KiB) == 0
     data = pattern(a.size, 12)
     w.write(a, data)
-    m = w.vidmm.va.map(space, a)
+    m = w.vidmm.va.mappings.map(space, a)
     w.settle()
     assert _leaf_kinds(w, space, m.va) == ["leaf64k"], "one 64 KB entry, its 4 KB entries invalid"
     assert np.array_equal(gpu_read(w, space, m.va, a.size), data)
@@ -245,7 +245,7 @@ def test_a_partial_64_kib_and_an_unaligned_va_use_4_kb_ptes() -> None:
     assert w.vidmm.va is not None
     a = w.buffer(128 * KiB)
     w.make_resident(a)
-    m = w.vidmm.va.map(space, a, base=0x40_0000 + 4 * KiB, pages=20)
+    m = w.vidmm.va.mappings.map(space, a, base=0x40_0000 + 4 * KiB, pages=20)
     w.settle()
     for page in range(20):
         assert _leaf_kinds(w, space, m.va + page * 4096) == ["leaf"]
@@ -276,9 +276,9 @@ def test_a_two_level_root_grows_with_the_vas_used_and_contexts_follow_it() -> No
     for a, seed in ((low, 1), (high, 2)):
         w.make_resident(a)
         w.write(a, pattern(a.size, seed))
-    m_low = w.vidmm.va.map(space, low)
+    m_low = w.vidmm.va.mappings.map(space, low)
     old_root = root_of(w, space)
-    m_high = w.vidmm.va.map(space, high, base=first * 2 * 1024 * 1024 + 64 * KiB)  # past the root's entries
+    m_high = w.vidmm.va.mappings.map(space, high, base=first * 2 * 1024 * 1024 + 64 * KiB)  # past the root's entries
     w.settle()
     assert space.root_entries > first and w.vidmm.va.root_moves == 1
     new_root = root_of(w, space)
@@ -302,7 +302,7 @@ def test_page_tables_get_room_even_when_allocations_fill_their_segment() -> None
     w.evict(filler, EvictOnlyIfNecessary=True)  # still there, but no list needs it
     a = w.buffer(64 * KiB, usage=0)
     w.make_resident(a)
-    m = w.vidmm.va.map(space, a, base=0x4000_0000)  # a fresh 1 GiB: new tables at levels 2..0
+    m = w.vidmm.va.mappings.map(space, a, base=0x4000_0000)  # a fresh 1 GiB: new tables at levels 2..0
     w.settle()
     assert np.array_equal(gpu_read(w, space, m.va, a.size), w.read(a))
     tables_ok(w, space)

@@ -37,7 +37,7 @@ class Proc:
         a = self.w.buffer(size, device=self.device)
         self.w.make_resident(a, queue=self.queue)
         assert self.w.vidmm.va is not None
-        mapped = self.w.vidmm.va.map(self.space, a, write=write).va
+        mapped = self.w.vidmm.va.mappings.map(self.space, a, write=write).va
         self.w.settle()  # the UMD waits for the mapping's paging fence before any work uses the VA
         return a, mapped
 

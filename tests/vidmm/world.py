@@ -29,8 +29,8 @@ from wddmsim.kmd.config import DriverConfig, DriverModel
 from wddmsim.system import Adapter, DriverWrapper, SystemConfig, build_adapter
 from wddmsim.testing.residency import check_residency, gpu_view
 from wddmsim.vidmm.allocation import VidMmAllocation
+from wddmsim.vidmm.config import VidMmConfig
 from wddmsim.vidmm.device import Device, PagingQueue
-from wddmsim.vidmm.manager import VidMmConfig
 from wddmsim.vidmm.policy import EvictionPolicy
 
 SMALL_GPU = GpuConfig(local_size=8 * MiB, bar_size=2 * MiB, aperture_size=4 * MiB, system_size=256 * MiB)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import final
 
-from wddmsim.core.addresses import CpuVa
+from wddmsim.core.addresses import CpuVa, FenceValue
 from wddmsim.ddi.allocation import (
     D3DDDI_ALLOCATIONINFO,
     D3DDDICB_ALLOCATE,
@@ -40,7 +40,7 @@ from wddmsim.ddi.va import (
 )
 from wddmsim.vidmm.device import Device, Process
 from wddmsim.vidmm.manager import VideoMemoryManager
-from wddmsim.vidmm.vaspace import VaManager
+from wddmsim.vidmm.vaspace import GpuVaSpaces
 
 
 def _bad(argument: str, value: object, rule: str) -> InvalidArgument:
@@ -53,6 +53,12 @@ def _uint(argument: str, value: object, bits: int = 64) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 1 << bits:
         raise _bad(argument, value, f"must be a {bits}-bit unsigned integer")
     return value
+
+
+def _integer(argument: str, value: object) -> None:
+    """``E_INVALIDARG`` naming the argument unless ``value`` is an integer (its range is the callee's to check)."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise _bad(argument, value, "must be a 64-bit unsigned integer")
 
 
 def _user_mode(error: DdiError) -> DdiError:
@@ -219,33 +225,33 @@ class UserDevice:
         if self.vidmm.residency.devices.get(self.handle) is not self.device:
             raise _bad("hDevice", self.handle, "the device was destroyed")
 
-    def _allocation(self, handle: int, argument: str) -> None:
+    def _allocation(self, handle: HANDLE, argument: str) -> None:
         a = self.vidmm.residency.allocations.get(handle) if isinstance(handle, int) else None
         if a is None or a.device.process is not self.device.process or a.context:
             raise _bad(argument, handle, "is not an allocation handle of this process")
         if a.device is not self.device:
             raise _bad(argument, handle, "is an allocation of another device")
 
-    def _allocations(self, handles: Iterable[int], argument: str) -> None:
+    def _allocations(self, handles: Iterable[HANDLE], argument: str) -> None:
         for i, handle in enumerate(handles):
             self._allocation(handle, f"{argument}[{i}]")
 
-    def _queue(self, handle: int, argument: str = "hPagingQueue") -> None:
+    def _queue(self, handle: HANDLE, argument: str = "hPagingQueue") -> None:
         queue = self.vidmm.residency.queues.get(handle) if isinstance(handle, int) else None
         if queue is None or queue.device is not self.device:
             raise _bad(argument, handle, "is not a paging queue of this device")
 
-    def _context(self, handle: int, argument: str = "hContext") -> None:
+    def _context(self, handle: HANDLE, argument: str = "hContext") -> None:
         owner = self.vidmm.residency.contexts.get(handle) if isinstance(handle, int) else None
         if owner is None or owner is not self.device:
             raise _bad(argument, handle, "is not a context of this device")
 
-    def _sync(self, handle: int, argument: str) -> None:
+    def _sync(self, handle: HANDLE, argument: str) -> None:
         sync = self.vidmm.residency.sync_objects.get(handle) if isinstance(handle, int) else None
         if sync is None or sync.device.process is not self.device.process:
             raise _bad(argument, handle, "is not a synchronization object of this process")
 
-    def _va(self) -> VaManager:
+    def _va(self) -> GpuVaSpaces:
         if self.vidmm.va is None:
             raise DdiError(HRESULT.E_INVALIDARG, "GPU virtual addresses need a WDDM 2.x (GpuMmu) driver")
         return self.vidmm.va
@@ -331,7 +337,7 @@ class UserDevice:
         self.vidmm.residency.create_paging_queue(args)
         return HRESULT.S_OK
 
-    def destroy_paging_queue(self, handle: int) -> HRESULT:
+    def destroy_paging_queue(self, handle: HANDLE) -> HRESULT:
         """``pfnDestroyPagingQueueCb`` (waits for the queue's work)."""
         self._alive()
         self._queue(handle)
@@ -358,7 +364,7 @@ class UserDevice:
         args.hDevice = self.handle
         return self.vidmm.residency.evict(args)
 
-    def wait_for_paging_fence(self, hPagingQueue: HANDLE, value: int) -> HRESULT:
+    def wait_for_paging_fence(self, hPagingQueue: HANDLE, value: FenceValue) -> HRESULT:
         """``pfnWaitForSynchronizationObjectFromCpuCb`` on a paging queue's fence: returns once it reached
         ``value`` (the GPU runs meanwhile)."""
         self._alive()
@@ -367,7 +373,7 @@ class UserDevice:
         residency.wait(residency.objects.queue(hPagingQueue), value)
         return HRESULT.S_OK
 
-    def paging_fence_value(self, hPagingQueue: HANDLE) -> int:
+    def paging_fence_value(self, hPagingQueue: HANDLE) -> FenceValue:
         """The queue's fence as the CPU reads it through ``FenceValueCPUVirtualAddress`` (time passes between two
         reads: a client that polls instead of waiting sees every value it was given, eventually)."""
         self._alive()
@@ -510,7 +516,7 @@ class UserDevice:
         self.vidmm.destroy_sync_object(hSyncObject)
         return HRESULT.S_OK
 
-    def signal_from_cpu(self, hSyncObject: HANDLE, value: int) -> HRESULT:
+    def signal_from_cpu(self, hSyncObject: HANDLE, value: FenceValue) -> HRESULT:
         """``pfnSignalSynchronizationObjectFromCpuCb``."""
         self._alive()
         self._sync(hSyncObject, "hSyncObject")
@@ -518,7 +524,7 @@ class UserDevice:
         self.vidmm.residency.signal_from_cpu(hSyncObject, value)
         return HRESULT.S_OK
 
-    def wait_for_sync_object(self, hSyncObject: HANDLE, value: int) -> HRESULT:
+    def wait_for_sync_object(self, hSyncObject: HANDLE, value: FenceValue) -> HRESULT:
         """``pfnWaitForSynchronizationObjectFromCpuCb`` on one monitored fence (e.g. the ``hFenceObject`` an
         ``UpdateGpuVirtualAddress`` signals with ``FenceValue + 1``): returns once it reached ``value``."""
         self._alive()
@@ -527,7 +533,7 @@ class UserDevice:
         residency.wait_sync(residency.objects.sync_object(hSyncObject), value)
         return HRESULT.S_OK
 
-    def submit_command(self, hContext: HANDLE, commands: bytes) -> int:
+    def submit_command(self, hContext: HANDLE, commands: bytes) -> FenceValue:
         """``pfnSubmitCommandCb``: run the reference GPU's packets on the context; returns the fence to wait on."""
         self._alive()
         self._context(hContext)
@@ -546,11 +552,10 @@ class UserDevice:
         self._allocations((entry.hAllocation for entry in args.pAllocationList), "pAllocationList")
         return self.vidmm.render.render(self.device, args)
 
-    def wait_for_context(self, hContext: HANDLE, fence: int) -> HRESULT:
+    def wait_for_context(self, hContext: HANDLE, fence: FenceValue) -> HRESULT:
         """Wait on the CPU for work submitted on the context (``DEVICE_REMOVED`` if it faulted)."""
         self._alive()
         self._context(hContext)
-        if not isinstance(fence, int) or isinstance(fence, bool):
-            raise _bad("fence", fence, "must be a 64-bit unsigned integer")
+        _integer("fence", fence)
         self.vidmm.work.wait(hContext, fence)  # which checks the value: one this context was given
         return HRESULT.S_OK

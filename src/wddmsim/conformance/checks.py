@@ -241,7 +241,8 @@ def _changes(before: Snapshot, after: Snapshot, effects: list[Effect], mdls: lis
     changed = np.flatnonzero(local)
     if changed.size:
         return f"{changed.size} byte(s) of local memory, the first at {int(changed[0]):#x}"
-    for index, (mdl, old, new) in enumerate(zip(mdls, before.system, after.system, strict=True)):
+    for index, (old, new) in enumerate(zip(before.system, after.system, strict=True)):
+        mdl = mdls[index] if index < len(mdls) else None
         keep = bytearray(new)
         for effect in effects:
             if isinstance(effect, MdlBytes) and effect.mdl is mdl:
@@ -249,7 +250,8 @@ def _changes(before: Snapshot, after: Snapshot, effects: list[Effect], mdls: lis
                 keep[start : start + len(effect.expected)] = old[start : start + len(effect.expected)]
         if bytes(keep) != old:
             at = next(i for i, (a, b) in enumerate(zip(keep, old, strict=True)) if a != b)
-            return f"system page {at // 4096} of the case's MDL {index} (byte +{at % 4096:#x})"
+            where = f"the case's MDL {index}" if mdl is not None else "a canary page of system memory"
+            return f"system page {at // 4096} of {where} (byte +{at % 4096:#x})"
     return ""
 
 

@@ -105,6 +105,8 @@ class Rig:
         self.gpu = self.adapter.gpu
         self.mm = self.adapter.mm
         self.rng = np.random.default_rng(0x5EED)
+        self.canaries: list[MDL] = []
+        """System pages no operation may touch (around every MDL a case uses)."""
 
     # --- memory -------------------------------------------------------------------------------------------
 
@@ -127,8 +129,12 @@ class Rig:
         return out
 
     def scattered_mdl(self, pages: int, byte_count: int | None = None) -> MDL:
-        """System pages in an order no two of which are consecutive (each is an extent of its own)."""
+        """System pages in an order no two of which are consecutive (each is an extent of its own).  The pages
+        between and around them are canaries: a write off the end of any page lands on one."""
         mdl = self.mm.allocate_pages_for_mdl((2 * pages + 1) * PAGE_SIZE)
+        gaps = MDL(mdl.pfns[0::2].copy(), (pages + 1) * PAGE_SIZE)
+        self.mm.write(gaps, 0, bytes([CANARY]) * gaps.ByteCount)
+        self.canaries.append(gaps)
         pfns = mdl.pfns[1::2][:pages][::-1].copy()
         return MDL(pfns, byte_count if byte_count is not None else pages * PAGE_SIZE)
 
@@ -143,7 +149,9 @@ class Rig:
         return self.gpu.local.data
 
     def snapshot(self, mdls: list[MDL]) -> Snapshot:
-        return Snapshot(self.local().copy(), [self.mdl_bytes(m, 0, m.page_count * PAGE_SIZE) for m in mdls])
+        """Local memory, the pages of ``mdls`` and every canary page, as they are now."""
+        pages = [*mdls, *self.canaries]
+        return Snapshot(self.local().copy(), [self.mdl_bytes(m, 0, m.page_count * PAGE_SIZE) for m in pages])
 
     # --- the DDI ------------------------------------------------------------------------------------------
 

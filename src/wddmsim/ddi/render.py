@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from wddmsim.core.addresses import FenceValue
 from wddmsim.core.bits import BitUnion, bits, flag
 from wddmsim.core.pointer import CpuPointer
-from wddmsim.ddi.base import HANDLE, NULL
+from wddmsim.ddi.base import HANDLE, NO_FENCE, NULL
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -138,5 +139,5 @@ class D3DDDICB_RENDER:
     NumPatchLocations: int = 0
     pPatchLocationList: tuple[D3DDDI_PATCHLOCATIONLIST, ...] = ()
     Flags: D3DDDICB_RENDERFLAGS = field(default_factory=D3DDDICB_RENDERFLAGS)
-    SubmissionFenceId: int = 0
+    SubmissionFenceId: FenceValue = NO_FENCE
     """[out]"""

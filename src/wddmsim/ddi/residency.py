@@ -11,8 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import IntEnum
 
+from wddmsim.core.addresses import FenceValue
 from wddmsim.core.bits import BitUnion, bits, flag
-from wddmsim.ddi.base import HANDLE, NULL
+from wddmsim.ddi.base import HANDLE, NO_FENCE, NULL
 
 
 class D3DDDI_PAGINGQUEUE_PRIORITY(IntEnum):
@@ -57,7 +58,7 @@ class D3DDDI_MAKERESIDENT:
     PriorityList: tuple[int, ...] | None = None
     """Currently ignored by VidMm (may be NULL)."""
     Flags: D3DDDI_MAKERESIDENT_FLAGS = field(default_factory=D3DDDI_MAKERESIDENT_FLAGS)
-    PagingFenceValue: int = 0
+    PagingFenceValue: FenceValue = NO_FENCE
     """[out] wait for it on the queue's fence before using the allocations (``E_PENDING``)."""
     NumBytesToTrim: int = 0
     """[out] on ``E_OUTOFMEMORY``: the bytes over budget."""
@@ -174,4 +175,4 @@ class D3DKMT_RECLAIMALLOCATIONS2:
     NumAllocations: int
     HandleList: tuple[HANDLE, ...]
     pResults: list[D3DDDI_RECLAIM_RESULT] = field(default_factory=list)
-    PagingFenceValue: int = 0
+    PagingFenceValue: FenceValue = NO_FENCE

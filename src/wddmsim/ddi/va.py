@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Final
 
+from wddmsim.core.addresses import FenceValue
 from wddmsim.core.bits import BitUnion, bits, flag
-from wddmsim.ddi.base import HANDLE, NULL
+from wddmsim.ddi.base import HANDLE, NO_FENCE, NULL
 
 D3DGPU_UNIQUE_DRIVER_PROTECTION: Final = 0x8000000000000000
 """Every mapping of the same allocation range must then use the same driver protection."""
@@ -54,7 +55,7 @@ class D3DDDI_RESERVEGPUVIRTUALADDRESS:
     """Inherited by later updates of the range."""
     VirtualAddress: int = 0
     """[out]"""
-    PagingFenceValue: int = 0
+    PagingFenceValue: FenceValue = NO_FENCE
     """[out]"""
 
 
@@ -76,7 +77,7 @@ class D3DDDI_MAPGPUVIRTUALADDRESS:
     Reserved1: int = 0
     VirtualAddress: int = 0
     """[out]"""
-    PagingFenceValue: int = 0
+    PagingFenceValue: FenceValue = NO_FENCE
     """[out] 0: already complete."""
 
 

@@ -76,6 +76,13 @@ _SIGNAL: Final = struct.Struct("<HHIQQ")  # header, address, value
 _TLB_INVALIDATE: Final = struct.Struct("<HHIQQQ")  # header, root, start, end
 _NOTE: Final = struct.Struct("<HHIQQ")  # header, a, b
 
+COPY_SRC_WORD: Final = HEADER.size
+"""Byte offset of a COPY's source address word in the packet."""
+COPY_DST_WORD: Final = HEADER.size + 8
+"""Byte offset of a COPY's destination address word in the packet."""
+FILL_DST_WORD: Final = HEADER.size
+"""Byte offset of a FILL's destination address word in the packet (where a patch location points, WDDM 1.x)."""
+
 FIXED_PARTS: Final = {
     None: HEADER,
     Opcode.COPY: _COPY,
@@ -89,6 +96,7 @@ FIXED_PARTS: Final = {
 }
 """The fixed part of each packet with a body (``None``: the header alone), for views that print the format
 (the C data sheet, :mod:`wddmsim.drivers.native.datasheet`)."""
+
 COPY_FIXED_SIZE: Final = _COPY.size
 COPY_MIN_LENGTH: Final = -(-COPY_FIXED_SIZE // PACKET_ALIGNMENT) * PACKET_ALIGNMENT
 WRITE_QWORDS_FIXED_SIZE: Final = _WRITE_QWORDS.size

@@ -45,29 +45,21 @@ from wddmsim.ddi.driver import (
     DxgkrnlInterface,
 )
 from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER, Op
-from wddmsim.ddi.power import DEVICE_POWER_STATE, DISPLAY_ADAPTER_HW_ID, POWER_ACTION
+from wddmsim.ddi.power import DEVICE_POWER_STATE, POWER_ACTION
 from wddmsim.ddi.render import DXGKARG_PATCH, DXGKARG_RENDER
 from wddmsim.ddi.segments import DXGK_QUERYSEGMENTOUT3, DXGK_QUERYSEGMENTOUT4, DXGK_SEGMENTDESCRIPTOR3
 from wddmsim.ddi.status import NTSTATUS, DdiError
-from wddmsim.ddi.submit import (
-    DXGK_DMA_COMPLETED,
-    DXGK_DMA_FAULTED,
-    DXGK_DMA_PAGE_FAULTED,
-    DXGK_GENERAL_ERROR_CODE,
-    DXGK_INTERRUPT_TYPE,
-    DXGK_PAGE_FAULT_FLAGS,
-    DXGKARG_RESETENGINE,
-    DXGKARG_SUBMITCOMMAND,
-    DXGKARGCB_NOTIFY_INTERRUPT_DATA,
-)
+from wddmsim.ddi.submit import DXGKARG_RESETENGINE, DXGKARG_SUBMITCOMMAND, DXGKARGCB_NOTIFY_INTERRUPT_DATA
+from wddmsim.drivers.kit import render
+from wddmsim.drivers.kit.engines import reset_engine
+from wddmsim.drivers.kit.interrupts import interrupt_data
+from wddmsim.drivers.kit.power import HiddenMemory, power_request
 from wddmsim.drivers.package import DriverStatistics
 from wddmsim.hw.addressing import Space, hw_address
 from wddmsim.hw.bar import DetileWindow
-from wddmsim.hw.engine import Interrupt, InterruptKind, Submission
-from wddmsim.hw.faults import AccessKind, FaultKind
+from wddmsim.hw.engine import Interrupt, Submission
 from wddmsim.hw.gpu import PAGING_ENGINE, Gpu
 from wddmsim.hw.pte import TablePointer, Target
-from wddmsim.kmd import render
 from wddmsim.kmd.allocations import AllocationDesc, KmdAllocation, ResourceKind, describe, segment_set
 from wddmsim.kmd.config import DriverConfig
 from wddmsim.kmd.errors import DriverContractError
@@ -171,6 +163,8 @@ class ReferenceDriver:
         """Context -> its root page table and NumEntries (``DxgkDdiSetRootPageTable``)."""
         self.patched: dict[tuple[int, int], bool] = {}
         """(context, DMA buffer address) patched by ``DxgkDdiPatch`` and not yet submitted."""
+        self.hidden = HiddenMemory(gpu, segments.hidden_base)
+        """The aperture table above the reported segments, kept across power states (``DxgkDdiSetPowerState``)."""
         self._dxgkrnl: DxgkrnlInterface | None = None
         self.unreported: list[DXGKARGCB_NOTIFY_INTERRUPT_DATA] = []
         gpu.set_interrupt_handler(self._interrupt_routine)
@@ -462,7 +456,7 @@ class ReferenceDriver:
 
     def render(self, hContext: HANDLE, args: DXGKARG_RENDER) -> NTSTATUS:
         """``DxgkDdiRender``: validate the user-mode command buffer and copy it into the DMA buffer
-        (:mod:`wddmsim.kmd.render`)."""
+        (:mod:`wddmsim.drivers.kit.render`, the packets user mode may send as the kit's rule)."""
         if hContext not in self.contexts:
             raise DriverContractError("hContext", hContext, "is not a context of this driver")
         return render.render(self.state.allocations, args)
@@ -540,15 +534,8 @@ class ReferenceDriver:
     # --- reset ---------------------------------------------------------------------------------------------
 
     def reset_engine(self, args: DXGKARG_RESETENGINE) -> NTSTATUS:
-        """``DxgkDdiResetEngine``: the engine forgets its queued and in-flight work and its fault."""
-        if not 0 <= args.NodeOrdinal < len(self.gpu.engines) or args.EngineOrdinal != 0:
-            raise DriverContractError(
-                "NodeOrdinal", args.NodeOrdinal, f"nodes are 0..{len(self.gpu.engines) - 1}, one engine each"
-            )
-        engine = self.gpu.engines[args.NodeOrdinal]
-        args.LastAbortedFenceId = engine.fault.fence if engine.fault is not None else engine.completed_fence
-        engine.reset()
-        return NTSTATUS.STATUS_SUCCESS
+        """``DxgkDdiResetEngine``: the engine forgets its queued and in-flight work and its fault (the kit's)."""
+        return reset_engine(self.gpu, args)
 
     def reset_from_timeout(self) -> NTSTATUS:
         """``DxgkDdiResetFromTimeout``: on return the GPU reads and writes no memory."""
@@ -564,38 +551,12 @@ class ReferenceDriver:
         self, DeviceUid: int, DevicePowerState: DEVICE_POWER_STATE, ActionType: POWER_ACTION
     ) -> NTSTATUS:
         """``DxgkDdiSetPowerState``: before D3 the driver saves its hidden region (the aperture table) if the
-        power-down loses it, and restores it in D0; the GPU loses what its memory does not keep in the state
-        ``ActionType`` names (hibernate; anything else keeps what standby keeps).  This adapter has no child
-        devices: a call for one changes nothing, and succeeds (the OS may still name a departed child)."""
-        try:
-            state = DEVICE_POWER_STATE(DevicePowerState)
-            POWER_ACTION(ActionType)
-        except ValueError:
-            raise DdiError(
-                NTSTATUS.STATUS_INVALID_PARAMETER,
-                f"DevicePowerState={DevicePowerState!r}, ActionType={ActionType!r}: not DEVICE_POWER_STATE and "
-                "POWER_ACTION values",
-            ) from None
-        if DeviceUid != DISPLAY_ADAPTER_HW_ID:
-            return NTSTATUS.STATUS_SUCCESS
-        if state == DEVICE_POWER_STATE.PowerDeviceUnspecified:
-            raise DdiError(NTSTATUS.STATUS_INVALID_PARAMETER, "DevicePowerState=PowerDeviceUnspecified: name a state")
-        hidden = self.segments.hidden_base
-        size = self.gpu.config.local_size - hidden
-        if state == DEVICE_POWER_STATE.PowerDeviceD0:
-            if self.state.saved_hidden is not None:
-                self.gpu.local.write(hidden, self.state.saved_hidden)
-                self.state.saved_hidden = None
-            self.state.powered_down = False
-            return NTSTATUS.STATUS_SUCCESS
-        if self.state.powered_down:
-            return NTSTATUS.STATUS_SUCCESS
-        hibernate = ActionType == POWER_ACTION.PowerActionHibernate
-        if self.gpu.lost_in(hibernate)[0] < self.gpu.config.local_size:
-            self.state.saved_hidden = self.gpu.local.read(hidden, size)
-        self.gpu.power_down(hibernate)
-        self.state.pending_transfer = None
-        self.state.powered_down = True
+        power-down loses it, and restores it in D0 (the kit's :class:`~wddmsim.drivers.kit.power.HiddenMemory`); the
+        GPU loses what its memory does not keep in the state ``ActionType`` names (hibernate; anything else keeps
+        what standby keeps).  This adapter has no child devices: a call for one changes nothing, and succeeds."""
+        request = power_request(DeviceUid, DevicePowerState, ActionType)
+        if request is not None and self.hidden.apply(request):
+            self.state.pending_transfer = None  # the GPU forgot the transfer's first part
         return NTSTATUS.STATUS_SUCCESS
 
     # --- contexts and their allocations ---------------------------------------------------------------------
@@ -681,50 +642,13 @@ class ReferenceDriver:
 
     def _interrupt_routine(self, interrupt: Interrupt) -> None:
         """``DxgkDdiInterruptRoutine``: translate the hardware interrupt and call ``DxgkCbNotifyInterrupt``."""
-        data = self._interrupt_data(interrupt)
+        data = interrupt_data(interrupt)
         if data is None:
             return
         if self._dxgkrnl is None:
             self.unreported.append(data)
         else:
             self._dxgkrnl.notify_interrupt(data)
-
-    @staticmethod
-    def _interrupt_data(interrupt: Interrupt) -> DXGKARGCB_NOTIFY_INTERRUPT_DATA | None:
-        if interrupt.kind == InterruptKind.COMPLETION:
-            return DXGKARGCB_NOTIFY_INTERRUPT_DATA(
-                InterruptType=DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_COMPLETED,
-                DmaCompleted=DXGK_DMA_COMPLETED(SubmissionFenceId=interrupt.value, NodeOrdinal=interrupt.engine),
-            )
-        fault = interrupt.fault
-        if interrupt.kind != InterruptKind.FAULT or fault is None:
-            return None
-        if fault.kind == FaultKind.BUS_ERROR:
-            return DXGKARGCB_NOTIFY_INTERRUPT_DATA(
-                InterruptType=DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_FAULTED,
-                DmaFaulted=DXGK_DMA_FAULTED(
-                    FaultedFenceId=fault.fence, Status=NTSTATUS.STATUS_UNSUCCESSFUL, NodeOrdinal=fault.engine
-                ),
-            )
-        flags = DXGK_PAGE_FAULT_FLAGS(0)
-        if fault.access == AccessKind.WRITE:
-            flags |= DXGK_PAGE_FAULT_FLAGS.DXGK_PAGE_FAULT_WRITE
-        code = (
-            DXGK_GENERAL_ERROR_CODE.DXGK_GENERAL_ERROR_PAGE_FAULT
-            if fault.kind == FaultKind.PAGE_FAULT
-            else DXGK_GENERAL_ERROR_CODE.DXGK_GENERAL_ERROR_INVALID_INSTRUCTION
-        )
-        return DXGKARGCB_NOTIFY_INTERRUPT_DATA(
-            InterruptType=DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_PAGE_FAULTED,
-            DmaPageFaulted=DXGK_DMA_PAGE_FAULTED(
-                FaultedFenceId=fault.fence,
-                PageFaultFlags=flags,
-                FaultedVirtualAddress=fault.address if fault.kind == FaultKind.PAGE_FAULT else 0,
-                NodeOrdinal=fault.engine,
-                PageTableLevel=fault.level,
-                FaultErrorCode=code,
-            ),
-        )
 
 
 __all__ = ["BUILDERS", "PAGING_CONTEXT", "ReferenceDriver", "ResourceKind"]

@@ -24,10 +24,6 @@ class DriverState:
     """The allocation whose sub-transfers began with TransferStart and have not yet seen TransferEnd."""
     page_table_shapes: dict[tuple[int, bool], Geometry] = field(default_factory=dict)
     """UpdatePageTable's table geometry per (level, 64 KB-page leaf), worked out on first use."""
-    powered_down: bool = False
-    """``DxgkDdiSetPowerState`` put the adapter in a D1-D3 state."""
-    saved_hidden: bytes | None = None
-    """The hidden region (the aperture table), saved before a power-down that loses it."""
 
     wddm2: bool = field(init=False)
     """The driver presents the GpuMmu model (read on every build: kept as a plain field)."""

@@ -25,6 +25,7 @@ from typing import Final
 
 import numpy as np
 
+from wddmsim.core.addresses import FenceValue
 from wddmsim.core.units import PAGE_SIZE, KiB, MiB
 from wddmsim.ddi.allocation import D3DDDI_ALLOCATIONINFO, D3DDDICB_ALLOCATE, D3DDDICB_DEALLOCATE
 from wddmsim.ddi.base import HANDLE
@@ -467,4 +468,4 @@ class App:
             )
         )
         self.sync_value += 1
-        self.device.wait_for_sync_object(self.sync, self.sync_value)
+        self.device.wait_for_sync_object(self.sync, FenceValue(self.sync_value))

@@ -36,7 +36,7 @@ from wddmsim.drivers.registry import DEFAULT as DEFAULT_DRIVER
 from wddmsim.drivers.registry import driver_package
 from wddmsim.hw.gpu import GpuConfig
 from wddmsim.system import SystemConfig
-from wddmsim.vidmm.manager import VidMmConfig
+from wddmsim.vidmm.config import VidMmConfig
 from wddmsim.vidmm.policy import Belady, EvictionPolicy, UseRecorder, registry
 
 MODEL_LIMIT: Final = 2 * GiB

@@ -92,10 +92,6 @@ class VaGpu:
         self.device.wait_for_context(self.context, fence)
 
 
-_COPY_SRC, _COPY_DST, _FILL_DST = 8, 16, 8
-"""Byte offsets of the address words in COPY and FILL packets (``docs/command-format.md``)."""
-
-
 @final
 class ListGpu:
     """GPU work through allocation and patch-location lists (WDDM 1.x, ``pfnRenderCb``)."""
@@ -131,11 +127,11 @@ class ListGpu:
             at = len(data)
             if isinstance(op, GpuCopy):
                 data += cmd.encode(cmd.Copy(0, 0, op.size))
-                reference(at + _COPY_SRC, op.src, False)
-                reference(at + _COPY_DST, op.dst, True)
+                reference(at + cmd.COPY_SRC_WORD, op.src, False)
+                reference(at + cmd.COPY_DST_WORD, op.dst, True)
             else:
                 data += cmd.encode(cmd.Fill(0, op.size, op.value))
-                reference(at + _FILL_DST, op.dst, True)
+                reference(at + cmd.FILL_DST_WORD, op.dst, True)
         args = D3DDDICB_RENDER(
             hContext=self.context,
             pCommandBuffer=bytes(data),

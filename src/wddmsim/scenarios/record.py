@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import IO, Any, TypeVar, final
 
 from wddmsim.api import Runtime, UserDevice, UserProcess
+from wddmsim.core.addresses import FenceValue
 from wddmsim.ddi.allocation import D3DDDICB_ALLOCATE, D3DDDICB_DEALLOCATE
 from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.lock import D3DDDICB_LOCK, D3DDDICB_LOCK2, D3DDDICB_UNLOCK, D3DDDICB_UNLOCK2
@@ -323,7 +324,7 @@ class TracedDevice:
             lambda log, _: {"NumBytesToTrim": args.NumBytesToTrim},
         )
 
-    def wait_for_paging_fence(self, hPagingQueue: HANDLE, value: int) -> HRESULT:
+    def wait_for_paging_fence(self, hPagingQueue: HANDLE, value: FenceValue) -> HRESULT:
         return self._do(
             "wait_for_paging_fence",
             lambda: self.device.wait_for_paging_fence(hPagingQueue, value),
@@ -544,21 +545,21 @@ class TracedDevice:
             lambda log: {"hSyncObject": log.symbols.name("sync", hSyncObject)},
         )
 
-    def signal_from_cpu(self, hSyncObject: HANDLE, value: int) -> HRESULT:
+    def signal_from_cpu(self, hSyncObject: HANDLE, value: FenceValue) -> HRESULT:
         return self._do(
             "signal_from_cpu",
             lambda: self.device.signal_from_cpu(hSyncObject, value),
             lambda log: {"hSyncObject": log.symbols.name("sync", hSyncObject), "value": value},
         )
 
-    def wait_for_sync_object(self, hSyncObject: HANDLE, value: int) -> HRESULT:
+    def wait_for_sync_object(self, hSyncObject: HANDLE, value: FenceValue) -> HRESULT:
         return self._do(
             "wait_for_sync_object",
             lambda: self.device.wait_for_sync_object(hSyncObject, value),
             lambda log: {"hSyncObject": log.symbols.name("sync", hSyncObject), "value": value},
         )
 
-    def submit_command(self, hContext: HANDLE, commands: bytes) -> int:
+    def submit_command(self, hContext: HANDLE, commands: bytes) -> FenceValue:
         def out(log: CallLog, fence: int) -> dict[str, Json]:
             log.fences[(str(log.symbols.name("context", hContext)), fence)] = log.seq
             return {"fence": fence}
@@ -599,7 +600,7 @@ class TracedDevice:
             out,
         )
 
-    def wait_for_context(self, hContext: HANDLE, fence: int) -> HRESULT:
+    def wait_for_context(self, hContext: HANDLE, fence: FenceValue) -> HRESULT:
         return self._do(
             "wait_for_context",
             lambda: self.device.wait_for_context(hContext, fence),

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Final, TypeVar
 
 from wddmsim.api import UserDevice, UserProcess
+from wddmsim.core.addresses import FenceValue
 from wddmsim.core.bits import BitUnion
 from wddmsim.core.errors import ConfigurationError, WddmsimError
 from wddmsim.ddi.allocation import D3DDDI_ALLOCATIONINFO, D3DDDICB_ALLOCATE, D3DDDICB_DEALLOCATE
@@ -241,10 +242,10 @@ class _Replayer:
     def v(self, symbol: Json) -> HANDLE:
         return HANDLE(self.symbols.value(symbol))
 
-    def fence(self, value: Json) -> int:
+    def fence(self, value: Json) -> FenceValue:
         if isinstance(value, dict) and "fence" in value:
-            return self.fences.get(int(value["fence"]), 0)
-        return int(value)
+            return FenceValue(self.fences.get(int(value["fence"]), 0))
+        return FenceValue(int(value))
 
     def device(self, rec: dict[str, Json]) -> UserDevice:
         return self.devices[str(rec["device"])]
@@ -255,7 +256,7 @@ class _Replayer:
             return str(rec["process"])
         return self.device_process[str(rec["device"])]
 
-    def pending(self, rec: dict[str, Json], result: HRESULT, queue: HANDLE, value: int) -> None:
+    def pending(self, rec: dict[str, Json], result: HRESULT, queue: HANDLE, value: FenceValue) -> None:
         """A fence value the replay got: remembered for later waits; waited for at once if the recording did not
         have one (the application would have had to)."""
         self.fences[int(rec["seq"])] = value
@@ -582,11 +583,11 @@ class _Replayer:
 
     def do_signal_from_cpu(self, rec: dict[str, Json]) -> HRESULT:
         a = rec["args"]
-        return self.device(rec).signal_from_cpu(self.v(a["hSyncObject"]), int(a["value"]))
+        return self.device(rec).signal_from_cpu(self.v(a["hSyncObject"]), FenceValue(int(a["value"])))
 
     def do_wait_for_sync_object(self, rec: dict[str, Json]) -> HRESULT:
         a = rec["args"]
-        return self.device(rec).wait_for_sync_object(self.v(a["hSyncObject"]), int(a["value"]))
+        return self.device(rec).wait_for_sync_object(self.v(a["hSyncObject"]), FenceValue(int(a["value"])))
 
     def do_submit_command(self, rec: dict[str, Json]) -> None:
         a = rec["args"]

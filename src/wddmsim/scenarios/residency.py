@@ -107,7 +107,7 @@ class _Demo:
                 device, self.adapter.umd.encode(ResourceDesc(ResourceKind.BUFFER, size=size))
             )
             self._make_resident(p, [a])
-            mapped = self.va.map(space, a).va
+            mapped = self.va.mappings.map(space, a).va
             self.vidmm.paging.wait(self.vidmm.paging.flush())  # the mapping is written before work uses it
             p.buffers.append(_Buffer(a, mapped, np.zeros(size, np.uint8)))
             if len(p.buffers) > PERSISTENT:

@@ -14,60 +14,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from wddmsim.ddi.allocation import (
-    DXGKARG_ACQUIRESWIZZLINGRANGE,
-    DXGKARG_CREATEALLOCATION,
-    DXGKARG_DESTROYALLOCATION,
-    DXGKARG_RELEASESWIZZLINGRANGE,
-)
-from wddmsim.ddi.base import HANDLE
-from wddmsim.ddi.context import DXGKARG_CREATECONTEXT
 from wddmsim.ddi.driver import (
-    DXGKARG_GETROOTPAGETABLESIZE,
-    DXGKARG_QUERYADAPTERINFO,
-    DXGKARG_SETROOTPAGETABLE,
-    DxgkrnlInterface,
     KernelModeDriver,
 )
 from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER, Op, PagingPayload
-from wddmsim.ddi.power import DEVICE_POWER_STATE, POWER_ACTION
-from wddmsim.ddi.render import DXGKARG_PATCH, DXGKARG_RENDER
 from wddmsim.ddi.status import NTSTATUS
-from wddmsim.ddi.submit import DXGKARG_RESETENGINE, DXGKARG_SUBMITCOMMAND
-from wddmsim.drivers.package import DriverPackage, DriverStatistics, SimulatedDriver
+from wddmsim.drivers.package import DriverPackage, SimulatedDriver
 from wddmsim.drivers.registry import driver_package, register
+from wddmsim.drivers.wrapping import WrappedDriver
 from wddmsim.hw.gpu import Gpu
 
 
-class DelegatingDriver:
+class DelegatingDriver(WrappedDriver):
     """Forwards every entry point to ``inner``; subclasses override the one they break."""
-
-    def __init__(self, inner: KernelModeDriver) -> None:
-        self.inner = inner
-
-    def statistics(self) -> DriverStatistics:
-        """The wrapped driver's (``SimulatedDriver.statistics``): a wrapper holds nothing of its own."""
-        if not isinstance(self.inner, SimulatedDriver):
-            raise TypeError(f"{type(self.inner).__name__} gives no statistics()")
-        return self.inner.statistics()
-
-    def start_device(self, dxgkrnl: DxgkrnlInterface) -> NTSTATUS:
-        return self.inner.start_device(dxgkrnl)
-
-    def query_adapter_info(self, args: DXGKARG_QUERYADAPTERINFO) -> NTSTATUS:
-        return self.inner.query_adapter_info(args)
-
-    def create_allocation(self, args: DXGKARG_CREATEALLOCATION) -> NTSTATUS:
-        return self.inner.create_allocation(args)
-
-    def destroy_allocation(self, args: DXGKARG_DESTROYALLOCATION) -> NTSTATUS:
-        return self.inner.destroy_allocation(args)
-
-    def create_context(self, args: DXGKARG_CREATECONTEXT) -> NTSTATUS:
-        return self.inner.create_context(args)
-
-    def destroy_context(self, hContext: HANDLE) -> NTSTATUS:
-        return self.inner.destroy_context(hContext)
 
     def build_paging_buffer(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
         """The forced ``CPU_VIRTUAL`` path (no paging buffer) always reaches the real driver, so the paging
@@ -79,41 +38,6 @@ class DelegatingDriver:
     def build_into_buffer(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
         """The override point of the breach drivers: one call with a paging buffer."""
         return self.inner.build_paging_buffer(args)
-
-    def submit_command(self, args: DXGKARG_SUBMITCOMMAND) -> NTSTATUS:
-        return self.inner.submit_command(args)
-
-    def render(self, hContext: HANDLE, args: DXGKARG_RENDER) -> NTSTATUS:
-        return self.inner.render(hContext, args)
-
-    def patch(self, hContext: HANDLE, args: DXGKARG_PATCH) -> NTSTATUS:
-        return self.inner.patch(hContext, args)
-
-    def acquire_swizzling_range(self, args: DXGKARG_ACQUIRESWIZZLINGRANGE) -> NTSTATUS:
-        return self.inner.acquire_swizzling_range(args)
-
-    def release_swizzling_range(self, args: DXGKARG_RELEASESWIZZLINGRANGE) -> NTSTATUS:
-        return self.inner.release_swizzling_range(args)
-
-    def set_root_page_table(self, args: DXGKARG_SETROOTPAGETABLE) -> None:
-        self.inner.set_root_page_table(args)
-
-    def get_root_page_table_size(self, args: DXGKARG_GETROOTPAGETABLESIZE) -> int:
-        return self.inner.get_root_page_table_size(args)
-
-    def reset_engine(self, args: DXGKARG_RESETENGINE) -> NTSTATUS:
-        return self.inner.reset_engine(args)
-
-    def reset_from_timeout(self) -> NTSTATUS:
-        return self.inner.reset_from_timeout()
-
-    def restart_from_timeout(self) -> NTSTATUS:
-        return self.inner.restart_from_timeout()
-
-    def set_power_state(
-        self, DeviceUid: int, DevicePowerState: DEVICE_POWER_STATE, ActionType: POWER_ACTION
-    ) -> NTSTATUS:
-        return self.inner.set_power_state(DeviceUid, DevicePowerState, ActionType)
 
 
 class IllegalStatusDriver(DelegatingDriver):
@@ -172,6 +96,26 @@ class BusyForeverDriver(DelegatingDriver):
             self.calls += 1
             return NTSTATUS.STATUS_GRAPHICS_ALLOCATION_BUSY
         return self.inner.build_paging_buffer(args)
+
+
+class SpinningDriver(DelegatingDriver):
+    """Writes one NOP and answers INSUFFICIENT_DMA_BUFFER to ``operation`` every time, ``MultipassOffset``
+    untouched: progress in bytes, none in the work -- a loop that never ends unless VidMm bounds it."""
+
+    def __init__(self, inner: KernelModeDriver, operation: Op = Op.DXGK_OPERATION_TRANSFER) -> None:
+        super().__init__(inner)
+        self.operation = operation
+
+    def build_into_buffer(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
+        if args.Operation != self.operation:
+            return self.inner.build_paging_buffer(args)
+        pointer = args.pDmaBuffer
+        if pointer is not None and args.DmaSize >= 16:
+            pointer.bytes(16)[:] = bytes(16)  # a NOP packet: opcode 0, length 16 ...
+            pointer.bytes(8)[4:8] = (16).to_bytes(4, "little")
+            args.pDmaBuffer = pointer + 16
+            args.DmaSize -= 16
+        return NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,6 +206,9 @@ DMA_SIZE_UNCHANGED: Final = _fake(
 )
 BUSY_FOREVER: Final = _fake(
     "busy-forever", BusyForeverDriver, "the reference driver, answering ALLOCATION_BUSY to every Transfer"
+)
+SPINNING: Final = _fake(
+    "spinning", SpinningDriver, "the reference driver, writing a NOP and INSUFFICIENT_DMA_BUFFER to every Transfer"
 )
 RECORDING: Final = _fake("recording", RecordingDriver, "the reference driver, recording every BuildPagingBuffer call")
 PAYLOAD_RECORDER: Final = _fake(

@@ -25,6 +25,7 @@ That every valid PTE points into a live allocation mapped there (I3) is :func:`~
 from __future__ import annotations
 
 from wddmsim.core.events import Event
+from wddmsim.ddi.base import HANDLE
 from wddmsim.hw.events import DmaBufferCompleted, DmaBufferStarted
 from wddmsim.hw.pte import TablePointer, Target
 from wddmsim.system import Adapter
@@ -115,7 +116,7 @@ class TlbWatch:
 
     def _on_leave(self, event: VidMmEvict) -> None:
         vidmm = self.adapter.vidmm
-        a = vidmm.residency.allocations.get(event.allocation)
+        a = vidmm.residency.allocations.get(HANDLE(event.allocation))
         self.checked_moves += 1
         if a is not None and vidmm.work.busy(a.device):
             self.problems.append(

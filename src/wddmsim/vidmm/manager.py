@@ -6,13 +6,12 @@ At start it asks the driver what it is (``DXGKQAITYPE_DRIVERCAPS``) and what seg
 from ``PagingBufferSize`` / ``PagingBufferPrivateDataSize``.
 
 Why over 400 lines: besides the construction steps it keeps what belongs to the adapter as a whole -- the paging
-buffer pools (resized, mapped into ``PagingBufferSegmentId``), contexts and their paging companions, the paging
-process's tables across a reset -- which no part below owns.
+buffer pools (resized, mapped into ``PagingBufferSegmentId``), contexts and their paging companions -- which no part
+below owns.  What it is told beyond the driver's answers is :class:`~wddmsim.vidmm.config.VidMmConfig`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import final
 
 from wddmsim.core.clock import Clock
@@ -28,10 +27,11 @@ from wddmsim.ddi.context import (
 from wddmsim.ddi.driver import KernelModeDriver, SystemMemoryServices
 from wddmsim.ddi.segments import DXGK_SEGMENTDESCRIPTOR4
 from wddmsim.ddi.status import NTSTATUS, DdiError, InvalidArgument
-from wddmsim.vidmm.cpu.locks import LockManager
+from wddmsim.vidmm.config import VidMmConfig
+from wddmsim.vidmm.cpu.locks import AllocationLocks
 from wddmsim.vidmm.device import Device, FenceArea
 from wddmsim.vidmm.discovery import query_caps, query_segments
-from wddmsim.vidmm.events import AdapterAllocation, ReportSegment
+from wddmsim.vidmm.events import AdapterAllocation
 from wddmsim.vidmm.gpu.reset import ResetPath
 from wddmsim.vidmm.gpu.scheduler import GpuScheduler
 from wddmsim.vidmm.gpummu import GpuMmuDescription, query_gpummu
@@ -43,39 +43,16 @@ from wddmsim.vidmm.paging.buffers import PagingBufferPool
 from wddmsim.vidmm.paging.home import AperturePagingBuffers, paging_segment
 from wddmsim.vidmm.paging.process import SystemPagingProcess
 from wddmsim.vidmm.paging.stream import PagingStream
-from wddmsim.vidmm.policy import EvictionPolicy, PlacementPolicy, eviction_policy, placement_policy
-from wddmsim.vidmm.power import PowerKind, PowerManager, PowerReport, check_segments
+from wddmsim.vidmm.policy import eviction_policy, placement_policy
+from wddmsim.vidmm.power import AdapterPower, PowerKind, PowerReport, check_segments
 from wddmsim.vidmm.residency import ResidencyManager
-from wddmsim.vidmm.segments import Segments, SegmentSpace
+from wddmsim.vidmm.segments import Segments, SegmentSpace, report_segments
 from wddmsim.vidmm.teardown import Teardown
-from wddmsim.vidmm.vaspace import VaManager
+from wddmsim.vidmm.vaspace import GpuVaSpaces
 from wddmsim.vidmm.wiring import LateCalls
 from wddmsim.vidmm.work.callbacks import DxgkrnlCallbacks
 from wddmsim.vidmm.work.render import RenderSubmitter
 from wddmsim.vidmm.work.submit import WorkSubmitter
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class VidMmConfig:
-    paging_buffers: int = 4
-    """How many paging buffers rotate (a new one is used only after its previous fence passed)."""
-    paging_context: int = 1
-    """``hSystemContext``: the driver's system context for paging."""
-    paging_buffer_size: int | None = None
-    """Override the driver's ``PagingBufferSize`` (tests sweep it)."""
-    scratch_size: int = 16 * 1024 * 1024
-    """The system paging process's scratch area (GpuMmu): content moves through it in chunks of half of it."""
-    physical_moves: bool = False
-    """Move content with physical ``Transfer``/``Fill`` even on a GpuMmu driver (decision 0014)."""
-    eviction_policy: str | EvictionPolicy = "priority-lru"
-    """The eviction policy: a name of :data:`wddmsim.vidmm.policy.registry.EVICTION`, ``module:Class``, or a
-    policy object (an offline policy built with a recorded run's uses)."""
-    placement_policy: str | PlacementPolicy = "ladder"
-    """The placement policy: a name of :data:`wddmsim.vidmm.policy.registry.PLACEMENT`, ``module:Class``, or an
-    object."""
-    deferred_paging: bool = True
-    """``MakeResident`` is admitted at the call and serviced by the paging worker, highest queue priority first
-    (decision 0043); False services each request within its call (queue priorities then change nothing)."""
 
 
 @final
@@ -97,10 +74,8 @@ class VideoMemoryManager:
         self.mm = mm
         self.clock = clock
         self.events = events
-        self._sizes: dict[int, int] = {}
+        self._sizes: dict[HANDLE, int] = {}
         """Sizes of allocations created directly through :meth:`create_allocation` (paging stories)."""
-        self._reset_tables: dict[tuple[int, int], bytes] = {}
-        """The paging process's tables while an adapter reset runs."""
         self.context_nodes: dict[int, int] = {}
         """Context -> the node its work runs on."""
         self.context_info: dict[int, DXGK_CONTEXTINFO] = {}
@@ -130,7 +105,7 @@ class VideoMemoryManager:
         self.spaces = Segments(self.segments, self.events, aperture_commit_limit=self.caps.ApertureSegmentCommitLimit)
         paging_home = paging_segment(self.spaces, paging_segment_id)
         check_segments(self.spaces)  # the power flags form valid combinations
-        self._report_segments()
+        report_segments(self.spaces, self.events)
         self.gpummu: GpuMmuDescription | None = None
         if self.caps.MemoryManagementCaps.GpuMmuSupported:
             self.gpummu = query_gpummu(self.driver, self.segments)
@@ -158,7 +133,10 @@ class VideoMemoryManager:
                 before_cpu_write=late.settle_paging,
                 scratch_size=self.config.scratch_size,
             )
-        self.reset = ResetPath(self.driver, self.scheduler, self.events)
+        process = self.paging_process  # its tables come back first: every later step of the reset runs paging work
+        before = [] if process is None else [process.before_reset]
+        after = ([] if process is None else [process.after_reset]) + [late.after_adapter_reset]
+        self.reset = ResetPath(self.driver, self.scheduler, self.events, before=before, after=after)
         self.pool = PagingBufferPool(
             self.mm,
             size=self.paging_buffer_size,
@@ -192,9 +170,9 @@ class VideoMemoryManager:
     def _build_observers(self) -> None:
         """What hears of every move: the GPU VA services (GpuMmu), work submission, the CPU locks."""
         late = self._late
-        self.va: VaManager | None = None
+        self.va: GpuVaSpaces | None = None
         if self.gpummu is not None and self.paging_process is not None:
-            self.va = VaManager(
+            self.va = GpuVaSpaces(
                 self.driver,
                 self.mm,
                 self.paging,
@@ -218,7 +196,7 @@ class VideoMemoryManager:
             va=self.va,
             paging_node=self.caps.PagingNode,
         )
-        self.locks = LockManager(
+        self.locks = AllocationLocks(
             self.driver,
             self.objects,
             late,
@@ -237,7 +215,7 @@ class VideoMemoryManager:
         observers: tuple[MoveObserver, ...] = (self.work, self.locks)
         if self.va is not None:
             observers = (self.work, self.va, self.locks)
-        residency = ResidencyManager(
+        return ResidencyManager(
             self.driver,
             self.mm,
             self.paging,
@@ -257,20 +235,13 @@ class VideoMemoryManager:
             deferred=self.config.deferred_paging,
             placement=placement_policy(self.config.placement_policy),
         )
-        if self.paging_process is not None:  # its tables first: every later step of the reset runs paging work
-            self.reset.before.append(self._save_paging_tables)
-            self.reset.listeners.append(self._restore_paging_tables)
-        self.reset.listeners.append(residency.outages.on_adapter_reset)
-        if self.va is not None:
-            self.reset.listeners.append(self.va.on_adapter_reset)
-        return residency
 
     def _build_services(self) -> None:
         """The calls built on residency: segment-model rendering, power transitions, teardown."""
         self.render = RenderSubmitter(
             self.driver, self.mm, self.objects, self.residency, self.work, segment_model=self.gpummu is None
         )
-        self.power = PowerManager(
+        self.power = AdapterPower(
             self.driver,
             self.spaces,
             self.residency,
@@ -321,26 +292,7 @@ class VideoMemoryManager:
         tables are restored after ``PowerDeviceD0``; every allocation reads back as before."""
         return self.power.transition(kind)
 
-    def _report_segments(self) -> None:
-        """``ReportSegment`` for each driver segment, as VidMm learnt it."""
-        for space in self.spaces:
-            d = space.descriptor
-            self.events.emit(
-                ReportSegment(
-                    time=self.clock.now,
-                    segment=space.id,
-                    base_address=int(d.BaseAddress),
-                    size=space.size,
-                    commit_limit=int(d.CommitLimit),
-                    cpu_translated_address=int(d.CpuTranslatedAddress),
-                    flags=d.Flags.Value,
-                    group=int(space.group),
-                    aperture=space.aperture,
-                    cpu_visible=space.cpu_visible,
-                )
-            )
-
-    def _allocation_size(self, handle: int) -> int:
+    def _allocation_size(self, handle: HANDLE) -> int:
         found = self.objects.allocations.get(handle)
         return found.size if found is not None else self._sizes.get(handle, 0)
 
@@ -458,28 +410,17 @@ class VideoMemoryManager:
         """``D3DKMTDestroyContext``: idle first, then ``DxgkDdiDestroyContext`` (its paging companion too)."""
         self.teardown.destroy_context(hContext)
 
-    def destroy_sync_object(self, handle: int) -> None:
+    def destroy_sync_object(self, handle: HANDLE) -> None:
         """``D3DKMTDestroySynchronizationObject``."""
         self.teardown.destroy_sync_object(handle)
 
-    def destroy_device(self, handle: int) -> None:
+    def destroy_device(self, handle: HANDLE) -> None:
         """``D3DKMTDestroyDevice``: everything the device owns goes."""
         self.teardown.destroy_device(handle)
 
-    def destroy_process(self, handle: int) -> None:
+    def destroy_process(self, handle: HANDLE) -> None:
         """The process exits or is killed: its devices, its VA spaces, the process."""
         self.teardown.destroy_process(handle)
-
-    def _save_paging_tables(self) -> None:
-        """Before ``DxgkDdiResetFromTimeout``: the paging process's tables, written by the CPU alone, copied out."""
-        assert self.paging_process is not None
-        self._reset_tables = self.paging_process.save_tables(lambda segment, offset, size: True)
-
-    def _restore_paging_tables(self, reason: str) -> None:
-        """After ``DxgkDdiRestartFromTimeout``: written back before any paging buffer runs again."""
-        assert self.paging_process is not None
-        saved, self._reset_tables = self._reset_tables, {}
-        self.paging_process.restore_tables(saved)
 
     def _forget_context(self, hContext: HANDLE) -> None:
         self.context_nodes.pop(hContext, None)

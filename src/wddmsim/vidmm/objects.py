@@ -31,7 +31,7 @@ def bad(argument: str, value: object, rule: str) -> InvalidArgument:
     return InvalidArgument(argument, value, rule, HRESULT.E_INVALIDARG)
 
 
-def live(table: dict[int, T], handle: int, argument: str, what: str) -> T:
+def live(table: dict[HANDLE, T], handle: HANDLE, argument: str, what: str) -> T:
     """The object a handle names, or ``E_INVALIDARG`` naming the argument (stale, forged or wrong-type handles)."""
     found = table.get(handle) if isinstance(handle, int) else None
     if found is None:
@@ -44,12 +44,12 @@ class ObjectTable:
     """Handle -> process, device, paging queue, sync object, context, allocation."""
 
     def __init__(self) -> None:
-        self.processes: dict[int, Process] = {}
-        self.devices: dict[int, Device] = {}
-        self.queues: dict[int, PagingQueue] = {}
-        self.allocations: dict[int, VidMmAllocation] = {}
-        self.sync_objects: dict[int, SyncObject] = {}
-        self.contexts: dict[int, Device] = {}
+        self.processes: dict[HANDLE, Process] = {}
+        self.devices: dict[HANDLE, Device] = {}
+        self.queues: dict[HANDLE, PagingQueue] = {}
+        self.allocations: dict[HANDLE, VidMmAllocation] = {}
+        self.sync_objects: dict[HANDLE, SyncObject] = {}
+        self.contexts: dict[HANDLE, Device] = {}
         """Context (the driver's handle) -> the device it belongs to."""
         self._next_handle = FIRST_HANDLE
 
@@ -63,22 +63,22 @@ class ObjectTable:
 
     # --- look-ups (refused with E_INVALIDARG naming the argument) --------------------------------------------
 
-    def process(self, handle: int, argument: str = "hProcess") -> Process:
+    def process(self, handle: HANDLE, argument: str = "hProcess") -> Process:
         return live(self.processes, handle, argument, "process")
 
-    def device(self, handle: int, argument: str = "hDevice") -> Device:
+    def device(self, handle: HANDLE, argument: str = "hDevice") -> Device:
         return live(self.devices, handle, argument, "device")
 
-    def allocation(self, handle: int, argument: str = "hAllocation") -> VidMmAllocation:
+    def allocation(self, handle: HANDLE, argument: str = "hAllocation") -> VidMmAllocation:
         return live(self.allocations, handle, argument, "allocation")
 
-    def queue(self, handle: int, argument: str = "hPagingQueue") -> PagingQueue:
+    def queue(self, handle: HANDLE, argument: str = "hPagingQueue") -> PagingQueue:
         return live(self.queues, handle, argument, "paging queue")
 
-    def sync_object(self, handle: int, argument: str = "hFenceObject") -> SyncObject:
+    def sync_object(self, handle: HANDLE, argument: str = "hFenceObject") -> SyncObject:
         return live(self.sync_objects, handle, argument, "monitored fence")
 
-    def context_device(self, handle: int, argument: str = "hContext") -> Device:
+    def context_device(self, handle: HANDLE, argument: str = "hContext") -> Device:
         return live(self.contexts, handle, argument, "context")
 
     # --- who belongs to whom ---------------------------------------------------------------------------------
@@ -90,7 +90,7 @@ class ObjectTable:
         return [d for d in self.devices.values() if d.process is process]
 
     def contexts_of(self, process: Process) -> list[HANDLE]:
-        return [HANDLE(c) for c, d in self.contexts.items() if d.process is process]
+        return [c for c, d in self.contexts.items() if d.process is process]
 
     def allocations_of(self, device: Device) -> list[VidMmAllocation]:
         return [a for a in self.allocations.values() if a.device is device]

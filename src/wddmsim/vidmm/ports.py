@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from wddmsim.core.addresses import FenceValue
 from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.context import DXGKARGCB_CREATECONTEXTALLOCATION, DXGKARGCB_UPDATECONTEXTALLOCATION
 from wddmsim.ddi.status import NTSTATUS
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.device import Device, PagingQueue, SyncObject
-from wddmsim.vidmm.moves.causes import MoveCause
+from wddmsim.vidmm.move_kinds import MoveCause
 from wddmsim.vidmm.segments import SegmentSpace
 
 
@@ -29,7 +30,7 @@ class VaResidency(Protocol):
         """A range for a page table in a full segment (:class:`MakeRoom`)."""
         ...
 
-    def signal(self, queue: PagingQueue) -> int:
+    def signal(self, queue: PagingQueue) -> FenceValue:
         """Give the paging work just built the queue's next fence value; returns it."""
         ...
 

@@ -36,7 +36,7 @@ from wddmsim.vidmm.gpu.scheduler import GpuScheduler
 from wddmsim.vidmm.paging.process import SystemPagingProcess
 from wddmsim.vidmm.residency import ResidencyManager
 from wddmsim.vidmm.segments import Segments
-from wddmsim.vidmm.vaspace import VaManager
+from wddmsim.vidmm.vaspace import GpuVaSpaces
 from wddmsim.vidmm.work.submit import WorkSubmitter
 
 
@@ -144,8 +144,8 @@ class PowerReport:
 
 
 @final
-class PowerManager:
-    """Sleep and wake of the adapter, as VidMm drives them (``DxgkDdiSetPowerState``)."""
+class AdapterPower:
+    """Sleep and wake of the adapter, as VidMm drives them (``DxgkDdiSetPowerState``; decision 0091)."""
 
     def __init__(
         self,
@@ -156,7 +156,7 @@ class PowerManager:
         work: WorkSubmitter,
         events: EventLog,
         *,
-        va: VaManager | None,
+        va: GpuVaSpaces | None,
         paging_process: SystemPagingProcess | None,
     ) -> None:
         self.driver = driver

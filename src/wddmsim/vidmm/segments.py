@@ -18,7 +18,7 @@ from wddmsim.core.units import PAGE_SIZE
 from wddmsim.ddi.residency import D3DKMT_MEMORY_SEGMENT_GROUP
 from wddmsim.ddi.segments import DXGK_SEGMENTDESCRIPTOR4
 from wddmsim.ddi.status import NTSTATUS, InvalidArgument
-from wddmsim.vidmm.events import SegmentRange, TotalBytesResidentInSegment
+from wddmsim.vidmm.events import ReportSegment, SegmentRange, TotalBytesResidentInSegment
 from wddmsim.vidmm.ranges import RangeAllocator
 
 SYSTEM_SEGMENT = 0
@@ -225,3 +225,23 @@ class IdleTables(Protocol):
     def __call__(
         self, segment: SegmentSpace, size: int, owner: object, alignment: int, from_end: bool
     ) -> int | None: ...
+
+
+def report_segments(spaces: Segments, events: EventLog) -> None:
+    """``ReportSegment`` for each driver segment, as VidMm learnt it from ``DXGKQAITYPE_QUERYSEGMENT4``."""
+    for space in spaces:
+        d = space.descriptor
+        events.emit(
+            ReportSegment(
+                time=events.clock.now,
+                segment=space.id,
+                base_address=int(d.BaseAddress),
+                size=space.size,
+                commit_limit=int(d.CommitLimit),
+                cpu_translated_address=int(d.CpuTranslatedAddress),
+                flags=d.Flags.Value,
+                group=int(space.group),
+                aperture=space.aperture,
+                cpu_visible=space.cpu_visible,
+            )
+        )

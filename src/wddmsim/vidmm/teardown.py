@@ -34,13 +34,13 @@ from typing import final
 from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.driver import KernelModeDriver
 from wddmsim.ddi.status import NT_SUCCESS, DdiError, InvalidArgument
-from wddmsim.vidmm.cpu.locks import LockManager
+from wddmsim.vidmm.cpu.locks import AllocationLocks
 from wddmsim.vidmm.device import Device, Process
 from wddmsim.vidmm.events import ObjectDestroyed
 from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.paging.buffers import PagingBufferPool
 from wddmsim.vidmm.residency import ResidencyManager
-from wddmsim.vidmm.vaspace import VaManager
+from wddmsim.vidmm.vaspace import GpuVaSpaces
 from wddmsim.vidmm.work.submit import WorkSubmitter
 
 
@@ -67,8 +67,8 @@ class Teardown:
         objects: ObjectTable,
         residency: ResidencyManager,
         work: WorkSubmitter,
-        locks: LockManager,
-        va: VaManager | None,
+        locks: AllocationLocks,
+        va: GpuVaSpaces | None,
         *,
         forget_context: Callable[[HANDLE], None],
         free_pool: Callable[[PagingBufferPool], None],
@@ -123,7 +123,7 @@ class Teardown:
 
     # --- synchronisation objects -----------------------------------------------------------------------------
 
-    def destroy_sync_object(self, handle: int) -> None:
+    def destroy_sync_object(self, handle: HANDLE) -> None:
         """``D3DKMTDestroySynchronizationObject``: work still waiting for a value of it is cancelled (nothing can
         signal it now); its fence slot is freed once no queued paging work can write it."""
         residency = self.residency
@@ -141,7 +141,7 @@ class Teardown:
 
     # --- devices ---------------------------------------------------------------------------------------------
 
-    def destroy_device(self, handle: int) -> None:
+    def destroy_device(self, handle: HANDLE) -> None:
         """``D3DKMTDestroyDevice`` -- also what a process's exit does to each of its devices, whatever state
         they are in (the module docstring gives the order)."""
         residency, objects = self.residency, self.objects
@@ -179,7 +179,7 @@ class Teardown:
 
     # --- processes -------------------------------------------------------------------------------------------
 
-    def destroy_process(self, handle: int) -> None:
+    def destroy_process(self, handle: HANDLE) -> None:
         """The process exits or is killed: its devices go, then its GPU VA spaces, then the process."""
         residency = self.residency
         process = self.objects.processes.get(handle)

@@ -12,18 +12,19 @@ from __future__ import annotations
 
 from typing import Protocol, final
 
+from wddmsim.core.addresses import FenceValue
 from wddmsim.core.units import PAGE_SIZE
 from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.context import DXGKARGCB_CREATECONTEXTALLOCATION, DXGKARGCB_UPDATECONTEXTALLOCATION
 from wddmsim.ddi.status import NTSTATUS, DdiError
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.device import Device, PagingQueue, SyncObject
-from wddmsim.vidmm.moves.causes import MoveCause
+from wddmsim.vidmm.move_kinds import MoveCause
 from wddmsim.vidmm.paging.buffers import PagingBufferPool
 from wddmsim.vidmm.paging.stream import PagingStream
 from wddmsim.vidmm.residency import ResidencyManager
 from wddmsim.vidmm.segments import SegmentSpace
-from wddmsim.vidmm.vaspace import VaManager
+from wddmsim.vidmm.vaspace import GpuVaSpaces
 from wddmsim.vidmm.work.submit import WorkSubmitter
 
 
@@ -34,7 +35,7 @@ class Composition(Protocol):
     def work(self) -> WorkSubmitter: ...
 
     @property
-    def va(self) -> VaManager | None: ...
+    def va(self) -> GpuVaSpaces | None: ...
 
     def new_companion_pool(self, count: int) -> PagingBufferPool:
         """Paging buffers for a paging companion, where ``PagingBufferSegmentId`` says."""
@@ -47,9 +48,10 @@ class LateCalls:
 
     Room for a page table evicts allocations whose mappings, views and work must follow the move: the recursion
     is the domain's.  The parts are built in dependency order; the earlier ones -- the paging process and
-    stream, the VA services, work submission, the CPU locks, the driver's callbacks -- get these calls, each of
-    which goes to the part the composition holds when it is made.  A call before that part exists is refused
-    (``STATUS_UNSUCCESSFUL``), as a callback before ``DxgkDdiStartDevice`` returned would be.
+    stream, the reset path, the VA services, work submission, the CPU locks, the driver's callbacks -- get these
+    calls, each of which goes to the part the composition holds when it is made.  A call before that part exists
+    is refused (``STATUS_UNSUCCESSFUL``), as a callback before ``DxgkDdiStartDevice`` returned would be; only the
+    reset path's step skips the parts not built yet (a reset must run to its end whenever it comes).
     """
 
     def __init__(self, vidmm: Composition) -> None:
@@ -68,7 +70,7 @@ class LateCalls:
         residency: ResidencyManager | None = vars(self._vidmm).get("residency")
         return None if residency is None else residency.placement.make_room(space, size, owner, alignment=alignment)
 
-    def signal(self, queue: PagingQueue) -> int:
+    def signal(self, queue: PagingQueue) -> FenceValue:
         return self._residency().waits.signal(queue)
 
     def hold(self, a: VidMmAllocation) -> None:
@@ -83,7 +85,7 @@ class LateCalls:
     def quiesce(self, device: Device) -> None:
         self._vidmm.work.quiesce(device)
 
-    def quiesce_allocation(self, handle: int) -> None:
+    def quiesce_allocation(self, handle: HANDLE) -> None:
         self._vidmm.work.quiesce_allocation(handle)
 
     def settle_paging(self) -> None:
@@ -99,6 +101,18 @@ class LateCalls:
 
     def new_companion_pool(self, count: int) -> PagingBufferPool:
         return self._vidmm.new_companion_pool(count)
+
+    # the reset path
+
+    def after_adapter_reset(self, reason: str) -> None:
+        """After ``DxgkDdiRestartFromTimeout``: the allocations' part (residency), then the page-table trees'
+        (VA spaces) -- each once it is built (a reset while VidMm is being composed has neither yet)."""
+        residency: ResidencyManager | None = vars(self._vidmm).get("residency")
+        if residency is not None:
+            residency.outages.on_adapter_reset(reason)
+        va: GpuVaSpaces | None = vars(self._vidmm).get("va")
+        if va is not None:
+            va.on_adapter_reset(reason)
 
     # work submission
 

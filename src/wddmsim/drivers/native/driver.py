@@ -9,36 +9,27 @@ segments and owns allocations, contexts, submission and interrupts (decision 011
 
 from __future__ import annotations
 
-from typing import cast, final
+import ctypes
+from typing import Final, cast, final
 
-from wddmsim.ddi.allocation import (
-    DXGKARG_ACQUIRESWIZZLINGRANGE,
-    DXGKARG_CREATEALLOCATION,
-    DXGKARG_DESTROYALLOCATION,
-    DXGKARG_RELEASESWIZZLINGRANGE,
-)
-from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.caps import DXGK_QUERYADAPTERINFOTYPE
-from wddmsim.ddi.context import DXGKARG_CREATECONTEXT
 from wddmsim.ddi.driver import (
-    DXGKARG_GETROOTPAGETABLESIZE,
     DXGKARG_QUERYADAPTERINFO,
-    DXGKARG_SETROOTPAGETABLE,
-    DxgkrnlInterface,
 )
 from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER
-from wddmsim.ddi.power import DEVICE_POWER_STATE, POWER_ACTION
-from wddmsim.ddi.render import DXGKARG_PATCH, DXGKARG_RENDER
 from wddmsim.ddi.segments import DXGK_QUERYSEGMENTOUT3, DXGK_QUERYSEGMENTOUT4
 from wddmsim.ddi.status import NTSTATUS, InvalidArgument
-from wddmsim.ddi.submit import DXGKARG_RESETENGINE, DXGKARG_SUBMITCOMMAND
 from wddmsim.drivers.native.adapter_desc import AdapterDescBlock
 from wddmsim.drivers.native.description import AdapterDescription, ExecutorKind
 from wddmsim.drivers.native.library import NativeLibrary
-from wddmsim.drivers.native.marshal import PagingBufferCall
+from wddmsim.drivers.native.marshal import PagingBufferCall, address_of
 from wddmsim.drivers.native.services import KernelServices
-from wddmsim.drivers.package import DriverModel, DriverStatistics, SimulatedDriver
+from wddmsim.drivers.package import DriverModel, SimulatedDriver
+from wddmsim.drivers.wrapping import WrappedDriver
 from wddmsim.hw.gpu import Gpu
+
+RESET_FROM_TIMEOUT: Final = "DxgkDdiResetFromTimeout"
+RESET_FROM_TIMEOUT_TYPE: Final = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)
 
 
 class NotClaimed(InvalidArgument):
@@ -46,7 +37,7 @@ class NotClaimed(InvalidArgument):
 
 
 @final
-class NativeDriver:
+class NativeDriver(WrappedDriver):
     """``KernelModeDriver`` over a native library and a base driver (see the module docstring)."""
 
     def __init__(
@@ -57,6 +48,7 @@ class NativeDriver:
         library: NativeLibrary,
         description: AdapterDescription,
     ) -> None:
+        super().__init__(base)
         self.gpu = gpu
         self.base = base
         self.library = library
@@ -65,6 +57,10 @@ class NativeDriver:
         self.services = KernelServices(gpu.system)
         self.services.attach(library)
         self.call = PagingBufferCall(library, self.services)
+        exported = library.function(RESET_FROM_TIMEOUT)
+        self._reset_from_timeout = RESET_FROM_TIMEOUT_TYPE(address_of(exported)) if exported is not None else None
+        self.library_resets = 0
+        """Calls of the library's own ``DxgkDdiResetFromTimeout``."""
         self.served_by_base: dict[str, int] = {}
         """Operations the base driver built because the library does not claim them (name -> calls)."""
         self.adapter.start(library)
@@ -87,10 +83,7 @@ class NativeDriver:
         self.served_by_base[operation.name] = self.served_by_base.get(operation.name, 0) + 1
         return self.base.build_paging_buffer(args)
 
-    # --- the DDIs the base supplies ---------------------------------------------------------------------------
-
-    def start_device(self, dxgkrnl: DxgkrnlInterface) -> NTSTATUS:
-        return self.base.start_device(dxgkrnl)
+    # --- the DDIs the base supplies (WrappedDriver forwards the rest) ---------------------------------------
 
     def query_adapter_info(self, args: DXGKARG_QUERYADAPTERINFO) -> NTSTATUS:
         """``DxgkDdiQueryAdapterInfo`` by the base, with the library's ``PagingBufferPrivateDataSize``."""
@@ -103,55 +96,15 @@ class NativeDriver:
                 out.PagingBufferPrivateDataSize = size
         return status
 
-    def create_allocation(self, args: DXGKARG_CREATEALLOCATION) -> NTSTATUS:
-        return self.base.create_allocation(args)
-
-    def destroy_allocation(self, args: DXGKARG_DESTROYALLOCATION) -> NTSTATUS:
-        return self.base.destroy_allocation(args)
-
-    def create_context(self, args: DXGKARG_CREATECONTEXT) -> NTSTATUS:
-        return self.base.create_context(args)
-
-    def destroy_context(self, hContext: HANDLE) -> NTSTATUS:
-        return self.base.destroy_context(hContext)
-
-    def submit_command(self, args: DXGKARG_SUBMITCOMMAND) -> NTSTATUS:
-        return self.base.submit_command(args)
-
-    def render(self, hContext: HANDLE, args: DXGKARG_RENDER) -> NTSTATUS:
-        return self.base.render(hContext, args)
-
-    def patch(self, hContext: HANDLE, args: DXGKARG_PATCH) -> NTSTATUS:
-        return self.base.patch(hContext, args)
-
-    def acquire_swizzling_range(self, args: DXGKARG_ACQUIRESWIZZLINGRANGE) -> NTSTATUS:
-        return self.base.acquire_swizzling_range(args)
-
-    def release_swizzling_range(self, args: DXGKARG_RELEASESWIZZLINGRANGE) -> NTSTATUS:
-        return self.base.release_swizzling_range(args)
-
-    def set_root_page_table(self, args: DXGKARG_SETROOTPAGETABLE) -> None:
-        self.base.set_root_page_table(args)
-
-    def get_root_page_table_size(self, args: DXGKARG_GETROOTPAGETABLESIZE) -> int:
-        return self.base.get_root_page_table_size(args)
-
-    def reset_engine(self, args: DXGKARG_RESETENGINE) -> NTSTATUS:
-        return self.base.reset_engine(args)
-
     def reset_from_timeout(self) -> NTSTATUS:
-        return self.base.reset_from_timeout()
-
-    def restart_from_timeout(self) -> NTSTATUS:
-        return self.base.restart_from_timeout()
-
-    def set_power_state(
-        self, DeviceUid: int, DevicePowerState: DEVICE_POWER_STATE, ActionType: POWER_ACTION
-    ) -> NTSTATUS:
-        return self.base.set_power_state(DeviceUid, DevicePowerState, ActionType)
-
-    def statistics(self) -> DriverStatistics:
-        return self.base.statistics()
+        """``DxgkDdiResetFromTimeout``: the base stops the GPU; then the library drops what it queued, if it
+        exports the entry point (a failure status is the driver's, returned as it is)."""
+        status = self.base.reset_from_timeout()
+        if self._reset_from_timeout is None or status != NTSTATUS.STATUS_SUCCESS:
+            return status
+        raw = int(self._reset_from_timeout(None)) & 0xFFFFFFFF
+        self.library_resets += 1
+        return NTSTATUS(raw) if raw in NTSTATUS._value2member_map_ else cast(NTSTATUS, raw)
 
 
 __all__ = ["NativeDriver", "NotClaimed"]

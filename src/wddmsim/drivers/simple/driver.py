@@ -28,16 +28,18 @@ from wddmsim.ddi.driver import (
     DxgkrnlInterface,
 )
 from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER
-from wddmsim.ddi.power import DEVICE_POWER_STATE, DISPLAY_ADAPTER_HW_ID, POWER_ACTION
+from wddmsim.ddi.power import DEVICE_POWER_STATE, POWER_ACTION
 from wddmsim.ddi.render import DXGKARG_PATCH, DXGKARG_RENDER
 from wddmsim.ddi.segments import DXGK_QUERYSEGMENTOUT4
 from wddmsim.ddi.status import NTSTATUS, DdiError, InvalidArgument
 from wddmsim.ddi.submit import DXGKARG_RESETENGINE, DXGKARG_SUBMITCOMMAND
+from wddmsim.drivers.kit.engines import reset_engine
+from wddmsim.drivers.kit.interrupts import interrupt_data
+from wddmsim.drivers.kit.power import HiddenMemory, power_request
 from wddmsim.drivers.package import DriverStatistics
 from wddmsim.drivers.simple import render
 from wddmsim.drivers.simple.allocations import AllocationTable, decode, describe, linear_size
 from wddmsim.drivers.simple.config import SimpleDriverConfig
-from wddmsim.drivers.simple.interrupts import interrupt_data
 from wddmsim.drivers.simple.layout import APERTURE, SegmentLayout
 from wddmsim.drivers.simple.paging import PagingState, build
 from wddmsim.hw.addressing import Space, hw_address
@@ -70,9 +72,8 @@ class SimpleDriver:
         self._next_context = _FIRST_CONTEXT
         self.patched: set[tuple[int, int]] = set()
         """(context, DMA buffer address) patched by ``DxgkDdiPatch`` and not yet submitted."""
-        self.saved_table: bytes | None = None
-        """The aperture table, saved before a power-down that loses local memory."""
-        self.powered_down = False
+        self.hidden = HiddenMemory(gpu, self.layout.hidden_base)
+        """The aperture table, never reported, kept across power states (``DxgkDdiSetPowerState``)."""
         self._dxgkrnl: DxgkrnlInterface | None = None
         gpu.set_interrupt_handler(self._interrupt_routine)
 
@@ -251,13 +252,8 @@ class SimpleDriver:
     # --- reset and power ------------------------------------------------------------------------------------
 
     def reset_engine(self, args: DXGKARG_RESETENGINE) -> NTSTATUS:
-        """``DxgkDdiResetEngine``: the engine drops its queued and in-flight work and its fault."""
-        if not 0 <= args.NodeOrdinal < len(self.gpu.engines) or args.EngineOrdinal != 0:
-            raise InvalidArgument("NodeOrdinal", args.NodeOrdinal, f"nodes are 0..{len(self.gpu.engines) - 1}")
-        engine = self.gpu.engines[args.NodeOrdinal]
-        args.LastAbortedFenceId = engine.fault.fence if engine.fault is not None else engine.completed_fence
-        engine.reset()
-        return NTSTATUS.STATUS_SUCCESS
+        """``DxgkDdiResetEngine``: the engine drops its queued and in-flight work and its fault (the kit's)."""
+        return reset_engine(self.gpu, args)
 
     def reset_from_timeout(self) -> NTSTATUS:
         """``DxgkDdiResetFromTimeout``: on return the GPU reads and writes no memory."""
@@ -273,32 +269,11 @@ class SimpleDriver:
         self, DeviceUid: int, DevicePowerState: DEVICE_POWER_STATE, ActionType: POWER_ACTION
     ) -> NTSTATUS:
         """``DxgkDdiSetPowerState``: before D1-D3 the driver saves the aperture table (the only local memory it owns,
-        never reported) if the power-down loses it; D0 writes it back.  A child device's call changes nothing."""
-        try:
-            state = DEVICE_POWER_STATE(DevicePowerState)
-            hibernate = POWER_ACTION(ActionType) == POWER_ACTION.PowerActionHibernate
-        except ValueError:
-            raise DdiError(
-                NTSTATUS.STATUS_INVALID_PARAMETER,
-                f"DevicePowerState={DevicePowerState!r}, ActionType={ActionType!r}: not DEVICE_POWER_STATE and POWER_ACTION values",
-            ) from None
-        if DeviceUid != DISPLAY_ADAPTER_HW_ID:
-            return NTSTATUS.STATUS_SUCCESS
-        if state == DEVICE_POWER_STATE.PowerDeviceUnspecified:
-            raise DdiError(NTSTATUS.STATUS_INVALID_PARAMETER, "DevicePowerState=PowerDeviceUnspecified: name a state")
-        base = self.layout.hidden_base
-        if state == DEVICE_POWER_STATE.PowerDeviceD0:
-            if self.saved_table is not None:
-                self.gpu.local.write(base, self.saved_table)
-                self.saved_table = None
-            self.powered_down = False
-            return NTSTATUS.STATUS_SUCCESS
-        if not self.powered_down:
-            if self.gpu.lost_in(hibernate)[0] < self.gpu.config.local_size:
-                self.saved_table = self.gpu.local.read(base, self.gpu.config.local_size - base)
-            self.gpu.power_down(hibernate)
-            self.patched.clear()
-            self.powered_down = True
+        never reported) if the power-down loses it; D0 writes it back (the kit's
+        :class:`~wddmsim.drivers.kit.power.HiddenMemory`).  A child device's call changes nothing."""
+        request = power_request(DeviceUid, DevicePowerState, ActionType)
+        if request is not None and self.hidden.apply(request):
+            self.patched.clear()  # a reset GPU runs none of the buffers patched before
         return NTSTATUS.STATUS_SUCCESS
 
     # --- DxgkDdiInterruptRoutine ----------------------------------------------------------------------------

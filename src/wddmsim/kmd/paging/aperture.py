@@ -17,10 +17,10 @@ import numpy.typing as npt
 from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE
 from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER
 from wddmsim.ddi.status import NTSTATUS
+from wddmsim.drivers.kit.dma import DmaWriter, multipass
 from wddmsim.hw import commands as cmd
 from wddmsim.hw.addressing import Space, hw_address
 from wddmsim.hw.aperture import GART_ENTRY, GART_ENTRY_SIZE, gart_entry
-from wddmsim.kmd.dma import DmaWriter, multipass
 from wddmsim.kmd.errors import DriverContractError
 from wddmsim.kmd.state import DriverState
 

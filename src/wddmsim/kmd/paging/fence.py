@@ -5,9 +5,9 @@ from __future__ import annotations
 from wddmsim.core.units import U64_MAX
 from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER
 from wddmsim.ddi.status import NTSTATUS
+from wddmsim.drivers.kit.dma import single_packet
 from wddmsim.hw import commands as cmd
 from wddmsim.hw.addressing import Space, hw_address
-from wddmsim.kmd.dma import single_packet
 from wddmsim.kmd.errors import DriverContractError
 from wddmsim.kmd.state import DriverState
 

@@ -13,8 +13,8 @@ from enum import IntEnum
 from wddmsim.core.addresses import GpuPhysAddr
 from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER
 from wddmsim.ddi.status import NTSTATUS
+from wddmsim.drivers.kit.dma import single_packet
 from wddmsim.hw import commands as cmd
-from wddmsim.kmd.dma import single_packet
 from wddmsim.kmd.errors import DriverContractError
 from wddmsim.kmd.state import DriverState
 

@@ -29,10 +29,10 @@ from wddmsim.ddi.flags import DXGK_PAGETABLEUPDATEMODE
 from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE, DXGKARG_BUILDPAGINGBUFFER
 from wddmsim.ddi.pte import PteArray
 from wddmsim.ddi.status import NTSTATUS
+from wddmsim.drivers.kit.dma import DmaWriter, multipass, single_packet
 from wddmsim.hw import commands as cmd
 from wddmsim.hw.addressing import Space, hw_address
 from wddmsim.hw.pte import HW_PTE, PTE_SIZE
-from wddmsim.kmd.dma import DmaWriter, multipass, single_packet
 from wddmsim.kmd.errors import DriverContractError
 from wddmsim.kmd.state import DriverState
 from wddmsim.kmd.table_geometry import Geometry, table_geometry

@@ -11,8 +11,8 @@ from __future__ import annotations
 from wddmsim.core.addresses import GpuPhysAddr
 from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER
 from wddmsim.ddi.status import NTSTATUS
+from wddmsim.drivers.kit.dma import single_packet
 from wddmsim.hw import commands as cmd
-from wddmsim.kmd.dma import single_packet
 from wddmsim.kmd.state import DriverState
 
 

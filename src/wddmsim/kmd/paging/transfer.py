@@ -22,10 +22,10 @@ from wddmsim.ddi.paging import (
     DXGKARG_BUILDPAGINGBUFFER,
 )
 from wddmsim.ddi.status import NTSTATUS
+from wddmsim.drivers.kit.dma import DmaWriter, multipass
 from wddmsim.hw import commands as cmd
 from wddmsim.hw.addressing import Space, hw_address
 from wddmsim.kmd.allocations import KmdAllocation
-from wddmsim.kmd.dma import DmaWriter, multipass
 from wddmsim.kmd.errors import DriverContractError
 from wddmsim.kmd.state import DriverState
 

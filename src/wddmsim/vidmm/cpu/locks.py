@@ -36,6 +36,7 @@ from typing import final
 
 from wddmsim.core.addresses import CpuVa
 from wddmsim.core.events import EventLog
+from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.driver import KernelModeDriver
 from wddmsim.ddi.lock import (
     D3DDDICB_LOCK,
@@ -52,7 +53,8 @@ from wddmsim.vidmm.cpu.rules import check_lock
 from wddmsim.vidmm.cpu.swizzle import HeldRange, SwizzlingRanges
 from wddmsim.vidmm.device import Device
 from wddmsim.vidmm.events import CpuLockEvent
-from wddmsim.vidmm.moves.causes import STAY, LeaveHow, MoveCause, unswizzles
+from wddmsim.vidmm.move_kinds import MoveCause
+from wddmsim.vidmm.moves.causes import STAY, LeaveHow, unswizzles
 from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.paging.stream import PagingStream
 from wddmsim.vidmm.ports import LockResidency
@@ -68,8 +70,9 @@ def _bad(argument: str, value: object, rule: str) -> InvalidArgument:
 
 
 @final
-class LockManager:
-    """The lock calls, the swizzling-range arbiter, and the hooks that keep views right across moves."""
+class AllocationLocks:
+    """The CPU locks of allocations (``pfnLockCb``, ``pfnLock2Cb``, ``pfnUnlockCb``, ``pfnUnlock2Cb``; decision
+    0091): the lock calls, the swizzling-range arbiter, and the hooks that keep views right across moves."""
 
     def __init__(
         self,
@@ -365,7 +368,7 @@ class LockManager:
 
     # --- shared steps ----------------------------------------------------------------------------------------
 
-    def _owned(self, device: Device, handle: int, argument: str) -> VidMmAllocation:
+    def _owned(self, device: Device, handle: HANDLE, argument: str) -> VidMmAllocation:
         if device.removed is not None:
             raise DdiError(
                 HRESULT.D3DDDIERR_DEVICEREMOVED, f"hDevice={int(device.handle):#x} was removed: {device.removed}"
@@ -375,7 +378,7 @@ class LockManager:
             raise _bad(argument, handle, "belongs to another device")  # only the creator may lock
         return a
 
-    def _lockable(self, device: Device, handle: int, argument: str) -> VidMmAllocation:
+    def _lockable(self, device: Device, handle: HANDLE, argument: str) -> VidMmAllocation:
         a = self._owned(device, handle, argument)
         if not a.flags.CpuVisible:
             raise _bad(argument, handle, "was not created CpuVisible: only CPU-visible allocations can be locked")

@@ -6,12 +6,14 @@ VidMm assumes a reset loses every memory segment's bytes (decision 0055): the pa
 writes by CPU alone, are copied out before and written back after; every process's page-table tree is treated as
 evicted and rebuilt from VidMm's records before the process next runs.
 What happens to allocations (contents of memory segments lost, evictions reported as zero-size Transfers,
-aperture mappings unmapped) is the residency manager's part of the path, added with it.
+aperture mappings unmapped) is the residency manager's part of the path.  Every part's steps are handed to the path
+at construction, in the order they run (the parts built after it are reached through the composition's late
+calls); nothing is added to it later.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import NoReturn, final
 
 from wddmsim.core.events import EventLog
@@ -23,15 +25,25 @@ from wddmsim.vidmm.gpu.scheduler import GpuScheduler
 
 @final
 class ResetPath:
-    def __init__(self, driver: KernelModeDriver, scheduler: GpuScheduler, events: EventLog) -> None:
+    """``DxgkDdiResetFromTimeout`` / ``DxgkDdiRestartFromTimeout`` and what VidMm's parts do around them."""
+
+    def __init__(
+        self,
+        driver: KernelModeDriver,
+        scheduler: GpuScheduler,
+        events: EventLog,
+        *,
+        before: Sequence[Callable[[], None]] = (),
+        after: Sequence[Callable[[str], None]] = (),
+    ) -> None:
         self.driver = driver
         self.scheduler = scheduler
         self.events = events
         self.count = 0
         self.reasons: list[str] = []
-        self.before: list[Callable[[], None]] = []
+        self.before = tuple(before)
         """Called before ``DxgkDdiResetFromTimeout`` (VidMm keeps a copy of what it wrote itself by CPU)."""
-        self.listeners: list[Callable[[str], None]] = []
+        self.after = tuple(after)
         """Called after ``DxgkDdiRestartFromTimeout``, in order: the paging process's tables come back first."""
 
     def trigger(self, reason: str) -> NoReturn:
@@ -47,6 +59,6 @@ class ResetPath:
         except Exception as error:  # a driver that cannot even reset: record it, the device is gone anyway
             self.reasons.append(f"DxgkDdiResetFromTimeout failed: {error}")
         self.scheduler.abandon()
-        for listener in self.listeners:
+        for listener in self.after:
             listener(reason)
         raise DeviceRemoved(reason)

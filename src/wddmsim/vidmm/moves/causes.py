@@ -1,55 +1,17 @@
-"""Typed moves: why an allocation leaves its range (:class:`MoveCause`) and where it is or goes
-(:class:`Destination`).
+"""The move-observer protocol (what must hear of every move of an allocation), and what a move's cause means to
+the move itself: whether a victim is demoted to an aperture, whether its system copy must be linear.
 
-The values are the strings the ``VidMmEvict`` event and the inspector have always carried (ETW's ``VidMmEvict``
-reasons), so event logs read the same; code dispatches on the members, exhaustively (``assert_never``), so a new
-cause or destination is a type error wherever it is not handled.
+The causes and destinations themselves are in :mod:`wddmsim.vidmm.move_kinds`, a leaf the policy interface may import.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 from typing import Protocol, assert_never
 
 from wddmsim.vidmm.allocation import VidMmAllocation
+from wddmsim.vidmm.move_kinds import MoveCause
 from wddmsim.vidmm.segments import SegmentSpace
-
-
-class MoveCause(Enum):
-    """Why an allocation leaves its range (``VidMmEvict.cause``)."""
-
-    PRESSURE = "pressure"
-    """Room for another placement (a victim the policy ranked)."""
-    EVICT = "evict"
-    """``Evict`` dropped the last residency reference."""
-    TRIM = "trim"
-    """``TrimResidencySet``."""
-    OFFER = "offer"
-    """An offered allocation's content dropped (under pressure or ``OfferImmediately``)."""
-    DESTROY = "destroy"
-    """The allocation is destroyed (its content is not copied)."""
-    RESET = "reset"
-    """An adapter reset lost the memory segments (decision D6)."""
-    POWER = "power"
-    """Out of a range a power transition purges (decision 0045)."""
-    LOCK = "lock"
-    """To make a CPU lock succeed, or a range taken from a lock."""
-
-
-class Destination(Enum):
-    """Where an allocation is, or where a move out of a range took it (``VidMmEvict.destination``)."""
-
-    MEMORY = "memory"
-    """A memory segment (local video memory)."""
-    APERTURE = "aperture"
-    """An aperture segment: the GPU reaches the backing store's pages through it."""
-    SYSTEM = "system"
-    """Its backing store only (segment 0, decision D4)."""
-    DISCARDED = "discarded"
-    """Nowhere: the content was dropped on the way out."""
-    LOST = "lost"
-    """The segment's bytes were lost by an adapter reset; the backing store holds what was last paged out."""
 
 
 def demotes(cause: MoveCause) -> bool:

@@ -42,7 +42,7 @@ from wddmsim.ddi.paging import (
     DXGK_TRANSFER_LOCATION,
 )
 from wddmsim.vidmm.allocation import Content, VidMmAllocation
-from wddmsim.vidmm.moves.causes import Destination
+from wddmsim.vidmm.move_kinds import Destination
 from wddmsim.vidmm.moves.scratch import Direction, Pages, Scratch
 from wddmsim.vidmm.paging.stream import PagingStream
 from wddmsim.vidmm.segments import Placement, Segments

@@ -91,6 +91,8 @@ class SystemPagingProcess:
         """A range made by evicting allocations when the segment is full (the residency manager's, as for process
         page tables)."""
         self.tables: dict[tuple[int, int], tuple[int, CpuMapping]] = {}
+        self._kept_over_reset: dict[tuple[int, int], bytes] = {}
+        """The tables' bytes while an adapter reset runs."""
         top = mmu.level_count - 1
         self.root_address = self.physical(top, 0)
         driver.set_root_page_table(
@@ -151,6 +153,18 @@ class SystemPagingProcess:
         for key, data in saved.items():
             _, mapping = self.tables[key]
             mapping.data[:] = np.frombuffer(data, dtype=np.uint8)
+
+    # --- adapter reset (decision 0055) -------------------------------------------------------------------------
+
+    def before_reset(self) -> None:
+        """Before ``DxgkDdiResetFromTimeout``: every table, written by the CPU alone, copied out (the reset loses
+        the memory segments' bytes)."""
+        self._kept_over_reset = self.save_tables(lambda segment, offset, size: True)
+
+    def after_reset(self, reason: str) -> None:
+        """After ``DxgkDdiRestartFromTimeout``: the tables written back before any paging buffer runs again."""
+        saved, self._kept_over_reset = self._kept_over_reset, {}
+        self.restore_tables(saved)
 
     # --- geometry ----------------------------------------------------------------------------------------------
 

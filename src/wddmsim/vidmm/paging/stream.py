@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, NoReturn, final
+from typing import Any, Final, NoReturn, final
 
 from wddmsim.core.addresses import FenceValue
 from wddmsim.core.bits import BitUnion
@@ -84,8 +84,8 @@ class PagingStream:
         *,
         context: HANDLE,
         node: int,
-        idle_waiter: Callable[[int], None] | None = None,
-        allocation_size: Callable[[int], int] | None = None,
+        idle_waiter: Callable[[HANDLE], None] | None = None,
+        allocation_size: Callable[[HANDLE], int] | None = None,
     ) -> None:
         self.driver = driver
         self.scheduler = scheduler
@@ -257,13 +257,22 @@ class PagingStream:
         )
         passes = 1
         idle_retry = False
+        stalled = 0
         while True:
+            offset_at_start = args.MultipassOffset
             status, progress = self._call(args, buffer)
             if status == _SUCCESS:
                 self._ops_in_current += 1
                 self._account(args, payload, passes)
                 return passes
             if status == _INSUFFICIENT:
+                stalled = stalled + 1 if args.MultipassOffset == offset_at_start else 0
+                if stalled >= MAX_STALLED_CALLS:
+                    self._fatal(
+                        f"{args.Operation.name}: MultipassOffset stayed at {args.MultipassOffset} for {stalled} calls "
+                        "answered STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER -- the driver records no progress, so the "
+                        "operation would never end"
+                    )
                 if progress == 0 and buffer.used == 0:
                     self._fatal(
                         f"{args.Operation.name}: STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER on an empty "
@@ -305,7 +314,7 @@ class PagingStream:
         args.DmaBufferPrivateDataSize = self.pool.private_size
         args.DmaBufferWriteOffset = buffer.used
 
-    def _wait_allocation_idle(self, hAllocation: int) -> None:
+    def _wait_allocation_idle(self, hAllocation: HANDLE) -> None:
         """Until nothing on the GPU uses the allocation: the paging work before this operation, and (through
         :attr:`idle_waiter`) the processes' work that references it (decision 0009)."""
         if self.current is not None:
@@ -390,7 +399,7 @@ class PagingStream:
             size = int(getattr(payload, name)) * unit
             if size:
                 break
-        handle = int(kind.read(payload, "hAllocation", 0))
+        handle = HANDLE(int(kind.read(payload, "hAllocation", 0)))
         if not size and handle and isinstance(payload, _WHOLE_ALLOCATION) and self.allocation_size is not None:
             size = self.allocation_size(handle)  # DiscardContent, InitContextResource: the whole allocation
         source = kind.read(payload, "Source", None)
@@ -410,6 +419,10 @@ class PagingStream:
             )
         )
 
+
+MAX_STALLED_CALLS: Final = 64
+"""INSUFFICIENT_DMA_BUFFER answers in a row with ``MultipassOffset`` unchanged before VidMm gives up on the driver:
+the offset is where the DDI has a driver record its progress, and a loop without it never ends (decision 0121)."""
 
 _WHOLE_ALLOCATION = (DXGK_BUILDPAGINGBUFFER_DISCARDCONTENT, DXGK_BUILDPAGINGBUFFER_INITCONTEXTRESOURCE)
 

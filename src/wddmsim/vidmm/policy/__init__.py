@@ -11,7 +11,7 @@ through two interfaces (:mod:`~wddmsim.vidmm.policy.interface`):
   range is carved, and where a victim some residency list still needs is demoted.
 
 Policies are registered by name in :mod:`~wddmsim.vidmm.policy.registry`, the one list the CLI, the scenario
-files and :class:`~wddmsim.vidmm.manager.VidMmConfig` read; ``module:Class`` names one from outside the package.
+files and :class:`~wddmsim.vidmm.config.VidMmConfig` read; ``module:Class`` names one from outside the package.
 Each shipped policy is a module of its own that imports only the interface (an import-linter contract).
 
 Shipped eviction policies: ``priority-lru`` (the default: unreferenced first, then lower priority, then least

@@ -28,6 +28,7 @@ from typing import Protocol, runtime_checkable
 
 from wddmsim.ddi.residency import D3DKMT_MEMORY_SEGMENT_GROUP
 from wddmsim.vidmm.allocation import VidMmAllocation
+from wddmsim.vidmm.move_kinds import MoveCause
 from wddmsim.vidmm.segments import Placement as Range  # a segment id and offset (not a range allocator)
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "BasePlacement",
     "EvictionPolicy",
     "InsertMode",
+    "MoveCause",
     "PlacementPolicy",
     "Range",
     "RoomPlan",
@@ -78,8 +80,8 @@ class RoomRequest:
     """Carved from the top of the segment (``FromEndOfSegment``, page tables)."""
     owner: object
     """What the room is for: a :class:`VidMmAllocation`, or VidMm's own object."""
-    cause: str
-    """The eviction cause a victim is reported with (``pressure``, ``lock`` ...)."""
+    cause: MoveCause
+    """The eviction cause a victim is reported with (``PRESSURE``, ``LOCK`` ...)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,8 +152,8 @@ class EvictionPolicy(Protocol):
         """``a`` was paged in (a memory segment) or mapped (an aperture segment) at ``where``."""
         ...
 
-    def evicted(self, a: VidMmAllocation, where: Range, cause: str) -> None:
-        """``a`` left ``where`` (``cause``: pressure, evict, trim, lock, offer, power, destroy, reset)."""
+    def evicted(self, a: VidMmAllocation, where: Range, cause: MoveCause) -> None:
+        """``a`` left ``where``, for ``cause`` (pressure, evict, trim, lock, offer, power, destroy, reset)."""
         ...
 
     def freed(self, a: VidMmAllocation) -> None:
@@ -197,7 +199,7 @@ class BaseEviction:
     def placed(self, a: VidMmAllocation, where: Range) -> None:
         return None
 
-    def evicted(self, a: VidMmAllocation, where: Range, cause: str) -> None:
+    def evicted(self, a: VidMmAllocation, where: Range, cause: MoveCause) -> None:
         return None
 
     def freed(self, a: VidMmAllocation) -> None:

@@ -23,6 +23,7 @@ from typing import final
 from wddmsim.vidmm.policy.interface import (
     BaseEviction,
     EvictionPolicy,
+    MoveCause,
     Range,
     RoomPlan,
     RoomRequest,
@@ -90,7 +91,7 @@ class UseRecorder(BaseEviction):
     def placed(self, a: VidMmAllocation, where: Range) -> None:
         self.inner.placed(a, where)
 
-    def evicted(self, a: VidMmAllocation, where: Range, cause: str) -> None:
+    def evicted(self, a: VidMmAllocation, where: Range, cause: MoveCause) -> None:
         self.inner.evicted(a, where, cause)
 
     def freed(self, a: VidMmAllocation) -> None:

@@ -1,5 +1,5 @@
 """The one place policies are named: the CLI (``--policy``, ``--placement``, ``run --list``), the scenario files
-(``adapter.policy``, ``adapter.placement``) and :class:`~wddmsim.vidmm.manager.VidMmConfig` all read it.
+(``adapter.policy``, ``adapter.placement``) and :class:`~wddmsim.vidmm.config.VidMmConfig` all read it.
 
 A name is a registered one, or ``module:Class`` for a policy from outside the package: the module is imported
 as Python imports any module (from ``sys.path``: ``PYTHONPATH=. wddmsim run --policy mypkg.clock:Clock``, or

@@ -27,7 +27,7 @@ from wddmsim.vidmm.device import Device
 from wddmsim.vidmm.events import (
     AdapterAllocation,
 )
-from wddmsim.vidmm.moves.causes import MoveCause
+from wddmsim.vidmm.move_kinds import MoveCause
 from wddmsim.vidmm.moves.scratch import Scratch
 from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.paging.process import SystemPagingProcess

@@ -20,9 +20,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import final
 
+from wddmsim.core.addresses import FenceValue
 from wddmsim.core.events import EventLog
 from wddmsim.core.units import PAGE_SIZE
 from wddmsim.ddi.allocation import D3DDDICB_SETPRIORITY
+from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.driver import KernelModeDriver, SystemMemoryServices
 from wddmsim.ddi.residency import (
     D3DDDI_CREATEPAGINGQUEUE,
@@ -138,27 +140,27 @@ class ResidencyManager:
     # --- the object table's tables, under their old names --------------------------------------------------
 
     @property
-    def processes(self) -> dict[int, Process]:
+    def processes(self) -> dict[HANDLE, Process]:
         return self.objects.processes
 
     @property
-    def devices(self) -> dict[int, Device]:
+    def devices(self) -> dict[HANDLE, Device]:
         return self.objects.devices
 
     @property
-    def queues(self) -> dict[int, PagingQueue]:
+    def queues(self) -> dict[HANDLE, PagingQueue]:
         return self.objects.queues
 
     @property
-    def allocations(self) -> dict[int, VidMmAllocation]:
+    def allocations(self) -> dict[HANDLE, VidMmAllocation]:
         return self.objects.allocations
 
     @property
-    def sync_objects(self) -> dict[int, SyncObject]:
+    def sync_objects(self) -> dict[HANDLE, SyncObject]:
         return self.objects.sync_objects
 
     @property
-    def contexts(self) -> dict[int, Device]:
+    def contexts(self) -> dict[HANDLE, Device]:
         return self.objects.contexts
 
     @property
@@ -181,7 +183,7 @@ class ResidencyManager:
         """``pfnAllocateCb``: one ``DxgkDdiCreateAllocation`` call for all of them, then their backing stores."""
         return self.lifetimes.create_allocations(device, private_data, resource_data)
 
-    def destroy_allocation(self, handle: int) -> None:
+    def destroy_allocation(self, handle: HANDLE) -> None:
         """``pfnDeallocateCb`` for one allocation: its content is dropped, its range and backing store freed."""
         self.lifetimes.destroy_allocation(handle)
 
@@ -189,7 +191,7 @@ class ResidencyManager:
         """``pfnSetPriorityCb``."""
         return self.lifetimes.set_priority(device, args)
 
-    def where(self, handle: int) -> Residence:
+    def where(self, handle: HANDLE) -> Residence:
         """Where an allocation is, whether its placement is published yet, and who needs it."""
         return self.lifetimes.where(handle)
 
@@ -199,7 +201,7 @@ class ResidencyManager:
         """``pfnCreatePagingQueueCb``."""
         self.fences.create_paging_queue(args)
 
-    def destroy_paging_queue(self, handle: int) -> None:
+    def destroy_paging_queue(self, handle: HANDLE) -> None:
         """``pfnDestroyPagingQueueCb``: the queue's work completes first."""
         self.waits.destroy_paging_queue(handle)
 
@@ -233,19 +235,19 @@ class ResidencyManager:
         """A monitored fence (value 0) the device's work can wait on and signal."""
         return self.fences.create_sync_object(device)
 
-    def signal_from_cpu(self, handle: int, value: int) -> None:
+    def signal_from_cpu(self, handle: HANDLE, value: FenceValue) -> None:
         """``SignalSynchronizationObjectFromCpu``."""
         self.fences.signal_from_cpu(handle, value)
 
-    def wait(self, queue: PagingQueue, value: int) -> None:
+    def wait(self, queue: PagingQueue, value: FenceValue) -> None:
         """Wait on the CPU until the paging queue's fence reaches ``value``."""
         self.waits.wait(queue, value)
 
-    def wait_sync(self, sync: SyncObject, value: int) -> None:
+    def wait_sync(self, sync: SyncObject, value: FenceValue) -> None:
         """Wait on the CPU until a monitored-fence sync object reaches ``value``."""
         self.waits.wait_sync(sync, value)
 
-    def poll_fence_value(self, queue: PagingQueue) -> int:
+    def poll_fence_value(self, queue: PagingQueue) -> FenceValue:
         """The queue's fence as a CPU polling ``FenceValueCPUVirtualAddress`` reads it."""
         return self.waits.poll_fence_value(queue)
 

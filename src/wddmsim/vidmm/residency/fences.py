@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from typing import final
 
+from wddmsim.core.addresses import FenceValue
 from wddmsim.core.events import EventLog
+from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.paging import (
     DXGK_BUILDPAGINGBUFFER_SIGNALMONITOREDFENCE,
 )
@@ -70,7 +72,7 @@ class PagingFences:
         del self.objects.queues[queue.handle]
         queue.fence.release()
 
-    def signal_value(self, queue: PagingQueue, value: int) -> None:
+    def signal_value(self, queue: PagingQueue, value: FenceValue) -> None:
         """Signal ``value`` on ``queue`` after the work built so far."""
         if self.gpu_fences:
             self.paging.build(
@@ -89,10 +91,10 @@ class PagingFences:
             )
         )
 
-    def fence_value(self, queue: PagingQueue) -> int:
+    def fence_value(self, queue: PagingQueue) -> FenceValue:
         """The queue's monitored fence as the CPU reads it now (the GPU runs only when someone waits)."""
         self.retire(queue)
-        return queue.fence.value
+        return FenceValue(queue.fence.value)
 
     def retire(self, queue: PagingQueue) -> None:
         for value, submission in sorted(queue.pending.items()):
@@ -114,7 +116,7 @@ class PagingFences:
         self.objects.sync_objects[sync.handle] = sync
         return sync
 
-    def signal_from_cpu(self, handle: int, value: int) -> None:
+    def signal_from_cpu(self, handle: HANDLE, value: FenceValue) -> None:
         """``SignalSynchronizationObjectFromCpu``: the fence takes ``value`` (never lower); work waiting for it runs."""
         sync = self.objects.sync_object(handle)
         if not 0 <= value < 1 << 64 or value < sync.fence.value:

@@ -15,6 +15,7 @@ from wddmsim.ddi.allocation import (
     DXGKARG_CREATEALLOCATION,
     DXGKARG_DESTROYALLOCATION,
 )
+from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.driver import KernelModeDriver, SystemMemoryServices
 from wddmsim.ddi.status import HRESULT, NT_SUCCESS, NTSTATUS, DdiError
 from wddmsim.vidmm.allocation import VidMmAllocation
@@ -22,7 +23,7 @@ from wddmsim.vidmm.device import Device, Process
 from wddmsim.vidmm.events import (
     AdapterAllocation,
 )
-from wddmsim.vidmm.moves.causes import Destination, MoveCause
+from wddmsim.vidmm.move_kinds import Destination, MoveCause
 from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.paging.stream import PagingStream
 from wddmsim.vidmm.residency.budgets import GROUPS, Budgets
@@ -178,7 +179,7 @@ class Lifetimes:
             ) from None
         return VidMmAllocation.from_info(info, device, group, backing, segment_model=not self.gpu_fences)
 
-    def destroy_allocation(self, handle: int) -> None:
+    def destroy_allocation(self, handle: HANDLE) -> None:
         """Destroy: the content is dropped (no copy), the range and the backing store are freed."""
         a = self.objects.allocation(handle)
         if a.pin_count:
@@ -225,20 +226,20 @@ class Lifetimes:
             a.priority = priority
         return HRESULT.S_OK
 
-    def pin(self, handle: int) -> None:
+    def pin(self, handle: HANDLE) -> None:
         """Pin an allocation where it is (the kernel holds it, e.g. for scan-out): it is never a victim, and a
         lock that would have to evict it fails with ``CANTEVICTPINNEDALLOCATION``."""
         a = self.objects.allocation(handle)
         self.servicing.service()
         a.pin_count += 1
 
-    def unpin(self, handle: int) -> None:
+    def unpin(self, handle: HANDLE) -> None:
         a = self.objects.allocation(handle)
         if a.pin_count <= 0:
             raise bad("hAllocation", handle, "is not pinned")
         a.pin_count -= 1
 
-    def where(self, handle: int) -> Residence:
+    def where(self, handle: HANDLE) -> Residence:
         """Where an allocation is, whether its placement is published yet, and who needs it."""
         a = self.objects.allocation(handle)
         space = None if a.placement is None else self.segments.get(a.placement.segment_id)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import final
 
-from wddmsim.ddi.base import HANDLE
+from wddmsim.ddi.base import HANDLE, NO_FENCE
 from wddmsim.ddi.driver import SystemMemoryServices
 from wddmsim.ddi.memory import MDL
 from wddmsim.ddi.residency import (
@@ -17,7 +17,7 @@ from wddmsim.ddi.residency import (
 )
 from wddmsim.ddi.status import HRESULT, NTSTATUS, DdiError
 from wddmsim.vidmm.allocation import Content, VidMmAllocation
-from wddmsim.vidmm.moves.causes import MoveCause
+from wddmsim.vidmm.move_kinds import MoveCause
 from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.paging.stream import PagingStream
 from wddmsim.vidmm.residency.checks import bad, is_integer, reserved
@@ -122,7 +122,7 @@ class Offers:
             if a.residency_count and a.placement is None:
                 self.placement.place(a, protected, cause=MoveCause.PRESSURE)
         args.pResults = results
-        args.PagingFenceValue = self.waits.signal(queue) if self.placement.moved else 0
+        args.PagingFenceValue = self.waits.signal(queue) if self.placement.moved else NO_FENCE
         return HRESULT.E_PENDING if self.placement.moved else HRESULT.S_OK
 
     def _commit_backing(self, allocations: list[VidMmAllocation]) -> dict[HANDLE, MDL]:

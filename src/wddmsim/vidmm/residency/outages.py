@@ -12,7 +12,7 @@ from wddmsim.vidmm.errors import DeviceRemoved
 from wddmsim.vidmm.events import (
     VidMmEvict,
 )
-from wddmsim.vidmm.moves.causes import Destination, MoveCause
+from wddmsim.vidmm.move_kinds import Destination, MoveCause
 from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.paging.stream import PagingStream
 from wddmsim.vidmm.residency.placement import Placer
@@ -89,7 +89,7 @@ class Outages:
                 self.segments.get(placement.segment_id).free(placement.offset)
                 a.placement = None
                 a.ready_fence = 0
-                self.placement.policy.evicted(a, placement, "reset")
+                self.placement.policy.evicted(a, placement, MoveCause.RESET)
             for queue in self.objects.queues.values():
                 queue.pending.clear()
                 queue.fence.cpu_signal(queue.issued)  # every value is retired: nothing waits forever

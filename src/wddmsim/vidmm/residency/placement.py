@@ -30,7 +30,8 @@ from wddmsim.vidmm.events import (
     VidMmEvict,
     VidMmPageIn,
 )
-from wddmsim.vidmm.moves.causes import Destination, MoveCause, MoveObserver, demotes, merge
+from wddmsim.vidmm.move_kinds import Destination, MoveCause
+from wddmsim.vidmm.moves.causes import MoveObserver, demotes, merge
 from wddmsim.vidmm.moves.mover import Mover
 from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.paging.stream import PagingStream
@@ -167,7 +168,7 @@ class Placer:
         protected = protected | self._entering
         candidates = [v for v in self.residents(space) if v.handle not in protected and v.pin_count == 0 and victims(v)]
         request = RoomRequest(
-            segment=space.id, size=size, alignment=alignment, from_end=from_end, owner=owner, cause=cause.value
+            segment=space.id, size=size, alignment=alignment, from_end=from_end, owner=owner, cause=cause
         )
 
         def evict(victim: VidMmAllocation) -> None:
@@ -240,7 +241,7 @@ class Placer:
         self.segments.get(placement.segment_id).free(placement.offset)
         a.placement = None
         self.moved = True
-        self.policy.evicted(a, placement, cause.value)
+        self.policy.evicted(a, placement, cause)
         if destination is Destination.DISCARDED:
             a.content = Content.DISCARDED
         for observer in self.observers:
@@ -300,7 +301,7 @@ class Placer:
         ``a`` needs one range, and what ``wanted`` already holds or is pinned splits the segment."""
         keep = {a.handle for a in wanted}
         request = RoomRequest(
-            segment=space.id, size=a.size, alignment=a.alignment, from_end=False, owner=a, cause="pressure"
+            segment=space.id, size=a.size, alignment=a.alignment, from_end=False, owner=a, cause=MoveCause.PRESSURE
         )
         open_ranges = [(e.start, e.end) for e in space.ranges.free_extents()]
         open_ranges += [

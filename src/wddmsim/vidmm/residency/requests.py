@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from typing import final
 
+from wddmsim.core.addresses import FenceValue
 from wddmsim.core.events import EventLog
-from wddmsim.ddi.base import HANDLE
+from wddmsim.ddi.base import HANDLE, NO_FENCE
 from wddmsim.ddi.residency import (
     D3DDDI_MAKERESIDENT,
     D3DDDICB_EVICT,
@@ -26,7 +27,7 @@ from wddmsim.vidmm.device import Device, PagingQueue
 from wddmsim.vidmm.events import (
     VidMmMakeResident,
 )
-from wddmsim.vidmm.moves.causes import MoveCause
+from wddmsim.vidmm.move_kinds import MoveCause
 from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.paging.stream import PagingStream
 from wddmsim.vidmm.residency.budgets import Budgets
@@ -96,7 +97,7 @@ class Requests:
                 a.backing_current = False  # a new period of use: the GPU may write it again
             a.residency_count += 1
         args.NumAllocations = len(wanted)
-        args.PagingFenceValue = self.waits.signal(queue) if self.placement.moved else 0
+        args.PagingFenceValue = self.waits.signal(queue) if self.placement.moved else NO_FENCE
         for a in wanted:
             if self.placement.moved:
                 a.ready_fence = max(a.ready_fence, args.PagingFenceValue)
@@ -129,14 +130,14 @@ class Requests:
             a.residency_count += 1
         args.NumAllocations = len(wanted)
         result = HRESULT.S_OK
-        args.PagingFenceValue = 0
+        args.PagingFenceValue = NO_FENCE
         if any(a.placement is None for a in wanted):
             queue.issued += 1
-            args.PagingFenceValue = queue.issued
+            args.PagingFenceValue = FenceValue(queue.issued)
             for a in wanted:
                 a.ready_fence = max(a.ready_fence, queue.issued)
             result = HRESULT.E_PENDING
-            self.servicing.worker.admit(PagingRequest(queue, queue.issued, tuple(wanted)))
+            self.servicing.worker.admit(PagingRequest(queue, args.PagingFenceValue, tuple(wanted)))
         self._emit_make_resident(device, len(wanted), result, args.PagingFenceValue, 0)
         return result
 
@@ -144,7 +145,7 @@ class Requests:
         """``E_OUTOFMEMORY``: no count changed; ``MustSucceed`` puts the device in error."""
         args.NumBytesToTrim = over
         args.NumAllocations = 0
-        args.PagingFenceValue = 0
+        args.PagingFenceValue = NO_FENCE
         if args.Flags.MustSucceed:
             device.removed = f"MakeResident with MustSucceed could not be satisfied ({why}, {over:#x} bytes)"
         self.paging.flush()

@@ -14,7 +14,7 @@ from wddmsim.vidmm.device import Device
 from wddmsim.vidmm.events import (
     PagingRequestServiced,
 )
-from wddmsim.vidmm.moves.causes import MoveCause
+from wddmsim.vidmm.move_kinds import MoveCause
 from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.paging.stream import PagingStream
 from wddmsim.vidmm.residency.fences import PagingFences

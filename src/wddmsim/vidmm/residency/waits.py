@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import final
 
+from wddmsim.core.addresses import FenceValue
+from wddmsim.ddi.base import HANDLE
 from wddmsim.vidmm.device import PagingQueue, Process, SyncObject
 from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.paging.stream import PagingStream
@@ -35,15 +37,16 @@ class Waits:
         self.wait_companions = wait_companions
         """The process's paging companions finish what they were given (tiled updates signal from there)."""
 
-    def signal(self, queue: PagingQueue) -> int:
+    def signal(self, queue: PagingQueue) -> FenceValue:
         """Give the work just built the queue's next fence value and submit it (after the requests admitted
         before it: a queue's values signal in order)."""
         self.servicing.service()
         queue.issued += 1
-        self.fences.signal_value(queue, queue.issued)
-        return queue.issued
+        value = FenceValue(queue.issued)
+        self.fences.signal_value(queue, value)
+        return value
 
-    def wait(self, queue: PagingQueue, value: int) -> None:
+    def wait(self, queue: PagingQueue, value: FenceValue) -> None:
         """Wait on the CPU until the queue's fence reaches ``value`` (0 returns at once).  The paging worker
         catches up first -- all of it, in priority order -- and the paging engine then runs only as far as the
         work that signals ``value``."""
@@ -58,7 +61,7 @@ class Waits:
         if queue.fence.value < value:
             raise AssertionError(f"paging fence {value} completed but the fence reads {queue.fence.value}")
 
-    def wait_sync(self, sync: SyncObject, value: int) -> None:
+    def wait_sync(self, sync: SyncObject, value: FenceValue) -> None:
         """Wait on the CPU until a monitored-fence sync object reaches ``value`` (``hFenceObject`` of
         ``UpdateGpuVirtualAddress``): the paging work queued to signal it runs first.  A value that neither
         the fence nor any queued work reaches is refused -- with one CPU thread, nothing else could signal it,
@@ -79,7 +82,7 @@ class Waits:
         if sync.fence.value < value:
             raise AssertionError(f"monitored fence promised {sync.promised} but reads {sync.fence.value}")
 
-    def poll_fence_value(self, queue: PagingQueue) -> int:
+    def poll_fence_value(self, queue: PagingQueue) -> FenceValue:
         """The queue's fence as a CPU polling ``FenceValueCPUVirtualAddress`` reads it: the paging worker services
         what it admitted, built work is submitted, the value is read, and then time passes
         (:meth:`GpuScheduler.poll`), so a client that polls instead of waiting sees its value after finitely many
@@ -90,8 +93,8 @@ class Waits:
         self.fences.poll()
         return value
 
-    def destroy_paging_queue(self, handle: int) -> None:
+    def destroy_paging_queue(self, handle: HANDLE) -> None:
         """``pfnDestroyPagingQueueCb``: the queue's work completes first."""
         queue = self.objects.queue(handle)
-        self.wait(queue, queue.issued)
+        self.wait(queue, FenceValue(queue.issued))
         self.fences.close_queue(queue)

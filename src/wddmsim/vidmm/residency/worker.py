@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final, final
 
+from wddmsim.core.addresses import FenceValue
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.device import PagingQueue
 
@@ -35,7 +36,7 @@ class PagingRequest:
     """One admitted ``MakeResident``: what to make resident, and the fence value that says it is."""
 
     queue: PagingQueue
-    value: int
+    value: FenceValue
     """The value the queue's monitored fence takes once the request's paging has run."""
     allocations: tuple[VidMmAllocation, ...]
     sequence: int = field(default=0)

@@ -19,7 +19,7 @@ What each module models:
   recorded so that they follow it, a released region's entries invalidated and its unneeded tables pruned.
 - :mod:`.privileged` -- the privileged VA spaces and what VidMm maps there for good: tile pools, every page table
   of the application space, the monitored-fence pages.
-- :mod:`.spaces` -- ``VaManager``: the DDI calls (Reserve, Map, Free, Update), the spaces' lifetime, and the
+- :mod:`.spaces` -- ``GpuVaSpaces``: the DDI calls (Reserve, Map, Free, Update), the spaces' lifetime, and the
   hooks the residency core calls on every move (a ``MoveObserver``).  It builds the parts above in dependency
   order and is the tree's :class:`~.tables.TreeHooks` (decision 0060).
 """
@@ -27,17 +27,17 @@ What each module models:
 from __future__ import annotations
 
 from wddmsim.vidmm.vaspace.regions import GpuVaSpace, Kind, ProcessTable, Region, UpdateStep, VaMapping
-from wddmsim.vidmm.vaspace.spaces import VaManager
+from wddmsim.vidmm.vaspace.spaces import GpuVaSpaces
 from wddmsim.vidmm.vaspace.tables import VA_ALIGNMENT, WINDOW_SIZE
 
 __all__ = [
     "VA_ALIGNMENT",
     "WINDOW_SIZE",
     "GpuVaSpace",
+    "GpuVaSpaces",
     "Kind",
     "ProcessTable",
     "Region",
     "UpdateStep",
-    "VaManager",
     "VaMapping",
 ]

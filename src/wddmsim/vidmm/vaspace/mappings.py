@@ -1,7 +1,7 @@
 """Installing and removing mappings: which pages of which allocation each VA maps, and its entries written.
 
 A mapping installed in a region cuts what it covers out of earlier mappings there; an allocation's mappings are
-recorded by allocation so that they follow its moves (:class:`~.spaces.VaManager`, a move observer) and go when it
+recorded by allocation so that they follow its moves (:class:`~.spaces.GpuVaSpaces`, a move observer) and go when it
 is destroyed (Windows frees the whole region).  A region released has its entries invalidated and flushed before
 its range can be handed out again, and the tables no region needs any more are pruned (wddm-spec 2.2, 2.6).
 ``D3DGPU_UNIQUE_DRIVER_PROTECTION`` is kept across every mapping of the same pages (decision 0025).

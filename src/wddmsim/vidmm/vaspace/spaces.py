@@ -1,11 +1,11 @@
-"""``VaManager``: the GPU VA services of every process, and mappings that follow their allocations.
+"""``GpuVaSpaces``: the GPU VA services of every process, and mappings that follow their allocations.
 
 What it models (wddm-spec.md sections 2.5-2.8 and 3.1-3.6; decisions D5 and 0016):
 
 - Reserve, Map and Free with every documented rule; ``UpdateGpuVirtualAddress`` (:mod:`.update`).
 - A mapping points its leaf entries at wherever its allocation is (:mod:`.entries`).  On every move the
-  residency manager calls :meth:`VaManager.before_leave` (entries invalidated and flushed from the TLB *before*
-  the range can be reused by the next operation in the stream) and :meth:`VaManager.after_enter` (entries
+  residency manager calls :meth:`GpuVaSpaces.before_leave` (entries invalidated and flushed from the TLB *before*
+  the range can be reused by the next operation in the stream) and :meth:`GpuVaSpaces.after_enter` (entries
   re-pointed, and flushed unless the driver reports ``InvalidTlbEntriesNotCached``).
 - The page-table trees themselves are :mod:`.tree` (built on :mod:`.tables`, :mod:`.placement`, :mod:`.links`);
   where a new region's VA goes is :mod:`.choosing`; installing and removing mappings :mod:`.mappings`; the
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, final
 
 from wddmsim.core.addresses import GpuVa
 from wddmsim.core.units import PAGE_SIZE
-from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS, HANDLE
+from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS, HANDLE, NO_FENCE
 from wddmsim.ddi.driver import KernelModeDriver, SystemMemoryServices
 from wddmsim.ddi.status import HRESULT
 from wddmsim.ddi.va import (
@@ -34,7 +34,8 @@ from wddmsim.ddi.va import D3DDDIGPUVIRTUALADDRESS_RESERVATION_TYPE as Reservati
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.errors import DeviceRemoved
 from wddmsim.vidmm.gpummu import GpuMmuDescription
-from wddmsim.vidmm.moves.causes import STAY, LeaveHow, MoveCause
+from wddmsim.vidmm.move_kinds import MoveCause
+from wddmsim.vidmm.moves.causes import STAY, LeaveHow
 from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.paging.buffers import PagingBufferPool
 from wddmsim.vidmm.paging.process import SystemPagingProcess
@@ -47,7 +48,7 @@ from wddmsim.vidmm.vaspace.choosing import VaChooser
 from wddmsim.vidmm.vaspace.entries import Entries
 from wddmsim.vidmm.vaspace.mappings import Mappings
 from wddmsim.vidmm.vaspace.privileged import PrivilegedSpaces
-from wddmsim.vidmm.vaspace.regions import GpuVaSpace, ProcessTable, Region, VaMapping
+from wddmsim.vidmm.vaspace.regions import GpuVaSpace, ProcessTable, Region
 from wddmsim.vidmm.vaspace.tables import VA_ALIGNMENT
 from wddmsim.vidmm.vaspace.tree import PageTables
 from wddmsim.vidmm.vaspace.update import TiledUpdates
@@ -57,8 +58,10 @@ if TYPE_CHECKING:
 
 
 @final
-class VaManager:
-    """Creates VA spaces and keeps every mapping's PTEs pointing at its allocation's current place."""
+class GpuVaSpaces:
+    """Every process's GPU VA space (decision 0091): creates them, serves ``pfnReserveGpuVirtualAddressCb``,
+    ``pfnMapGpuVirtualAddressCb``, ``pfnFreeGpuVirtualAddressCb`` and ``pfnUpdateGpuVirtualAddressCb``, and keeps
+    every mapping's PTEs pointing at its allocation's current place."""
 
     def __init__(
         self,
@@ -307,28 +310,6 @@ class VaManager:
         """``pfnUpdateGpuVirtualAddressCb`` (:mod:`.update`)."""
         self.updates.update_gpu_va(args)
 
-    # --- internal mapping API (VidMm's own users, tests) ----------------------------------------------------
-
-    def map(
-        self,
-        space: GpuVaSpace,
-        allocation: VidMmAllocation,
-        *,
-        offset_pages: int = 0,
-        pages: int | None = None,
-        write: bool = True,
-        execute: bool = False,
-        base: int | None = None,
-    ) -> VaMapping:
-        """Map pages of ``allocation`` in a region of its own (:meth:`.mappings.Mappings.map`)."""
-        return self.mappings.map(
-            space, allocation, offset_pages=offset_pages, pages=pages, write=write, execute=execute, base=base
-        )
-
-    def unmap(self, space: GpuVaSpace, va: int) -> None:
-        """Free the region that starts at ``va``."""
-        self.mappings.unmap(space, va)
-
     # --- a move observer of the residency core (MoveObserver, decision 0060) -----------------------------------
 
     def may_enter(self, allocation: VidMmAllocation, space: SegmentSpace) -> bool:
@@ -380,7 +361,7 @@ class VaManager:
     ) -> HRESULT:
         """Give the operations just built the queue's next paging fence (``E_PENDING``), or 0 (``S_OK``)."""
         if not moved:
-            args.PagingFenceValue = 0
+            args.PagingFenceValue = NO_FENCE
             return HRESULT.S_OK
         args.PagingFenceValue = self.residency.signal(queue)
         return HRESULT.E_PENDING

@@ -61,7 +61,7 @@ if TYPE_CHECKING:
 
 
 class VaHost(Protocol):
-    """What tiled updates ask of the VA manager that builds them (:class:`~wddmsim.vidmm.vaspace.spaces.VaManager`),
+    """What tiled updates ask of the VA spaces that build them (:class:`~wddmsim.vidmm.vaspace.spaces.GpuVaSpaces`),
     named here so that this module never imports the one that imports it."""
 
     objects: ObjectTable

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final, final
 
+from wddmsim.core.addresses import FenceValue
 from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE, align_up
 from wddmsim.ddi.driver import KernelModeDriver, SystemMemoryServices
 from wddmsim.ddi.render import (
@@ -171,7 +172,7 @@ class RenderSubmitter:
             )
         return slots
 
-    def _submit(self, args: D3DDDICB_RENDER, device: Device, listed: list[VidMmAllocation]) -> int:
+    def _submit(self, args: D3DDDICB_RENDER, device: Device, listed: list[VidMmAllocation]) -> FenceValue:
         command = args.pCommandBuffer[args.CommandOffset : args.CommandOffset + args.CommandLength]
         slots = self._slots(args, listed)
         size = align_up(len(command), PAGE_SIZE)
@@ -215,7 +216,7 @@ class RenderSubmitter:
             entry.allocations = frozenset(a.handle for a in listed)
             fence = self.work.enqueue(entry)
             offset = call.MultipassOffset
-        return fence
+        return FenceValue(fence)
 
     def _patcher(
         self,

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import final
 
 from wddmsim.core import liveness
+from wddmsim.core.addresses import FenceValue
 from wddmsim.core.pointer import CpuMapping
 from wddmsim.core.units import PAGE_SHIFT
 from wddmsim.ddi.base import HANDLE
@@ -31,10 +32,11 @@ from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.device import Device
 from wddmsim.vidmm.gpu.reset import ResetPath
 from wddmsim.vidmm.gpu.scheduler import GpuHung, GpuScheduler
-from wddmsim.vidmm.moves.causes import STAY, LeaveHow, MoveCause
+from wddmsim.vidmm.move_kinds import MoveCause
+from wddmsim.vidmm.moves.causes import STAY, LeaveHow
 from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.segments import SegmentSpace
-from wddmsim.vidmm.vaspace import VaManager
+from wddmsim.vidmm.vaspace import GpuVaSpaces
 
 _ENGINE_RESETS_PER_WAIT = 8
 """Engine resets one wait may go through before VidMm resets the whole adapter instead (decision D6): each
@@ -72,7 +74,7 @@ class WorkSubmitter:
         contexts: dict[int, int],
         *,
         ensure_resident: Callable[[Device], int],
-        va: VaManager | None = None,
+        va: GpuVaSpaces | None = None,
         paging_node: int = 0,
     ) -> None:
         self.driver = driver
@@ -96,7 +98,7 @@ class WorkSubmitter:
 
     # --- submission ------------------------------------------------------------------------------------------
 
-    def submit(self, context: HANDLE, data: bytes) -> int:
+    def submit(self, context: HANDLE, data: bytes) -> FenceValue:
         """Run ``data`` (the reference GPU's packets) on ``context``; returns the submission fence to wait for."""
         device, node = self._runnable(context)
         if not data or len(data) % 16:
@@ -114,7 +116,7 @@ class WorkSubmitter:
             va.resume(device.process)  # page-table work that needed its contexts idle has run
         mdl, mapping = self.mm.allocate_contiguous(len(data))
         mapping.data[: len(data)] = memoryview(data)
-        return self.enqueue(Submission(context, device, node, 0, mdl, mapping, len(data)))
+        return FenceValue(self.enqueue(Submission(context, device, node, 0, mdl, mapping, len(data))))
 
     def _runnable(self, context: HANDLE) -> tuple[Device, int]:
         device = self.objects.context_device(context)
@@ -147,7 +149,7 @@ class WorkSubmitter:
         )
         self.issued[entry.context] = fence
 
-    def wait(self, context: HANDLE, fence: int) -> None:
+    def wait(self, context: HANDLE, fence: FenceValue) -> None:
         """Wait on the CPU for work of ``context`` (``pfnWaitForSynchronizationObjectFromCpuCb`` on its fence).
 
         A fence the context was never given is refused (``fence`` named): with one CPU thread nothing could ever
@@ -185,7 +187,7 @@ class WorkSubmitter:
         """Whether work of ``device`` is still in flight on the GPU."""
         return any(e.device is device and not self.scheduler.is_complete(e.node, e.fence) for e in self.in_flight)
 
-    def quiesce_allocation(self, handle: int) -> None:
+    def quiesce_allocation(self, handle: HANDLE) -> None:
         """Until no work in flight references the allocation (its allocation lists, or its device's work)."""
         a = self.objects.allocations.get(handle)
 

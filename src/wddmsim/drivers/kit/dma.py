@@ -1,4 +1,4 @@
-"""Writing packets into the paging buffer the way ``DxgkDdiBuildPagingBuffer`` must.
+"""Writing packets into the paging buffer the way ``DxgkDdiBuildPagingBuffer`` must, for any driver of this GPU.
 
 :class:`DmaWriter` is the driver's cursor over ``[pDmaBuffer, pDmaBuffer + DmaSize)``: a builder asks for
 ``room`` before encoding a packet and never writes past the end; :meth:`DmaWriter.commit` advances
@@ -7,6 +7,10 @@
 :func:`multipass` is the loop every splittable operation shares: starting from ``MultipassOffset`` units of
 progress, emit packets until the work is done (``STATUS_SUCCESS``) or the next packet does not fit
 (``STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER``, progress saved in ``MultipassOffset``).
+
+Both are the DDI's rules, not a driver's policy: ``DxgkDdiBuildPagingBuffer`` may fail only for room, never writes
+past ``DmaSize``, and keeps its progress in ``MultipassOffset`` alone.  A malformed cursor or offset is refused with
+:class:`~wddmsim.ddi.status.InvalidArgument` naming it, before anything is written.
 """
 
 from __future__ import annotations
@@ -18,9 +22,8 @@ import numpy as np
 import numpy.typing as npt
 
 from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER
-from wddmsim.ddi.status import NTSTATUS
+from wddmsim.ddi.status import NTSTATUS, InvalidArgument
 from wddmsim.hw import commands as cmd
-from wddmsim.kmd.errors import DriverContractError
 
 U64 = npt.NDArray[np.uint64]
 _SUCCESS = NTSTATUS.STATUS_SUCCESS  # enum members read once (class attribute access is slow)
@@ -36,11 +39,9 @@ class DmaWriter:
     def __init__(self, args: DXGKARG_BUILDPAGINGBUFFER) -> None:
         pointer = args.pDmaBuffer
         if pointer is None:
-            raise DriverContractError(
-                "pDmaBuffer", None, "NULL is only allowed for the forced CPU_VIRTUAL page-table path"
-            )
+            raise InvalidArgument("pDmaBuffer", None, "must point into the DMA buffer: this operation writes packets")
         if args.DmaSize < 0:
-            raise DriverContractError("DmaSize", args.DmaSize, "must not be negative")
+            raise InvalidArgument("DmaSize", args.DmaSize, "must not be negative")
         self.args = args
         self.buf = pointer.mapping.view
         self.bytes = pointer.mapping.data
@@ -106,7 +107,7 @@ def multipass(
     """
     done = args.MultipassOffset
     if not 0 <= done <= total:
-        raise DriverContractError("MultipassOffset", done, f"must lie in [0, {total}] for this operation")
+        raise InvalidArgument("MultipassOffset", done, f"must lie in [0, {total}] for this operation")
     while done < total:
         covered = emit(done)
         if covered == 0:
@@ -130,3 +131,6 @@ def single_packet(args: DXGKARG_BUILDPAGINGBUFFER, packet: cmd.Packet) -> NTSTAT
         return _INSUFFICIENT
     writer.commit()
     return _SUCCESS
+
+
+__all__ = ["DmaWriter", "Emit", "multipass", "single_packet"]

@@ -1,40 +1,42 @@
-"""``DxgkDdiRender`` and ``DxgkDdiPatch``: user-mode command buffers made into patched DMA buffers (WDDM 1.x).
+"""``DxgkDdiRender`` and ``DxgkDdiPatch`` for this GPU: user-mode command buffers made into patched DMA buffers
+(WDDM 1.x, decision 0031), for any driver of it.
 
-The reference user-mode driver writes the reference GPU's own packets, with every memory reference left as a
-zero address word and described by a patch location (allocation-list slot + offset).  ``DxgkDdiRender`` copies
-the packets into the DMA buffer and refuses anything user mode may not do:
+A user-mode driver writes the GPU's own packets, with every memory reference left as a zero address word and
+described by a patch location (allocation-list slot + offset).  :func:`render` copies the packets into the DMA
+buffer and refuses anything user mode may not do:
 
 - a packet that does not decode: ``STATUS_ILLEGAL_INSTRUCTION``; a command buffer cut inside a packet:
   ``STATUS_INVALID_USER_BUFFER``;
-- a privileged packet (page-table writes, TLB invalidation, fences, physical reads and writes, page lists), an
-  address word no patch location covers (a raw physical address), or an access past the end of the allocation a
-  slot names: ``STATUS_PRIVILEGED_INSTRUCTION`` -- user mode never names memory it does not own;
-- a patch location outside the allocation list: ``STATUS_INVALID_HANDLE``; one that does not point at an address
-  word, or that writes through a slot not marked ``WriteOperation``: ``STATUS_INVALID_PARAMETER``.
+- a packet the driver keeps for the kernel (:func:`address_words`: page-table writes, TLB invalidation, fences,
+  physical reads and writes, page lists; a driver may keep more), an address word no patch location covers (a raw
+  physical address), or an access past the end of the allocation a slot names: ``STATUS_PRIVILEGED_INSTRUCTION``
+  -- user mode never names memory it does not own;
+- a patch location outside the allocation list or naming no allocation of the driver: ``STATUS_INVALID_HANDLE``;
+  one that does not point at an address word, or that writes through a slot not marked ``WriteOperation``:
+  ``STATUS_INVALID_PARAMETER``.
 
-``DxgkDdiPatch`` writes ``PhysicalAddress + AllocationOffset`` (a GPU physical address word) at each reference;
-the buffer is then privileged to name physical memory, because only the driver wrote its addresses.
+:func:`patch` (``DxgkDdiPatch``) writes ``PhysicalAddress + AllocationOffset`` (a GPU physical address word) at
+each reference; the buffer is then privileged to name physical memory, because only the driver wrote its
+addresses.  Which packets user mode may send is the one policy a driver brings (``UserPackets``).
 """
 
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final, assert_never
+from typing import Final, Protocol, assert_never
 
 from wddmsim.ddi.render import D3DDDI_PATCHLOCATIONLIST, DXGK_ALLOCATIONLIST, DXGKARG_PATCH, DXGKARG_RENDER
 from wddmsim.ddi.status import NTSTATUS, DdiError
 from wddmsim.hw import commands as cmd
 from wddmsim.hw.addressing import Space, hw_address
-from wddmsim.kmd.allocations import AllocationTable
 
 _U64: Final = struct.Struct("<Q")
-_COPY_SRC, _COPY_DST, _FILL_DST = 8, 16, 8
-"""Byte offsets of the address words inside COPY and FILL packets (``docs/command-format.md``)."""
 
 
 @dataclass(frozen=True, slots=True)
-class _Reference:
+class AddressWord:
     """One address word of a packet: where it is, how many bytes the packet touches there, and whether it writes."""
 
     offset: int
@@ -46,19 +48,39 @@ class RenderRefused(DdiError):
     """Why ``DxgkDdiRender`` refused the command buffer, with the documented status it answers."""
 
 
-def _references(packet: cmd.Packet, offset: int) -> list[_Reference]:
-    """The address words of a user-mode packet; privileged packets are refused."""
+class _Sized(Protocol):
+    @property
+    def size(self) -> int: ...
+
+
+class Allocations(Protocol):
+    """The driver's allocations by ``hDeviceSpecificAllocation``: the size a slot's allocation has."""
+
+    def find(self, handle: int) -> _Sized | None: ...
+
+
+UserPackets = Callable[[cmd.Packet, int], list[AddressWord]]
+"""A driver's rule for user-mode packets: the address words of the packet at an offset, or :class:`RenderRefused`
+(``STATUS_PRIVILEGED_INSTRUCTION``) for one user mode may not send."""
+
+
+def address_words(packet: cmd.Packet, offset: int) -> list[AddressWord]:
+    """The address words of a user-mode packet at ``offset``; the packets the kernel keeps are refused.
+
+    NOP, SYNC, FILL and COPY between two address words are user mode's; a COPY naming system pages, and every
+    packet that writes page tables, invalidates TLBs, signals fences, touches physical addresses or leaves a
+    NOTE, are the kernel's."""
     match packet:
         case cmd.Nop() | cmd.Sync():
             return []
         case cmd.Fill():
-            return [_Reference(offset + _FILL_DST, packet.size, True)]
+            return [AddressWord(offset + cmd.FILL_DST_WORD, packet.size, True)]
         case cmd.Copy():
             if packet.src_pages or packet.dst_pages:
                 raise RenderRefused(NTSTATUS.STATUS_PRIVILEGED_INSTRUCTION, f"COPY at {offset:#x} names system pages")
             return [
-                _Reference(offset + _COPY_SRC, packet.size, False),
-                _Reference(offset + _COPY_DST, packet.size, True),
+                AddressWord(offset + cmd.COPY_SRC_WORD, packet.size, False),
+                AddressWord(offset + cmd.COPY_DST_WORD, packet.size, True),
             ]
         case cmd.WriteQwords() | cmd.ReadMem() | cmd.WriteMem() | cmd.Signal() | cmd.TlbInvalidate() | cmd.Note():
             raise RenderRefused(
@@ -68,21 +90,24 @@ def _references(packet: cmd.Packet, offset: int) -> list[_Reference]:
             assert_never(packet)
 
 
-def render(allocations: AllocationTable, args: DXGKARG_RENDER) -> NTSTATUS:
+def render(allocations: Allocations, args: DXGKARG_RENDER, user_packets: UserPackets = address_words) -> NTSTATUS:
     """``DxgkDdiRender``: translate from ``MultipassOffset``; ``INSUFFICIENT_DMA_BUFFER`` when the buffer is full.
 
-    A refused buffer raises :class:`RenderRefused` carrying the documented status and the reason (the caller
-    turns it into that status); nothing of ``args`` has changed then but bytes of the DMA buffer."""
-    start, patches = args.pDmaBuffer, len(args.pPatchLocationListOut)
+    ``user_packets`` is the driver's rule for what user mode may send (:func:`address_words` unless it keeps
+    more for the kernel).  A refused buffer raises :class:`RenderRefused` carrying the documented status and the
+    reason (the caller turns it into that status); nothing of ``args`` has changed then but bytes of the DMA
+    buffer."""
+    start, offset, patches = args.pDmaBuffer, args.MultipassOffset, len(args.pPatchLocationListOut)
     try:
-        return _render(allocations, args)
+        return _render(allocations, args, user_packets)
     except RenderRefused:
-        args.pDmaBuffer = start
+        # a refusal found after the last packet (a stray patch location) comes after the cursors moved
+        args.pDmaBuffer, args.MultipassOffset = start, offset
         del args.pPatchLocationListOut[patches:]
         raise
 
 
-def _render(allocations: AllocationTable, args: DXGKARG_RENDER) -> NTSTATUS:
+def _render(allocations: Allocations, args: DXGKARG_RENDER, user_packets: UserPackets) -> NTSTATUS:
     command = args.pCommand
     if args.CommandLength != len(command) or args.CommandLength % cmd.PACKET_ALIGNMENT:
         raise RenderRefused(
@@ -101,7 +126,7 @@ def _render(allocations: AllocationTable, args: DXGKARG_RENDER) -> NTSTATUS:
                     NTSTATUS.STATUS_INVALID_USER_BUFFER, f"a packet of {packet.length} bytes exceeds the DMA buffer"
                 )
             break
-        references = _references(packet, offset)
+        references = user_packets(packet, offset)
         patches = []
         for ref in references:
             patch = by_word.pop(ref.offset, None)
@@ -169,7 +194,7 @@ def _patches_by_word(args: DXGKARG_RENDER) -> dict[int, D3DDDI_PATCHLOCATIONLIST
 
 
 def _check_reference(
-    allocations: AllocationTable, slots: list[DXGK_ALLOCATIONLIST], patch: D3DDDI_PATCHLOCATIONLIST, ref: _Reference
+    allocations: Allocations, slots: list[DXGK_ALLOCATIONLIST], patch: D3DDDI_PATCHLOCATIONLIST, ref: AddressWord
 ) -> None:
     if not 0 <= patch.AllocationIndex < len(slots):
         raise RenderRefused(
@@ -209,4 +234,4 @@ def patch(args: DXGKARG_PATCH) -> None:
         _U64.pack_into(buf, location.PatchOffset, word)
 
 
-__all__ = ["RenderRefused", "patch", "render"]
+__all__ = ["AddressWord", "Allocations", "RenderRefused", "UserPackets", "address_words", "patch", "render"]
