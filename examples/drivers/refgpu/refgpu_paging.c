@@ -26,6 +26,7 @@
 #define REFGPU_DEFECT_POINTER_NOT_ADVANCED 7   /* packets written, pDmaBuffer left where it was */
 #define REFGPU_DEFECT_FILL_ONE_PAGE_TOO_MANY 8 /* a Fill that covers one page more than FillSize */
 #define REFGPU_DEFECT_APERTURE_AT_BUILD_TIME 9 /* aperture entries written by the CPU while building */
+#define REFGPU_DEFECT_FLUSH_NOTHING 10          /* FlushTlb invalidates a one-byte range, not the one asked */
 
 #ifndef REFGPU_DEFECT
 #define REFGPU_DEFECT REFGPU_DEFECT_NONE
@@ -392,7 +393,111 @@ static NTSTATUS build_unmap_aperture(DXGKARG_BUILDPAGINGBUFFER *pArgs)
     return STATUS_SUCCESS;
 }
 
+/* --- TransferVirtual (op 8), FillVirtual (op 9): through the paging process's VA ------------------- */
+
+/* Both VAs are paging-process addresses; AllocationOffsetInBytes says where in the allocation the bytes are and
+ * is never added to them. MultipassOffset counts the 4 KiB pages done. */
+static uint64_t virtual_chunk(uint64_t pages, uint64_t done)
+{
+    const uint64_t chunk = pages - done;
+    return chunk > MAX_COPY_BYTES / PAGE_BYTES ? MAX_COPY_BYTES / PAGE_BYTES : chunk;
+}
+
+static uint64_t virtual_bytes(uint64_t size, uint64_t done, uint64_t chunk)
+{
+    const uint64_t left = size - done * PAGE_BYTES;
+    return chunk * PAGE_BYTES < left ? chunk * PAGE_BYTES : left;
+}
+
+static NTSTATUS build_transfer_virtual(DXGKARG_BUILDPAGINGBUFFER *pArgs)
+{
+    const uint64_t size = pArgs->TransferVirtual.TransferSizeInBytes;
+    const uint64_t pages = (size + PAGE_BYTES - 1) / PAGE_BYTES;
+    while (pArgs->MultipassOffset < pages) {
+        const uint64_t done = pArgs->MultipassOffset;
+        if (!fits(pArgs, copy_length(0))) {
+            return STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER;
+        }
+        const uint64_t chunk = virtual_chunk(pages, done);
+        REFGPU_COPY copy;
+        memset(&copy, 0, sizeof copy);
+        header(&copy, REFGPU_OP_COPY, 0, copy_length(0));
+        copy.Src = REFGPU_ADDRESS(REFGPU_SPACE_GPU_VA, pArgs->TransferVirtual.SourceVirtualAddress + done * PAGE_BYTES);
+        copy.Dst = REFGPU_ADDRESS(REFGPU_SPACE_GPU_VA,
+                                  pArgs->TransferVirtual.DestinationVirtualAddress + done * PAGE_BYTES);
+        copy.Size = virtual_bytes(size, done, chunk);
+        memcpy(take(pArgs, copy_length(0)), &copy, sizeof copy);
+        pArgs->MultipassOffset = (UINT)(done + chunk);
+    }
+    return STATUS_SUCCESS;
+}
+
+static NTSTATUS build_fill_virtual(DXGKARG_BUILDPAGINGBUFFER *pArgs)
+{
+    const uint64_t size = pArgs->FillVirtual.FillSizeInBytes;
+    const uint64_t pages = (size + PAGE_BYTES - 1) / PAGE_BYTES;
+    while (pArgs->MultipassOffset < pages) {
+        const uint64_t done = pArgs->MultipassOffset;
+        if (!fits(pArgs, sizeof(REFGPU_FILL))) {
+            return STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER;
+        }
+        const uint64_t chunk = virtual_chunk(pages, done);
+        REFGPU_FILL fill;
+        memset(&fill, 0, sizeof fill);
+        header(&fill, REFGPU_OP_FILL, 0, sizeof fill);
+        fill.Dst = REFGPU_ADDRESS(REFGPU_SPACE_GPU_VA, pArgs->FillVirtual.DestinationVirtualAddress + done * PAGE_BYTES);
+        fill.Size = virtual_bytes(size, done, chunk);
+        fill.Pattern = pArgs->FillVirtual.FillPattern;
+        memcpy(take(pArgs, sizeof fill), &fill, sizeof fill);
+        pArgs->MultipassOffset = (UINT)(done + chunk);
+    }
+    return STATUS_SUCCESS;
+}
+
 /* --- SignalMonitoredFence (op 16), FlushTlb (op 12) ----------------------------------------------- */
+
+/* The packet address of a page table given as (SegmentId, SegmentOffset): segment 0 is system memory (a bus
+ * address), any other segment a GPU physical address (its BaseAddress + the offset). */
+static int table_word(D3DGPU_PHYSICAL_ADDRESS address, uint64_t *word)
+{
+    if (address.SegmentId == 0) {
+        if (address.SegmentOffset + 8 > g_adapter.SystemMemorySize) {
+            return 0;
+        }
+        *word = REFGPU_ADDRESS(REFGPU_SPACE_SYSTEM, address.SegmentOffset);
+        return 1;
+    }
+    const WDDMSIM_SEGMENT_DESC *segment = find_segment(address.SegmentId);
+    if (segment == NULL || address.SegmentOffset + 8 > segment->Size) {
+        return 0;
+    }
+    *word = phys(segment->BaseAddress + address.SegmentOffset);
+    return 1;
+}
+
+/* FlushTlb: one TLB_INVALIDATE of [Start, End] under the root table; Start = End = 0 means the whole range. */
+static NTSTATUS build_flush_tlb(DXGKARG_BUILDPAGINGBUFFER *pArgs)
+{
+    uint64_t root = 0;
+    if (pArgs->FlushTlb.StartVirtualAddress > pArgs->FlushTlb.EndVirtualAddress ||
+        !table_word(pArgs->FlushTlb.RootPageTableAddress, &root)) {
+        return STATUS_INVALID_PARAMETER;
+    }
+    if (!fits(pArgs, sizeof(REFGPU_TLB_INVALIDATE))) {
+        return STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER;
+    }
+    REFGPU_TLB_INVALIDATE packet;
+    memset(&packet, 0, sizeof packet);
+    header(&packet, REFGPU_OP_TLB_INVALIDATE, 0, sizeof packet);
+    packet.Root = root;
+    packet.Start = pArgs->FlushTlb.StartVirtualAddress;
+    packet.End = pArgs->FlushTlb.EndVirtualAddress;
+#if REFGPU_DEFECT == REFGPU_DEFECT_FLUSH_NOTHING
+    packet.End = packet.Start = 1; /* an empty-looking one-byte range: the TLB keeps its stale entries */
+#endif
+    memcpy(take(pArgs, sizeof packet), &packet, sizeof packet);
+    return STATUS_SUCCESS;
+}
 
 static NTSTATUS build_signal(DXGKARG_BUILDPAGINGBUFFER *pArgs)
 {
@@ -440,6 +545,12 @@ REFGPU_EXPORT NTSTATUS APIENTRY DxgkDdiBuildPagingBuffer(HANDLE hAdapter, DXGKAR
 #endif
     case DXGK_OPERATION_SIGNAL_MONITORED_FENCE:
         return build_signal(pArgs);
+    case DXGK_OPERATION_VIRTUAL_TRANSFER:
+        return build_transfer_virtual(pArgs);
+    case DXGK_OPERATION_VIRTUAL_FILL:
+        return build_fill_virtual(pArgs);
+    case DXGK_OPERATION_FLUSH_TLB:
+        return build_flush_tlb(pArgs);
     default:
 #if REFGPU_DEFECT == REFGPU_DEFECT_SUCCESS_FOR_ALL
         return STATUS_SUCCESS;
