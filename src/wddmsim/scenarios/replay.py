@@ -76,7 +76,7 @@ from wddmsim.scenarios.callfmt import (
     packets_from_json,
     unblob,
 )
-from wddmsim.scenarios.config import ScenarioConfig, apply_overrides, from_dict
+from wddmsim.scenarios.config import PolicyWrap, ScenarioConfig, apply_overrides, from_dict
 from wddmsim.scenarios.patterns import pattern
 from wddmsim.scenarios.record import VIEW_SPAN
 from wddmsim.scenarios.traffic import difference, event_digest, traffic
@@ -267,8 +267,12 @@ class _Replayer:
 
     # --- running -------------------------------------------------------------------------------------------
 
-    def run(self, calls: list[dict[str, Json]], lines: list[int] | None = None) -> None:
+    def run(
+        self, calls: list[dict[str, Json]], lines: list[int] | None = None, after: Callable[[], None] | None = None
+    ) -> None:
         for index, rec in enumerate(calls):
+            if after is not None and index:
+                after()  # the previous call is over (whether it returned, was refused or raised)
             line = lines[index] if lines and index < len(lines) else index + 2
             self.result.calls += 1
             handler = self.handlers.get(str(rec["call"]))
@@ -666,6 +670,17 @@ def replay(trace: Trace, overrides: Mapping[str, object] | None = None) -> Repla
         str(trailer.get("events_sha256", "")),
     )
     _Replayer(adapter, result).run(trace.calls, trace.lines)
+    return result
+
+
+def replay_observed(trace: Trace, wrap: PolicyWrap, after_call: Callable[[], None]) -> ReplayResult:
+    """Replay ``trace`` on its recorded configuration with ``wrap`` around the eviction policy, calling
+    ``after_call`` after every call (the reference string of :mod:`wddmsim.research`: one request per call)."""
+    recorded = trace.config
+    adapter = build_adapter(recorded.system_config(wrap=wrap))
+    result = ReplayResult(recorded, adapter, {}, "")
+    _Replayer(adapter, result).run(trace.calls, trace.lines, after_call)
+    after_call()
     return result
 
 
