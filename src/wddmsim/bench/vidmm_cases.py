@@ -19,6 +19,9 @@ from wddmsim.ddi.residency import (
 from wddmsim.ddi.status import HRESULT
 from wddmsim.drivers.resources import ResourceDesc, ResourceKind
 from wddmsim.hw.gpu import GpuConfig
+from wddmsim.research import cache
+from wddmsim.research.bound import lower_bound
+from wddmsim.research.reference import ReferenceString
 from wddmsim.system import SystemConfig, build_adapter
 from wddmsim.vidmm.events import VidMmPageIn
 from wddmsim.vidmm.ranges import RangeAllocator
@@ -137,4 +140,46 @@ def oversub_frames() -> dict[str, Any]:
         paged_in_over_compulsory_2x=round(high["ratio"], 3),
         frames_per_second_1_25x=round(low["fps"], 1),
         frames_per_second_2x=round(high["fps"], 1),
+    )
+
+
+def _frame_string(uses: int, objects: int, oversubscription: float, seed: int) -> ReferenceString:
+    """A frame loop's reference string: objects of 64 KiB to 8 MiB (log-uniform, whole pages); each frame a
+    sliding window of a third of them plus a few drawn at random; capacity = footprint / ``oversubscription``."""
+    rng = np.random.default_rng(seed)
+    sizes = (np.exp(rng.uniform(np.log(16), np.log(2048), size=objects)).astype(np.int64) * PAGE_SIZE).tolist()
+    window = objects // 3
+    out: list[tuple[int, int]] = []
+    frame = 0
+    while len(out) < uses:
+        first = frame * (window // 4)
+        chosen = [(first + i) % objects for i in range(window)] + rng.integers(0, objects, size=4).tolist()
+        out += [(o, sizes[o]) for o in dict.fromkeys(chosen)]
+        frame += 1
+    return ReferenceString.of(out[:uses], int(sum(sizes) / oversubscription))
+
+
+@REGISTRY.add(
+    "opt_bound_100k",
+    "lower bound on bytes paged in + Belady's MIN schedule for a 100 000-use frame-loop string (sizes vary)",
+    "seconds <= 10 (bound and MIN together); exact_on_equal_sizes true",
+)
+def opt_bound_100k() -> dict[str, Any]:
+    refs = _frame_string(100_000, 1_500, 1.5, seed=5)
+    start = time.perf_counter()
+    bound = lower_bound(refs)
+    bound_seconds = time.perf_counter() - start
+    schedule = cache.belady(refs)
+    seconds = time.perf_counter() - start
+    equal = ReferenceString.of(((i % 1250, PAGE_SIZE) for i in range(100_000)), 1000 * PAGE_SIZE)
+    return result(
+        "opt_bound_100k",
+        seconds,
+        "s",
+        seconds=round(seconds, 3),
+        bound_seconds=round(bound_seconds, 3),
+        min_seconds=round(seconds - bound_seconds, 3),
+        lower_bound_over_compulsory=round(bound.bytes / bound.compulsory, 4),
+        min_over_lower_bound=round(schedule / bound.bytes, 4),
+        exact_on_equal_sizes=lower_bound(equal).bytes == cache.belady(equal),
     )
