@@ -77,3 +77,18 @@ def test_the_recorder_changes_nothing_and_a_trace_gives_the_same_uses(tmp_path: 
     assert metrics["paged_in_over_lower_bound"] <= metrics["paged_in_over_compulsory"]
     assert metrics["paged_in_over_lower_bound"] >= 1.0
     json.dumps(metrics)
+
+
+def test_wddmsim_run_out_reports_the_ratios(tmp_path: Path) -> None:
+    """``wddmsim run --out`` adds the research metrics to summary.json (decision 0146)."""
+    from click.testing import CliRunner
+
+    from wddmsim.cli import main
+
+    done = CliRunner().invoke(main, ["run", "--set", "workload.frames=3", "--out", str(tmp_path)])
+    assert done.exit_code == 0, done.output
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["paged_in_bytes"] >= summary["lower_bound_bytes"] >= summary["compulsory_bytes"] > 0
+    assert summary["paged_in_over_compulsory"] == round(summary["paged_in_bytes"] / summary["compulsory_bytes"], 4)
+    assert summary["paged_in_over_lower_bound"] == round(summary["paged_in_bytes"] / summary["lower_bound_bytes"], 4)
+    assert summary["reference_string"]["uses"] > 0

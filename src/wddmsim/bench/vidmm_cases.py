@@ -21,9 +21,11 @@ from wddmsim.drivers.resources import ResourceDesc, ResourceKind
 from wddmsim.hw.gpu import GpuConfig
 from wddmsim.research import cache
 from wddmsim.research.bound import lower_bound
-from wddmsim.research.reference import ReferenceString
+from wddmsim.research.reference import ReferenceRecorder, ReferenceString
 from wddmsim.system import SystemConfig, build_adapter
+from wddmsim.vidmm.config import VidMmConfig
 from wddmsim.vidmm.events import VidMmPageIn
+from wddmsim.vidmm.policy.registry import DEFAULT_EVICTION, eviction_policy
 from wddmsim.vidmm.ranges import RangeAllocator
 
 
@@ -70,12 +72,14 @@ def seg_alloc_100k() -> dict[str, Any]:
     )
 
 
-def _frame_loop(factor: float, *, frames: int = 60, seed: int = 3) -> dict[str, float]:
+def _frame_loop(factor: float, *, frames: int = 60, seed: int = 3, policy: str = DEFAULT_EVICTION) -> dict[str, float]:
     """A game-like loop: each frame makes a sliding window of allocations resident (about half of local
     memory), touches them, and evicts them lazily (``EvictOnlyIfNecessary``).  Returns bytes paged in over the
-    compulsory first loads, and frames per second of wall time."""
+    compulsory first loads and over the lower bound of the loop's reference string (decision 0145), and frames
+    per second of wall time."""
     gpu = GpuConfig(local_size=64 * MiB, bar_size=16 * MiB, aperture_size=32 * MiB, system_size=1 * GiB)
-    adapter = build_adapter(SystemConfig(gpu=gpu))
+    uses = ReferenceRecorder(eviction_policy(policy))
+    adapter = build_adapter(SystemConfig(gpu=gpu, vidmm=VidMmConfig(eviction_policy=uses)))
     adapter.events.enabled = True
     rm = adapter.vidmm.residency
     device = rm.create_device(rm.create_process())
@@ -109,6 +113,7 @@ def _frame_loop(factor: float, *, frames: int = 60, seed: int = 3) -> dict[str, 
         if result != HRESULT.E_OUTOFMEMORY:
             touched.update(a.handle for a in chosen)
             rm.placement.touch(chosen)
+            uses.close()
             rm.evict(
                 D3DDDICB_EVICT(
                     hDevice=device.handle,
@@ -121,23 +126,29 @@ def _frame_loop(factor: float, *, frames: int = 60, seed: int = 3) -> dict[str, 
     elapsed = time.perf_counter() - start
     paged_in = sum(e.size for e in adapter.events.of_type(VidMmPageIn))
     compulsory = sum(a.size for a in allocations if a.handle in touched)
-    return {"ratio": paged_in / compulsory, "fps": frames / elapsed}
+    bound = lower_bound(uses.reference_string(adapter.vidmm.spaces.spaces))
+    return {"ratio": paged_in / compulsory, "over_bound": paged_in / bound.bytes, "fps": frames / elapsed}
 
 
 @REGISTRY.add(
     "oversub_frames",
     "a frame loop whose working set is 1.25x and 2x local memory, default policy, end to end",
-    "paged_in_over_compulsory_1_25x and _2x reported (goals come with the policy work)",
+    "paged_in_over_compulsory_1_25x and _2x reported; default and lru over the lower bound (goals come with the policy work)",
 )
 def oversub_frames() -> dict[str, Any]:
     low = _frame_loop(1.25)
     high = _frame_loop(2.0)
+    lru = {factor: _frame_loop(factor, policy="lru") for factor in (1.25, 2.0)}
     return result(
         "oversub_frames",
         high["ratio"],
         "x compulsory",
         paged_in_over_compulsory_1_25x=round(low["ratio"], 3),
         paged_in_over_compulsory_2x=round(high["ratio"], 3),
+        default_over_lower_bound_1_25x=round(low["over_bound"], 3),
+        default_over_lower_bound_2x=round(high["over_bound"], 3),
+        lru_over_lower_bound_1_25x=round(lru[1.25]["over_bound"], 3),
+        lru_over_lower_bound_2x=round(lru[2.0]["over_bound"], 3),
         frames_per_second_1_25x=round(low["fps"], 1),
         frames_per_second_2x=round(high["fps"], 1),
     )

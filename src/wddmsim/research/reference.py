@@ -155,3 +155,10 @@ class ReferenceRecorder(BaseEviction):
 
     def evicted(self, a: VidMmAllocation, where: Range, cause: MoveCause) -> None:
         self.inner.evicted(a, where, cause)
+
+    def explain(self, victim: VidMmAllocation) -> str | None:
+        """Why the inner policy chose ``victim``, if it says (an optional hook: asked only where VidMm records
+        eviction reasons)."""
+        explain = getattr(self.inner, "explain", None)
+        said = explain(victim) if callable(explain) else None
+        return said if isinstance(said, str) else None
