@@ -608,16 +608,16 @@ def replay(trace: Path, out: Path | None, settings: tuple[str, ...], **options: 
     replay diverged (without options: any call that returned otherwise; with options, which may change results:
     a call that succeeded when recorded and is now refused), 2 when the trace could not be replayed.
     """
+    from wddmsim.research.runs import observed_replay, run_metrics
     from wddmsim.scenarios.callfmt import TraceFormatError
     from wddmsim.scenarios.replay import read_trace
-    from wddmsim.scenarios.replay import replay as run_replay
     from wddmsim.viz.runs import replay_table
 
     console = Console()
     overrides = _overrides_or_fail(options, settings)
     try:
         recorded = read_trace(trace)
-        result = run_replay(recorded, overrides)
+        result, refs = observed_replay(recorded, overrides)
     except ConfigurationError as error:  # --driver named as on run; other settings keep their dotted keys
         _fail(_option_error(error, {"driver": options.get("driver")}))
     except TraceFormatError as error:
@@ -646,6 +646,7 @@ def replay(trace: Path, out: Path | None, settings: tuple[str, ...], **options: 
             "traffic": result.traffic,
             "recorded_traffic": result.recorded,
             "difference": {k: list(v) for k, v in result.difference().items()},
+            **run_metrics(result.adapter.events, refs),
         }
         _write(out, result.adapter, summary, console)
     failed = result.failures(overridden=bool(overrides))

@@ -92,3 +92,25 @@ def test_wddmsim_run_out_reports_the_ratios(tmp_path: Path) -> None:
     assert summary["paged_in_over_compulsory"] == round(summary["paged_in_bytes"] / summary["compulsory_bytes"], 4)
     assert summary["paged_in_over_lower_bound"] == round(summary["paged_in_bytes"] / summary["lower_bound_bytes"], 4)
     assert summary["reference_string"]["uses"] > 0
+
+
+def test_wddmsim_replay_out_reports_the_ratios_of_the_replayed_policy(tmp_path: Path) -> None:
+    """A replay under another policy measures that policy against the same string (its uses are the trace's)."""
+    from click.testing import CliRunner
+
+    from wddmsim.cli import main
+
+    trace = tmp_path / "calls.jsonl"
+    recorded = CliRunner().invoke(main, ["run", "--set", "workload.frames=3", "--record", str(trace)])
+    assert recorded.exit_code == 0, recorded.output
+    summaries = {}
+    for policy in ("fifo", "min"):
+        out = tmp_path / policy
+        done = CliRunner().invoke(main, ["replay", str(trace), "--policy", policy, "--out", str(out)])
+        assert done.exit_code == 0, done.output
+        summaries[policy] = json.loads((out / "summary.json").read_text())
+    fifo, opt = summaries["fifo"], summaries["min"]
+    assert fifo["lower_bound_bytes"] == opt["lower_bound_bytes"] == lower_bound(of_trace(read_trace(trace))).bytes
+    for summary in (fifo, opt):
+        assert summary["paged_in_bytes"] >= summary["lower_bound_bytes"]
+        assert summary["paged_in_over_lower_bound"] >= 1.0

@@ -1,6 +1,8 @@
 """Reference strings of real runs, and the run metrics measured against them (decisions 0144, 0146).
 
 * :func:`of_trace`: a recorded call trace replayed once on its recorded configuration, one request per call.
+* :func:`observed_replay`: a replay (under another policy or configuration) observed the same way, one
+  request per call.
 * :func:`observed_run`: a scenario run with a :class:`~wddmsim.research.reference.ReferenceRecorder` around its
   eviction policy, one request per process frame (the run is unchanged: the recorder passes every hook on).
 * :func:`run_metrics`: bytes paged in (every ``VidMmPageIn``: transfers, zero fills and aperture maps alike --
@@ -9,14 +11,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import IO, Any
 
 from wddmsim.core.events import Event
 from wddmsim.research.bound import lower_bound
 from wddmsim.research.reference import ReferenceRecorder, ReferenceString
 from wddmsim.scenarios.config import ScenarioConfig
-from wddmsim.scenarios.replay import Trace, replay_observed
+from wddmsim.scenarios.replay import ReplayResult, Trace, replay
 from wddmsim.scenarios.runner import Progress, RunResult, run_scenario
 from wddmsim.system import Adapter
 from wddmsim.vidmm.events import VidMmPageIn
@@ -43,10 +45,19 @@ class _Holder:
 
 
 def of_trace(trace: Trace) -> ReferenceString:
-    """The reference string of a recorded run: its uses, one request per call, and its capacity."""
+    """The reference string of a recorded run: its uses, one request per call, and its capacity (the trace
+    replayed once on its recorded configuration)."""
+    return observed_replay(trace)[1]
+
+
+def observed_replay(
+    trace: Trace, overrides: Mapping[str, object] | None = None
+) -> tuple[ReplayResult, ReferenceString]:
+    """Replay ``trace`` as :func:`~wddmsim.scenarios.replay.replay` does (under ``overrides``: another policy,
+    another size ...) and return the replay's own reference string too, one request per call."""
     holder = _Holder()
-    result = replay_observed(trace, holder.wrap, holder.close)
-    return holder.string(result.adapter)
+    result = replay(trace, overrides, wrap=holder.wrap, after_call=holder.close)
+    return result, holder.string(result.adapter)
 
 
 def observed_run(
@@ -92,4 +103,4 @@ def run_metrics(events: Iterable[Event], refs: ReferenceString) -> dict[str, Any
     }
 
 
-__all__ = ["observed_run", "of_trace", "paged_in_bytes", "run_metrics"]
+__all__ = ["observed_replay", "observed_run", "of_trace", "paged_in_bytes", "run_metrics"]

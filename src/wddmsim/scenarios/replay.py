@@ -635,11 +635,18 @@ class _Replayer:
         return self.device(rec).wait_for_context(self.v(a["hContext"]), self.fence(a["fence"]))
 
 
-def replay(trace: Trace, overrides: Mapping[str, object] | None = None) -> ReplayResult:
+def replay(
+    trace: Trace,
+    overrides: Mapping[str, object] | None = None,
+    *,
+    wrap: PolicyWrap | None = None,
+    after_call: Callable[[], None] | None = None,
+) -> ReplayResult:
     """Run ``trace`` on the configuration it was recorded with, changed by ``overrides`` (dotted keys of
     :mod:`~wddmsim.scenarios.config`; the driver model must stay: a trace's calls belong to one model; so must the
     user-mode driver, whose format the recorded private driver data is in -- a package wrapping the recorded one
-    shares it)."""
+    shares it).  ``wrap`` and ``after_call``: an observer around the eviction policy, told when each call ends
+    (the reference string of :mod:`wddmsim.research`: one request per call)."""
     recorded = trace.config
     config = from_dict(apply_overrides(recorded.to_dict(), overrides or {}))
     if config.adapter.driver_model != recorded.adapter.driver_model:
@@ -656,7 +663,7 @@ def replay(trace: Trace, overrides: Mapping[str, object] | None = None) -> Repla
             f"(driver package {recorded.adapter.driver})",
         )
     future = _recorded_uses(trace) if config.offline_policy else None
-    adapter = build_adapter(config.system_config(future=future))
+    adapter = build_adapter(config.system_config(future=future, wrap=wrap))
     trailer = trace.trailer or {}
     recorded_traffic = trailer.get("traffic", {})
     if not isinstance(recorded_traffic, dict) or not all(
@@ -669,18 +676,9 @@ def replay(trace: Trace, overrides: Mapping[str, object] | None = None) -> Repla
         {str(k): int(v) for k, v in recorded_traffic.items()},
         str(trailer.get("events_sha256", "")),
     )
-    _Replayer(adapter, result).run(trace.calls, trace.lines)
-    return result
-
-
-def replay_observed(trace: Trace, wrap: PolicyWrap, after_call: Callable[[], None]) -> ReplayResult:
-    """Replay ``trace`` on its recorded configuration with ``wrap`` around the eviction policy, calling
-    ``after_call`` after every call (the reference string of :mod:`wddmsim.research`: one request per call)."""
-    recorded = trace.config
-    adapter = build_adapter(recorded.system_config(wrap=wrap))
-    result = ReplayResult(recorded, adapter, {}, "")
     _Replayer(adapter, result).run(trace.calls, trace.lines, after_call)
-    after_call()
+    if after_call is not None:
+        after_call()
     return result
 
 
