@@ -454,9 +454,14 @@ def _bad_tables(pair: Pair) -> Iterator[tuple[str, PagingPayload]]:
         ("a table in no segment", D3DGPU_PHYSICAL_ADDRESS(SegmentId=29, SegmentOffset=0)),
     ):
         yield name, replace(gpu, PageTableAddress=DXGK_PAGETABLEUPDATEADDRESS(GpuPhysical=where))
+    far = DXGK_PAGETABLEUPDATEADDRESS(GpuVirtual=1 << 61)
+    yield (
+        "a table VA past the packet's address field",
+        _update(pair, good, level=0, mode=GPU_VIRTUAL, PageTableAddress=far),
+    )
     root = D3DGPU_PHYSICAL_ADDRESS(SegmentId=pair.aperture, SegmentOffset=0)
     yield "FlushTlb: a root in an aperture segment", DXGK_BUILDPAGINGBUFFER_FLUSHTLB(RootPageTableAddress=root)
-    for name, src, dst in (("Src", 0x1000, 0), ("Dst", 0, 0x8000)):
+    for name, src, dst in (("Src", 0x1000, 0), ("Dst", 0, 0x8000), ("Dst VA", 0, 1 << 62)):
         bad = DXGK_BUILDPAGINGBUFFER_COPY_RANGE(
             NumPageTableEntries=4,
             SrcPageTableAddress=TABLE_VA + src,
