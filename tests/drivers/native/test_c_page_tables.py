@@ -39,7 +39,12 @@ from wddmsim.ddi.paging import (
 from wddmsim.ddi.pte import PteArray, pte_array, pte_flags
 from wddmsim.ddi.status import NTSTATUS, DdiError
 from wddmsim.drivers.native import include_dir
-from wddmsim.drivers.native.adapter_desc import MAX_PAGE_TABLE_LEVELS, WDDMSIM_ADAPTER_DESC, segment_descriptors
+from wddmsim.drivers.native.adapter_desc import (
+    MAX_PAGE_TABLE_LEVELS,
+    WDDMSIM_ADAPTER_DESC,
+    WDDMSIM_SEGMENT_DESC,
+    segment_descriptors,
+)
 from wddmsim.drivers.native.driver import NativeDriver
 from wddmsim.hw import commands as cmd
 from wddmsim.hw.gpu import GpuConfig
@@ -606,3 +611,12 @@ def test_flush_tlb_refuses_a_root_table_in_an_aperture_segment(shapes: dict[str,
         assert py.calls == [(NTSTATUS.STATUS_INVALID_PARAMETER, b"", 0, DMA_BYTES)]
         assert c.calls == py.calls, c.calls
         box.append(Outcome.REFUSED)
+
+
+def test_bring_your_own_driver_lists_the_adapter_description_s_layout() -> None:
+    doc = (Path(__file__).parents[3] / "docs" / "bring-your-own-driver.md").read_text(encoding="utf-8")
+    for struct in (WDDMSIM_SEGMENT_DESC, WDDMSIM_ADAPTER_DESC):
+        assert f"| `{struct.__name__}` | *(whole)* | 0 | {ctypes.sizeof(struct)} |" in doc
+        for name, *_ in struct._fields_:
+            member = getattr(struct, name)
+            assert f"| | `{name}` | {member.offset} | {member.size} |" in doc, name
