@@ -49,6 +49,13 @@ def test_whole_units_tighten_the_bound() -> None:
     assert lower_bound(refs).bytes == 8 == cache.belady(refs)
 
 
+def test_an_empty_string_and_a_single_use() -> None:
+    assert lower_bound(ReferenceString((), 0)).bytes == 0
+    assert lower_bound(ReferenceString((), 0), solver="highs").bytes == 0
+    single = ReferenceString.of([(7, 4096)], 4096)
+    assert lower_bound(single).bytes == lower_bound(single, solver="highs").bytes == 4096 == cache.belady(single)
+
+
 def test_everything_fits_costs_the_compulsory_bytes() -> None:
     refs = ReferenceString.of([(o % 5, 4096 * (1 + o % 5)) for o in range(40)], 15 * 4096)
     bound = lower_bound(refs)

@@ -33,7 +33,7 @@ def loops(draw: st.DrawFn) -> tuple[list[int], list[int]]:
     return objects, sizes
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=8, deadline=None)
 @given(loops())
 def test_every_policy_through_vidmm_pages_in_at_least_the_bound(loop: tuple[list[int], list[int]]) -> None:
     objects, sizes = loop
