@@ -87,6 +87,9 @@ def test_the_tour_through_softlog_verifies_every_step(softlog: Path) -> None:
     _, checks = run_tour(SystemConfig(driver_package=native_package(str(softlog))))
     physical = [c.step for c in checks.checks if c.operation == "ReadPhysical"]
     assert physical == ["the driver's executor reads at a segment address"], "decision 0129"
+    _, checks = run_tour(SystemConfig(driver_package="reference"))
+    physical = [c.step for c in checks.checks if c.operation == "ReadPhysical"]
+    assert physical == ["the GPU reads 8 bytes at a segment address"], "the GPU's decoder keeps the register check"
 
 
 @pytest.mark.parametrize("destination", ["segment", "mdl"])
