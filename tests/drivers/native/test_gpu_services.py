@@ -328,5 +328,5 @@ def test_flush_tlb_refuses_bad_arguments_unchanged(bench: Bench) -> None:
         0x1000,
     )
     _refused(bench, (f"RootSegmentId={bench.aperture:#x}",), FLUSH, bench.aperture, 0, 0, 0)
-    _refused(bench, ("TableOffset=0x4004", "aligned"), FLUSH, bench.memory, 0x4004, 0, 0)
+    _refused(bench, ("RootOffset=0x4004", "aligned"), FLUSH, bench.memory, 0x4004, 0, 0)
     assert set(mmu.tlb[root]) == {0}

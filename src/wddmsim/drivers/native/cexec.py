@@ -250,15 +250,15 @@ class CExecutor:
         ``[start, end]``; ``start == end == 0`` means the whole address space."""
         if start > end:
             raise _Refused(f"StartVirtualAddress={start:#x}: must not exceed EndVirtualAddress={end:#x}")
-        self._gpu().invalidate_tlb(self._maps.table(segment_id, offset, "RootSegmentId"), start, end)
+        self._gpu().invalidate_tlb(self._maps.table(segment_id, offset, ("RootSegmentId", "RootOffset")), start, end)
 
 
 def _entries_pointer(entries: object, count: int) -> int:
     """The address ``Entries`` holds; NULL is refused unless ``Count`` is 0."""
-    address = ctypes.cast(entries, ctypes.c_void_p).value or 0 if isinstance(entries, ctypes._Pointer) else 0
+    address = ctypes.cast(entries, ctypes.c_void_p).value if isinstance(entries, ctypes._Pointer) else None
     if count and not address:
         raise _Refused(f"Entries=NULL: must point at Count={count} DXGK_PTEs")
-    return address
+    return address or 0
 
 
 class _Refused(Exception):

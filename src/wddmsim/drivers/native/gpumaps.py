@@ -75,20 +75,24 @@ class GpuMaps:
 
     # --- page tables ----------------------------------------------------------------------------------------
 
-    def table(self, segment_id: int, offset: int, argument: str = "SegmentId") -> TablePointer:
-        """The table at ``(segment_id, offset)``: segment 0 is system memory, any other a memory segment."""
+    def table(
+        self, segment_id: int, offset: int, names: tuple[str, str] = ("SegmentId", "TableOffset")
+    ) -> TablePointer:
+        """The table at ``(segment_id, offset)``: segment 0 is system memory, any other a memory segment
+        (``names``: how the call names the two arguments)."""
+        segment_name, offset_name = names
         if offset % PTE_SIZE:
-            raise Refused("TableOffset", offset, f"page tables are {PTE_SIZE}-byte aligned")
+            raise Refused(offset_name, offset, f"page tables are {PTE_SIZE}-byte aligned")
         if segment_id == 0:
             if not 0 <= offset < self.system_size:
-                raise Refused("TableOffset", offset, f"must lie in system memory [0, {self.system_size:#x})")
+                raise Refused(offset_name, offset, f"must lie in system memory [0, {self.system_size:#x})")
             return TablePointer(Target.SYSTEM, offset)
         segment = self.segments.get(segment_id)
         if segment is None or segment.aperture:
             memory = sorted(s.segment_id for s in self.segments.values() if not s.aperture)
-            raise Refused(argument, segment_id, f"must be 0 (system memory) or a memory segment {memory}")
+            raise Refused(segment_name, segment_id, f"must be 0 (system memory) or a memory segment {memory}")
         if not 0 <= offset < segment.size:
-            raise Refused("TableOffset", offset, f"must lie in segment {segment_id} [0, {segment.size:#x})")
+            raise Refused(offset_name, offset, f"must lie in segment {segment_id} [0, {segment.size:#x})")
         return TablePointer(Target.LOCAL, segment.base + offset)
 
     def entries(self, segment_id: int, offset: int, start: int, count: int) -> tuple[Target, int]:
