@@ -7,6 +7,7 @@ the executor it names."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -74,9 +75,16 @@ def test_a_map_applied_while_building_is_named_by_check_driver(softlog: Path) ->
         box.append(Outcome.REFUSED)
 
 
-def test_the_default_scenario_through_softlog_verifies_every_byte(softlog: Path) -> None:
-    result = CliRunner().invoke(main, ["run", "--driver", str(softlog)])
+@pytest.mark.parametrize("paging_buffer", [None, "4KiB"])
+def test_the_default_scenario_through_softlog_verifies_every_byte(
+    softlog: Path, paging_buffer: str | None, tmp_path: Path
+) -> None:
+    """As shipped, and in 4 KiB paging buffers (as RosKmd's: 16 records a buffer, multipass all the time)."""
+    extra = [] if paging_buffer is None else ["--set", f"adapter.paging_buffer={paging_buffer}"]
+    result = CliRunner().invoke(main, ["run", "--driver", str(softlog), "--out", str(tmp_path), *extra])
     assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))
+    assert summary["verified"] and (summary["ExtraPasses"] > 0) == (paging_buffer is not None)
     assert "verified" in result.output and "FAILED" not in result.output
 
 
