@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import struct
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,7 @@ from wddmsim.cli import main
 from wddmsim.conformance.rig import Build, Rig
 from wddmsim.core.units import KiB
 from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_INITCONTEXTRESOURCE, DXGK_INITCONTEXTRESOURCE_DESTINATION
+from wddmsim.drivers.native.cexec import CExecutor, ExecutorFailed
 from wddmsim.drivers.native.package import native_package
 from wddmsim.scenarios import catalog, runner
 from wddmsim.scenarios.rig import PagingRig
@@ -31,6 +33,9 @@ from . import executors
 from .conftest import EXAMPLES, c_compiler
 
 SURFACE = "check-driver: broken drivers"
+SURFACE_EXECUTOR = "native driver: its own executor"
+APERTURE_ID = 3
+"""The aperture segment's id on the reference base (local, CPU-visible, aperture)."""
 SOFTLOG = EXAMPLES / "softlog"
 RECORD = 256
 MAGIC = b"SLOG"
@@ -172,3 +177,59 @@ def test_check_driver_executor_routes_every_submission_to_the_executor_named(
     assert sum(submitted) > 0 and len(executors.Counter.buffers) == sum(submitted)
     for buffer in executors.Counter.buffers:
         assert len(buffer) % RECORD == 0 and buffer[:4] == MAGIC
+
+
+@pytest.fixture(scope="module")
+def softlog_rig(softlog: Path) -> PagingRig:
+    """One adapter over softlog, shared by tests that change nothing on it."""
+    return PagingRig(SystemConfig(driver_package=native_package(str(softlog))))
+
+
+def _record(
+    operation: int,
+    *,
+    dst_segment: int = 0,
+    destination: int = 0,
+    size: int = 0,
+    argument: int = 0,
+    pfns: tuple[int, ...] = (),
+    magic: bytes = MAGIC,
+) -> bytes:
+    """One ``SOFTLOG_RECORD`` (softlog_paging.c), packed as the C compiler lays it out."""
+    head = magic + struct.pack("<III4QII", operation, 0, dst_segment, 0, destination, size, argument, len(pfns), 0)
+    return (head + struct.pack(f"<{len(pfns)}Q", *pfns)).ljust(RECORD, b"\0")
+
+
+@pytest.mark.parametrize(
+    ("log", "named"),
+    [
+        (_record(1, magic=b"JUNK"), "returned STATUS_INVALID_PARAMETER"),
+        (_record(1)[:100], "returned STATUS_INVALID_PARAMETER"),
+        (_record(17), "returned STATUS_INVALID_PARAMETER"),
+        (_record(5, dst_segment=APERTURE_ID, destination=1 << 40, pfns=(1,)), "SetAperturePage failed: PageIndex"),
+        (_record(1, dst_segment=1, destination=1 << 45, size=64), "WriteLocal failed: SegmentAddress"),
+        (_record(5, dst_segment=1, pfns=(1,)), "SetAperturePage failed: SegmentId=0x1"),
+    ],
+    ids=[
+        "bad magic",
+        "not whole records",
+        "unknown operation",
+        "map past the segment",
+        "fill past memory",
+        "map into a memory segment",
+    ],
+)
+def test_a_corrupt_log_is_refused_by_the_executor_and_changes_nothing(
+    softlog_rig: PagingRig, log: bytes, named: str
+) -> None:
+    """The executor replays only what it can: a record it cannot carry out fails the buffer, named, before it
+    changes anything (each of these is its buffer's only record)."""
+    rig = softlog_rig
+    executor = rig.driver.base.paging_executor  # type: ignore[attr-defined]
+    assert isinstance(executor, CExecutor)
+    with campaign.case(SURFACE_EXECUTOR) as box:
+        before = (bytes(rig.gpu.local.data), rig.adapter.footprint())
+        with pytest.raises(ExecutorFailed, match=named):
+            executor(log, None, rig.gpu.engines[0].services)
+        assert (bytes(rig.gpu.local.data), rig.adapter.footprint()) == before
+        box.append(Outcome.REFUSED)
