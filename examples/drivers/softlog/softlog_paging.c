@@ -74,10 +74,13 @@ static UCHAR g_bounce[SOFTLOG_BOUNCE_BYTES];
 SOFTLOG_EXPORT NTSTATUS WddmsimStartDevice(HANDLE hAdapter, const WDDMSIM_ADAPTER_DESC *pDesc)
 {
     (void)hAdapter;
-    if (pDesc == NULL || pDesc->Version != WDDMSIM_ADAPTER_DESC_VERSION || pDesc->SegmentCount > 32) {
+    /* Later versions only append members: this driver reads those of version 1 (segments, aperture, memory). */
+    if (pDesc == NULL || pDesc->Version < 1 || pDesc->Size < offsetof(WDDMSIM_ADAPTER_DESC, SystemMemorySize) + 8 ||
+        pDesc->SegmentCount > 32) {
         return STATUS_INVALID_PARAMETER;
     }
-    g_adapter = *pDesc;
+    RtlZeroMemory(&g_adapter, sizeof(g_adapter));
+    RtlCopyMemory(&g_adapter, pDesc, pDesc->Size < sizeof(g_adapter) ? pDesc->Size : sizeof(g_adapter));
     memcpy(g_segments, pDesc->Segments, pDesc->SegmentCount * sizeof(g_segments[0]));
     g_adapter.Segments = g_segments;
     return STATUS_SUCCESS;
