@@ -10,6 +10,7 @@ from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS
 from wddmsim.ddi.flags import (
     DXGK_DISCARDCONTENTFLAGS,
     DXGK_MAPAPERTUREFLAGS,
+    DXGK_MEMORY_TRANSFER_DIRECTION,
     DXGK_PAGETABLEUPDATEMODE,
     DXGK_UPDATEPAGETABLEFLAGS,
 )
@@ -19,6 +20,7 @@ from wddmsim.ddi.paging import (
     DXGK_BUILDPAGINGBUFFER_COPYPAGETABLEENTRIES,
     DXGK_BUILDPAGINGBUFFER_DISCARDCONTENT,
     DXGK_BUILDPAGINGBUFFER_FILL,
+    DXGK_BUILDPAGINGBUFFER_FILLVIRTUAL,
     DXGK_BUILDPAGINGBUFFER_FLUSHTLB,
     DXGK_BUILDPAGINGBUFFER_INITCONTEXTRESOURCE,
     DXGK_BUILDPAGINGBUFFER_MAPAPERTURESEGMENT,
@@ -26,6 +28,7 @@ from wddmsim.ddi.paging import (
     DXGK_BUILDPAGINGBUFFER_NOTIFYRESIDENCY,
     DXGK_BUILDPAGINGBUFFER_READPHYSICAL,
     DXGK_BUILDPAGINGBUFFER_SIGNALMONITOREDFENCE,
+    DXGK_BUILDPAGINGBUFFER_TRANSFERVIRTUAL,
     DXGK_BUILDPAGINGBUFFER_UNMAPAPERTURESEGMENT,
     DXGK_BUILDPAGINGBUFFER_UNMODELLED,
     DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE,
@@ -392,10 +395,40 @@ def test_bad_input_is_refused_naming_argument_value_and_rule_and_writes_nothing(
             ),
             "CopyPageTableEntries.pRanges[1].DstPageTableAddress",
         ),
+        (
+            DXGK_BUILDPAGINGBUFFER_TRANSFERVIRTUAL(
+                SourceVirtualAddress=1 << 62,
+                DestinationVirtualAddress=0x100_0000,
+                TransferSizeInBytes=PAGE_SIZE,
+                TransferDirection=DXGK_MEMORY_TRANSFER_DIRECTION.LOCAL_TO_LOCAL,
+            ),
+            "TransferVirtual.SourceVirtualAddress",
+        ),
+        (
+            DXGK_BUILDPAGINGBUFFER_TRANSFERVIRTUAL(
+                SourceVirtualAddress=0x100_0000,
+                DestinationVirtualAddress=-PAGE_SIZE,
+                TransferSizeInBytes=PAGE_SIZE,
+                TransferDirection=DXGK_MEMORY_TRANSFER_DIRECTION.LOCAL_TO_LOCAL,
+            ),
+            "TransferVirtual.DestinationVirtualAddress",
+        ),
+        (
+            DXGK_BUILDPAGINGBUFFER_FILLVIRTUAL(
+                DestinationVirtualAddress=(1 << 60) - PAGE_SIZE, FillSizeInBytes=64 * PAGE_SIZE, FillPattern=7
+            ),
+            "FillVirtual.DestinationVirtualAddress",
+        ),
     ],
-    ids=["UpdatePageTable", "CopyPageTableEntries"],
+    ids=[
+        "UpdatePageTable",
+        "CopyPageTableEntries",
+        "TransferVirtual source",
+        "TransferVirtual destination",
+        "FillVirtual's last page",
+    ],
 )
-def test_a_page_table_va_past_the_packet_address_field_is_refused_named(
+def test_a_va_past_the_packet_address_field_is_refused_named(
     rig: PagingRig, payload: PagingPayload, argument: str
 ) -> None:
     """Regression (decision 0122): the encoder's ValueError escaped as a crash; now STATUS_INVALID_PARAMETER, named,

@@ -417,10 +417,20 @@ static uint64_t virtual_bytes(uint64_t size, uint64_t done, uint64_t chunk)
     return chunk * PAGE_BYTES < left ? chunk * PAGE_BYTES : left;
 }
 
+/* [va, va + size) must fit a packet's 60-bit address field: refused before any byte is written (decision 0122). */
+static int packet_range(uint64_t va, uint64_t size)
+{
+    return va <= REFGPU_ADDRESS_ADDRESS_MASK && size <= REFGPU_ADDRESS_ADDRESS_MASK + 1 - va;
+}
+
 static NTSTATUS build_transfer_virtual(DXGKARG_BUILDPAGINGBUFFER *pArgs)
 {
     const uint64_t size = pArgs->TransferVirtual.TransferSizeInBytes;
     const uint64_t pages = (size + PAGE_BYTES - 1) / PAGE_BYTES;
+    if (!packet_range(pArgs->TransferVirtual.SourceVirtualAddress, size) ||
+        !packet_range(pArgs->TransferVirtual.DestinationVirtualAddress, size)) {
+        return STATUS_INVALID_PARAMETER;
+    }
     while (pArgs->MultipassOffset < pages) {
         const uint64_t done = pArgs->MultipassOffset;
         if (!fits(pArgs, copy_length(0))) {
@@ -444,6 +454,9 @@ static NTSTATUS build_fill_virtual(DXGKARG_BUILDPAGINGBUFFER *pArgs)
 {
     const uint64_t size = pArgs->FillVirtual.FillSizeInBytes;
     const uint64_t pages = (size + PAGE_BYTES - 1) / PAGE_BYTES;
+    if (!packet_range(pArgs->FillVirtual.DestinationVirtualAddress, size)) {
+        return STATUS_INVALID_PARAMETER;
+    }
     while (pArgs->MultipassOffset < pages) {
         const uint64_t done = pArgs->MultipassOffset;
         if (!fits(pArgs, sizeof(REFGPU_FILL))) {

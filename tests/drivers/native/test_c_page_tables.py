@@ -24,12 +24,15 @@ from click.testing import CliRunner
 from wddmsim.cli import main
 from wddmsim.core.addresses import CpuVa
 from wddmsim.core.pointer import CpuMapping
+from wddmsim.core.units import PAGE_SIZE
 from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS
-from wddmsim.ddi.flags import DXGK_PAGETABLEUPDATEMODE, DXGK_UPDATEPAGETABLEFLAGS
+from wddmsim.ddi.flags import DXGK_MEMORY_TRANSFER_DIRECTION, DXGK_PAGETABLEUPDATEMODE, DXGK_UPDATEPAGETABLEFLAGS
 from wddmsim.ddi.paging import (
     DXGK_BUILDPAGINGBUFFER_COPY_RANGE,
     DXGK_BUILDPAGINGBUFFER_COPYPAGETABLEENTRIES,
+    DXGK_BUILDPAGINGBUFFER_FILLVIRTUAL,
     DXGK_BUILDPAGINGBUFFER_FLUSHTLB,
+    DXGK_BUILDPAGINGBUFFER_TRANSFERVIRTUAL,
     DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE,
     DXGK_PAGETABLEUPDATEADDRESS,
     DXGKARG_BUILDPAGINGBUFFER,
@@ -608,6 +611,33 @@ def test_flush_tlb_refuses_a_root_table_in_an_aperture_segment(shapes: dict[str,
     payload = DXGK_BUILDPAGINGBUFFER_FLUSHTLB(RootPageTableAddress=root, StartVirtualAddress=0, EndVirtualAddress=0)
     with campaign.case(SURFACE) as box:
         c, py = _both(pair, payload)
+        assert py.calls == [(NTSTATUS.STATUS_INVALID_PARAMETER, b"", 0, DMA_BYTES)]
+        assert c.calls == py.calls, c.calls
+        box.append(Outcome.REFUSED)
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        DXGK_BUILDPAGINGBUFFER_TRANSFERVIRTUAL(
+            SourceVirtualAddress=1 << 62,
+            DestinationVirtualAddress=0x100_0000,
+            TransferSizeInBytes=PAGE_SIZE,
+            TransferDirection=DXGK_MEMORY_TRANSFER_DIRECTION.LOCAL_TO_LOCAL,
+        ),
+        DXGK_BUILDPAGINGBUFFER_FILLVIRTUAL(
+            DestinationVirtualAddress=(1 << 60) - PAGE_SIZE, FillSizeInBytes=64 * PAGE_SIZE, FillPattern=7
+        ),
+    ],
+    ids=["TransferVirtual", "FillVirtual"],
+)
+def test_a_va_range_past_the_packet_address_field_is_refused_alike(
+    shapes: dict[str, Pair], payload: PagingPayload
+) -> None:
+    """Regression: the reference driver's encoder raised a ValueError (a crash); both drivers now refuse the range
+    before writing a byte."""
+    with campaign.case(SURFACE) as box:
+        c, py = _both(shapes["dual"], payload)
         assert py.calls == [(NTSTATUS.STATUS_INVALID_PARAMETER, b"", 0, DMA_BYTES)]
         assert c.calls == py.calls, c.calls
         box.append(Outcome.REFUSED)
