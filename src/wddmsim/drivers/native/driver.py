@@ -10,6 +10,7 @@ segments and owns allocations, contexts, submission and interrupts (decision 011
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 from typing import Final, cast, final
 
 from wddmsim.core.errors import ConfigurationError
@@ -20,6 +21,7 @@ from wddmsim.ddi.driver import (
 from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER
 from wddmsim.ddi.segments import DXGK_QUERYSEGMENTOUT3, DXGK_QUERYSEGMENTOUT4
 from wddmsim.ddi.status import NTSTATUS, InvalidArgument
+from wddmsim.ddi.submit import DXGKARG_SUBMITCOMMAND
 from wddmsim.drivers.native.adapter_desc import AdapterDescBlock
 from wddmsim.drivers.native.cexec import CExecutor
 from wddmsim.drivers.native.description import AdapterDescription, ExecutorKind
@@ -27,7 +29,7 @@ from wddmsim.drivers.native.library import NativeLibrary
 from wddmsim.drivers.native.marshal import PagingBufferCall, address_of
 from wddmsim.drivers.native.pyexec import load_python_executor
 from wddmsim.drivers.native.services import KernelServices
-from wddmsim.drivers.package import DriverModel, SimulatedDriver
+from wddmsim.drivers.package import DriverModel, DriverStatistics, SimulatedDriver
 from wddmsim.drivers.wrapping import WrappedDriver
 from wddmsim.hw.gpu import Gpu
 
@@ -94,6 +96,7 @@ class NativeDriver(WrappedDriver):
 
     def build_paging_buffer(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
         """``DxgkDdiBuildPagingBuffer``: claimed operations in C, the others by the base (GPU executor only)."""
+        self.retire()
         operation = args.Operation
         if self.description.claims(operation):
             # A code outside NTSTATUS travels as a plain int, for VidMm's contract checker to name.
@@ -107,6 +110,29 @@ class NativeDriver(WrappedDriver):
             )
         self.served_by_base[operation.name] = self.served_by_base.get(operation.name, 0) + 1
         return self.base.build_paging_buffer(args)
+
+    # --- what the MDL images handed to the library live for (decision 0131) ----------------------------------
+
+    def submit_command(self, args: DXGKARG_SUBMITCOMMAND) -> NTSTATUS:
+        """``DxgkDdiSubmitCommand`` by the base; a paging buffer takes the MDL images built into it along: they
+        (and the system views the library mapped through them) live until its fence completes."""
+        self.retire()
+        status = self.base.submit_command(args)
+        if args.Flags.Paging and status == NTSTATUS.STATUS_SUCCESS:
+            self.services.images.submitted(args.NodeOrdinal, args.SubmissionFenceId)
+        return status
+
+    def retire(self) -> None:
+        """Let go of the images of paging buffers whose fence the engine has written (its completed-fence register,
+        which a driver reads in its interrupt routine)."""
+        engines = self.gpu.engines
+        self.services.images.retire(lambda node: engines[node].completed_fence if node < len(engines) else 0)
+
+    def statistics(self) -> DriverStatistics:
+        """The base's counts, with the images and views the bridge holds for the library (the footprint's)."""
+        self.retire()
+        images = self.services.images
+        return dataclasses.replace(super().statistics(), mdl_images=images.count(), bridge_views=images.live_views())
 
     # --- the DDIs the base supplies (WrappedDriver forwards the rest) ---------------------------------------
 
@@ -125,6 +151,7 @@ class NativeDriver(WrappedDriver):
         """``DxgkDdiResetFromTimeout``: the base stops the GPU; then the library drops what it queued, if it
         exports the entry point (a failure status is the driver's, returned as it is)."""
         status = self.base.reset_from_timeout()
+        self.services.images.clear()  # the GPU runs nothing any more: no buffer needs an image or a view
         if self._reset_from_timeout is None or status != NTSTATUS.STATUS_SUCCESS:
             return status
         raw = int(self._reset_from_timeout(None)) & 0xFFFFFFFF
