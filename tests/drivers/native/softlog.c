@@ -6,6 +6,9 @@
  *
  * SOFTLOG_SPIN: 1 makes the executor spin until SoftlogRelease() is called, 2 makes DxgkDdiBuildPagingBuffer
  * spin so (a driver that never returns: the watchdog's case, decision 0132). */
+#define _POSIX_C_SOURCE 199309L
+#include <time.h>
+
 #include <d3dkmddi.h>
 #include <ntddk.h>
 
@@ -27,11 +30,13 @@ static volatile LONG g_spinning;
 WDDMSIM_EXPORT VOID SoftlogRelease(void) { g_release = 1; }
 WDDMSIM_EXPORT LONG SoftlogSpinning(void) { return g_spinning; }
 
+/* Never returns until released (a millisecond's sleep per turn: it hangs without eating a core). */
 static void spin(void)
 {
+    const struct timespec turn = {0, 1000000};
     g_spinning = 1;
-    while (!g_release) {
-    }
+    while (!g_release)
+        nanosleep(&turn, NULL);
     g_spinning = 0;
 }
 

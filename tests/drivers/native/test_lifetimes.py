@@ -43,7 +43,7 @@ def softlog_description(tmp_path: Path, library: Path, **extra: object) -> Path:
     return toml
 
 
-def _transfer(rig: PagingRig, mdl: MDL, offset: int, *, to_system: bool) -> DXGK_BUILDPAGINGBUFFER_TRANSFER:
+def transfer(rig: PagingRig, mdl: MDL, offset: int, *, to_system: bool) -> DXGK_BUILDPAGINGBUFFER_TRANSFER:
     segment = DXGK_TRANSFER_LOCATION.segment(SEGMENT, rig.segment_address(SEGMENT, offset))
     system = DXGK_TRANSFER_LOCATION.mdl(mdl)
     return DXGK_BUILDPAGINGBUFFER_TRANSFER(
@@ -71,7 +71,7 @@ def test_views_live_until_their_paging_buffer_ran_then_go(
             rig.write_mdl(mdl, data)
     with campaign.case(SURFACE) as box:
         for i, mdl in enumerate(mdls):  # built into one paging buffer, none executed yet
-            rig.vidmm.paging.build(_transfer(rig, mdl, i * PAGE_SIZE, to_system=to_system))
+            rig.vidmm.paging.build(transfer(rig, mdl, i * PAGE_SIZE, to_system=to_system))
         assert driver.services.live_views() == MDLS, "every view a pending buffer recorded is still mapped"
         assert driver.services.images.count() == MDLS
         pending = rig.adapter.footprint().leaks(start)
@@ -97,7 +97,7 @@ def test_an_adapter_reset_lets_every_image_go(build_driver: BuildDriver, tmp_pat
     assert isinstance(driver, NativeDriver)
     mdls = [rig.backing(PAGE_SIZE) for _ in range(3)]
     for i, mdl in enumerate(mdls):
-        rig.vidmm.paging.build(_transfer(rig, mdl, i * PAGE_SIZE, to_system=True))
+        rig.vidmm.paging.build(transfer(rig, mdl, i * PAGE_SIZE, to_system=True))
     assert driver.statistics().bridge_views == 3
     driver.reset_from_timeout()
     now = driver.statistics()

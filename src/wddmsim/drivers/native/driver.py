@@ -15,9 +15,7 @@ from typing import Final, cast, final
 
 from wddmsim.core.errors import ConfigurationError
 from wddmsim.ddi.caps import DXGK_QUERYADAPTERINFOTYPE
-from wddmsim.ddi.driver import (
-    DXGKARG_QUERYADAPTERINFO,
-)
+from wddmsim.ddi.driver import DXGKARG_COLLECTDBGINFO, DXGKARG_QUERYADAPTERINFO
 from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER
 from wddmsim.ddi.segments import DXGK_QUERYSEGMENTOUT3, DXGK_QUERYSEGMENTOUT4
 from wddmsim.ddi.status import NTSTATUS, InvalidArgument
@@ -29,6 +27,7 @@ from wddmsim.drivers.native.library import NativeLibrary
 from wddmsim.drivers.native.marshal import PagingBufferCall, address_of
 from wddmsim.drivers.native.pyexec import load_python_executor
 from wddmsim.drivers.native.services import KernelServices
+from wddmsim.drivers.native.watchdog import Watchdog
 from wddmsim.drivers.package import DriverModel, DriverStatistics, SimulatedDriver
 from wddmsim.drivers.wrapping import WrappedDriver
 from wddmsim.hw.gpu import Gpu
@@ -59,7 +58,9 @@ class NativeDriver(WrappedDriver):
         self.library = library
         self.description = description
         self.adapter = AdapterDescBlock(gpu, base, model)
-        self.services = KernelServices(gpu.system)
+        self.watchdog = Watchdog(description.tdr_delay)
+        """Bounds every call into the library in wall time; a timeout loses the library (decision 0132)."""
+        self.services = KernelServices(gpu.system, self.watchdog)
         self.services.attach(library)
         self.call = PagingBufferCall(library, self.services)
         exported = library.function(RESET_FROM_TIMEOUT)
@@ -88,7 +89,7 @@ class NativeDriver(WrappedDriver):
                 else NativeLibrary(spec.library, setting="executor.library", entry=spec.symbol)
             )
             self.executor_library = library  # kept loaded while the driver lives
-            self.base.paging_executor = CExecutor(library, spec.symbol, self.adapter)
+            self.base.paging_executor = CExecutor(library, spec.symbol, self.adapter, self.watchdog)
         else:
             self.base.paging_executor = load_python_executor(spec)
 
@@ -147,14 +148,30 @@ class NativeDriver(WrappedDriver):
                 out.PagingBufferPrivateDataSize = size
         return status
 
+    def collect_dbg_info(self, args: DXGKARG_COLLECTDBGINFO) -> NTSTATUS:
+        """``DxgkDdiCollectDbgInfo`` (decision 0133): why the engines stopped, as their fault registers say -- an
+        executor's status or failing services call, a packet the GPU refused -- and a call the watchdog abandoned."""
+        lines = [f"engine {e.index}: {e.fault.reason or e.fault.kind.name}" for e in self.gpu.engines if e.fault]
+        if self.watchdog.lost is not None:
+            lines.append(f"the library is lost: {self.watchdog.lost}")
+        text = "; ".join(lines).encode("utf-8")[: max(args.BufferSize - 1, 0)]
+        args.pBuffer[: len(text) + 1] = text + b"\0"
+        return NTSTATUS.STATUS_SUCCESS
+
     def reset_from_timeout(self) -> NTSTATUS:
         """``DxgkDdiResetFromTimeout``: the base stops the GPU; then the library drops what it queued, if it
         exports the entry point (a failure status is the driver's, returned as it is)."""
         status = self.base.reset_from_timeout()
+        if self.watchdog.lost is not None:
+            # A call stuck in the library may still use the images and views it was given: they stay mapped for
+            # good, with what the watchdog keeps of that call; the library itself is not called again.
+            self.watchdog.abandon(self.services.images.abandon())
+            return status
         self.services.images.clear()  # the GPU runs nothing any more: no buffer needs an image or a view
         if self._reset_from_timeout is None or status != NTSTATUS.STATUS_SUCCESS:
             return status
-        raw = int(self._reset_from_timeout(None)) & 0xFFFFFFFF
+        entry = self._reset_from_timeout
+        raw = self.watchdog.call(RESET_FROM_TIMEOUT, lambda: int(entry(None))) & 0xFFFFFFFF
         self.library_resets += 1
         return NTSTATUS(raw) if raw in NTSTATUS._value2member_map_ else cast(NTSTATUS, raw)
 

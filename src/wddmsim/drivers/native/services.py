@@ -24,6 +24,7 @@ import numpy as np
 from wddmsim.ddi.memory import MDL
 from wddmsim.drivers.native import kernel
 from wddmsim.drivers.native.library import KERNEL_SERVICES, NativeLibrary
+from wddmsim.drivers.native.watchdog import Watchdog
 from wddmsim.hw.hostmap import HostView
 from wddmsim.hw.memory import SystemMemory
 
@@ -139,6 +140,17 @@ class MdlImages:
             view.close()
         self.views.clear()
 
+    def abandon(self) -> tuple[object, ...]:
+        """Forget every image and view without unmapping any: what a call the watchdog abandoned may still use
+        (the caller keeps the result alive for good)."""
+        kept = (tuple(self._by_id.values()), tuple(self.views.values()))
+        self._by_id.clear()
+        self._by_address.clear()
+        self._unsubmitted.clear()
+        self._submitted.clear()
+        self.views.clear()
+        return kept
+
     def count(self) -> int:
         """Images alive (each a C MDL the driver may still be reading)."""
         return len(self._by_id)
@@ -151,8 +163,10 @@ class MdlImages:
 class KernelServices:
     """One adapter's ``WDDMSIM_KERNEL_SERVICES`` table and the state behind it."""
 
-    def __init__(self, system: SystemMemory) -> None:
+    def __init__(self, system: SystemMemory, watchdog: Watchdog | None = None) -> None:
         self.system = system
+        self.watchdog = watchdog or Watchdog(None)
+        """A callback from a call the watchdog abandoned is refused (the library is lost, decision 0132)."""
         self.images = MdlImages()
         self.views = self.images.views
         """Live views by the address handed to the driver."""
@@ -201,6 +215,12 @@ class KernelServices:
         return view
 
     def _map(self, _context: object, mdl: ctypes._Pointer[kernel.MDL], *_rest: object) -> int | None:
+        with self.watchdog.lock:
+            if self.watchdog.lost is not None:
+                return None  # the library is lost: the mapping fails
+            return self._map_locked(mdl)
+
+    def _map_locked(self, mdl: ctypes._Pointer[kernel.MDL]) -> int | None:
         try:
             address = ctypes.cast(mdl, ctypes.c_void_p).value
             if not address:
@@ -212,6 +232,11 @@ class KernelServices:
             return None
 
     def _unmap(self, _context: object, base: int | None, mdl: ctypes._Pointer[kernel.MDL]) -> None:
+        with self.watchdog.lock:
+            if self.watchdog.lost is None:
+                self._unmap_locked(base, mdl)
+
+    def _unmap_locked(self, base: int | None, mdl: ctypes._Pointer[kernel.MDL]) -> None:
         try:
             view = self.views.pop(base or 0, None)
             if view is None:
