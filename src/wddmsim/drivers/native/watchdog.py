@@ -14,6 +14,7 @@ library lost, so an abandoned thread never changes simulated state after the tim
 
 from __future__ import annotations
 
+import _thread
 import queue
 import threading
 from collections.abc import Callable
@@ -71,10 +72,10 @@ class Watchdog:
         job = _Call(function)
         work = _worker()
         work.put(job)
-        if job.done.wait(self.delay):
+        if job.done.acquire(timeout=self.delay):
             return job.result()
         with self.lock:  # no callback is half-way through a change: from here on they are all refused
-            if not job.done.is_set():
+            if not job.done.acquire(blocking=False):
                 self.lost = f"{entry} did not return within TdrDelay={self.delay:g} s"
                 self.abandon(job, *keep)
         if self.lost is None:  # it returned while the lock was taken
@@ -89,7 +90,9 @@ class _Call:
 
     def __init__(self, function: Callable[[], int]) -> None:
         self.function = function
-        self.done = threading.Event()
+        self.done = _thread.allocate_lock()
+        """Held until the call returned (a bare lock: the cheapest hand-over between two threads)."""
+        self.done.acquire()
         self._value = 0
         self._error: BaseException | None = None
 
@@ -98,7 +101,7 @@ class _Call:
             self._value = self.function()
         except BaseException as error:  # handed to the caller's thread, raised there
             self._error = error
-        self.done.set()
+        self.done.release()
 
     def result(self) -> int:
         if self._error is not None:
