@@ -14,13 +14,19 @@ import dataclasses
 from typing import Final, cast, final
 
 from wddmsim.core.errors import ConfigurationError
-from wddmsim.ddi.caps import DXGK_QUERYADAPTERINFOTYPE
+from wddmsim.ddi.caps import (
+    DXGK_GPUMMUCAPS,
+    DXGK_PAGE_TABLE_LEVEL_DESC,
+    DXGK_QUERYADAPTERINFOTYPE,
+    DXGK_QUERYPAGETABLELEVELDESCIN,
+)
 from wddmsim.ddi.driver import DXGKARG_COLLECTDBGINFO, DXGKARG_QUERYADAPTERINFO
 from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER
 from wddmsim.ddi.segments import DXGK_QUERYSEGMENTOUT3, DXGK_QUERYSEGMENTOUT4
 from wddmsim.ddi.status import NTSTATUS, InvalidArgument
 from wddmsim.ddi.submit import DXGKARG_SUBMITCOMMAND
 from wddmsim.drivers.native.adapter_desc import AdapterDescBlock
+from wddmsim.drivers.native.adapter_info import LibraryAdapterInfo
 from wddmsim.drivers.native.cexec import CExecutor
 from wddmsim.drivers.native.description import AdapterDescription, ExecutorKind
 from wddmsim.drivers.native.library import NativeLibrary
@@ -61,6 +67,8 @@ class NativeDriver(WrappedDriver):
         self.watchdog = Watchdog(description.tdr_delay)
         """Bounds every call into the library in wall time; a timeout loses the library (decision 0132)."""
         self.services = KernelServices(gpu.system, self.watchdog)
+        self.adapter_info = LibraryAdapterInfo.of(library, self.watchdog)
+        """The library's own ``DxgkDdiQueryAdapterInfo``, cross-checked with the base's answers (decision 0134)."""
         self.services.attach(library)
         self.call = PagingBufferCall(library, self.services)
         exported = library.function(RESET_FROM_TIMEOUT)
@@ -138,8 +146,11 @@ class NativeDriver(WrappedDriver):
     # --- the DDIs the base supplies (WrappedDriver forwards the rest) ---------------------------------------
 
     def query_adapter_info(self, args: DXGKARG_QUERYADAPTERINFO) -> NTSTATUS:
-        """``DxgkDdiQueryAdapterInfo`` by the base, with the library's ``PagingBufferPrivateDataSize``."""
+        """``DxgkDdiQueryAdapterInfo`` by the base, with the library's ``PagingBufferPrivateDataSize``; the GpuMmu
+        answers checked against the library's own, when it exports the DDI (decision 0134)."""
         status = self.base.query_adapter_info(args)
+        if self.adapter_info is not None and status == NTSTATUS.STATUS_SUCCESS:
+            self._cross_check(args)
         size = self.description.dma_buffer_private_data_size
         kind = DXGK_QUERYADAPTERINFOTYPE
         if size is not None and args.Type in (kind.DXGKQAITYPE_QUERYSEGMENT3, kind.DXGKQAITYPE_QUERYSEGMENT4):
@@ -147,6 +158,14 @@ class NativeDriver(WrappedDriver):
             if isinstance(out, DXGK_QUERYSEGMENTOUT3 | DXGK_QUERYSEGMENTOUT4) and out.pSegmentDescriptor:
                 out.PagingBufferPrivateDataSize = size
         return status
+
+    def _cross_check(self, args: DXGKARG_QUERYADAPTERINFO) -> None:
+        assert self.adapter_info is not None
+        out, request = args.pOutputData, args.pInputData
+        if isinstance(out, DXGK_GPUMMUCAPS):
+            self.adapter_info.check_caps(out)
+        elif isinstance(out, DXGK_PAGE_TABLE_LEVEL_DESC) and isinstance(request, DXGK_QUERYPAGETABLELEVELDESCIN):
+            self.adapter_info.check_level(request, out)
 
     def collect_dbg_info(self, args: DXGKARG_COLLECTDBGINFO) -> NTSTATUS:
         """``DxgkDdiCollectDbgInfo`` (decision 0133): why the engines stopped, as their fault registers say -- an
