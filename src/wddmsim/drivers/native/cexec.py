@@ -42,6 +42,7 @@ from wddmsim.drivers.native.gpumaps import GpuMaps, Refused, Segment
 from wddmsim.drivers.native.kernel import PFN_WDDMSIM_LOG
 from wddmsim.drivers.native.library import NativeLibrary
 from wddmsim.drivers.native.marshal import address_of
+from wddmsim.drivers.native.watchdog import DriverTimedOut, LibraryLost, Watchdog
 from wddmsim.hw.addressing import Space, hw_address
 from wddmsim.hw.faults import GpuFault
 from wddmsim.hw.pte import PTE_SIZE
@@ -49,6 +50,7 @@ from wddmsim.hw.services import GpuServices
 
 _OK: Final = int(NTSTATUS.STATUS_SUCCESS)
 _BAD: Final = int(NTSTATUS.STATUS_INVALID_PARAMETER)
+_UNSUCCESSFUL: Final = int(NTSTATUS.STATUS_UNSUCCESSFUL)
 
 
 class ExecutorFailed(Exception):
@@ -64,7 +66,9 @@ def _status_name(raw: int) -> str:
 class CExecutor:
     """``hw.engine.Executor`` over a library's ``WDDMSIM_EXECUTE_PAGING_BUFFER`` (see the module docstring)."""
 
-    def __init__(self, library: NativeLibrary, symbol: str, adapter: AdapterDescBlock) -> None:
+    def __init__(
+        self, library: NativeLibrary, symbol: str, adapter: AdapterDescBlock, watchdog: Watchdog | None = None
+    ) -> None:
         entry = library.function(symbol)
         if entry is None:
             raise ConfigurationError("executor.symbol", symbol, f"is not exported by {library.path.name}")
@@ -83,6 +87,8 @@ class CExecutor:
             aperture_base=int(adapter.desc.ApertureBase),
             system_size=int(adapter.desc.SystemMemorySize),
         )
+        self.watchdog = watchdog or Watchdog(None)
+        """Bounds each call in wall time (decision 0132)."""
         self._services: GpuServices | None = None
         self._failure: str | None = None
         self._keep: list[object] = []  # the ctypes callbacks must outlive every call
@@ -138,10 +144,14 @@ class CExecutor:
         self.table.LocalMemoryBase = services.local_base
         self.table.LocalMemorySize = services.local_size
         self._services, self._failure = services, None
+        entry, table, described = self._entry, ctypes.byref(self.table), ctypes.byref(submission)
         try:
-            raw = int(self._entry(ctypes.byref(self.table), ctypes.byref(submission))) & 0xFFFFFFFF
+            raw = self.watchdog.call(self.symbol, lambda: int(entry(table, described)), dma, private, submission)
+        except (DriverTimedOut, LibraryLost) as lost:  # the engine faults naming it; VidMm resets the adapter
+            raise ExecutorFailed(str(lost)) from None
         finally:
             self._services = None
+        raw &= 0xFFFFFFFF
         self.calls += 1
         if self._failure is not None:
             raise ExecutorFailed(f"{self.symbol}: {self._failure}")
@@ -152,6 +162,12 @@ class CExecutor:
     # --- the services (each returns an NTSTATUS; the first failure is kept for the fault's reason) ---------------
 
     def _guard(self, name: str, body: Callable[..., None], args: tuple[object, ...]) -> int:
+        with self.watchdog.lock:  # a call the watchdog abandoned changes nothing any more
+            if self.watchdog.lost is not None:
+                return _UNSUCCESSFUL
+            return self._serve(name, body, args)
+
+    def _serve(self, name: str, body: Callable[..., None], args: tuple[object, ...]) -> int:
         try:
             body(*args)
         except _Refused as refused:

@@ -11,6 +11,7 @@ segments, allocations, contexts and submission), and who executes the paging buf
                   "MapApertureSegment", "UnmapApertureSegment"]
     dma_buffer_private_data_size = 64   # optional: DmaBufferPrivateDataSize the driver asks for
     swizzling = false             # optional: it builds Swizzle/Unswizzle transfers
+    tdr_delay = 2.0               # optional: seconds a call into the library may take (TdrDelay; 0: no limit)
 
     [executor]
     kind = "gpu"                  # gpu: the reference GPU decodes the documented command format
@@ -30,6 +31,7 @@ from typing import Final
 
 from wddmsim.core.errors import ConfigurationError
 from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_OPERATION as Op
+from wddmsim.drivers.native.watchdog import TDR_DELAY
 from wddmsim.drivers.package import DriverModel
 
 OPERATION_NAMES: Final[dict[str, Op]] = {
@@ -102,6 +104,9 @@ class AdapterDescription:
     swizzling: bool = False
     """The library builds ``Swizzle``/``Unswizzle`` transfers (the base's swizzled surfaces may be used)."""
     executor: ExecutorSpec = field(default_factory=ExecutorSpec)
+    tdr_delay: float | None = TDR_DELAY
+    """Seconds of wall time a call into the library may take before timeout detection (decision 0132); None:
+    no limit (``tdr_delay = 0``)."""
     source: Path | None = None
     """The TOML file it was read from (None: a library named alone)."""
 
@@ -117,8 +122,9 @@ class AdapterDescription:
 
 
 _KEYS: Final = frozenset(
-    {"library", "base", "model", "operations", "dma_buffer_private_data_size", "swizzling", "executor"}
+    {"library", "base", "model", "operations", "dma_buffer_private_data_size", "swizzling", "executor", "tdr_delay"}
 )
+MAX_TDR_DELAY: Final = 3600.0
 _EXECUTOR_KEYS: Final = frozenset({"kind", "library", "symbol", "class"})
 MAX_PRIVATE_DATA: Final = 64 * 1024
 
@@ -157,6 +163,7 @@ def parse_description(doc: dict[str, object], path: Path) -> AdapterDescription:
         dma_buffer_private_data_size=_private_size(doc.get("dma_buffer_private_data_size")),
         swizzling=_flag(doc, "swizzling"),
         executor=_executor(doc.get("executor", {}), here),
+        tdr_delay=_tdr_delay(doc.get("tdr_delay", TDR_DELAY)),
         source=path.resolve(),
     )
 
@@ -196,6 +203,15 @@ def _operations(value: object) -> frozenset[Op]:
             raise ConfigurationError("operations", name, f"must be one of {list(OPERATION_NAMES)}")
         ops.add(op)
     return frozenset(ops)
+
+
+def _tdr_delay(value: object) -> float | None:
+    """``TdrDelay`` in seconds; 0 turns timeout detection off (as ``TdrLevel`` 0 does on Windows)."""
+    if not isinstance(value, int | float) or isinstance(value, bool) or not 0 <= value <= MAX_TDR_DELAY:
+        raise ConfigurationError(
+            "tdr_delay", value, f"must be a number of seconds in [0, {MAX_TDR_DELAY:g}] (0: no timeout detection)"
+        )
+    return float(value) or None
 
 
 def _private_size(value: object) -> int | None:
