@@ -88,7 +88,7 @@ class LibraryAdapterInfo:
             OutputDataSize=ctypes.sizeof(out),
         )
         function, pointer = self._function, ctypes.byref(args)
-        raw = self._watchdog.call(QUERY_ADAPTER_INFO, lambda: int(function(None, pointer)), args, request, out)
+        raw = self._watchdog.call_driver(QUERY_ADAPTER_INFO, lambda: int(function(None, pointer)), args, request, out)
         raw &= 0xFFFFFFFF
         if raw != NTSTATUS.STATUS_SUCCESS:
             shown = NTSTATUS(raw).name if raw in NTSTATUS._value2member_map_ else f"{raw:#010x}"

@@ -64,8 +64,8 @@ class NativeDriver(WrappedDriver):
         self.library = library
         self.description = description
         self.adapter = AdapterDescBlock(gpu, base, model)
-        self.watchdog = Watchdog(description.tdr_delay)
-        """Bounds every call into the library in wall time; a timeout loses the library (decision 0132)."""
+        self.watchdog = Watchdog(description.tdr_delay, description.call_timeout)
+        """Bounds calls into the library in wall time; a timeout loses the library (decision 0132)."""
         self.services = KernelServices(gpu.system, self.watchdog)
         self.adapter_info = LibraryAdapterInfo.of(library, self.watchdog)
         """The library's own ``DxgkDdiQueryAdapterInfo``, cross-checked with the base's answers (decision 0134)."""
@@ -190,7 +190,7 @@ class NativeDriver(WrappedDriver):
         if self._reset_from_timeout is None or status != NTSTATUS.STATUS_SUCCESS:
             return status
         entry = self._reset_from_timeout
-        raw = self.watchdog.call(RESET_FROM_TIMEOUT, lambda: int(entry(None))) & 0xFFFFFFFF
+        raw = self.watchdog.call_driver(RESET_FROM_TIMEOUT, lambda: int(entry(None))) & 0xFFFFFFFF
         self.library_resets += 1
         return NTSTATUS(raw) if raw in NTSTATUS._value2member_map_ else cast(NTSTATUS, raw)
 

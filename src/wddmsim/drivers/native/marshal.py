@@ -79,7 +79,7 @@ class PagingBufferCall:
         self._write_payload(c, args)
         self.calls += 1
         function, pointer = self._function, ctypes.byref(c)
-        raw = self.services.watchdog.call(
+        raw = self.services.watchdog.call_driver(
             BUILD_PAGING_BUFFER, lambda: int(function(None, pointer)), c, self._keep, self._hosts
         )
         raw &= 0xFFFFFFFF

@@ -1,9 +1,13 @@
 """Timeout detection for calls into a native driver's library (decision 0132): Windows' TDR, for C code.
 
 Windows gives the GPU ``TdrDelay`` seconds (2 by default) to finish a piece of work; past it the OS resets the
-adapter (``DxgkDdiResetFromTimeout``) instead of waiting forever.  A C function of a driver's library --
-``DxgkDdiBuildPagingBuffer``, or the executor ``WddmsimExecutePagingBuffer`` -- cannot be interrupted from Python, so
-each call runs on the watchdog's own thread while the simulator waits at most ``delay`` seconds of wall time.  A call
+adapter (``DxgkDdiResetFromTimeout``) instead of waiting forever.  A C function of a driver's library cannot be
+interrupted from Python, so a bounded call runs on the watchdog's own thread while the simulator waits at most its
+bound in wall time.  Two bounds (decision 0132): the GPU's work -- the executor ``WddmsimExecutePagingBuffer`` -- is
+bounded by ``delay`` (``TdrDelay``, on by default, as on Windows); the driver's own entry points
+(``DxgkDdiBuildPagingBuffer``, ``DxgkDdiResetFromTimeout``, ``DxgkDdiQueryAdapterInfo``), which Windows does not bound
+at all, by ``driver_delay`` (``call_timeout``): off by default in runs, where a thread hand-over per call would cost
+a C driver half its paging rate, and on in ``check-driver``, where a hung entry point is a finding.  A call
 that does not return in time is abandoned where it is (its thread keeps what it was given alive, and ends if the
 function ever returns), the library is *lost*: every later call and every callback from the abandoned thread is
 refused, and the caller takes the reset path naming the entry point.
@@ -44,10 +48,13 @@ class LibraryLost(DdiError):
 
 @final
 class Watchdog:
-    """Bounds each call into one adapter's library (see the module docstring); ``delay`` None calls inline."""
+    """Bounds each call into one adapter's library (see the module docstring); a bound of None calls inline."""
 
-    def __init__(self, delay: float | None = TDR_DELAY) -> None:
+    def __init__(self, delay: float | None = TDR_DELAY, driver_delay: float | None = None) -> None:
         self.delay = delay
+        """Seconds the GPU's work (an executor call) may take: ``TdrDelay``."""
+        self.driver_delay = driver_delay
+        """Seconds a driver entry point may take: ``call_timeout`` (None: inline, no bound)."""
         self.lock = threading.Lock()
         """Held by every callback while it changes simulated state, and by the simulator to declare a loss."""
         self.lost: str | None = None
@@ -65,18 +72,28 @@ class Watchdog:
         _ABANDONED.extend(given)
 
     def call(self, entry: str, function: Callable[[], int], *keep: object) -> int:
-        """``function()`` -- a call into the library -- bounded by the delay; ``keep``: what the call was given."""
+        """``function()`` -- the GPU's work in the library, an executor call -- bounded by ``TdrDelay``; ``keep``:
+        what the call was given."""
+        return self._bounded(entry, function, self.delay, "TdrDelay", keep)
+
+    def call_driver(self, entry: str, function: Callable[[], int], *keep: object) -> int:
+        """``function()`` -- a driver entry point of the library -- bounded by ``call_timeout`` when one is set."""
+        return self._bounded(entry, function, self.driver_delay, "call_timeout", keep)
+
+    def _bounded(
+        self, entry: str, function: Callable[[], int], delay: float | None, bound: str, keep: tuple[object, ...]
+    ) -> int:
         self.check(entry)
-        if self.delay is None or getattr(_here, "serving", False):
+        if delay is None or getattr(_here, "serving", False):
             return function()  # no bound, or a call made from a callback of a call already bounded
         job = _Call(function)
         work = _worker()
         work.put(job)
-        if job.done.acquire(timeout=self.delay):
+        if job.done.acquire(timeout=delay):
             return job.result()
         with self.lock:  # no callback is half-way through a change: from here on they are all refused
             if not job.done.acquire(blocking=False):
-                self.lost = f"{entry} did not return within TdrDelay={self.delay:g} s"
+                self.lost = f"{entry} did not return within {bound}={delay:g} s"
                 self.abandon(job, *keep)
         if self.lost is None:  # it returned while the lock was taken
             return job.result()
