@@ -4,8 +4,10 @@ victim, an ``Evict``, a destroy)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -129,3 +131,23 @@ def test_when_no_policy_chose_the_event_gives_the_rule_of_the_cause() -> None:
     assert seen[: len(want)] == want
     assert Outcome.MISMATCHED not in outcomes
     assert all(e.reason for e in w.adapter.events.of_type(VidMmEvict)), "every eviction says why"
+
+
+def test_the_policy_written_in_docs_research_runs_and_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``docs/research.md``'s LRU-2 example, saved as a module and named ``module:Class``: twice-used allocations
+    stay while once-used ones go (LRU would evict 1 and 2 first), and its reasons are in the events."""
+    text = (Path(__file__).parents[2] / "docs" / "research.md").read_text()
+    code = re.search(r"<!-- research-example: lru2.py -->\n```python\n(.*?)```", text, re.S)
+    assert code is not None
+    assert len(code.group(1).splitlines()) <= 45, "a short example"
+    (tmp_path / "lru2_example.py").write_text(code.group(1))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    w = World(policy="lru2_example:Lru2", gpu=replace(SMALL_GPU, local_size=(2 * 3 + 4) * MiB))
+    pages = [w.buffer(PAGE) for _ in range(5)]
+    for r in (1, 1, 2, 2, 3, 4, 5):
+        w.make_resident(pages[r - 1])
+        w.evict(pages[r - 1], EvictOnlyIfNecessary=True)
+    w.check()
+    events = _pressure(w)
+    assert [int(e.allocation) for e in events] == [int(pages[2].handle), int(pages[3].handle)]
+    assert all(e.policy == "lru-2" and "; used once; last used at " in e.reason for e in events)
