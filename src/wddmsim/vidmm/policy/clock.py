@@ -64,7 +64,7 @@ class Clock(BaseEviction):
         self.bit[a.handle] = True
 
     def evicted(self, a: VidMmAllocation, where: Range, cause: MoveCause) -> None:
-        if a.handle in self.sweep:
+        if a.handle in self.sweep and cause in (MoveCause.PRESSURE, MoveCause.LOCK):  # a victim of the ranking
             self._advance(a)
         self.freed(a)
 
