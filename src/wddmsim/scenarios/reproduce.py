@@ -115,9 +115,11 @@ def run_string(
     policy: EvictionPolicy,
     *,
     model: DriverModel = DriverModel.WDDM1,
+    inspect: Callable[[Adapter], None] | None = None,
 ) -> Counts:
     """Run ``references`` (allocation numbers from 1) over room for ``capacity`` allocations under ``policy``,
-    through the whole path; the counts from VidMm's event log, each checked (:class:`ReproductionError`)."""
+    through the whole path; the counts from VidMm's event log, each checked (:class:`ReproductionError`).
+    ``inspect`` is shown the adapter after the last reference, before the process is destroyed."""
     adapter = build_adapter(
         SystemConfig(
             gpu=gpu_for(capacity),
@@ -131,6 +133,8 @@ def run_string(
     for r in references:
         string.reference(r)
     counts = _counts(adapter, string.handles, len(references), capacity)
+    if inspect is not None:
+        inspect(adapter)
     adapter.vidmm.destroy_process(string.process)
     if adapter.footprint() != start:
         raise ReproductionError(f"the adapter holds more after the run than before: {adapter.footprint()} != {start}")
@@ -357,7 +361,7 @@ def lru_cliff(options: Options) -> Reproduction:
     for factor in CLIFF_FACTORS:
         n = round(k * factor)
         case = f"{factor:g}"
-        label = f"n/k = {case} (n={n}, k={k})"
+        label = f"n/k={case}, n={n}"
         runs = _runs(tuple(range(1, n + 1)) * options.loops, k, names, options, label)
         steady = (options.loops - 1) * n  # references past the first pass: no compulsory miss among them
         exact = {"lru": 1.0, "fifo": 1.0, Belady.name: (n - k) / (n - 1)}

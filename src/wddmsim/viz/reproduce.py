@@ -7,7 +7,7 @@ from rich.table import Table
 
 from wddmsim.scenarios.reproduce import REPRODUCTIONS, Reproduction, Row
 
-WIDTH = 120
+WIDTH = 140
 """The table keeps its columns whole even on a narrow terminal (or in a captured run)."""
 
 
@@ -44,7 +44,7 @@ def table(rep: Reproduction) -> Table:
     out = Table(title=f"{rep.title}\n[dim]{rep.source}[/]", title_justify="left")
     for column in ("case", "policy", f"published ({rep.measure})", f"ours ({rep.measure})", "allowed", "verdict"):
         out.add_column(column, justify="right" if rep.measure in column else "left")
-    out.add_column("faults/refs/evictions", justify="right")
+    out.add_column("faults/refs/evicted", justify="right", no_wrap=True)
     previous = ""
     for row in rep.rows:
         c = row.counts
