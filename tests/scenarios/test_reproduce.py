@@ -134,3 +134,34 @@ def test_bad_options_are_refused_naming_the_option_before_anything_runs() -> Non
             reproduce(name, options)
         assert error.value.setting == setting and rule in error.value.rule, error.value
     assert registry.offline("min")
+
+
+def _min_faults(references: Sequence[int], k: int) -> int:
+    """Belady's MIN on a reference string, by hand (the check of the tolerance rule below, not of our counts)."""
+    following: list[int] = []
+    seen: dict[int, int] = {}
+    for t in range(len(references) - 1, -1, -1):
+        following.append(seen.get(references[t], 1 << 60))
+        seen[references[t]] = t
+    following.reverse()
+    held: dict[int, int] = {}
+    faults = 0
+    for t, r in enumerate(references):
+        if r not in held:
+            faults += 1
+            if len(held) == k:
+                del held[max(held, key=held.__getitem__)]
+        held[r] = following[t]
+    return faults
+
+
+def test_mins_finite_cyclic_rate_lies_within_one_phase_under_the_asymptote() -> None:
+    """The rule ``lru-cliff`` compares MIN with: over L passes, the steady-state rate lies in
+    [(n-k)/(n-1) - (n-k)/((L-1)n), (n-k)/(n-1)] -- checked on every small cyclic string."""
+    for k in (1, 2, 3, 5, 8):
+        for n in range(k + 1, 4 * k + 2):
+            for loops in range(2, 25):
+                faults = _min_faults(list(range(n)) * loops, k)
+                rate = (faults - n) / ((loops - 1) * n)
+                asymptote = (n - k) / (n - 1)
+                assert asymptote - (n - k) / ((loops - 1) * n) - 1e-12 <= rate <= asymptote + 1e-12, (k, n, loops)
