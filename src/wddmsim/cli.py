@@ -1,6 +1,5 @@
 """The command line: ``wddmsim run | replay | inspect | disasm | vm-decode | bench | check-driver | include-dir |
-reproduce``.  Thin: parse,
-render.
+reproduce``.  Thin: parse, render.
 
 Scenarios live in :mod:`wddmsim.scenarios`, views and the files of ``--out`` in :mod:`wddmsim.viz`.
 """

@@ -65,7 +65,8 @@ def test_the_faults_are_vidmms_page_ins_and_every_one_past_k_evicted_one_allocat
     assert counters["PageIns"] == 9 and counters["Evictions.pressure"] == 6
     assert counters["BytesPagedIn"] == 4 * classic.ALLOCATION_SIZE  # the 4 faults that were not first touches
     assert counters["BytesPagedOut"] == 6 * classic.ALLOCATION_SIZE
-    assert events.of_type(PagingOperation) and events.of_type(PagingBufferSubmitted)
+    assert events.of_type(PagingOperation)
+    assert events.of_type(PagingBufferSubmitted)
 
 
 def test_the_dedicated_segment_is_sized_to_exactly_k_allocations() -> None:
