@@ -1035,6 +1035,8 @@ def reproduce(
         return
     if name is None:
         raise click.UsageError("NAME is missing (see `wddmsim reproduce --list`)")
+    if published_only and others:
+        _fail(ConfigurationError("--published-only", True, "runs no other policy: leave out --policy"))
     chosen: tuple[str, ...] | None = () if published_only else (others or None)
     with console.status("running") as status:
         options = classic.Options(

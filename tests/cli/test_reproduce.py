@@ -71,6 +71,17 @@ def test_a_wrong_expectation_exits_1_naming_the_row() -> None:
     campaign.record(SURFACE, Outcome.ACCEPTED)
 
 
+def test_a_policy_written_outside_the_package_is_printed_beside_the_published_ones() -> None:
+    """``--policy module:Class`` (the repository's CLOCK example): second chances, 9 then 10 faults."""
+    result = _invoke("belady-anomaly", "--policy", "examples.policies.clock:Clock")
+    assert result.exit_code == 0, result.output
+    rows = _rows(result.output)
+    assert rows[("3 frames", "examples.policies.clock:Clock")] == ("-", "9", "printed only")
+    assert rows[("4 frames", "examples.policies.clock:Clock")] == ("-", "10", "printed only")
+    assert ("3 frames", "random") not in rows  # --policy chooses: the other registered ones are left out
+    campaign.record(SURFACE, Outcome.ACCEPTED)
+
+
 def test_list_names_every_reproduction() -> None:
     result = _invoke("--list")
     assert result.exit_code == 0 and "belady-anomaly" in result.output and "lru-cliff" in result.output
@@ -88,6 +99,7 @@ def test_list_names_every_reproduction() -> None:
         (("belady-anomaly", "--expect", "fifo@4=nine"), "--expect='fifo@4=nine': must be POLICY@CASE=VALUE"),
         (("belady-anomaly", "--expect", "fifo@5=9"), "--expect='fifo@5': names no row of belady-anomaly"),
         (("belady-anomaly", "--driver-model", "wddm3"), "'--driver-model': 'wddm3' is not one of"),
+        (("belady-anomaly", "--published-only", "--policy", "random"), "--published-only=True: runs no other policy"),
     ],
 )
 def test_bad_usage_exits_2_naming_the_option_value_and_rule(args: tuple[str, ...], message: str) -> None:
