@@ -290,7 +290,8 @@ PUBLISHED_POLICIES: Final = ("fifo", "lru", Belady.name)
 
 
 def others_of(options: Options) -> list[str]:
-    """The policies printed beside the published ones: checked names, in registry order."""
+    """The policies printed beside the published ones: every registered online one in registry order, or the
+    names given (each checked, in their order)."""
     if options.others is None:
         return [n for n in policies.EVICTION if n not in PUBLISHED_POLICIES and not policies.offline(n)]
     chosen: list[str] = []
