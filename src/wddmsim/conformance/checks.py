@@ -21,10 +21,10 @@ import numpy as np
 
 from wddmsim.conformance.cases import ApertureEntries, Case, Effect, LocalBytes, MdlBytes, Translation
 from wddmsim.conformance.rig import Build, Rig, Snapshot
+from wddmsim.core.units import PAGE_SIZE
 from wddmsim.ddi.memory import MDL
 from wddmsim.ddi.status import NTSTATUS
 from wddmsim.hw import commands as cmd
-from wddmsim.core.units import PAGE_SIZE
 from wddmsim.hw.aperture import GART_ENTRY
 from wddmsim.hw.faults import AccessKind, GpuFault
 
@@ -122,7 +122,10 @@ def _unbuffered_call(rig: Rig, case: Case, *, again: bool = False) -> Iterator[F
         yield _finding(case, "canaries", f"memory outside the destination changed: {changed}", _arguments(case))
     if case.must_change and all(wrong) and not _changes(before, after, [], case.mdls) and not again:
         yield _finding(
-            case, "effect", "returned STATUS_SUCCESS and changed nothing: the update must be done at once", _arguments(case)
+            case,
+            "effect",
+            "returned STATUS_SUCCESS and changed nothing: the update must be done at once",
+            _arguments(case),
         )
     case.restore()
 

@@ -38,9 +38,7 @@ from wddmsim.conformance.cases import (
 from wddmsim.conformance.rig import Rig
 from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE
 from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS
-from wddmsim.ddi.flags import DXGK_MEMORY_TRANSFER_DIRECTION as Direction
-from wddmsim.ddi.flags import DXGK_PAGETABLEUPDATEMODE as Mode
-from wddmsim.ddi.flags import DXGK_UPDATEPAGETABLEFLAGS
+from wddmsim.ddi.flags import DXGK_MEMORY_TRANSFER_DIRECTION, DXGK_PAGETABLEUPDATEMODE, DXGK_UPDATEPAGETABLEFLAGS
 from wddmsim.ddi.memory import MDL
 from wddmsim.ddi.paging import (
     DXGK_BUILDPAGINGBUFFER_COPY_RANGE,
@@ -56,6 +54,8 @@ from wddmsim.ddi.pte import DXGK_PTE, PteArray, pte_array, pte_flags
 from wddmsim.hw.faults import AccessKind
 from wddmsim.hw.pte import PTE_SIZE, Target, encode_pte
 
+Direction = DXGK_MEMORY_TRANSFER_DIRECTION
+Mode = DXGK_PAGETABLEUPDATEMODE
 PAGES_PER_64K: Final = 16
 U64 = npt.NDArray[np.uint64]
 
@@ -168,7 +168,10 @@ def fill_virtual_cases(rig: Rig) -> list[Case]:
     ):
         dst = window(rig, where, _pages(size))
         payload = DXGK_BUILDPAGINGBUFFER_FILLVIRTUAL(
-            AllocationOffsetInBytes=PAGE_SIZE, FillSizeInBytes=size, FillPattern=pattern, DestinationVirtualAddress=dst.va
+            AllocationOffsetInBytes=PAGE_SIZE,
+            FillSizeInBytes=size,
+            FillPattern=pattern,
+            DestinationVirtualAddress=dst.va,
         )
         effect = dst.expect(_pattern_bytes(pattern, size))
         cases.append(Case("FillVirtual", name, payload, [effect], dst.mdls, restore=dst.restore(rig)))
@@ -203,27 +206,31 @@ def flush_tlb_cases(rig: Rig) -> list[Case]:
     """A range whose translation the GPU cached, then re-pointed in memory: stale until the flush runs."""
     if not rig.gpummu:
         return []
-    cases = []
-    for name, whole in (("[Start, End] of a re-pointed range", False), ("Start = End = 0: the whole space", True)):
-        pages = 4
-        memory = rig.memory_segments()[0]
-        old, new = rig.reserve(memory, pages * PAGE_SIZE), rig.reserve(memory, pages * PAGE_SIZE)
-        va = rig.gpu_va(pages * PAGE_SIZE)
+    return [
+        _flush_case(rig, "[Start, End] of a re-pointed range", whole=False),
+        _flush_case(rig, "Start = End = 0: the whole space", whole=True),
+    ]
 
-        def stale(va: int = va, old: int = old, new: int = new) -> None:
-            rig.gpu.mmu.invalidate(rig.root(), va, va + pages * PAGE_SIZE - 1)  # this range only: others keep theirs
-            rig.map_va(va, memory.id, rig.segment_pages(memory, old, pages))
-            rig.gpu.mmu.translate(rig.root(), va, pages * PAGE_SIZE, AccessKind.READ)  # now cached
-            rig.map_va(va, memory.id, rig.segment_pages(memory, new, pages))  # no flush: the GPU keeps the old one
 
-        stale()
-        start, end = (0, 0) if whole else (va, va + pages * PAGE_SIZE - 1)
-        payload = DXGK_BUILDPAGINGBUFFER_FLUSHTLB(
-            RootPageTableAddress=rig.process.root_address, StartVirtualAddress=start, EndVirtualAddress=end
-        )
-        effect = Translation(rig.root(), va, tuple(new + i * PAGE_SIZE for i in range(pages)))
-        cases.append(Case("FlushTlb", name, payload, [effect], restore=stale))
-    return cases
+def _flush_case(rig: Rig, name: str, *, whole: bool) -> Case:
+    pages = 4
+    memory = rig.memory_segments()[0]
+    old, new = rig.reserve(memory, pages * PAGE_SIZE), rig.reserve(memory, pages * PAGE_SIZE)
+    va = rig.gpu_va(pages * PAGE_SIZE)
+
+    def stale() -> None:
+        rig.gpu.mmu.invalidate(rig.root(), va, va + pages * PAGE_SIZE - 1)  # this range only: others keep theirs
+        rig.map_va(va, memory.id, rig.segment_pages(memory, old, pages))
+        rig.gpu.mmu.translate(rig.root(), va, pages * PAGE_SIZE, AccessKind.READ)  # now cached
+        rig.map_va(va, memory.id, rig.segment_pages(memory, new, pages))  # no flush: the GPU keeps the old one
+
+    stale()
+    start, end = (0, 0) if whole else (va, va + pages * PAGE_SIZE - 1)
+    payload = DXGK_BUILDPAGINGBUFFER_FLUSHTLB(
+        RootPageTableAddress=rig.process.root_address, StartVirtualAddress=start, EndVirtualAddress=end
+    )
+    effect = Translation(rig.root(), va, tuple(new + i * PAGE_SIZE for i in range(pages)))
+    return Case("FlushTlb", name, payload, [effect], restore=stale)
 
 
 # --- UpdatePageTable ---------------------------------------------------------------------------------------
@@ -319,21 +326,51 @@ def update_page_table_cases(rig: Rig) -> list[Case]:
     layout = rig.gpu.mmu.layout
     memory = rig.memory_segments()[0]
     cases = [
-        _update(rig, "leaf: 40 mixed entries from index 5, DriverProtection 0x5A", mode, 0, 5, _mixed_leaf(rig, 40),
-                protection=0x5A),
-        _update(rig, "leaf, Repeat: one entry into 300 slots from index 100", mode, 0, 100,
-                _entries([(memory.id, 7)]), count=300, flags=DXGK_UPDATEPAGETABLEFLAGS(Repeat=True)),
-        _update(rig, "forced CPU_VIRTUAL, pDmaBuffer NULL: 24 leaf entries from index 480",
-                Mode.DXGK_PAGETABLEUPDATE_CPU_VIRTUAL, 0, 480, _mixed_leaf(rig, 24), unbuffered=True),
-    ]  # fmt: skip
+        _update(
+            rig,
+            "leaf: 40 mixed entries from index 5, DriverProtection 0x5A",
+            mode,
+            0,
+            5,
+            _mixed_leaf(rig, 40),
+            protection=0x5A,
+        ),
+        _update(
+            rig,
+            "leaf, Repeat: one entry into 300 slots from index 100",
+            mode,
+            0,
+            100,
+            _entries([(memory.id, 7)]),
+            count=300,
+            flags=DXGK_UPDATEPAGETABLEFLAGS(Repeat=True),
+        ),
+        _update(
+            rig,
+            "forced CPU_VIRTUAL, pDmaBuffer NULL: 24 leaf entries from index 480",
+            Mode.DXGK_PAGETABLEUPDATE_CPU_VIRTUAL,
+            0,
+            480,
+            _mixed_leaf(rig, 24),
+            unbuffered=True,
+        ),
+    ]
     # A 64 KB-page leaf: one entry per 64 KiB, each page 64 KiB aligned.
     base = rig.reserve_aligned(memory, 8 * PAGES_PER_64K * PAGE_SIZE, PAGES_PER_64K * PAGE_SIZE)
     first = (base - memory.base) >> PAGE_SHIFT
     big = _entries([(memory.id, first + PAGES_PER_64K * i) for i in range(8)])
     cases.append(
-        _update(rig, "64 KB-page leaf (Use64KBPages): 8 entries from index 2", mode, 0, 2, big,
-                flags=DXGK_UPDATEPAGETABLEFLAGS(Use64KBPages=True), size=layout.leaf64_table_size)
-    )  # fmt: skip
+        _update(
+            rig,
+            "64 KB-page leaf (Use64KBPages): 8 entries from index 2",
+            mode,
+            0,
+            2,
+            big,
+            flags=DXGK_UPDATEPAGETABLEFLAGS(Use64KBPages=True),
+            size=layout.leaf64_table_size,
+        )
+    )
     tables = rig.process.segment_id
     pointers = _entries([(tables, 0x40 + i) for i in range(6)])
     if layout.dual_pte:
@@ -341,9 +378,17 @@ def update_page_table_cases(rig: Rig) -> list[Case]:
         pointers[1] = (0, 0)  # only a 64 KB table
         pointers64[4] = (0, 0)  # only a 4 KB table
         cases.append(
-            _update(rig, "level 1, dual PTE: 6 entries from index 3 (4 KB and 64 KB tables)", mode, 1, 3, pointers,
-                    big=pointers64, size=layout.table_size(1))
-        )  # fmt: skip
+            _update(
+                rig,
+                "level 1, dual PTE: 6 entries from index 3 (4 KB and 64 KB tables)",
+                mode,
+                1,
+                3,
+                pointers,
+                big=pointers64,
+                size=layout.table_size(1),
+            )
+        )
     if layout.levels > 2:
         cases.append(_update(rig, "level 2: 3 directory entries from index 9", mode, 2, 9, pointers[:3]))
     return cases
@@ -452,4 +497,4 @@ GPUMMU_CASES: Final[dict[str, Callable[[Rig], list[Case]]]] = {
 }
 """Operation name -> its cases, for the GpuMmu model."""
 
-__all__ = ["GPUMMU_CASES", "Window", "hw_words", "case_table", "window"]
+__all__ = ["GPUMMU_CASES", "Window", "case_table", "hw_words", "window"]

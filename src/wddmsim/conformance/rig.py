@@ -231,7 +231,6 @@ class Rig:
             return f"pDmaBuffer or DmaSize changed (DmaSize={args.DmaSize}) when there is no DMA buffer"
         return ""
 
-
     def buffer(self, size: int) -> Buffer:
         mdl, mapping = self.mm.allocate_contiguous(size + 2 * GUARD)
         mapping.view[:] = bytes([CANARY]) * mapping.size

@@ -87,7 +87,9 @@ def configuration(package: DriverPackage, model: DriverModel | None = None) -> D
     its own); a model the package cannot present is a :class:`ConfigurationError` naming ``--model``."""
     config = package.default_config()
     if model is None:
-        return config if config.model is DriverModel.WDDM1 else package.configure(DriverSettings(model=DriverModel.WDDM1))
+        return (
+            config if config.model is DriverModel.WDDM1 else package.configure(DriverSettings(model=DriverModel.WDDM1))
+        )
     models = package.capabilities(config).driver_models
     if model not in models:
         shown = ", ".join(sorted(m.value for m in models))
