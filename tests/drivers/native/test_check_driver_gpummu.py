@@ -21,7 +21,7 @@ from wddmsim.conformance.gpummu import hw_words
 from wddmsim.conformance.rig import Rig
 from wddmsim.conformance.run import GPUMMU_MODEL, configuration
 from wddmsim.ddi.flags import DXGK_PAGETABLEUPDATEMODE
-from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_TRANSFER, DXGKARG_BUILDPAGINGBUFFER
+from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_FILL, DXGK_BUILDPAGINGBUFFER_TRANSFER, DXGKARG_BUILDPAGINGBUFFER
 from wddmsim.ddi.pte import pte_array, pte_flags
 from wddmsim.ddi.status import NTSTATUS
 from wddmsim.drivers.package import DriverModel
@@ -223,3 +223,27 @@ def test_the_retry_after_busy_changes_only_the_flag() -> None:
         busy, retry = calls[i], calls[i + 1]
         assert retry[1:] == busy[1:], (busy, retry)
     assert np.all(np.array([c[1] for c in calls if not c[0]]) == 0), "BUSY answers come before any progress"
+
+
+class BusyOnceFill(DelegatingDriver):
+    """ALLOCATION_BUSY once to every Fill (which may never answer it), then the real driver's answer."""
+
+    def build_into_buffer(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
+        if isinstance(args.payload, DXGK_BUILDPAGINGBUFFER_FILL) and not getattr(self, "answered", False):
+            self.answered = True
+            return NTSTATUS.STATUS_GRAPHICS_ALLOCATION_BUSY
+        self.answered = False
+        return self.inner.build_paging_buffer(args)
+
+
+def test_busy_from_an_operation_that_may_not_answer_it_is_named() -> None:
+    """Only Transfer, DiscardContent and SpecialLockTransfer may answer ALLOCATION_BUSY: a Fill that does, even once
+    and then succeeds, is named by the ``status`` check (it was accepted)."""
+    package = wrapped("reference", BusyOnceFill, name="busy-once-fill", description="BUSY once per Fill")
+    with campaign.case(SURFACE) as box:
+        report = check_driver(package)
+        assert report.status("Fill", "status") == "FAIL", report.findings
+        finding = next(f for f in report.findings if f.operation == "Fill")
+        assert "ALLOCATION_BUSY from DXGK_OPERATION_FILL" in finding.message, finding.message
+        assert all(f.operation == "Fill" for f in report.findings)
+        box.append(Outcome.REFUSED)
