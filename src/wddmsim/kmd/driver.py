@@ -161,8 +161,7 @@ class ReferenceDriver:
         """Context -> (the driver's handle of its image, VidMm's handle from DxgkCbCreateContextAllocation)."""
         self.context_roots: dict[int, tuple[TablePointer, int]] = {}
         """Context -> its root page table and NumEntries (``DxgkDdiSetRootPageTable``)."""
-        self.patched: dict[tuple[int, int], bool] = {}
-        """(context, DMA buffer address) patched by ``DxgkDdiPatch`` and not yet submitted."""
+        self.patched = render.PatchedBuffers()
         self.paging_executor: Executor | None = None
         """Who carries out paging buffers (``Flags.Paging``): ``None`` is the GPU's decoder; a native driver with
         its own executor sets it (decision 0111)."""
@@ -448,7 +447,7 @@ class ReferenceDriver:
             )
         root, entries = self.context_roots.get(args.hContext, (None, None))
         # Only paging buffers, and DMA buffers whose every address this driver patched, may name physical memory.
-        patched = self.patched.pop((args.hContext, args.DmaBufferPhysicalAddress), False)
+        patched = self.patched.take(args.hContext, args.DmaBufferPhysicalAddress)
         privileged = bool(args.Flags.Paging) or patched
         submission = Submission(address, end - start, args.SubmissionFenceId, root, entries, privileged)
         if args.Flags.Paging and self.paging_executor is not None:
@@ -471,7 +470,7 @@ class ReferenceDriver:
         if hContext not in self.contexts:
             raise DriverContractError("hContext", hContext, "is not a context of this driver")
         render.patch(args)
-        self.patched[(hContext, args.DmaBufferPhysicalAddress)] = True
+        self.patched.mark(hContext, args.DmaBufferPhysicalAddress)
         return NTSTATUS.STATUS_SUCCESS
 
     def set_root_page_table(self, args: DXGKARG_SETROOTPAGETABLE) -> None:
@@ -546,6 +545,7 @@ class ReferenceDriver:
         """``DxgkDdiResetFromTimeout``: on return the GPU reads and writes no memory."""
         self.gpu.reset()
         self.state.pending_transfer = None
+        self.patched.clear()
         return NTSTATUS.STATUS_SUCCESS
 
     def restart_from_timeout(self) -> NTSTATUS:
@@ -562,6 +562,7 @@ class ReferenceDriver:
         request = power_request(DeviceUid, DevicePowerState, ActionType)
         if request is not None and self.hidden.apply(request):
             self.state.pending_transfer = None  # the GPU forgot the transfer's first part
+            self.patched.clear()  # a GPU that lost its memory runs none of the buffers patched before
         return NTSTATUS.STATUS_SUCCESS
 
     # --- contexts and their allocations ---------------------------------------------------------------------
@@ -641,6 +642,7 @@ class ReferenceDriver:
         self.state.allocations.remove(vidmm_handle)
         self.state.allocations.remove(own)
         del self.contexts[hContext]
+        self.patched.forget_context(hContext)
         return NTSTATUS.STATUS_SUCCESS
 
     # --- interrupts -----------------------------------------------------------------------------------------

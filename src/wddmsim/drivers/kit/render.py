@@ -25,7 +25,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final, Protocol, assert_never
+from typing import Final, Protocol, assert_never, final
 
 from wddmsim.ddi.render import D3DDDI_PATCHLOCATIONLIST, DXGK_ALLOCATIONLIST, DXGKARG_PATCH, DXGKARG_RENDER
 from wddmsim.ddi.status import NTSTATUS, DdiError
@@ -234,4 +234,52 @@ def patch(args: DXGKARG_PATCH) -> None:
         _U64.pack_into(buf, location.PatchOffset, word)
 
 
-__all__ = ["AddressWord", "Allocations", "RenderRefused", "UserPackets", "address_words", "patch", "render"]
+@final
+class PatchedBuffers:
+    """The DMA buffers ``DxgkDdiPatch`` wrote every address of, until ``DxgkDdiSubmitCommand`` submits them once:
+    only those (and paging buffers) may name physical memory.
+
+    A buffer patched and never submitted is forgotten with its context (``DxgkDdiDestroyContext``), on
+    ``DxgkDdiResetFromTimeout`` and when the GPU loses its memory: otherwise a later buffer at the same address --
+    the user's again, since ``DxgkDdiRender`` rewrote it -- would inherit the privilege, and every buffer a reset
+    dropped would stay in the set for the life of the adapter.
+    """
+
+    __slots__ = ("_keys",)
+
+    def __init__(self) -> None:
+        self._keys: set[tuple[int, int]] = set()
+
+    def mark(self, hContext: int, address: int) -> None:
+        """``DxgkDdiPatch`` of the buffer at ``address`` in ``hContext``."""
+        self._keys.add((hContext, address))
+
+    def take(self, hContext: int, address: int) -> bool:
+        """``DxgkDdiSubmitCommand``: whether the buffer was patched; a submission uses the patch up."""
+        key = (hContext, address)
+        patched = key in self._keys
+        self._keys.discard(key)
+        return patched
+
+    def forget_context(self, hContext: int) -> None:
+        """``DxgkDdiDestroyContext``: the context's buffers go with it."""
+        self._keys = {key for key in self._keys if key[0] != hContext}
+
+    def clear(self) -> None:
+        """``DxgkDdiResetFromTimeout``, or a power-down that lost the GPU's memory: no patched buffer will run."""
+        self._keys.clear()
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+
+__all__ = [
+    "AddressWord",
+    "Allocations",
+    "PatchedBuffers",
+    "RenderRefused",
+    "UserPackets",
+    "address_words",
+    "patch",
+    "render",
+]

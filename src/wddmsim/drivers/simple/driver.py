@@ -36,6 +36,7 @@ from wddmsim.ddi.submit import DXGKARG_RESETENGINE, DXGKARG_SUBMITCOMMAND
 from wddmsim.drivers.kit.engines import reset_engine
 from wddmsim.drivers.kit.interrupts import interrupt_data
 from wddmsim.drivers.kit.power import HiddenMemory, power_request
+from wddmsim.drivers.kit.render import PatchedBuffers
 from wddmsim.drivers.package import DriverStatistics
 from wddmsim.drivers.simple import render
 from wddmsim.drivers.simple.allocations import AllocationTable, decode, describe, linear_size
@@ -70,8 +71,7 @@ class SimpleDriver:
         self.contexts: dict[int, int] = {SYSTEM_CONTEXT: PAGING_ENGINE}
         """Context -> the engine (node) it runs on."""
         self._next_context = _FIRST_CONTEXT
-        self.patched: set[tuple[int, int]] = set()
-        """(context, DMA buffer address) patched by ``DxgkDdiPatch`` and not yet submitted."""
+        self.patched = PatchedBuffers()
         self.hidden = HiddenMemory(gpu, self.layout.hidden_base)
         """The aperture table, never reported, kept across power states (``DxgkDdiSetPowerState``)."""
         self._dxgkrnl: DxgkrnlInterface | None = None
@@ -191,9 +191,8 @@ class SimpleDriver:
             )
         else:
             address = hw_address(Space.SYSTEM, args.DmaBufferPhysicalAddress + start)
-        key = (args.hContext, args.DmaBufferPhysicalAddress)
-        privileged = bool(args.Flags.Paging) or key in self.patched
-        self.patched.discard(key)
+        patched = self.patched.take(args.hContext, args.DmaBufferPhysicalAddress)
+        privileged = bool(args.Flags.Paging) or patched
         self.gpu.engines[engine].submit(Submission(address, end - start, args.SubmissionFenceId, privileged=privileged))
         return NTSTATUS.STATUS_SUCCESS
 
@@ -206,7 +205,7 @@ class SimpleDriver:
         """``DxgkDdiPatch`` (:mod:`.render`)."""
         self._engine(hContext)
         render.patch(args)
-        self.patched.add((hContext, args.DmaBufferPhysicalAddress))
+        self.patched.mark(hContext, args.DmaBufferPhysicalAddress)
         return NTSTATUS.STATUS_SUCCESS
 
     def _engine(self, hContext: HANDLE) -> int:
@@ -247,6 +246,7 @@ class SimpleDriver:
         if hContext == SYSTEM_CONTEXT or hContext not in self.contexts:
             raise InvalidArgument("hContext", hContext, "is not a context created by DxgkDdiCreateContext")
         del self.contexts[hContext]
+        self.patched.forget_context(hContext)
         return NTSTATUS.STATUS_SUCCESS
 
     # --- reset and power ------------------------------------------------------------------------------------
