@@ -320,12 +320,22 @@ def _changes(before: Snapshot, after: Snapshot, effects: list[Effect], mdls: lis
     return ""
 
 
+ARGUMENT_WIDTH: Final = 160
+"""A long argument (an array of page-table entries) is shown up to this many characters."""
+
+
 def _arguments(case: Case) -> str:
     fields = ", ".join(
-        f"{k}={v:#x}" if isinstance(v, int) else f"{k}={v!r}"
-        for k, v in ((f, getattr(case.payload, f)) for f in case.payload.__dataclass_fields__)
+        f"{k}={_shown(v)}" for k, v in ((f, getattr(case.payload, f)) for f in case.payload.__dataclass_fields__)
     )
     return f"{case.operation}({fields})"
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, int):
+        return f"{value:#x}"
+    text = " ".join(repr(value).split())
+    return text if len(text) <= ARGUMENT_WIDTH else text[: ARGUMENT_WIDTH - 3] + "..."
 
 
 def _dump(build: Build) -> str:
