@@ -10,6 +10,7 @@ from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS
 from wddmsim.ddi.flags import (
     DXGK_DISCARDCONTENTFLAGS,
     DXGK_MAPAPERTUREFLAGS,
+    DXGK_MEMORY_TRANSFER_DIRECTION,
     DXGK_PAGETABLEUPDATEMODE,
     DXGK_UPDATEPAGETABLEFLAGS,
 )
@@ -19,6 +20,7 @@ from wddmsim.ddi.paging import (
     DXGK_BUILDPAGINGBUFFER_COPYPAGETABLEENTRIES,
     DXGK_BUILDPAGINGBUFFER_DISCARDCONTENT,
     DXGK_BUILDPAGINGBUFFER_FILL,
+    DXGK_BUILDPAGINGBUFFER_FILLVIRTUAL,
     DXGK_BUILDPAGINGBUFFER_FLUSHTLB,
     DXGK_BUILDPAGINGBUFFER_INITCONTEXTRESOURCE,
     DXGK_BUILDPAGINGBUFFER_MAPAPERTURESEGMENT,
@@ -26,6 +28,7 @@ from wddmsim.ddi.paging import (
     DXGK_BUILDPAGINGBUFFER_NOTIFYRESIDENCY,
     DXGK_BUILDPAGINGBUFFER_READPHYSICAL,
     DXGK_BUILDPAGINGBUFFER_SIGNALMONITOREDFENCE,
+    DXGK_BUILDPAGINGBUFFER_TRANSFERVIRTUAL,
     DXGK_BUILDPAGINGBUFFER_UNMAPAPERTURESEGMENT,
     DXGK_BUILDPAGINGBUFFER_UNMODELLED,
     DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE,
@@ -354,3 +357,86 @@ def test_bad_input_is_refused_naming_argument_value_and_rule_and_writes_nothing(
         call(rig, payload)
     assert error.value.status == NTSTATUS.STATUS_INVALID_PARAMETER
     assert bytes(buffer.mapping.view[:4096]) == before
+
+
+@pytest.mark.parametrize(
+    ("payload", "argument"),
+    [
+        (
+            DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE(
+                PageTableLevel=0,
+                PageTableAddress=DXGK_PAGETABLEUPDATEADDRESS(GpuVirtual=1 << 61),
+                pPageTableEntries=pte_array(2),
+                StartIndex=0,
+                NumPageTableEntries=2,
+                UpdateMode=DXGK_PAGETABLEUPDATEMODE.DXGK_PAGETABLEUPDATE_GPU_VIRTUAL,
+            ),
+            "UpdatePageTable.PageTableAddress.GpuVirtual",
+        ),
+        (
+            DXGK_BUILDPAGINGBUFFER_COPYPAGETABLEENTRIES(
+                NumRanges=2,
+                pRanges=(
+                    DXGK_BUILDPAGINGBUFFER_COPY_RANGE(
+                        NumPageTableEntries=1,
+                        SrcPageTableAddress=0x100_0000,
+                        DstPageTableAddress=0x101_0000,
+                        SrcStartPteIndex=0,
+                        DstStartPteIndex=0,
+                    ),
+                    DXGK_BUILDPAGINGBUFFER_COPY_RANGE(
+                        NumPageTableEntries=1,
+                        SrcPageTableAddress=0x100_0000,
+                        DstPageTableAddress=1 << 62,
+                        SrcStartPteIndex=0,
+                        DstStartPteIndex=0,
+                    ),
+                ),
+            ),
+            "CopyPageTableEntries.pRanges[1].DstPageTableAddress",
+        ),
+        (
+            DXGK_BUILDPAGINGBUFFER_TRANSFERVIRTUAL(
+                SourceVirtualAddress=1 << 62,
+                DestinationVirtualAddress=0x100_0000,
+                TransferSizeInBytes=PAGE_SIZE,
+                TransferDirection=DXGK_MEMORY_TRANSFER_DIRECTION.LOCAL_TO_LOCAL,
+            ),
+            "TransferVirtual.SourceVirtualAddress",
+        ),
+        (
+            DXGK_BUILDPAGINGBUFFER_TRANSFERVIRTUAL(
+                SourceVirtualAddress=0x100_0000,
+                DestinationVirtualAddress=-PAGE_SIZE,
+                TransferSizeInBytes=PAGE_SIZE,
+                TransferDirection=DXGK_MEMORY_TRANSFER_DIRECTION.LOCAL_TO_LOCAL,
+            ),
+            "TransferVirtual.DestinationVirtualAddress",
+        ),
+        (
+            DXGK_BUILDPAGINGBUFFER_FILLVIRTUAL(
+                DestinationVirtualAddress=(1 << 60) - PAGE_SIZE, FillSizeInBytes=64 * PAGE_SIZE, FillPattern=7
+            ),
+            "FillVirtual.DestinationVirtualAddress",
+        ),
+    ],
+    ids=[
+        "UpdatePageTable",
+        "CopyPageTableEntries",
+        "TransferVirtual source",
+        "TransferVirtual destination",
+        "FillVirtual's last page",
+    ],
+)
+def test_a_va_past_the_packet_address_field_is_refused_named(
+    rig: PagingRig, payload: PagingPayload, argument: str
+) -> None:
+    """Regression (decision 0122): the encoder's ValueError escaped as a crash; now STATUS_INVALID_PARAMETER, named,
+    and nothing written."""
+    buffer = rig.vidmm.pool.buffers[-1]
+    args = DXGKARG_BUILDPAGINGBUFFER(payload, pDmaBuffer=buffer.cursor, DmaSize=4096)
+    with pytest.raises(DriverContractError, match="60-bit address field") as refused:
+        rig.driver.build_paging_buffer(args)
+    assert refused.value.argument == argument
+    assert refused.value.status == NTSTATUS.STATUS_INVALID_PARAMETER
+    assert (args.pDmaBuffer, args.DmaSize, args.MultipassOffset) == (buffer.cursor, 4096, 0)

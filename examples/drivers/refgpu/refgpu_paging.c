@@ -49,7 +49,9 @@ static WDDMSIM_SEGMENT_DESC g_segments[32];
 REFGPU_EXPORT NTSTATUS WddmsimStartDevice(HANDLE hAdapter, const WDDMSIM_ADAPTER_DESC *pDesc)
 {
     (void)hAdapter;
-    if (pDesc == NULL || pDesc->Version != WDDMSIM_ADAPTER_DESC_VERSION || pDesc->SegmentCount > 32) {
+    /* Later versions only append members: this driver reads those of version 2 (the GpuMmu's shape). */
+    if (pDesc == NULL || pDesc->Version < WDDMSIM_ADAPTER_DESC_VERSION || pDesc->Size < sizeof(*pDesc) ||
+        pDesc->SegmentCount > 32 || pDesc->PageTableLevels > WDDMSIM_MAX_PAGE_TABLE_LEVELS) {
         return STATUS_INVALID_PARAMETER;
     }
     g_adapter = *pDesc;
@@ -66,6 +68,12 @@ static const WDDMSIM_SEGMENT_DESC *find_segment(UINT SegmentId)
         }
     }
     return NULL;
+}
+
+/* The GpuMmu operations exist only in the WDDM 2.x model, and only with an MMU described (version 2). */
+static int gpummu(void)
+{
+    return g_adapter.DriverModel == 2 && g_adapter.PageTableLevels >= 2;
 }
 
 /* --- the paging buffer ------------------------------------------------------------------------------- */
@@ -409,10 +417,20 @@ static uint64_t virtual_bytes(uint64_t size, uint64_t done, uint64_t chunk)
     return chunk * PAGE_BYTES < left ? chunk * PAGE_BYTES : left;
 }
 
+/* [va, va + size) must fit a packet's 60-bit address field: refused before any byte is written (decision 0122). */
+static int packet_range(uint64_t va, uint64_t size)
+{
+    return va <= REFGPU_ADDRESS_ADDRESS_MASK && size <= REFGPU_ADDRESS_ADDRESS_MASK + 1 - va;
+}
+
 static NTSTATUS build_transfer_virtual(DXGKARG_BUILDPAGINGBUFFER *pArgs)
 {
     const uint64_t size = pArgs->TransferVirtual.TransferSizeInBytes;
     const uint64_t pages = (size + PAGE_BYTES - 1) / PAGE_BYTES;
+    if (!packet_range(pArgs->TransferVirtual.SourceVirtualAddress, size) ||
+        !packet_range(pArgs->TransferVirtual.DestinationVirtualAddress, size)) {
+        return STATUS_INVALID_PARAMETER;
+    }
     while (pArgs->MultipassOffset < pages) {
         const uint64_t done = pArgs->MultipassOffset;
         if (!fits(pArgs, copy_length(0))) {
@@ -436,6 +454,9 @@ static NTSTATUS build_fill_virtual(DXGKARG_BUILDPAGINGBUFFER *pArgs)
 {
     const uint64_t size = pArgs->FillVirtual.FillSizeInBytes;
     const uint64_t pages = (size + PAGE_BYTES - 1) / PAGE_BYTES;
+    if (!packet_range(pArgs->FillVirtual.DestinationVirtualAddress, size)) {
+        return STATUS_INVALID_PARAMETER;
+    }
     while (pArgs->MultipassOffset < pages) {
         const uint64_t done = pArgs->MultipassOffset;
         if (!fits(pArgs, sizeof(REFGPU_FILL))) {
@@ -457,18 +478,21 @@ static NTSTATUS build_fill_virtual(DXGKARG_BUILDPAGINGBUFFER *pArgs)
 /* --- SignalMonitoredFence (op 16), FlushTlb (op 12) ----------------------------------------------- */
 
 /* The packet address of a page table given as (SegmentId, SegmentOffset): segment 0 is system memory (a bus
- * address), any other segment a GPU physical address (its BaseAddress + the offset). */
+ * address), any other a memory segment -- a GPU physical address, its BaseAddress + the offset.  A table never
+ * lives in an aperture segment (the reference driver refuses one, and so does this one). */
 static int table_word(D3DGPU_PHYSICAL_ADDRESS address, uint64_t *word)
 {
     if (address.SegmentId == 0) {
-        if (address.SegmentOffset + 8 > g_adapter.SystemMemorySize) {
+        if (g_adapter.SystemMemorySize < REFGPU_PTE_SIZE ||
+            address.SegmentOffset > g_adapter.SystemMemorySize - REFGPU_PTE_SIZE) {
             return 0;
         }
         *word = REFGPU_ADDRESS(REFGPU_SPACE_SYSTEM, address.SegmentOffset);
         return 1;
     }
     const WDDMSIM_SEGMENT_DESC *segment = find_segment(address.SegmentId);
-    if (segment == NULL || address.SegmentOffset + 8 > segment->Size) {
+    if (segment == NULL || (segment->Flags & WDDMSIM_SEGMENT_APERTURE) || segment->Size < REFGPU_PTE_SIZE ||
+        address.SegmentOffset > segment->Size - REFGPU_PTE_SIZE) {
         return 0;
     }
     *word = phys(segment->BaseAddress + address.SegmentOffset);
@@ -479,7 +503,7 @@ static int table_word(D3DGPU_PHYSICAL_ADDRESS address, uint64_t *word)
 static NTSTATUS build_flush_tlb(DXGKARG_BUILDPAGINGBUFFER *pArgs)
 {
     uint64_t root = 0;
-    if (pArgs->FlushTlb.StartVirtualAddress > pArgs->FlushTlb.EndVirtualAddress ||
+    if (!gpummu() || pArgs->FlushTlb.StartVirtualAddress > pArgs->FlushTlb.EndVirtualAddress ||
         !table_word(pArgs->FlushTlb.RootPageTableAddress, &root)) {
         return STATUS_INVALID_PARAMETER;
     }
@@ -510,6 +534,371 @@ static NTSTATUS build_signal(DXGKARG_BUILDPAGINGBUFFER *pArgs)
     packet.Address = REFGPU_ADDRESS(REFGPU_SPACE_GPU_VA, pArgs->SignalMonitoredFence.MonitoredFenceGpuVa);
     packet.Value = pArgs->SignalMonitoredFence.MonitoredFenceValue;
     memcpy(take(pArgs, padded(sizeof packet)), &packet, sizeof packet);
+    return STATUS_SUCCESS;
+}
+
+/* --- UpdatePageTable (op 11), CopyPageTableEntries (op 14): the GpuMmu's page tables ---------------- */
+
+/* As the Python reference driver builds them (kmd/paging/page_table.py, kmd/pte_format.py): each DXGK_PTE becomes
+ * one hardware PTE (wddmsim/refgpu.h REFGPU_PTE_*) and the words reach the table the way UpdateMode says --
+ * CPU_VIRTUAL: written now through PageTableAddress.CpuVirtual; GPU_VIRTUAL / GPU_PHYSICAL: WRITE_QWORDS packets
+ * at the table's paging-process VA / (segment, offset).  MultipassOffset counts the entries done.  Every refusal
+ * is STATUS_INVALID_PARAMETER, as the reference driver's, and changes nothing the caller sees (decision 0122). */
+
+#define PAGES_PER_64K 16u
+
+/* How an update's entries map onto the words of its table (kmd/table_geometry.py). */
+typedef struct {
+    uint64_t entries;         /* entries in the table, as VidMm counts them */
+    uint64_t words_per_entry; /* 2 for dual level-1 entries */
+    uint64_t ratio;           /* 4 KiB entries per hardware entry (> 1: leaf tables of larger GPU pages) */
+    uint64_t alignment_pages; /* the alignment, in 4 KiB pages, of a valid leaf entry's page */
+} TABLE_SHAPE;
+
+static TABLE_SHAPE table_shape(UINT level, int use_64k)
+{
+    TABLE_SHAPE shape = {g_adapter.EntriesPerLevel[level], 1, 1, 1};
+    if (use_64k) {
+        shape.entries = g_adapter.Leaf64KEntries;
+        shape.alignment_pages = PAGES_PER_64K;
+    } else if (level == 0) {
+        shape.ratio = shape.alignment_pages = g_adapter.GpuPageRatio;
+    } else if (level == 1 && g_adapter.DualPte) {
+        shape.words_per_entry = 2;
+    }
+    return shape;
+}
+
+/* What turns a DXGK_PTE into a hardware word for one update's table. */
+typedef struct {
+    UINT level;
+    uint64_t key;             /* DriverProtection's low 8 bits in the Key field (leaf entries only) */
+    int leaf64k;              /* level-1 entries of a single-PTE MMU pointing at 64 KB-page leaf tables */
+    uint64_t alignment_pages;
+} PTE_FORMAT;
+
+/* DXGK_PTE.Segment -> the first 4 KiB page of that memory and the Target it is in: 0 is system memory, a memory
+ * segment its BaseAddress; an aperture segment (the GPU reaches system pages directly) or no segment: refused. */
+static int segment_page(UINT SegmentId, uint64_t *base_page, uint64_t *target)
+{
+    if (SegmentId == 0) {
+        *base_page = 0;
+        *target = REFGPU_TARGET_SYSTEM;
+        return 1;
+    }
+    const WDDMSIM_SEGMENT_DESC *segment = find_segment(SegmentId);
+    if (segment == NULL || (segment->Flags & WDDMSIM_SEGMENT_APERTURE)) {
+        return 0;
+    }
+    *base_page = segment->BaseAddress / PAGE_BYTES;
+    *target = REFGPU_TARGET_LOCAL;
+    return 1;
+}
+
+/* The low bits: Valid, Zero, ReadOnly, NoExecute, CacheCoherent -> Snoop.  Zero makes a valid zero page whether or
+ * not Valid is set; an entry with neither is the word 0 (its other bits do not matter). */
+static uint64_t low_bits(const DXGK_PTE *e)
+{
+    if (!e->Valid && !e->Zero) {
+        return 0;
+    }
+    return (1ull << REFGPU_PTE_VALID_SHIFT) | ((uint64_t)e->Zero << REFGPU_PTE_ZERO_SHIFT) |
+           ((uint64_t)e->ReadOnly << REFGPU_PTE_READ_ONLY_SHIFT) |
+           ((uint64_t)e->NoExecute << REFGPU_PTE_NO_EXECUTE_SHIFT) |
+           ((uint64_t)e->CacheCoherent << REFGPU_PTE_SNOOP_SHIFT);
+}
+
+/* One DXGK_PTE as a hardware PTE; 0 when the entry is refused (forbidden bits, a bad segment, LargePage in a leaf,
+ * a misaligned page). */
+static int hw_pte(const PTE_FORMAT *f, const DXGK_PTE *e, uint64_t *word)
+{
+    const uint64_t low = low_bits(e);
+    uint64_t base_page = 0, target = 0;
+    if (low == 0) {
+        *word = 0;
+        return 1;
+    }
+    if (!segment_page((UINT)e->Segment, &base_page, &target) || e->PhysicalAdapterIndex || e->SystemReserved0 ||
+        e->Reserved || (f->level == 0 && e->LargePage)) {
+        return 0;
+    }
+    /* No masking of PageAddress: an oversized one spills into the bits above, exactly as the reference driver's. */
+    uint64_t w = low | (target << REFGPU_PTE_TARGET_SHIFT) | ((e->PageAddress + base_page) << REFGPU_PTE_ADDRESS_SHIFT);
+    if (f->level > 0 && e->LargePage) {
+        w |= 1ull << REFGPU_PTE_LARGE_PAGE_SHIFT;
+    }
+    if (f->level == 1 && !g_adapter.DualPte && (e->PageTablePageSize & 1)) {
+        w |= 1ull << REFGPU_PTE_LEAF_64K_SHIFT; /* PageTablePageSize: ignored with dual PTEs, as documented */
+    }
+    w |= f->key;
+    if (f->leaf64k) {
+        w |= 1ull << REFGPU_PTE_LEAF_64K_SHIFT;
+    }
+    const uint64_t misaligned = (f->alignment_pages - 1) << REFGPU_PTE_ADDRESS_SHIFT;
+    if ((w & misaligned) && !(w & (1ull << REFGPU_PTE_ZERO_SHIFT))) {
+        return 0; /* a page of a 64 KB leaf table or of larger GPU pages must be aligned to it */
+    }
+    *word = w;
+    return 1;
+}
+
+/* The entry an update uses for its entry `i`: with Flags.Repeat, always the first. */
+static const DXGK_PTE *source(const DXGK_PTE *entries, const DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE *p, uint64_t i)
+{
+    return p->Flags.Repeat ? &entries[0] : &entries[i];
+}
+
+/* The update's argument checks, in the reference driver's order (page_table._check). */
+static int update_arguments_ok(const DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE *p, TABLE_SHAPE *shape)
+{
+    if (!gpummu() || p->Reserved0 || p->Flags.Reserved || p->PageTableLevel >= g_adapter.PageTableLevels) {
+        return 0;
+    }
+    *shape = table_shape(p->PageTableLevel, p->PageTableLevel == 0 && p->Flags.Use64KBPages);
+    if ((uint64_t)p->StartIndex + p->NumPageTableEntries > shape->entries) {
+        return 0;
+    }
+    const uint64_t needed = p->Flags.Repeat ? 1 : p->NumPageTableEntries;
+    if (needed > 0 && p->pPageTableEntries == NULL) {
+        return 0;
+    }
+    return p->pPageTableEntries64KB == NULL || shape->words_per_entry == 2;
+}
+
+/* One chunk of an update: entries [done, done + covered) become `count` words from table word `first`; with
+ * `repeat` set, one word stands for `count`. */
+typedef struct {
+    uint64_t covered;
+    uint64_t first;
+    uint64_t count;
+    int repeat;
+} PTE_CHUNK;
+
+/* The chunk at `done` that fits `room` words (page_table._Chunker.next). */
+static PTE_CHUNK plan_chunk(const DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE *p, const TABLE_SHAPE *shape, uint64_t done,
+                            uint64_t room)
+{
+    const uint64_t left = p->NumPageTableEntries - done;
+    const uint64_t start = p->StartIndex + done;
+    PTE_CHUNK c = {0, start, 0, 0};
+    if (shape->words_per_entry == 2) {
+        c.covered = left < room / 2 ? left : room / 2;
+        c.first = 2 * start;
+        c.count = 2 * c.covered;
+    } else if (shape->ratio == 1 && p->Flags.Repeat) {
+        c.covered = c.count = left; /* one repeated word covers the rest */
+        c.repeat = 1;
+    } else if (shape->ratio == 1) {
+        c.covered = c.count = left < room ? left : room;
+    } else {
+        /* GPU pages larger than 4 KiB: only the entries that start a GPU page are written. */
+        const uint64_t first_start = (start + shape->ratio - 1) / shape->ratio * shape->ratio;
+        const uint64_t skip = first_start - start;
+        c.covered = left < skip + room * shape->ratio ? left : skip + room * shape->ratio;
+        c.count = c.covered > skip ? (c.covered - skip + shape->ratio - 1) / shape->ratio : 0;
+        c.first = first_start / shape->ratio;
+    }
+    return c;
+}
+
+/* Hardware word `j` of chunk `c` at `done` (0 <= j < c.count, or j = 0 when repeated); 0 if its entry is refused. */
+static int chunk_word(const DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE *p, const TABLE_SHAPE *shape,
+                      const PTE_FORMAT *f, uint64_t done, const PTE_CHUNK *c, uint64_t j, uint64_t *word)
+{
+    if (shape->words_per_entry == 2) {
+        const uint64_t i = done + j / 2;
+        if (j % 2 == 0) {
+            return hw_pte(f, source(p->pPageTableEntries, p, i), word);
+        }
+        *word = 0; /* no 64 KB array: the 64 KB-table pointer is invalid */
+        return p->pPageTableEntries64KB == NULL || hw_pte(f, source(p->pPageTableEntries64KB, p, i), word);
+    }
+    if (shape->ratio == 1) {
+        return hw_pte(f, source(p->pPageTableEntries, p, done + j), word);
+    }
+    const uint64_t skip = c->first * shape->ratio - (p->StartIndex + done);
+    return hw_pte(f, source(p->pPageTableEntries, p, done + skip + j * shape->ratio), word);
+}
+
+/* Translate every word of chunk `c` into `out` (NULL: only check them). */
+static int chunk_words(const DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE *p, const TABLE_SHAPE *shape,
+                       const PTE_FORMAT *f, uint64_t done, const PTE_CHUNK *c, uint8_t *out)
+{
+    const uint64_t words = c->repeat ? (c->count > 0) : c->count;
+    for (uint64_t j = 0; j < words; j++) {
+        uint64_t word = 0;
+        if (!chunk_word(p, shape, f, done, c, j, &word)) {
+            return 0;
+        }
+        if (out != NULL) {
+            memcpy(out + 8 * j, &word, 8);
+        }
+    }
+    return 1;
+}
+
+static PTE_FORMAT pte_format(const DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE *p, const TABLE_SHAPE *shape)
+{
+    PTE_FORMAT f;
+    f.level = p->PageTableLevel;
+    f.key = f.level == 0 ? (p->DriverProtection & REFGPU_PTE_KEY_MASK) << REFGPU_PTE_KEY_SHIFT : 0;
+    f.leaf64k = f.level == 1 && !g_adapter.DualPte && p->Flags.Use64KBPages;
+    f.alignment_pages = shape->alignment_pages;
+    return f;
+}
+
+/* CPU_VIRTUAL: every word written now, through the table's CPU address; the whole update is checked first, so a
+ * refused entry leaves the table as it was. */
+static NTSTATUS update_by_cpu(DXGKARG_BUILDPAGINGBUFFER *pArgs, const TABLE_SHAPE *shape, const PTE_FORMAT *f)
+{
+    const DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE *p = &pArgs->UpdatePageTable;
+    uint8_t *table = (uint8_t *)p->PageTableAddress.CpuVirtual;
+    if (table == NULL) {
+        return STATUS_INVALID_PARAMETER;
+    }
+    const uint64_t all = 2 * (uint64_t)p->NumPageTableEntries + 2; /* room for everything: one chunk */
+    const PTE_CHUNK c = plan_chunk(p, shape, 0, all);
+    if (!chunk_words(p, shape, f, 0, &c, NULL)) {
+        return STATUS_INVALID_PARAMETER;
+    }
+    if (c.repeat) {
+        for (uint64_t j = 0; j < c.count; j++) {
+            chunk_words(p, shape, f, 0, &c, table + REFGPU_PTE_SIZE * (c.first + j));
+        }
+    } else {
+        chunk_words(p, shape, f, 0, &c, table + REFGPU_PTE_SIZE * c.first);
+    }
+    pArgs->MultipassOffset = p->NumPageTableEntries;
+    return STATUS_SUCCESS;
+}
+
+/* The most inline words one WRITE_QWORDS carries in `room` bytes. */
+static uint64_t max_qwords_in(uint64_t room)
+{
+    const uint64_t aligned = room & ~(uint64_t)(REFGPU_PACKET_ALIGNMENT - 1);
+    return aligned < sizeof(REFGPU_WRITE_QWORDS) ? 0 : (aligned - sizeof(REFGPU_WRITE_QWORDS)) / 8;
+}
+
+/* The packet address of the table's word 0 in the GPU modes; 0 if the address is refused. */
+static int table_base(const DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE *p, uint64_t *base)
+{
+    if (p->UpdateMode == DXGK_PAGETABLEUPDATE_GPU_VIRTUAL) {
+        if (p->PageTableAddress.GpuVirtual > REFGPU_ADDRESS_ADDRESS_MASK) {
+            return 0;
+        }
+        *base = REFGPU_ADDRESS(REFGPU_SPACE_GPU_VA, p->PageTableAddress.GpuVirtual);
+        return 1;
+    }
+    return table_word(p->PageTableAddress.GpuPhysical, base);
+}
+
+/* GPU_VIRTUAL / GPU_PHYSICAL: WRITE_QWORDS packets while they fit.  The words are translated straight into the
+ * packets; pDmaBuffer, DmaSize and MultipassOffset change only when the call returns a legal status. */
+static NTSTATUS update_by_gpu(DXGKARG_BUILDPAGINGBUFFER *pArgs, const TABLE_SHAPE *shape, const PTE_FORMAT *f)
+{
+    const DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE *p = &pArgs->UpdatePageTable;
+    uint64_t base = 0;
+    if (pArgs->pDmaBuffer == NULL || !table_base(p, &base) || pArgs->MultipassOffset > p->NumPageTableEntries) {
+        return STATUS_INVALID_PARAMETER;
+    }
+    uint8_t *at = (uint8_t *)pArgs->pDmaBuffer;
+    uint64_t room = pArgs->DmaSize;
+    uint64_t done = pArgs->MultipassOffset;
+    NTSTATUS status = STATUS_SUCCESS;
+    while (done < p->NumPageTableEntries) {
+        const uint64_t room_words = max_qwords_in(room);
+        if (room_words < shape->words_per_entry) {
+            status = STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER;
+            break;
+        }
+        const PTE_CHUNK c = plan_chunk(p, shape, done, room_words);
+        if (c.count > 0) {
+            const uint64_t inline_words = c.repeat ? 1 : c.count;
+            const uint64_t length = write_qwords_length(inline_words);
+            memset(at, 0, (size_t)length);
+            if (!chunk_words(p, shape, f, done, &c, at + sizeof(REFGPU_WRITE_QWORDS))) {
+                return STATUS_INVALID_PARAMETER;
+            }
+            REFGPU_WRITE_QWORDS packet;
+            memset(&packet, 0, sizeof packet);
+            header(&packet, REFGPU_OP_WRITE_QWORDS, (uint16_t)(c.repeat ? 1u << REFGPU_WRITE_QWORDS_FLAGS_REPEAT_SHIFT : 0),
+                   length);
+            packet.Dst = base + REFGPU_PTE_SIZE * c.first;
+            packet.Count = (uint32_t)c.count;
+            memcpy(at, &packet, sizeof packet);
+            at += length;
+            room -= length;
+        }
+        done += c.covered;
+    }
+    pArgs->DmaSize -= (UINT)(at - (uint8_t *)pArgs->pDmaBuffer);
+    pArgs->pDmaBuffer = at;
+    pArgs->MultipassOffset = (UINT)done;
+    return status;
+}
+
+/* UpdatePageTable: Flags.InitialUpdate and NotifyEviction change nothing in how the words are built. */
+static NTSTATUS build_update_page_table(DXGKARG_BUILDPAGINGBUFFER *pArgs)
+{
+    const DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE *p = &pArgs->UpdatePageTable;
+    TABLE_SHAPE shape;
+    if (!update_arguments_ok(p, &shape)) {
+        return STATUS_INVALID_PARAMETER;
+    }
+    const PTE_FORMAT f = pte_format(p, &shape);
+    if (p->UpdateMode == DXGK_PAGETABLEUPDATE_CPU_VIRTUAL) {
+        return update_by_cpu(pArgs, &shape, &f);
+    }
+    return update_by_gpu(pArgs, &shape, &f);
+}
+
+/* The GPU VA of PTE `index` of the table at `table`; 0 if it leaves the packet's 60-bit address field. */
+static int pte_va(D3DGPU_VIRTUAL_ADDRESS table, UINT index, uint64_t *word)
+{
+    const uint64_t va = table + REFGPU_PTE_SIZE * (uint64_t)index;
+    if (va < table || va > REFGPU_ADDRESS_ADDRESS_MASK) {
+        return 0;
+    }
+    *word = REFGPU_ADDRESS(REFGPU_SPACE_GPU_VA, va);
+    return 1;
+}
+
+/* CopyPageTableEntries: one COPY per range, between the two tables' paging-process VAs (64 KB aligned); every
+ * range is checked before the first packet.  MultipassOffset counts the ranges done. */
+static NTSTATUS build_copy_page_table_entries(DXGKARG_BUILDPAGINGBUFFER *pArgs)
+{
+    const DXGK_BUILDPAGINGBUFFER_COPYPAGETABLEENTRIES *p = &pArgs->CopyPageTableEntries;
+    uint64_t src = 0, dst = 0;
+    if (!gpummu() || (p->NumRanges > 0 && p->pRanges == NULL) || pArgs->MultipassOffset > p->NumRanges) {
+        return STATUS_INVALID_PARAMETER;
+    }
+    for (UINT i = 0; i < p->NumRanges; i++) {
+        const DXGK_BUILDPAGINGBUFFER_COPY_RANGE *r = &p->pRanges[i];
+        if (r->SrcPageTableAddress % (64u * 1024u) || r->DstPageTableAddress % (64u * 1024u) ||
+            !pte_va(r->SrcPageTableAddress, r->SrcStartPteIndex, &src) ||
+            !pte_va(r->DstPageTableAddress, r->DstStartPteIndex, &dst)) {
+            return STATUS_INVALID_PARAMETER;
+        }
+    }
+    if (pArgs->pDmaBuffer == NULL) {
+        return STATUS_INVALID_PARAMETER; /* this operation writes packets, even when it has no range */
+    }
+    while (pArgs->MultipassOffset < p->NumRanges) {
+        const DXGK_BUILDPAGINGBUFFER_COPY_RANGE *r = &p->pRanges[pArgs->MultipassOffset];
+        if (!fits(pArgs, copy_length(0))) {
+            return STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER;
+        }
+        pte_va(r->SrcPageTableAddress, r->SrcStartPteIndex, &src);
+        pte_va(r->DstPageTableAddress, r->DstStartPteIndex, &dst);
+        REFGPU_COPY copy;
+        memset(&copy, 0, sizeof copy);
+        header(&copy, REFGPU_OP_COPY, 0, copy_length(0));
+        copy.Src = src;
+        copy.Dst = dst;
+        copy.Size = REFGPU_PTE_SIZE * (uint64_t)r->NumPageTableEntries;
+        memcpy(take(pArgs, copy_length(0)), &copy, sizeof copy);
+        pArgs->MultipassOffset++;
+    }
     return STATUS_SUCCESS;
 }
 
@@ -551,6 +940,10 @@ REFGPU_EXPORT NTSTATUS APIENTRY DxgkDdiBuildPagingBuffer(HANDLE hAdapter, DXGKAR
         return build_fill_virtual(pArgs);
     case DXGK_OPERATION_FLUSH_TLB:
         return build_flush_tlb(pArgs);
+    case DXGK_OPERATION_UPDATE_PAGE_TABLE:
+        return build_update_page_table(pArgs);
+    case DXGK_OPERATION_COPY_PAGE_TABLE_ENTRIES:
+        return build_copy_page_table_entries(pArgs);
     default:
 #if REFGPU_DEFECT == REFGPU_DEFECT_SUCCESS_FOR_ALL
         return STATUS_SUCCESS;

@@ -3,6 +3,10 @@
 Built from the base driver's own segment report (``DXGKQAITYPE_QUERYSEGMENT4``, the two-call protocol) and the
 GPU's address map, and handed to the library's optional ``WddmsimStartDevice`` export before the first
 ``DxgkDdiBuildPagingBuffer`` (decision 0110).  The block lives as long as the driver, as the header promises.
+
+Version 2 (decision 0122) appends the GpuMmu's shape -- levels, entries per level, dual PTEs, the GPU page ratio and
+the 64 KB leaf table's entries -- which a driver needs to build ``DXGK_OPERATION_UPDATE_PAGE_TABLE`` itself; the
+version-1 prefix keeps its layout.
 """
 
 from __future__ import annotations
@@ -19,8 +23,10 @@ from wddmsim.drivers.native.library import START_DEVICE, NativeLibrary
 from wddmsim.drivers.native.marshal import address_of
 from wddmsim.drivers.package import DriverModel, SimulatedDriver
 from wddmsim.hw.gpu import Gpu
+from wddmsim.hw.mmu import MmuLayout
 
-VERSION: Final = 1
+VERSION: Final = 2
+MAX_PAGE_TABLE_LEVELS: Final = 6
 SEGMENT_APERTURE: Final = 0x1
 SEGMENT_CPU_VISIBLE: Final = 0x2
 
@@ -47,7 +53,26 @@ class WDDMSIM_ADAPTER_DESC(ctypes.Structure):
         ("ApertureSize", ctypes.c_uint64),
         ("ApertureTableAddress", ctypes.c_uint64),
         ("SystemMemorySize", ctypes.c_uint64),
+        # Version 2: the GpuMmu's shape (zero in the segment model).
+        ("PageTableLevels", ctypes.c_uint32),
+        ("DualPte", ctypes.c_uint32),
+        ("GpuPageRatio", ctypes.c_uint32),
+        ("Leaf64KEntries", ctypes.c_uint32),
+        ("EntriesPerLevel", ctypes.c_uint32 * MAX_PAGE_TABLE_LEVELS),
     )
+
+
+def describe_mmu(desc: WDDMSIM_ADAPTER_DESC, layout: MmuLayout) -> None:
+    """The version-2 members: the MMU's shape as ``DXGKQAITYPE_GPUMMUCAPS`` / ``DXGKQAITYPE_PAGETABLELEVELDESC``
+    report it (levels, entries per level with the leaf counted in 4 KiB entries), plus what the hardware PTE
+    format needs (dual PTEs, the GPU page ratio, the 64 KB leaf table).  ``MmuLayout`` has at most
+    :data:`MAX_PAGE_TABLE_LEVELS` levels."""
+    desc.PageTableLevels = layout.levels
+    desc.DualPte = int(layout.dual_pte)
+    desc.GpuPageRatio = layout.gpu_page_ratio
+    desc.Leaf64KEntries = layout.leaf64_entries
+    for level in range(layout.levels):
+        desc.EntriesPerLevel[level] = layout.entries(level)
 
 
 START_DEVICE_TYPE: Final = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.POINTER(WDDMSIM_ADAPTER_DESC))
@@ -89,6 +114,8 @@ class AdapterDescBlock:
             ApertureTableAddress=gpu.aperture.table_offset,
             SystemMemorySize=gpu.system.size,
         )
+        if self.model == 2:
+            describe_mmu(self.desc, gpu.mmu.layout)
 
     def start(self, library: NativeLibrary) -> None:
         """Call ``WddmsimStartDevice`` if the library exports it; a failure status refuses the driver, named."""
@@ -101,4 +128,4 @@ class AdapterDescBlock:
             raise ConfigurationError("driver", str(library.path), f"{START_DEVICE} failed with {status_name(status)}")
 
 
-__all__ = ["WDDMSIM_ADAPTER_DESC", "WDDMSIM_SEGMENT_DESC", "AdapterDescBlock", "segment_descriptors"]
+__all__ = ["WDDMSIM_ADAPTER_DESC", "WDDMSIM_SEGMENT_DESC", "AdapterDescBlock", "describe_mmu", "segment_descriptors"]

@@ -26,12 +26,16 @@ from wddmsim.core.addresses import GpuPhysAddr
 from wddmsim.core.units import PAGE_SHIFT, SIZE_64K
 from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS
 from wddmsim.ddi.flags import DXGK_PAGETABLEUPDATEMODE
-from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE, DXGKARG_BUILDPAGINGBUFFER
+from wddmsim.ddi.paging import (
+    DXGK_BUILDPAGINGBUFFER_COPY_RANGE,
+    DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE,
+    DXGKARG_BUILDPAGINGBUFFER,
+)
 from wddmsim.ddi.pte import PteArray
 from wddmsim.ddi.status import NTSTATUS
 from wddmsim.drivers.kit.dma import DmaWriter, multipass, single_packet
 from wddmsim.hw import commands as cmd
-from wddmsim.hw.addressing import Space, hw_address
+from wddmsim.hw.addressing import HW_ADDRESS, Space, hw_address
 from wddmsim.hw.pte import HW_PTE, PTE_SIZE
 from wddmsim.kmd.errors import DriverContractError
 from wddmsim.kmd.state import DriverState
@@ -46,6 +50,7 @@ _ZERO = np.uint64(HW_PTE["Zero"].shifted_mask)
 _ADDRESS_SHIFT = np.uint64(HW_PTE["Address"].lsb)
 _ADDRESS_MASK = np.uint64(HW_PTE["Address"].mask)
 _LEAF64K = np.uint64(HW_PTE["Leaf64K"].shifted_mask)
+_PACKET_ADDRESS_MASK = HW_ADDRESS["address"].mask
 
 
 def table_word(state: DriverState, address: D3DGPU_PHYSICAL_ADDRESS, argument: str) -> int:
@@ -57,6 +62,14 @@ def table_word(state: DriverState, address: D3DGPU_PHYSICAL_ADDRESS, argument: s
     segment = state.segments.memory_segment(address.SegmentId, f"{argument}.SegmentId")
     at = GpuPhysAddr(segment.base + address.SegmentOffset)
     return state.segments.address(address.SegmentId, at, PTE_SIZE, argument)
+
+
+def va_word(va: int, argument: str) -> int:
+    """Packet address of a paging-process GPU VA; a VA past the packet's 60-bit address field is refused, named
+    (decision 0122), not left to the encoder's ValueError."""
+    if not 0 <= va <= _PACKET_ADDRESS_MASK:
+        raise DriverContractError(argument, va, "does not fit the 60-bit address field of a GPU packet")
+    return hw_address(_GPU_VA, va)
 
 
 def geometry(state: DriverState, p: DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE) -> Geometry:
@@ -116,7 +129,7 @@ def build_update_page_table(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER)
     if args.pDmaBuffer is None:
         raise DriverContractError("pDmaBuffer", None, "NULL only with the forced CPU_VIRTUAL update mode")
     if p.UpdateMode == _GPU_VIRTUAL:
-        base = hw_address(_GPU_VA, p.PageTableAddress.GpuVirtual)
+        base = va_word(p.PageTableAddress.GpuVirtual, "UpdatePageTable.PageTableAddress.GpuVirtual")
     else:
         base = table_word(state, p.PageTableAddress.GpuPhysical, "UpdatePageTable.PageTableAddress.GpuPhysical")
     writer = DmaWriter(args)
@@ -273,19 +286,26 @@ def build_copy_page_table_entries(state: DriverState, args: DXGKARG_BUILDPAGINGB
         )
     if p.NumRanges != len(p.pRanges):
         raise DriverContractError("CopyPageTableEntries.NumRanges", p.NumRanges, f"pRanges holds {len(p.pRanges)}")
-    for i, r in enumerate(p.pRanges):
-        for name, value in (
-            ("SrcPageTableAddress", r.SrcPageTableAddress),
-            ("DstPageTableAddress", r.DstPageTableAddress),
-        ):
-            if value % SIZE_64K:
-                raise DriverContractError(f"CopyPageTableEntries.pRanges[{i}].{name}", value, "must be 64 KB aligned")
+    ends = [_copy_ends(i, r) for i, r in enumerate(p.pRanges)]
     writer = DmaWriter(args)
 
     def emit(done: int) -> int:
-        r = p.pRanges[done]
-        src = hw_address(Space.GPU_VA, r.SrcPageTableAddress + PTE_SIZE * r.SrcStartPteIndex)
-        dst = hw_address(Space.GPU_VA, r.DstPageTableAddress + PTE_SIZE * r.DstStartPteIndex)
-        return 1 if writer.put(cmd.Copy(src, dst, PTE_SIZE * r.NumPageTableEntries)) else 0
+        src, dst = ends[done]
+        size = PTE_SIZE * p.pRanges[done].NumPageTableEntries
+        return 1 if writer.put(cmd.Copy(src, dst, size)) else 0
 
     return multipass(args, writer, p.NumRanges, emit)
+
+
+def _copy_ends(i: int, r: DXGK_BUILDPAGINGBUFFER_COPY_RANGE) -> tuple[int, int]:
+    """The packet addresses of range ``i``'s first source and destination entries (both tables 64 KB aligned)."""
+    ends = []
+    for name, table, index in (
+        ("Src", r.SrcPageTableAddress, r.SrcStartPteIndex),
+        ("Dst", r.DstPageTableAddress, r.DstStartPteIndex),
+    ):
+        argument = f"CopyPageTableEntries.pRanges[{i}].{name}PageTableAddress"
+        if table % SIZE_64K:
+            raise DriverContractError(argument, table, "must be 64 KB aligned")
+        ends.append(va_word(table + PTE_SIZE * index, argument))
+    return ends[0], ends[1]

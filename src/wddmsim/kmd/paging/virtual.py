@@ -13,9 +13,21 @@ from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER
 from wddmsim.ddi.status import NTSTATUS
 from wddmsim.drivers.kit.dma import DmaWriter, multipass
 from wddmsim.hw import commands as cmd
-from wddmsim.hw.addressing import Space, hw_address
+from wddmsim.hw.addressing import HW_ADDRESS, Space, hw_address
 from wddmsim.kmd.errors import DriverContractError
 from wddmsim.kmd.state import DriverState
+
+_VA_LIMIT = HW_ADDRESS["address"].mask + 1
+"""One past the last VA a GPU packet's address field holds."""
+
+
+def _require_packet_range(va: int, size: int, argument: str) -> None:
+    """``[va, va + size)`` must fit a packet's 60-bit address field: refused, named, before any byte is written
+    (decision 0122), never the encoder's ValueError halfway through a multipass build."""
+    if not (va >= 0 and va + max(size, 0) <= _VA_LIMIT):
+        raise DriverContractError(
+            argument, va, f"[{va:#x}, +{size:#x}) does not fit the 60-bit address field of a GPU packet"
+        )
 
 
 def _require_wddm2(state: DriverState, name: str) -> None:
@@ -33,6 +45,10 @@ def build_transfer_virtual(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER) 
         state.allocations.get(p.hAllocation, "TransferVirtual.hAllocation")
     if p.TransferSizeInBytes < 0 or p.Flags.Reserved:
         raise DriverContractError("TransferVirtual.TransferSizeInBytes", p.TransferSizeInBytes, "must not be negative")
+    _require_packet_range(p.SourceVirtualAddress, p.TransferSizeInBytes, "TransferVirtual.SourceVirtualAddress")
+    _require_packet_range(
+        p.DestinationVirtualAddress, p.TransferSizeInBytes, "TransferVirtual.DestinationVirtualAddress"
+    )
     writer = DmaWriter(args)
     total = pages_spanned(p.TransferSizeInBytes)
     max_pages = state.config.max_copy_bytes >> PAGE_SHIFT
@@ -57,6 +73,7 @@ def build_fill_virtual(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER) -> N
         raise DriverContractError(
             "FillVirtual.FillPattern", p.FillPattern, "is a 32-bit UINT; the size must not be negative"
         )
+    _require_packet_range(p.DestinationVirtualAddress, p.FillSizeInBytes, "FillVirtual.DestinationVirtualAddress")
     writer = DmaWriter(args)
     total = pages_spanned(p.FillSizeInBytes)
     max_pages = state.config.max_copy_bytes >> PAGE_SHIFT

@@ -6,10 +6,14 @@
  *
  *     NTSTATUS WddmsimStartDevice(HANDLE hAdapter, const WDDMSIM_ADAPTER_DESC *pDesc);
  *
- * The description stays valid until the library is unloaded.  A driver that needs none of it exports nothing. */
+ * The description stays valid until the library is unloaded.  A driver that needs none of it exports nothing.
+ *
+ * A later version only appends members: a driver checks Version >= the version whose members it reads (and
+ * Size >= the size it expects), never equality.  Version 2 appends the GpuMmu's shape (decision 0122). */
 #ifndef WDDMSIM_ADAPTER_H
 #define WDDMSIM_ADAPTER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #if defined(__cplusplus)
@@ -19,7 +23,8 @@ extern "C" {
 #define WDDMSIM_ADAPTER_STATIC_ASSERT(cond, tag) _Static_assert(cond, #tag)
 #endif
 
-#define WDDMSIM_ADAPTER_DESC_VERSION 1u
+#define WDDMSIM_ADAPTER_DESC_VERSION 2u
+#define WDDMSIM_MAX_PAGE_TABLE_LEVELS 6u
 
 /* WDDMSIM_SEGMENT_DESC.Flags */
 #define WDDMSIM_SEGMENT_APERTURE 0x1u    /* an aperture segment: its pages are mapped into the GART */
@@ -44,10 +49,21 @@ typedef struct _WDDMSIM_ADAPTER_DESC {
     uint64_t ApertureSize;
     uint64_t ApertureTableAddress; /* GPU physical address of the aperture table: 8-byte entry i maps page i */
     uint64_t SystemMemorySize;     /* bytes of system memory the GPU can reach (bus addresses from 0) */
+    /* Version 2: the GpuMmu's shape (DriverModel 2; all zero in the segment model). */
+    uint32_t PageTableLevels; /* DXGK_GPUMMUCAPS.PageTableLevelCount: 2..WDDMSIM_MAX_PAGE_TABLE_LEVELS */
+    uint32_t DualPte;         /* 1: a level-1 entry is two PTEs, the 4 KB leaf table's then the 64 KB one's */
+    uint32_t GpuPageRatio;    /* 4 KiB pages per GPU page of a 4 KB-kind leaf table: 1, 2, 4, 8 or 16 */
+    uint32_t Leaf64KEntries;  /* entries of a 64 KB-page leaf table (one per 64 KiB) */
+    uint32_t EntriesPerLevel[WDDMSIM_MAX_PAGE_TABLE_LEVELS]; /* entries of a table at each level, leaf first
+                                                              * (the leaf counts 4 KiB entries, as VidMm does);
+                                                              * 0 past PageTableLevels */
 } WDDMSIM_ADAPTER_DESC;
 
 WDDMSIM_ADAPTER_STATIC_ASSERT(sizeof(WDDMSIM_SEGMENT_DESC) == 24, segment_desc_size);
-WDDMSIM_ADAPTER_STATIC_ASSERT(sizeof(WDDMSIM_ADAPTER_DESC) == 72, adapter_desc_size);
+WDDMSIM_ADAPTER_STATIC_ASSERT(sizeof(WDDMSIM_ADAPTER_DESC) == 112, adapter_desc_size);
+WDDMSIM_ADAPTER_STATIC_ASSERT(offsetof(WDDMSIM_ADAPTER_DESC, SystemMemorySize) == 64, adapter_desc_v1_prefix);
+WDDMSIM_ADAPTER_STATIC_ASSERT(offsetof(WDDMSIM_ADAPTER_DESC, PageTableLevels) == 72, adapter_desc_v2_levels);
+WDDMSIM_ADAPTER_STATIC_ASSERT(offsetof(WDDMSIM_ADAPTER_DESC, EntriesPerLevel) == 88, adapter_desc_v2_entries);
 
 #if defined(__cplusplus)
 }
