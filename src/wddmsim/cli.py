@@ -665,6 +665,12 @@ def _overrides_or_fail(options: dict[str, object], settings: tuple[str, ...]) ->
     help="The driver package the run was made on: checked against RUN_DIR/summary.json (segment ids are the "
     "driver's own).",
 )
+@click.option(
+    "--why-evicted",
+    "why_evicted",
+    metavar="HANDLE",
+    help="Every eviction of this allocation (decimal or 0x...): who chose it and why (the policy and its reason).",
+)
 def inspect(
     run_dir: Path,
     at: int | None,
@@ -673,6 +679,7 @@ def inspect(
     rows: int,
     width: int,
     driver: str | None,
+    why_evicted: str | None,
 ) -> None:
     """Show the segment maps of a saved run at any event (after GPUView's segment viewer).
 
@@ -687,6 +694,7 @@ def inspect(
       wddmsim inspect out/ --at 2000 --segment 2
       wddmsim inspect out/ --time 500000
       wddmsim inspect out/ --driver simple --segment 1
+      wddmsim inspect out/ --why-evicted 0x1130
     """
     from wddmsim.viz.eventlog import read_jsonl
     from wddmsim.viz.inspect import render
@@ -700,6 +708,9 @@ def inspect(
     log = read_jsonl(path)
     if not log:
         raise click.ClickException(f"{path} holds no events")
+    if why_evicted is not None:
+        _why_evicted(log, why_evicted)
+        return
     if at is not None and time_ns is not None:
         raise click.BadParameter("give --at or --time, not both")
     index = len(log) - 1 if at is None else at
@@ -708,6 +719,19 @@ def inspect(
     if not 0 <= index < len(log):
         raise click.BadParameter(f"{index} is not an event of the log (0..{len(log) - 1})", param_hint="--at")
     Console().print(render(SegmentReplay(log), index, segments=segments, rows=rows, width=width))
+
+
+def _why_evicted(log: list[dict[str, Any]], value: str) -> None:
+    """``inspect --why-evicted HANDLE`` (decision 0140): a handle that is no allocation of the run is bad input."""
+    from wddmsim.viz.why import known, render_why
+
+    try:
+        handle = int(value, 0)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a handle (decimal or 0x...)", param_hint="--why-evicted") from None
+    if not known(log, handle):
+        raise click.BadParameter(f"{value} is no allocation of this run", param_hint="--why-evicted")
+    Console().print(render_why(log, handle))
 
 
 def _check_run_driver(run_dir: Path, package: DriverPackage) -> None:

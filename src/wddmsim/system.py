@@ -110,6 +110,8 @@ class Adapter:
             driver_allocations=driver.allocations,
             driver_contexts=driver.contexts,
             host_views=len(self.mm.locked_views),
+            mdl_images=driver.mdl_images,
+            bridge_views=driver.bridge_views,
             pending=len(rm.worker)
             + sum(len(q.pending) for q in rm.queues.values())
             + sum(len(s.waiting) for s in rm.sync_objects.values())
@@ -145,6 +147,10 @@ class Footprint:
     driver_contexts: int
     host_views: int
     """Live ``MmMapLockedPagesSpecifyCache`` mappings (host views of system pages a native driver holds)."""
+    mdl_images: int = 0
+    """C images of MDLs a native driver was handed and a pending paging buffer may still use."""
+    bridge_views: int = 0
+    """Host views a native driver mapped through them (``MmGetSystemAddressForMdlSafe``) and still holds."""
     pending: int
     """Paging requests not serviced, fence values not signalled, work waiting for a fence, DMA buffers in flight."""
 

@@ -30,7 +30,9 @@ def test_run_list_and_help_name_every_registered_policy() -> None:
         assert name in listing.output, name
     assert "priority-lru (default)" in listing.output and "ladder (default)" in listing.output
     shown = CliRunner().invoke(main, ["run", "--help"], terminal_width=200)
-    assert "fifo, lru, min, priority-lru, random, scan, or module:Class" in " ".join(shown.output.split())
+    assert "arc, clock, fifo, gds, lfu, lru, min, mru, priority-lru, random, scan, or module:Class" in " ".join(
+        shown.output.split()
+    )
 
 
 def test_a_clock_policy_written_outside_the_package_runs_from_the_cli(tmp_path: Path) -> None:
@@ -63,7 +65,10 @@ def test_a_module_class_that_cannot_be_imported_is_bad_input_naming_the_setting(
     ("value", "rule"),
     [
         ("wddmsim.vidmm.policy.ladder:Ladder", "Ladder is not an eviction policy: it lacks order, may_evict, scan"),
-        ("not a name", "must be one of the eviction policies fifo, lru, min, priority-lru, random, scan"),
+        (
+            "not a name",
+            "must be one of the eviction policies arc, clock, fifo, gds, lfu, lru, min, mru, priority-lru, random, scan",
+        ),
     ],
 )
 def test_a_policy_that_is_not_one_is_refused_with_the_rule(value: str, rule: str) -> None:

@@ -65,7 +65,10 @@ def test_to_dict_reads_back_to_the_same_configuration() -> None:
             {"adapter": {"vram": "100000"}},
             "adapter.vram='100000': must be a multiple of 64 KiB between 4 MiB and 1 TiB",
         ),
-        ({"adapter": {"policy": "best"}}, "adapter.policy='best': must be one of the eviction policies fifo, lru"),
+        (
+            {"adapter": {"policy": "best"}},
+            "adapter.policy='best': must be one of the eviction policies arc, clock, fifo, gds, lfu, lru",
+        ),
         (
             {"adapter": {"driver_model": "wddm3"}},
             "adapter.driver_model='wddm3': must be wddm1 (segment model) or wddm2",

@@ -257,10 +257,23 @@ def test_min_on_a_recorded_trace_never_faults_more_than_lru(tmp_path: Path) -> N
 
 
 def test_the_registry_names_every_policy_and_refuses_what_is_not_one() -> None:
-    assert set(EVICTION) >= {"priority-lru", "lru", "fifo", "random", "scan", "min"}
+    assert set(EVICTION) >= {
+        "priority-lru",
+        "lru",
+        "fifo",
+        "random",
+        "scan",
+        "min",
+        "clock",
+        "mru",
+        "lfu",
+        "arc",
+        "gds",
+    }
     assert eviction_policy("scan").name == "scan" and placement_policy("near-first").name == "near-first"
     cases = {
-        "best": "eviction_policy='best': known policies: fifo, lru, min, priority-lru, random, scan (or module:Class)",
+        "best": "eviction_policy='best': known policies: arc, clock, fifo, gds, lfu, lru, min, mru, priority-lru, random, scan "
+        "(or module:Class)",
         "min": "eviction_policy='min': is an offline policy",
         "no_such_module_here:Clock": "module no_such_module_here cannot be imported",
         "wddmsim.vidmm.policy.lru:Nope": "module wddmsim.vidmm.policy.lru has no class Nope",

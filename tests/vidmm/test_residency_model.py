@@ -399,6 +399,30 @@ def test_content_survives_random_residency_histories_in_every_configuration(opti
     machine.TestCase().runTest()
 
 
+NEW_POLICIES = ("clock", "mru", "lfu", "arc", "gds")
+"""The in-package policies of decision 0141: each runs the model under pressure (WDDM 1.x by default, fast; the
+WDDM 2.x runs under ``-m slow``)."""
+
+
+@pytest.mark.parametrize("policy", NEW_POLICIES)
+def test_content_survives_random_residency_histories_under_each_policy(policy: str) -> None:
+    machine = _machine(2.0, policy=policy, gpu=PRESSED_GPU, model=DriverModel.WDDM1)
+    machine.TestCase.settings = settings(
+        max_examples=10, stateful_step_count=40, deadline=None, suppress_health_check=list(HealthCheck)
+    )
+    machine.TestCase().runTest()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("policy", NEW_POLICIES)
+def test_content_survives_random_residency_histories_under_each_policy_on_wddm2(policy: str) -> None:
+    machine = _machine(2.0, policy=policy, gpu=PRESSED_GPU)
+    machine.TestCase.settings = settings(
+        max_examples=10, stateful_step_count=40, deadline=None, suppress_health_check=list(HealthCheck)
+    )
+    machine.TestCase().runTest()
+
+
 @pytest.mark.parametrize("factor", [1.1, 1.5, 2.0, 3.0, 8.0])
 def test_content_survives_random_residency_histories(factor: float) -> None:
     machine = _machine(factor)

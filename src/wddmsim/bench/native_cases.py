@@ -13,10 +13,10 @@ from typing import Any, Final
 
 import numpy as np
 
-from wddmsim.bench.cases import BOTH, LOCAL, REGISTRY, Loc
+from wddmsim.bench.cases import BOTH, LOCAL, REGISTRY, Loc, roundtrip_rate
 from wddmsim.bench.harness import best_of, result
 from wddmsim.conformance import check_driver
-from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE, GiB, MiB
+from wddmsim.core.units import PAGE_SHIFT, GiB, MiB
 from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_TRANSFER
 from wddmsim.drivers.native.build import find_compilers
 from wddmsim.drivers.native.package import checked_package, native_package
@@ -56,24 +56,7 @@ def _rig(package: DriverPackage, local: int, system: int) -> PagingRig:
 
 
 def _roundtrips(package: DriverPackage) -> float:
-    rig = _rig(package, 256 * MiB, 1 * GiB)
-    mdl = rig.backing(PAGE_SIZE)
-    payload = DXGK_BUILDPAGINGBUFFER_TRANSFER(
-        TransferSize=PAGE_SIZE,
-        Source=Loc.segment(LOCAL, rig.segment_address(LOCAL, 0)),
-        Destination=Loc.mdl(mdl),
-        Flags=BOTH,
-    )
-    execute = rig.vidmm.paging.execute
-    count = 5000
-    for _ in range(200):
-        execute(payload)
-
-    def loop() -> None:
-        for _ in range(count):
-            execute(payload)
-
-    return count / best_of(3, loop)
+    return roundtrip_rate(_rig(package, 256 * MiB, 1 * GiB), 5000)
 
 
 @REGISTRY.add(

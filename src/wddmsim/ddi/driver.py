@@ -12,7 +12,7 @@ Every entry point returns an ``NTSTATUS``; outputs are written into the argument
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Final, Protocol, runtime_checkable
 
 from wddmsim.core.addresses import CpuVa
 from wddmsim.core.pointer import CpuMapping
@@ -61,6 +61,29 @@ class DXGKARG_GETROOTPAGETABLESIZE:
 
     NumberOfPte: int
     PhysicalAdapterIndex: int = 0
+
+
+VIDEO_TDR_TIMEOUT_DETECTED: Final = 0x117
+"""``DXGKARG_COLLECTDBGINFO.Reason`` of an adapter reset (the TDR bugcheck code, as Windows passes it)."""
+
+
+@dataclass(slots=True, kw_only=True)
+class DXGKARG_COLLECTDBGINFO:
+    """``DxgkDdiCollectDbgInfo``: the driver writes what it knows of the failure into ``pBuffer`` (``BufferSize``
+    bytes; here UTF-8 text, NUL-terminated when shorter, decision 0133)."""
+
+    Reason: int = VIDEO_TDR_TIMEOUT_DETECTED
+    pBuffer: bytearray
+    BufferSize: int
+
+
+@runtime_checkable
+class CollectsDbgInfo(Protocol):
+    """A driver that exports the optional ``DxgkDdiCollectDbgInfo`` (VidMm asks it on the reset path)."""
+
+    def collect_dbg_info(self, args: DXGKARG_COLLECTDBGINFO) -> NTSTATUS:
+        """``DxgkDdiCollectDbgInfo``."""
+        ...
 
 
 class DxgkrnlInterface(Protocol):

@@ -46,6 +46,10 @@ class DriverStatistics:
     where a page table or a mapped page in local memory may lie."""
     system_size: int
     """Bytes of system memory the GPU can address."""
+    mdl_images: int = 0
+    """C images of MDLs a native driver may still read (the bridge's; decision 0131)."""
+    bridge_views: int = 0
+    """Live ``MmMapLockedPagesSpecifyCache`` host views the bridge gave a native driver (decision 0131)."""
 
 
 @runtime_checkable

@@ -155,6 +155,12 @@ class VidMmEvict(Event):
     cause: str
     destination: str
     """``system``, ``aperture`` or ``discarded``."""
+    policy: str
+    """The eviction policy that chose the victim (decision 0140); "" when no policy did (the cause decided, or
+    the mechanism's offer rule)."""
+    reason: str
+    """Why: the policy's score or rule (:meth:`~wddmsim.vidmm.policy.interface.BaseEviction.explain`), or the
+    rule of the cause."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

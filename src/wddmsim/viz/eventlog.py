@@ -79,6 +79,8 @@ SCHEMA: dict[str, tuple[str, dict[str, str]]] = {
             "size": "Size",
             "cause": "Cause",
             "destination": "Destination",
+            "policy": "Policy",
+            "reason": "Reason",
         },
     ),
     "VidMmMakeResident": (

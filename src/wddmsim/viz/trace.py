@@ -36,7 +36,7 @@ TraceEvent = dict[str, Any]
 
 _INSTANTS = {
     "VidMmMakeResident": ("Result", "NumAllocations", "PagingFenceValue", "NumBytesToTrim", "hDevice"),
-    "VidMmEvict": ("Cause", "Destination", "pVidMmAlloc", "SegmentId", "Size"),
+    "VidMmEvict": ("Cause", "Destination", "pVidMmAlloc", "SegmentId", "Size", "Policy", "Reason"),
     "PageInAllocation": ("How", "hAllocationHandle", "uiSegmentId", "uliOffset", "Size"),
     "GpuFaultReported": ("InterruptType", "FaultedFenceId", "FaultedVirtualAddress", "Detail"),
     "EngineFaulted": ("NodeOrdinal", "Kind", "Address", "Reason"),

@@ -208,3 +208,36 @@ def test_a_c_executor_symbol_missing_is_refused_naming_the_key(build_driver: Bui
         with pytest.raises(ConfigurationError, match=r"executor\.library.*must export WddmsimExecutePagingBuffer"):
             runner.run_scenario(catalog.load("default", {"adapter.driver": str(toml), **SMALL}))
         box.append(Outcome.REFUSED)
+
+
+@pytest.mark.parametrize(
+    ("mode", "named"),
+    [
+        (1, "WddmsimExecutePagingBuffer returned STATUS_UNSUCCESSFUL"),
+        (2, "services call WriteLocal failed: SegmentAddress=0xfffffffff000"),
+    ],
+)
+def test_the_reset_message_names_the_executor_s_reason(
+    build_driver: BuildDriver, tmp_path: Path, mode: int, named: str
+) -> None:
+    """What the user sees -- the ``DeviceRemoved`` message, the ``AdapterReset`` event -- says why the executor
+    failed, through the bridge's ``DxgkDdiCollectDbgInfo`` (decision 0133), not only that the paging node faulted."""
+    seen: list[Adapter] = []
+    toml = _c_description(tmp_path, build_driver(REFGPU_DEFECT=SUCCESS_FOR_ALL), _c_executor(tmp_path, mode))
+    config = catalog.load("default", {"adapter.driver": str(toml), **SMALL})
+    with campaign.case(SURFACE) as box:
+        with pytest.raises(DdiError, match="adapter reset") as caught:
+            runner.run_scenario(config, on_adapter=seen.append)
+        assert "the driver reports: engine 0: executor CExecutor raised ExecutorFailed" in str(caught.value)
+        assert named in str(caught.value), caught.value
+        assert named in seen[0].vidmm.reset.reasons[0]
+        box.append(Outcome.REFUSED)
+
+
+def test_the_reset_message_names_a_python_executor_s_error(build_driver: BuildDriver, tmp_path: Path) -> None:
+    toml = _description(tmp_path, build_driver(REFGPU_DEFECT=SUCCESS_FOR_ALL), "Exploder")
+    config = catalog.load("default", {"adapter.driver": str(toml), **SMALL})
+    with campaign.case(SURFACE) as box:
+        with pytest.raises(DdiError, match="softlog record 0 is corrupt"):
+            runner.run_scenario(config)
+        box.append(Outcome.REFUSED)

@@ -14,7 +14,10 @@ import ctypes
 from collections.abc import Callable
 from typing import Final, final
 
+import numpy as np
+
 from wddmsim.core.errors import ConfigurationError
+from wddmsim.ddi.pte import DXGK_PTE_DTYPE
 from wddmsim.ddi.status import NTSTATUS
 from wddmsim.drivers.native.adapter_desc import SEGMENT_APERTURE, AdapterDescBlock
 from wddmsim.drivers.native.executor import (
@@ -35,16 +38,19 @@ from wddmsim.drivers.native.executor import (
     WDDMSIM_PAGING_SUBMISSION,
     WDDMSIM_PAGING_SUBMISSION_VERSION,
 )
+from wddmsim.drivers.native.gpumaps import GpuMaps, Refused, Segment
 from wddmsim.drivers.native.kernel import PFN_WDDMSIM_LOG
 from wddmsim.drivers.native.library import NativeLibrary
 from wddmsim.drivers.native.marshal import address_of
+from wddmsim.drivers.native.watchdog import DriverTimedOut, LibraryLost, Watchdog
 from wddmsim.hw.addressing import Space, hw_address
 from wddmsim.hw.faults import GpuFault
+from wddmsim.hw.pte import PTE_SIZE
 from wddmsim.hw.services import GpuServices
 
 _OK: Final = int(NTSTATUS.STATUS_SUCCESS)
 _BAD: Final = int(NTSTATUS.STATUS_INVALID_PARAMETER)
-_UNSUPPORTED: Final = int(NTSTATUS.STATUS_NOT_SUPPORTED)
+_UNSUCCESSFUL: Final = int(NTSTATUS.STATUS_UNSUCCESSFUL)
 
 
 class ExecutorFailed(Exception):
@@ -60,7 +66,9 @@ def _status_name(raw: int) -> str:
 class CExecutor:
     """``hw.engine.Executor`` over a library's ``WDDMSIM_EXECUTE_PAGING_BUFFER`` (see the module docstring)."""
 
-    def __init__(self, library: NativeLibrary, symbol: str, adapter: AdapterDescBlock) -> None:
+    def __init__(
+        self, library: NativeLibrary, symbol: str, adapter: AdapterDescBlock, watchdog: Watchdog | None = None
+    ) -> None:
         entry = library.function(symbol)
         if entry is None:
             raise ConfigurationError("executor.symbol", symbol, f"is not exported by {library.path.name}")
@@ -71,6 +79,16 @@ class CExecutor:
             for s in adapter.segments[: adapter.desc.SegmentCount]
             if not int(s.Flags) & SEGMENT_APERTURE
         }
+        self._maps = GpuMaps(
+            [
+                Segment(int(s.SegmentId), int(s.BaseAddress), int(s.Size), bool(int(s.Flags) & SEGMENT_APERTURE))
+                for s in adapter.segments[: adapter.desc.SegmentCount]
+            ],
+            aperture_base=int(adapter.desc.ApertureBase),
+            system_size=int(adapter.desc.SystemMemorySize),
+        )
+        self.watchdog = watchdog or Watchdog(None)
+        """Bounds each call in wall time (decision 0132)."""
         self._services: GpuServices | None = None
         self._failure: str | None = None
         self._keep: list[object] = []  # the ctypes callbacks must outlive every call
@@ -96,14 +114,11 @@ class CExecutor:
         t.WriteSystem = wrap(PFN_WDDMSIM_WRITE_SYSTEM, "WriteSystem", self._write_system)
         t.SignalFencePhysical = wrap(PFN_WDDMSIM_SIGNAL_FENCE_PHYSICAL, "SignalFencePhysical", self._fence_physical)
         t.SignalFenceVirtual = wrap(PFN_WDDMSIM_SIGNAL_FENCE_VIRTUAL, "SignalFenceVirtual", self._fence_virtual)
-        for name, kind in (
-            ("SetAperturePage", PFN_WDDMSIM_SET_APERTURE_PAGE),
-            ("ClearAperturePage", PFN_WDDMSIM_CLEAR_APERTURE_PAGE),
-            ("ReadPageTable", PFN_WDDMSIM_READ_PAGE_TABLE),
-            ("WritePageTable", PFN_WDDMSIM_WRITE_PAGE_TABLE),
-            ("FlushTlb", PFN_WDDMSIM_FLUSH_TLB),
-        ):
-            setattr(t, name, wrap(kind, name, self._not_yet))
+        t.SetAperturePage = wrap(PFN_WDDMSIM_SET_APERTURE_PAGE, "SetAperturePage", self._set_aperture_page)
+        t.ClearAperturePage = wrap(PFN_WDDMSIM_CLEAR_APERTURE_PAGE, "ClearAperturePage", self._clear_aperture_page)
+        t.ReadPageTable = wrap(PFN_WDDMSIM_READ_PAGE_TABLE, "ReadPageTable", self._read_page_table)
+        t.WritePageTable = wrap(PFN_WDDMSIM_WRITE_PAGE_TABLE, "WritePageTable", self._write_page_table)
+        t.FlushTlb = wrap(PFN_WDDMSIM_FLUSH_TLB, "FlushTlb", self._flush_tlb)
         log = PFN_WDDMSIM_LOG(lambda _context, _level, _text: None)
         self._keep.append(log)
         t.Log = log
@@ -129,10 +144,14 @@ class CExecutor:
         self.table.LocalMemoryBase = services.local_base
         self.table.LocalMemorySize = services.local_size
         self._services, self._failure = services, None
+        entry, table, described = self._entry, ctypes.byref(self.table), ctypes.byref(submission)
         try:
-            raw = int(self._entry(ctypes.byref(self.table), ctypes.byref(submission))) & 0xFFFFFFFF
+            raw = self.watchdog.call(self.symbol, lambda: int(entry(table, described)), dma, private, submission)
+        except (DriverTimedOut, LibraryLost) as lost:  # the engine faults naming it; VidMm resets the adapter
+            raise ExecutorFailed(str(lost)) from None
         finally:
             self._services = None
+        raw &= 0xFFFFFFFF
         self.calls += 1
         if self._failure is not None:
             raise ExecutorFailed(f"{self.symbol}: {self._failure}")
@@ -143,10 +162,18 @@ class CExecutor:
     # --- the services (each returns an NTSTATUS; the first failure is kept for the fault's reason) ---------------
 
     def _guard(self, name: str, body: Callable[..., None], args: tuple[object, ...]) -> int:
+        with self.watchdog.lock:  # a call the watchdog abandoned changes nothing any more
+            if self.watchdog.lost is not None:
+                return _UNSUCCESSFUL
+            return self._serve(name, body, args)
+
+    def _serve(self, name: str, body: Callable[..., None], args: tuple[object, ...]) -> int:
         try:
             body(*args)
         except _Refused as refused:
             return self._fail(name, str(refused), refused.status)
+        except Refused as refused:
+            return self._fail(name, str(refused), _BAD)
         except GpuFault as fault:
             return self._fail(name, fault.reason if hasattr(fault, "reason") else str(fault), _BAD)
         except Exception as error:  # nothing may raise through C: any other error is a refused call
@@ -193,8 +220,61 @@ class CExecutor:
     def _fence_virtual(self, address: int, value: int) -> None:
         self._gpu().write_u64(hw_address(Space.GPU_VA, address), value, interrupt=True)
 
-    def _not_yet(self, *_args: object) -> None:
-        raise _Refused("not supplied by this version of the bridge", _UNSUPPORTED)
+    # --- the aperture and the MMU (decision 0128): arguments checked by GpuMaps before anything changes ------------
+
+    def _set_aperture_page(self, segment_id: int, page_index: int, pfn: int, flags: int) -> None:
+        """``SetAperturePage``: page ``page_index`` of an aperture segment -> system page ``pfn``, snooped when
+        ``MapApertureFlags.CacheCoherent`` is set (the GART entry the reference GPU's WRITE_QWORDS would store)."""
+        page = self._maps.aperture_page(segment_id, page_index)
+        snoop = self._maps.cache_coherent(flags)
+        self._gpu().set_aperture_entry(page, pfn, snoop=snoop)  # refuses a pfn outside RAM, naming it
+
+    def _clear_aperture_page(self, segment_id: int, page_index: int) -> None:
+        """``ClearAperturePage``: the entry holds no page (an access through it is a bus error)."""
+        self._gpu().clear_aperture_entry(self._maps.aperture_page(segment_id, page_index))
+
+    def _read_page_table(self, segment_id: int, offset: int, start: int, count: int, entries: object) -> None:
+        """``ReadPageTable``: ``count`` entries from ``start`` of the table at ``(segment_id, offset)``, as
+        ``DXGK_PTE``; ``Entries`` is written only when every entry translates."""
+        address = _entries_pointer(entries, count)
+        if not count:
+            return
+        target, where = self._maps.entries(segment_id, offset, start, count)
+        words = np.frombuffer(self._gpu().read_page_table(target, where, count * PTE_SIZE), dtype="<u8")
+        out = np.zeros(count, dtype=DXGK_PTE_DTYPE)
+        for i, word in enumerate(words.tolist()):
+            out[i] = self._maps.to_dxgk(start + i, word)
+        ctypes.memmove(address, out.tobytes(), out.nbytes)
+
+    def _write_page_table(self, segment_id: int, offset: int, start: int, count: int, entries: object) -> None:
+        """``WritePageTable``: ``count`` ``DXGK_PTE`` s into the table at ``(segment_id, offset)`` from ``start``,
+        translated as the reference driver translates ``UpdatePageTable``; all or none are stored.  The TLB keeps
+        what it cached until ``FlushTlb``, as on the hardware."""
+        address = _entries_pointer(entries, count)
+        if not count:
+            return
+        target, where = self._maps.entries(segment_id, offset, start, count)
+        given = np.frombuffer(ctypes.string_at(address, count * DXGK_PTE_DTYPE.itemsize), dtype=DXGK_PTE_DTYPE)
+        words = np.array(
+            [self._maps.to_hardware(i, int(e["Flags"]), int(e["PageAddress"])) for i, e in enumerate(given)],
+            dtype="<u8",
+        )
+        self._gpu().write_page_table(target, where, words.tobytes())
+
+    def _flush_tlb(self, segment_id: int, offset: int, start: int, end: int) -> None:
+        """``FlushTlb``: forget the translations cached under the root at ``(segment_id, offset)`` for VAs
+        ``[start, end]``; ``start == end == 0`` means the whole address space."""
+        if start > end:
+            raise _Refused(f"StartVirtualAddress={start:#x}: must not exceed EndVirtualAddress={end:#x}")
+        self._gpu().invalidate_tlb(self._maps.table(segment_id, offset, ("RootSegmentId", "RootOffset")), start, end)
+
+
+def _entries_pointer(entries: object, count: int) -> int:
+    """The address ``Entries`` holds; NULL is refused unless ``Count`` is 0."""
+    address = ctypes.cast(entries, ctypes.c_void_p).value if isinstance(entries, ctypes._Pointer) else None
+    if count and not address:
+        raise _Refused(f"Entries=NULL: must point at Count={count} DXGK_PTEs")
+    return address or 0
 
 
 class _Refused(Exception):

@@ -11,6 +11,8 @@ segments, allocations, contexts and submission), and who executes the paging buf
                   "MapApertureSegment", "UnmapApertureSegment"]
     dma_buffer_private_data_size = 64   # optional: DmaBufferPrivateDataSize the driver asks for
     swizzling = false             # optional: it builds Swizzle/Unswizzle transfers
+    tdr_delay = 2.0               # optional: seconds the executor may take on a buffer (TdrDelay; 0: no limit)
+    call_timeout = 0              # optional: seconds a driver entry point may take (0: no limit; check-driver: 2)
 
     [executor]
     kind = "gpu"                  # gpu: the reference GPU decodes the documented command format
@@ -30,6 +32,7 @@ from typing import Final
 
 from wddmsim.core.errors import ConfigurationError
 from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_OPERATION as Op
+from wddmsim.drivers.native.watchdog import TDR_DELAY
 from wddmsim.drivers.package import DriverModel
 
 OPERATION_NAMES: Final[dict[str, Op]] = {
@@ -102,6 +105,13 @@ class AdapterDescription:
     swizzling: bool = False
     """The library builds ``Swizzle``/``Unswizzle`` transfers (the base's swizzled surfaces may be used)."""
     executor: ExecutorSpec = field(default_factory=ExecutorSpec)
+    tdr_delay: float | None = TDR_DELAY
+    """Seconds of wall time the library's executor may take on one paging buffer before timeout detection (decision
+    0132); None: no limit (``tdr_delay = 0``)."""
+    call_timeout: float | None = None
+    """Seconds of wall time a driver entry point of the library may take (decision 0132); None (the default, and
+    ``call_timeout = 0``): called inline, unbounded -- Windows does not bound a kernel function either, and a thread
+    hand-over per call would halve a C driver's paging rate.  ``check-driver`` bounds them by ``TdrDelay``."""
     source: Path | None = None
     """The TOML file it was read from (None: a library named alone)."""
 
@@ -117,8 +127,19 @@ class AdapterDescription:
 
 
 _KEYS: Final = frozenset(
-    {"library", "base", "model", "operations", "dma_buffer_private_data_size", "swizzling", "executor"}
+    {
+        "library",
+        "base",
+        "model",
+        "operations",
+        "dma_buffer_private_data_size",
+        "swizzling",
+        "executor",
+        "tdr_delay",
+        "call_timeout",
+    }
 )
+MAX_TDR_DELAY: Final = 3600.0
 _EXECUTOR_KEYS: Final = frozenset({"kind", "library", "symbol", "class"})
 MAX_PRIVATE_DATA: Final = 64 * 1024
 
@@ -157,6 +178,8 @@ def parse_description(doc: dict[str, object], path: Path) -> AdapterDescription:
         dma_buffer_private_data_size=_private_size(doc.get("dma_buffer_private_data_size")),
         swizzling=_flag(doc, "swizzling"),
         executor=_executor(doc.get("executor", {}), here),
+        tdr_delay=_seconds(doc, "tdr_delay", TDR_DELAY, "no timeout detection"),
+        call_timeout=_seconds(doc, "call_timeout", 0, "no limit"),
         source=path.resolve(),
     )
 
@@ -196,6 +219,15 @@ def _operations(value: object) -> frozenset[Op]:
             raise ConfigurationError("operations", name, f"must be one of {list(OPERATION_NAMES)}")
         ops.add(op)
     return frozenset(ops)
+
+
+def _seconds(doc: dict[str, object], key: str, default: float, zero: str) -> float | None:
+    """A bound in seconds (``tdr_delay``: ``TdrDelay``; ``call_timeout``); 0 turns it off (as ``TdrLevel`` 0 does
+    on Windows)."""
+    value = doc.get(key, default)
+    if not isinstance(value, int | float) or isinstance(value, bool) or not 0 <= value <= MAX_TDR_DELAY:
+        raise ConfigurationError(key, value, f"must be a number of seconds in [0, {MAX_TDR_DELAY:g}] (0: {zero})")
+    return float(value) or None
 
 
 def _private_size(value: object) -> int | None:

@@ -10,24 +10,31 @@ segments and owns allocations, contexts, submission and interrupts (decision 011
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 from typing import Final, cast, final
 
 from wddmsim.core.errors import ConfigurationError
-from wddmsim.ddi.caps import DXGK_QUERYADAPTERINFOTYPE
-from wddmsim.ddi.driver import (
-    DXGKARG_QUERYADAPTERINFO,
+from wddmsim.ddi.caps import (
+    DXGK_GPUMMUCAPS,
+    DXGK_PAGE_TABLE_LEVEL_DESC,
+    DXGK_QUERYADAPTERINFOTYPE,
+    DXGK_QUERYPAGETABLELEVELDESCIN,
 )
+from wddmsim.ddi.driver import DXGKARG_COLLECTDBGINFO, DXGKARG_QUERYADAPTERINFO
 from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER
 from wddmsim.ddi.segments import DXGK_QUERYSEGMENTOUT3, DXGK_QUERYSEGMENTOUT4
 from wddmsim.ddi.status import NTSTATUS, InvalidArgument
+from wddmsim.ddi.submit import DXGKARG_SUBMITCOMMAND
 from wddmsim.drivers.native.adapter_desc import AdapterDescBlock
+from wddmsim.drivers.native.adapter_info import LibraryAdapterInfo
 from wddmsim.drivers.native.cexec import CExecutor
 from wddmsim.drivers.native.description import AdapterDescription, ExecutorKind
 from wddmsim.drivers.native.library import NativeLibrary
 from wddmsim.drivers.native.marshal import PagingBufferCall, address_of
 from wddmsim.drivers.native.pyexec import load_python_executor
 from wddmsim.drivers.native.services import KernelServices
-from wddmsim.drivers.package import DriverModel, SimulatedDriver
+from wddmsim.drivers.native.watchdog import Watchdog
+from wddmsim.drivers.package import DriverModel, DriverStatistics, SimulatedDriver
 from wddmsim.drivers.wrapping import WrappedDriver
 from wddmsim.hw.gpu import Gpu
 
@@ -57,7 +64,11 @@ class NativeDriver(WrappedDriver):
         self.library = library
         self.description = description
         self.adapter = AdapterDescBlock(gpu, base, model)
-        self.services = KernelServices(gpu.system)
+        self.watchdog = Watchdog(description.tdr_delay, description.call_timeout)
+        """Bounds calls into the library in wall time; a timeout loses the library (decision 0132)."""
+        self.services = KernelServices(gpu.system, self.watchdog)
+        self.adapter_info = LibraryAdapterInfo.of(library, self.watchdog)
+        """The library's own ``DxgkDdiQueryAdapterInfo``, cross-checked with the base's answers (decision 0134)."""
         self.services.attach(library)
         self.call = PagingBufferCall(library, self.services)
         exported = library.function(RESET_FROM_TIMEOUT)
@@ -86,7 +97,7 @@ class NativeDriver(WrappedDriver):
                 else NativeLibrary(spec.library, setting="executor.library", entry=spec.symbol)
             )
             self.executor_library = library  # kept loaded while the driver lives
-            self.base.paging_executor = CExecutor(library, spec.symbol, self.adapter)
+            self.base.paging_executor = CExecutor(library, spec.symbol, self.adapter, self.watchdog)
         else:
             self.base.paging_executor = load_python_executor(spec)
 
@@ -94,6 +105,7 @@ class NativeDriver(WrappedDriver):
 
     def build_paging_buffer(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
         """``DxgkDdiBuildPagingBuffer``: claimed operations in C, the others by the base (GPU executor only)."""
+        self.retire()
         operation = args.Operation
         if self.description.claims(operation):
             # A code outside NTSTATUS travels as a plain int, for VidMm's contract checker to name.
@@ -108,11 +120,37 @@ class NativeDriver(WrappedDriver):
         self.served_by_base[operation.name] = self.served_by_base.get(operation.name, 0) + 1
         return self.base.build_paging_buffer(args)
 
+    # --- what the MDL images handed to the library live for (decision 0131) ----------------------------------
+
+    def submit_command(self, args: DXGKARG_SUBMITCOMMAND) -> NTSTATUS:
+        """``DxgkDdiSubmitCommand`` by the base; a paging buffer takes the MDL images built into it along: they
+        (and the system views the library mapped through them) live until its fence completes."""
+        self.retire()
+        status = self.base.submit_command(args)
+        if args.Flags.Paging and status == NTSTATUS.STATUS_SUCCESS:
+            self.services.images.submitted(args.NodeOrdinal, args.SubmissionFenceId)
+        return status
+
+    def retire(self) -> None:
+        """Let go of the images of paging buffers whose fence the engine has written (its completed-fence register,
+        which a driver reads in its interrupt routine)."""
+        engines = self.gpu.engines
+        self.services.images.retire(lambda node: engines[node].completed_fence if node < len(engines) else 0)
+
+    def statistics(self) -> DriverStatistics:
+        """The base's counts, with the images and views the bridge holds for the library (the footprint's)."""
+        self.retire()
+        images = self.services.images
+        return dataclasses.replace(super().statistics(), mdl_images=images.count(), bridge_views=images.live_views())
+
     # --- the DDIs the base supplies (WrappedDriver forwards the rest) ---------------------------------------
 
     def query_adapter_info(self, args: DXGKARG_QUERYADAPTERINFO) -> NTSTATUS:
-        """``DxgkDdiQueryAdapterInfo`` by the base, with the library's ``PagingBufferPrivateDataSize``."""
+        """``DxgkDdiQueryAdapterInfo`` by the base, with the library's ``PagingBufferPrivateDataSize``; the GpuMmu
+        answers checked against the library's own, when it exports the DDI (decision 0134)."""
         status = self.base.query_adapter_info(args)
+        if self.adapter_info is not None and status == NTSTATUS.STATUS_SUCCESS:
+            self._cross_check(args)
         size = self.description.dma_buffer_private_data_size
         kind = DXGK_QUERYADAPTERINFOTYPE
         if size is not None and args.Type in (kind.DXGKQAITYPE_QUERYSEGMENT3, kind.DXGKQAITYPE_QUERYSEGMENT4):
@@ -121,13 +159,38 @@ class NativeDriver(WrappedDriver):
                 out.PagingBufferPrivateDataSize = size
         return status
 
+    def _cross_check(self, args: DXGKARG_QUERYADAPTERINFO) -> None:
+        assert self.adapter_info is not None
+        out, request = args.pOutputData, args.pInputData
+        if isinstance(out, DXGK_GPUMMUCAPS):
+            self.adapter_info.check_caps(out)
+        elif isinstance(out, DXGK_PAGE_TABLE_LEVEL_DESC) and isinstance(request, DXGK_QUERYPAGETABLELEVELDESCIN):
+            self.adapter_info.check_level(request, out)
+
+    def collect_dbg_info(self, args: DXGKARG_COLLECTDBGINFO) -> NTSTATUS:
+        """``DxgkDdiCollectDbgInfo`` (decision 0133): why the engines stopped, as their fault registers say -- an
+        executor's status or failing services call, a packet the GPU refused -- and a call the watchdog abandoned."""
+        lines = [f"engine {e.index}: {e.fault.reason or e.fault.kind.name}" for e in self.gpu.engines if e.fault]
+        if self.watchdog.lost is not None:
+            lines.append(f"the library is lost: {self.watchdog.lost}")
+        text = "; ".join(lines).encode("utf-8")[: max(args.BufferSize - 1, 0)]
+        args.pBuffer[: len(text) + 1] = text + b"\0"
+        return NTSTATUS.STATUS_SUCCESS
+
     def reset_from_timeout(self) -> NTSTATUS:
         """``DxgkDdiResetFromTimeout``: the base stops the GPU; then the library drops what it queued, if it
         exports the entry point (a failure status is the driver's, returned as it is)."""
         status = self.base.reset_from_timeout()
+        if self.watchdog.lost is not None:
+            # A call stuck in the library may still use the images and views it was given: they stay mapped for
+            # good, with what the watchdog keeps of that call; the library itself is not called again.
+            self.watchdog.abandon(self.services.images.abandon())
+            return status
+        self.services.images.clear()  # the GPU runs nothing any more: no buffer needs an image or a view
         if self._reset_from_timeout is None or status != NTSTATUS.STATUS_SUCCESS:
             return status
-        raw = int(self._reset_from_timeout(None)) & 0xFFFFFFFF
+        entry = self._reset_from_timeout
+        raw = self.watchdog.call_driver(RESET_FROM_TIMEOUT, lambda: int(entry(None))) & 0xFFFFFFFF
         self.library_resets += 1
         return NTSTATUS(raw) if raw in NTSTATUS._value2member_map_ else cast(NTSTATUS, raw)
 

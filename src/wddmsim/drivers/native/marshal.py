@@ -59,7 +59,10 @@ class PagingBufferCall:
         self.calls = 0
 
     def __call__(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS | int:
-        """Call the driver once; the in/out members of ``args`` are updated as the driver left them."""
+        """Call the driver once; the in/out members of ``args`` are updated as the driver left them.  A call the
+        watchdog abandons raises :class:`~.watchdog.DriverTimedOut`; any call after it :class:`~.watchdog.LibraryLost`
+        (nothing the abandoned call was given is reused: it may still be reading it)."""
+        self.services.watchdog.check(BUILD_PAGING_BUFFER)
         c = self.arg
         ctypes.memset(ctypes.addressof(c), 0, ctypes.sizeof(c))
         self._keep.clear()
@@ -75,7 +78,11 @@ class PagingBufferCall:
         c.DmaBufferWriteOffset = _uint(args.DmaBufferWriteOffset, "DmaBufferWriteOffset")
         self._write_payload(c, args)
         self.calls += 1
-        raw = int(self._function(None, ctypes.byref(c))) & 0xFFFFFFFF
+        function, pointer = self._function, ctypes.byref(c)
+        raw = self.services.watchdog.call_driver(
+            BUILD_PAGING_BUFFER, lambda: int(function(None, pointer)), c, self._keep, self._hosts
+        )
+        raw &= 0xFFFFFFFF
         args.pDmaBuffer = self._back(c.pDmaBuffer, dma)
         args.DmaSize = int(c.DmaSize)
         args.MultipassOffset = int(c.MultipassOffset)

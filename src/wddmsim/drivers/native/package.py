@@ -24,6 +24,7 @@ from wddmsim.drivers.native.description import (
 from wddmsim.drivers.native.driver import NativeDriver
 from wddmsim.drivers.native.library import NativeLibrary
 from wddmsim.drivers.native.pyexec import load_python_executor
+from wddmsim.drivers.native.watchdog import TDR_DELAY
 from wddmsim.drivers.package import (
     DriverCapabilities,
     DriverConfiguration,
@@ -72,7 +73,9 @@ def native_package(name: str, *, setting: str = "driver") -> DriverPackage:
 
 def checked_package(library: str, adapter: Path | None, executor: ExecutorSpec | None) -> DriverPackage:
     """``check-driver LIB [--adapter FILE] [--executor SPEC]``: the library, described by FILE (its ``library``
-    key replaced by LIB), its executor replaced by SPEC."""
+    key replaced by LIB), its executor replaced by SPEC.  Its entry points are bounded in wall time -- by
+    ``call_timeout``, else by ``TdrDelay`` -- so that one that never returns is a finding, not a hang (decision
+    0132)."""
     path = Path(library)
     if not path.is_file():
         raise ConfigurationError("LIBRARY", library, "must be a shared library (no such file)")
@@ -80,6 +83,8 @@ def checked_package(library: str, adapter: Path | None, executor: ExecutorSpec |
     description = with_library(description, path)
     if executor is not None:
         description = dataclasses.replace(description, executor=executor)
+    if description.call_timeout is None:
+        description = dataclasses.replace(description, call_timeout=description.tdr_delay or TDR_DELAY)
     return described_package(library, description)
 
 

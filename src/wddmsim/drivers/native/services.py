@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import ctypes
 import sys
-from collections import OrderedDict, deque
+from collections import deque
+from collections.abc import Callable
 from typing import Final, final
 
 import numpy as np
@@ -23,41 +24,59 @@ import numpy as np
 from wddmsim.ddi.memory import MDL
 from wddmsim.drivers.native import kernel
 from wddmsim.drivers.native.library import KERNEL_SERVICES, NativeLibrary
+from wddmsim.drivers.native.watchdog import Watchdog
 from wddmsim.hw.hostmap import HostView
 from wddmsim.hw.memory import SystemMemory
 
-IMAGE_CACHE: Final = 16
-"""MDL images kept between calls (the multipass calls of one operation reuse theirs, and its view)."""
 LOG_LINES: Final = 1000
 
 
 @final
 class _Image:
-    __slots__ = ("mdl", "storage", "views")
+    __slots__ = ("holds", "mdl", "storage", "views")
 
     def __init__(self, mdl: MDL, storage: ctypes.Array[ctypes.c_char]) -> None:
         self.mdl = mdl
         """Held so its ``id`` stays unique while the image lives."""
         self.storage = storage
         self.views: list[HostView] = []
+        self.holds = 0
+        """Submitted paging buffers built with this image that have not retired."""
 
 
 @final
 class MdlImages:
-    """C images of the DDI's MDLs, by identity, most recently used last."""
+    """C images of the DDI's MDLs, by identity, and the host views mapped through them.
 
-    __slots__ = ("_by_address", "_by_id")
+    An image -- and every ``MmGetSystemAddressForMdlSafe`` view of it -- lives while a paging buffer built with it
+    may still run: from the ``DxgkDdiBuildPagingBuffer`` call that first hands it to the driver, through the
+    ``DxgkDdiSubmitCommand`` of that buffer, until the buffer's fence completes (:meth:`retire`).  A driver's
+    software log may hold the view's address; its executor dereferences it when the buffer runs.  Then the image
+    goes, and its views are unmapped (VidMm frees an MDL's pages only once the work using them has completed,
+    decision 0057, so a view never outlives its pages).  An adapter reset lets every image go (:meth:`clear`).
+    """
+
+    __slots__ = ("_by_address", "_by_id", "_submitted", "_unsubmitted", "views")
 
     def __init__(self) -> None:
-        self._by_id: OrderedDict[int, _Image] = OrderedDict()
+        self._by_id: dict[int, _Image] = {}
         self._by_address: dict[int, _Image] = {}
+        self._unsubmitted: dict[int, _Image] = {}
+        """Images handed to the driver since the last paging submission: they belong to the next one."""
+        self._submitted: list[tuple[int, int, tuple[_Image, ...]]] = []
+        """``(node, fence, images)`` of each submitted paging buffer not known to have completed."""
+        self.views: dict[int, HostView] = {}
+        """Live views by the address handed to the driver."""
 
     def image(self, mdl: MDL) -> int:
-        """The address of ``mdl``'s C image (made on first use)."""
+        """The address of ``mdl``'s C image (made on first use); it belongs to the paging buffer being built."""
         found = self._by_id.get(id(mdl))
-        if found is not None and found.mdl is mdl:
-            self._by_id.move_to_end(id(mdl))
-            return ctypes.addressof(found.storage)
+        if found is None or found.mdl is not mdl:
+            found = self._make(mdl)
+        self._unsubmitted[id(mdl)] = found
+        return ctypes.addressof(found.storage)
+
+    def _make(self, mdl: MDL) -> _Image:
         pfns = np.ascontiguousarray(mdl.pfns, dtype=np.uint64)
         storage = ctypes.create_string_buffer(kernel.mdl_size(len(pfns)))
         header = kernel.MDL.from_buffer(storage)
@@ -69,36 +88,87 @@ class MdlImages:
         image = _Image(mdl, storage)
         self._by_id[id(mdl)] = image
         self._by_address[ctypes.addressof(storage)] = image
-        while len(self._by_id) > IMAGE_CACHE:
-            _, old = self._by_id.popitem(last=False)
-            self._drop(old)
-        return ctypes.addressof(storage)
+        return image
 
     def at(self, address: int) -> _Image | None:
         return self._by_address.get(address)
 
+    # --- lifetime: pending paging buffers -----------------------------------------------------------------------
+
+    def submitted(self, node: int, fence: int) -> None:
+        """A paging buffer went to ``node`` with ``fence``: the images built into it live until the fence does."""
+        if not self._unsubmitted:
+            return
+        images = tuple(self._unsubmitted.values())
+        self._unsubmitted.clear()
+        for image in images:
+            image.holds += 1
+        self._submitted.append((node, fence, images))
+
+    def retire(self, completed: Callable[[int], int]) -> None:
+        """Let go of the images of every submitted buffer whose fence ``completed(node)`` has reached."""
+        kept = []
+        for node, fence, images in self._submitted:
+            if completed(node) < fence:
+                kept.append((node, fence, images))
+                continue
+            for image in images:
+                image.holds -= 1
+                self._drop_if_unused(image)
+        self._submitted = kept
+
+    def _drop_if_unused(self, image: _Image) -> None:
+        if image.holds == 0 and id(image.mdl) not in self._unsubmitted and self._by_id.get(id(image.mdl)) is image:
+            del self._by_id[id(image.mdl)]
+            self._drop(image)
+
     def _drop(self, image: _Image) -> None:
         del self._by_address[ctypes.addressof(image.storage)]
         for view in image.views:
+            self.views.pop(view.address, None)
             view.close()
+        image.views.clear()
 
     def clear(self) -> None:
+        """Every image and view goes (an adapter reset: no buffer will run any more; or the adapter goes)."""
         for image in self._by_id.values():
             self._drop(image)
         self._by_id.clear()
+        self._unsubmitted.clear()
+        self._submitted.clear()
+        for view in self.views.values():
+            view.close()
+        self.views.clear()
+
+    def abandon(self) -> tuple[object, ...]:
+        """Forget every image and view without unmapping any: what a call the watchdog abandoned may still use
+        (the caller keeps the result alive for good)."""
+        kept = (tuple(self._by_id.values()), tuple(self.views.values()))
+        self._by_id.clear()
+        self._by_address.clear()
+        self._unsubmitted.clear()
+        self._submitted.clear()
+        self.views.clear()
+        return kept
+
+    def count(self) -> int:
+        """Images alive (each a C MDL the driver may still be reading)."""
+        return len(self._by_id)
 
     def live_views(self) -> int:
-        return sum(1 for image in self._by_id.values() for view in image.views if not view.closed)
+        return sum(1 for view in self.views.values() if not view.closed)
 
 
 @final
 class KernelServices:
     """One adapter's ``WDDMSIM_KERNEL_SERVICES`` table and the state behind it."""
 
-    def __init__(self, system: SystemMemory) -> None:
+    def __init__(self, system: SystemMemory, watchdog: Watchdog | None = None) -> None:
         self.system = system
+        self.watchdog = watchdog or Watchdog(None)
+        """A callback from a call the watchdog abandoned is refused (the library is lost, decision 0132)."""
         self.images = MdlImages()
-        self.views: dict[int, HostView] = {}
+        self.views = self.images.views
         """Live views by the address handed to the driver."""
         self.breaches: list[str] = []
         self.log: deque[str] = deque(maxlen=LOG_LINES)
@@ -145,6 +215,12 @@ class KernelServices:
         return view
 
     def _map(self, _context: object, mdl: ctypes._Pointer[kernel.MDL], *_rest: object) -> int | None:
+        with self.watchdog.lock:
+            if self.watchdog.lost is not None:
+                return None  # the library is lost: the mapping fails
+            return self._map_locked(mdl)
+
+    def _map_locked(self, mdl: ctypes._Pointer[kernel.MDL]) -> int | None:
         try:
             address = ctypes.cast(mdl, ctypes.c_void_p).value
             if not address:
@@ -156,6 +232,11 @@ class KernelServices:
             return None
 
     def _unmap(self, _context: object, base: int | None, mdl: ctypes._Pointer[kernel.MDL]) -> None:
+        with self.watchdog.lock:
+            if self.watchdog.lost is None:
+                self._unmap_locked(base, mdl)
+
+    def _unmap_locked(self, base: int | None, mdl: ctypes._Pointer[kernel.MDL]) -> None:
         try:
             view = self.views.pop(base or 0, None)
             if view is None:
@@ -165,6 +246,9 @@ class KernelServices:
                 return
             view.close()
             address = ctypes.cast(mdl, ctypes.c_void_p).value
+            image = self.images.at(address or 0)
+            if image is not None and view in image.views:
+                image.views.remove(view)
             if address:
                 header = kernel.MDL.from_address(address)
                 if header.MappedSystemVa == base:
@@ -190,9 +274,6 @@ class KernelServices:
         return sum(1 for view in self.views.values() if not view.closed)
 
     def close(self) -> None:
-        for view in self.views.values():
-            view.close()
-        self.views.clear()
         self.images.clear()
 
 

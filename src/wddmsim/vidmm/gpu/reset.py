@@ -17,7 +17,8 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn, final
 
 from wddmsim.core.events import EventLog
-from wddmsim.ddi.driver import KernelModeDriver
+from wddmsim.ddi.driver import DXGKARG_COLLECTDBGINFO, CollectsDbgInfo, KernelModeDriver
+from wddmsim.ddi.status import NTSTATUS
 from wddmsim.vidmm.errors import DeviceRemoved
 from wddmsim.vidmm.events import AdapterReset
 from wddmsim.vidmm.gpu.scheduler import GpuScheduler
@@ -47,7 +48,9 @@ class ResetPath:
         """Called after ``DxgkDdiRestartFromTimeout``, in order: the paging process's tables come back first."""
 
     def trigger(self, reason: str) -> NoReturn:
-        """Reset the adapter because of ``reason`` and raise ``DeviceRemoved``."""
+        """Reset the adapter because of ``reason`` (with what the driver's ``DxgkDdiCollectDbgInfo`` reports, when
+        it exports it) and raise ``DeviceRemoved``."""
+        reason = self._with_driver_info(reason)
         self.count += 1
         self.reasons.append(reason)
         self.events.emit(AdapterReset(time=self.scheduler.clock.now, reason=reason))
@@ -62,3 +65,22 @@ class ResetPath:
         for listener in self.after:
             listener(reason)
         raise DeviceRemoved(reason)
+
+    def _with_driver_info(self, reason: str) -> str:
+        """``reason``, and the text of ``DxgkDdiCollectDbgInfo`` (decision 0133): the driver, not VidMm, knows why
+        its engine stopped (an executor's status, a call that timed out)."""
+        if not isinstance(self.driver, CollectsDbgInfo):
+            return reason
+        args = DXGKARG_COLLECTDBGINFO(pBuffer=bytearray(DEBUG_INFO_SIZE), BufferSize=DEBUG_INFO_SIZE)
+        try:
+            status = self.driver.collect_dbg_info(args)
+        except Exception as error:  # the driver's failure to report must not hide the reset's own reason
+            return f"{reason}; DxgkDdiCollectDbgInfo raised {type(error).__name__}: {error}"
+        text = bytes(args.pBuffer[:DEBUG_INFO_SIZE]).split(b"\0", 1)[0].decode("utf-8", "replace").strip()
+        if status != NTSTATUS.STATUS_SUCCESS or not text:
+            return reason
+        return f"{reason}; the driver reports: {text}"
+
+
+DEBUG_INFO_SIZE = 4096
+"""``BufferSize`` VidMm gives ``DxgkDdiCollectDbgInfo``."""

@@ -15,14 +15,19 @@ files and :class:`~wddmsim.vidmm.config.VidMmConfig` read; ``module:Class`` name
 Each shipped policy is a module of its own that imports only the interface (an import-linter contract).
 
 Shipped eviction policies: ``priority-lru`` (the default: unreferenced first, then lower priority, then least
-recently used), ``lru``, ``fifo``, ``random`` (seeded; the baseline), ``scan`` (priority-lru ranking, room made
+recently used), ``lru``, ``fifo``, ``random`` (seeded; the baseline), ``clock`` (second
+chance), ``mru``, ``lfu`` (with aging), ``arc`` (scan-resistant, adaptive: decision 0141), ``gds``
+(GreedyDual-Size, size-aware), ``scan`` (priority-lru ranking, room made
 at the cheapest contiguous hole) and ``min`` (Belady's MIN, offline: given the recorded uses of a run).
 Placement policies: ``ladder`` (the default) and ``near-first``.
 """
 
 from __future__ import annotations
 
+from wddmsim.vidmm.policy.arc import Arc
+from wddmsim.vidmm.policy.clock import Clock
 from wddmsim.vidmm.policy.fifo import Fifo
+from wddmsim.vidmm.policy.gds import GreedyDualSize
 from wddmsim.vidmm.policy.interface import (
     BaseEviction,
     BasePlacement,
@@ -36,7 +41,9 @@ from wddmsim.vidmm.policy.interface import (
     VictimClass,
 )
 from wddmsim.vidmm.policy.ladder import Ladder, NearFirst
+from wddmsim.vidmm.policy.lfu import Lfu
 from wddmsim.vidmm.policy.lru import Lru
+from wddmsim.vidmm.policy.mru import Mru
 from wddmsim.vidmm.policy.offline import Belady, UseRecorder
 from wddmsim.vidmm.policy.priority_lru import PriorityLru
 from wddmsim.vidmm.policy.registry import EVICTION, PLACEMENT, eviction_policy, placement_policy
@@ -47,14 +54,19 @@ from wddmsim.vidmm.policy.seeded_random import RandomPolicy
 __all__ = [
     "EVICTION",
     "PLACEMENT",
+    "Arc",
     "BaseEviction",
     "BasePlacement",
     "Belady",
+    "Clock",
     "EvictionPolicy",
     "Fifo",
+    "GreedyDualSize",
     "InsertMode",
     "Ladder",
+    "Lfu",
     "Lru",
+    "Mru",
     "NearFirst",
     "PlacementPolicy",
     "PolicyError",

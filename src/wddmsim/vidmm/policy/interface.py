@@ -10,6 +10,10 @@ A policy decides only among what the mechanism allows:
   (:meth:`~EvictionPolicy.scan`, after drm_mm's eviction scan: which victims free which hole), and is told of
   every use, placement, eviction and free, in the order they happen, so that it can keep state of its own
   (CLOCK's reference bits, frequencies, a scan-resistant history).
+* an eviction policy may also say why it chose a victim (:meth:`BaseEviction.explain`: its score, or the rule
+  that decided); the mechanism records it with the policy's name in the ``VidMmEvict`` event (decision 0140).
+  It is not a member of the protocol: a policy from outside that gives none is told apart by
+  :func:`explanation`, which falls back to the victim's rank.
 * a :class:`PlacementPolicy` says which segments are tried for an allocation, in which order and with which
   victims (the placement ladder, as data), where in a segment its range is carved, and where a victim some
   residency list still needs goes (an aperture segment with free room).
@@ -45,6 +49,9 @@ __all__ = [
     "SegmentView",
     "VictimClass",
     "VidMmAllocation",
+    "explanation",
+    "listed",
+    "said_by",
 ]
 
 
@@ -204,6 +211,29 @@ class BaseEviction:
 
     def freed(self, a: VidMmAllocation) -> None:
         return None
+
+    def explain(self, victim: VidMmAllocation) -> str | None:
+        """Why ``victim`` is evicted, asked just before it leaves (after :meth:`order` and :meth:`scan`): its
+        score, or the rule that decided.  None: the mechanism records its rank in the roster instead."""
+        return None
+
+
+def listed(a: VidMmAllocation) -> str:
+    """The rule every shipped policy applies first, as an explanation reads it."""
+    return "in a residency list" if a.residency_count > 0 else "in no residency list"
+
+
+def said_by(policy: EvictionPolicy, victim: VidMmAllocation) -> str | None:
+    """What ``policy``'s ``explain`` says of ``victim``; None if it has none (one from outside the package need
+    not) or gives none."""
+    explain = getattr(policy, "explain", None)
+    said = explain(victim) if callable(explain) else None
+    return said if isinstance(said, str) and said else None
+
+
+def explanation(policy: EvictionPolicy, victim: VidMmAllocation, rank: int, count: int) -> str:
+    """Why ``policy`` chose ``victim`` (decision 0140): what it says, or else the victim's place in its ranking."""
+    return said_by(policy, victim) or f"ranked {rank} of {count} by {policy.name}"
 
 
 class BasePlacement:

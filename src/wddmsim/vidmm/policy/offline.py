@@ -29,6 +29,8 @@ from wddmsim.vidmm.policy.interface import (
     RoomRequest,
     SegmentView,
     VidMmAllocation,
+    listed,
+    said_by,
 )
 
 NEVER = 1 << 62
@@ -59,6 +61,11 @@ class Belady(BaseEviction):
     def order(self, candidates: Sequence[VidMmAllocation]) -> list[VidMmAllocation]:
         return sorted(candidates, key=lambda a: (a.residency_count > 0, -self.next_use(a)))
 
+    def explain(self, victim: VidMmAllocation) -> str:
+        use = self.next_use(victim)
+        ahead = "never used again" if use == NEVER else f"next used at recorded use {use}"
+        return f"{listed(victim)}; {ahead}"
+
     def used(self, a: VidMmAllocation) -> None:
         if self.now >= len(self.future) or self.future[self.now] != int(a.handle):
             self.diverged += 1
@@ -83,6 +90,9 @@ class UseRecorder(BaseEviction):
 
     def scan(self, space: SegmentView, request: RoomRequest, roster: Sequence[VidMmAllocation]) -> RoomPlan:
         return self.inner.scan(space, request, roster)
+
+    def explain(self, victim: VidMmAllocation) -> str | None:
+        return said_by(self.inner, victim)
 
     def used(self, a: VidMmAllocation) -> None:
         self.uses.append(int(a.handle))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import final
 
-from wddmsim.vidmm.policy.interface import BaseEviction, VidMmAllocation
+from wddmsim.vidmm.policy.interface import BaseEviction, VidMmAllocation, listed
 
 
 @final
@@ -16,3 +16,6 @@ class PriorityLru(BaseEviction):
 
     def order(self, candidates: Sequence[VidMmAllocation]) -> list[VidMmAllocation]:
         return sorted(candidates, key=lambda a: (a.residency_count > 0, a.priority, a.last_use))
+
+    def explain(self, victim: VidMmAllocation) -> str:
+        return f"{listed(victim)}; priority {victim.priority:#x}; last used at {victim.last_use}"

@@ -17,10 +17,15 @@ from dataclasses import dataclass
 from typing import Final
 
 from wddmsim.core.errors import ConfigurationError
+from wddmsim.vidmm.policy.arc import Arc
+from wddmsim.vidmm.policy.clock import Clock
 from wddmsim.vidmm.policy.fifo import Fifo
+from wddmsim.vidmm.policy.gds import GreedyDualSize
 from wddmsim.vidmm.policy.interface import EvictionPolicy, PlacementPolicy
 from wddmsim.vidmm.policy.ladder import Ladder, NearFirst
+from wddmsim.vidmm.policy.lfu import Lfu
 from wddmsim.vidmm.policy.lru import Lru
+from wddmsim.vidmm.policy.mru import Mru
 from wddmsim.vidmm.policy.offline import Belady
 from wddmsim.vidmm.policy.priority_lru import PriorityLru
 from wddmsim.vidmm.policy.scan import ScanLru
@@ -44,6 +49,15 @@ EVICTION: Final[dict[str, Entry]] = {
         Entry(Lru.name, "unreferenced first, then least recently used", Lru),
         Entry(Fifo.name, "unreferenced first, then paged in longest ago", Fifo),
         Entry(RandomPolicy.name, "unreferenced first, then a seeded shuffle", RandomPolicy),
+        Entry(Clock.name, "unreferenced first, then lower priority, then CLOCK (second chance)", Clock),
+        Entry(Mru.name, "unreferenced first, then lower priority, then most recently used", Mru),
+        Entry(Lfu.name, "unreferenced first, then lower priority, then least frequently used (aged)", Lfu),
+        Entry(Arc.name, "unreferenced first, then lower priority, then ARC (scan-resistant, adaptive)", Arc),
+        Entry(
+            GreedyDualSize.name,
+            "unreferenced first, then lower priority, then GreedyDual-Size (size-aware)",
+            GreedyDualSize,
+        ),
         Entry(ScanLru.name, "priority-lru ranking; room made at the cheapest contiguous hole (drm_mm scan)", ScanLru),
         Entry(Belady.name, "offline: evicts what is used furthest ahead (wddmsim replay TRACE --policy min)", None),
     )

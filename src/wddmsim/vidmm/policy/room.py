@@ -5,6 +5,10 @@ needs); here the policy vetoes some, the rest form the roster -- offered allocat
 priority first (their content is dropped, not copied: ``D3DKMTOfferAllocations``), then the others as the
 policy ranks them -- and the policy's plan is carried out with the two callbacks the manager gives: evict one
 victim, and try to take the range (anywhere, or at the plan's hole).
+
+Each victim leaves with who chose it and why (decision 0140): the policy's name and its
+:func:`~wddmsim.vidmm.policy.interface.explanation`, asked just before the victim leaves; an offered victim is
+the mechanism's choice (no policy name), by the offer rule.
 """
 
 from __future__ import annotations
@@ -12,11 +16,20 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from wddmsim.core.errors import WddmsimError
-from wddmsim.vidmm.policy.interface import EvictionPolicy, RoomPlan, RoomRequest, SegmentView, VidMmAllocation
+from wddmsim.vidmm.policy.interface import (
+    EvictionPolicy,
+    RoomPlan,
+    RoomRequest,
+    SegmentView,
+    VidMmAllocation,
+    explanation,
+)
 
 Allocate = Callable[[int | None], int | None]
 """Take the range: anywhere the allocator finds (None) or at this offset; the offset taken, or None."""
-Evict = Callable[[VidMmAllocation], None]
+Evict = Callable[[VidMmAllocation, str, str], None]
+"""Evict one victim: ``(victim, policy, reason)`` -- the name of the policy that chose it ("" for the mechanism's
+own rule) and why (decision 0140)."""
 
 
 class PolicyError(WddmsimError):
@@ -42,18 +55,39 @@ def make_room(
     roster = offered + policy.order([v for v in allowed if v.offered is None])
     plan = policy.scan(space, request, roster)
     _check(policy, plan, roster)
+    leave = _explained(evict, policy, roster, len(offered))
     if plan.hole is None:
-        return _one_by_one(plan.victims, space.id, allocate, evict)
+        return _one_by_one(plan.victims, space.id, allocate, leave)
     for victim in plan.victims:
         if _still_in(victim, space.id):
-            evict(victim)
+            leave(victim)
     offset = allocate(plan.hole)
     if offset is not None:
         return offset
-    return _one_by_one(roster, space.id, allocate, evict)  # the plan was wrong: evict until it fits
+    return _one_by_one(roster, space.id, allocate, leave)  # the plan was wrong: evict until it fits
 
 
-def _one_by_one(victims: Sequence[VidMmAllocation], segment: int, allocate: Allocate, evict: Evict) -> int | None:
+def _explained(
+    evict: Evict, policy: EvictionPolicy, roster: Sequence[VidMmAllocation], offered: int
+) -> Callable[[VidMmAllocation], None]:
+    """``evict`` with who chose each victim and why, worked out just before it leaves (the policy's state is
+    then what decided, not what the eviction makes of it)."""
+    rank = {id(v): i for i, v in enumerate(roster)}
+
+    def one(victim: VidMmAllocation) -> None:
+        i = rank[id(victim)]
+        if i < offered:
+            offer = victim.offered.name if victim.offered is not None else "?"
+            evict(victim, "", f"offered ({offer}): its content is dropped before any ranked victim")
+            return
+        evict(victim, policy.name, explanation(policy, victim, i - offered + 1, len(roster) - offered))
+
+    return one
+
+
+def _one_by_one(
+    victims: Sequence[VidMmAllocation], segment: int, allocate: Allocate, evict: Callable[[VidMmAllocation], None]
+) -> int | None:
     """Evict in order until the allocator finds room (each victim frees a hole only as large as itself)."""
     for victim in victims:
         if not _still_in(victim, segment):

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import final
 
-from wddmsim.vidmm.policy.interface import BaseEviction, RoomPlan, RoomRequest, SegmentView, VidMmAllocation
+from wddmsim.vidmm.policy.interface import BaseEviction, RoomPlan, RoomRequest, SegmentView, VidMmAllocation, listed
 
 _PAGE = 4096
 """The granule of every segment's ranges (alignment 0 means it)."""
@@ -28,6 +28,10 @@ class ScanLru(BaseEviction):
     """Ranks as ``priority-lru``; makes room with the cheapest contiguous hole (drm_mm's eviction scan)."""
 
     name = "scan"
+
+    def __init__(self) -> None:
+        self.hole: tuple[int, int] | None = None
+        """The hole of the last plan, ``(start, end)`` (for :meth:`explain`)."""
 
     def order(self, candidates: Sequence[VidMmAllocation]) -> list[VidMmAllocation]:
         return sorted(candidates, key=lambda a: (a.residency_count > 0, a.priority, a.last_use))
@@ -41,8 +45,16 @@ class ScanLru(BaseEviction):
             hole = layout.cheapest_hole(index, request)
             if hole is not None:
                 start, end = hole, hole + request.size
+                self.hole = (start, end)
                 return RoomPlan([v for v in roster if layout.overlaps(v, start, end)], hole)
+        self.hole = None
         return RoomPlan(())  # no hole can appear: evicting would only empty the segment for nothing
+
+    def explain(self, victim: VidMmAllocation) -> str:
+        ranked = f"{listed(victim)}; priority {victim.priority:#x}; last used at {victim.last_use}"
+        if self.hole is None:
+            return ranked
+        return f"{ranked}; overlaps the cheapest hole [{self.hole[0]:#x}, {self.hole[1]:#x})"
 
 
 class _Layout:

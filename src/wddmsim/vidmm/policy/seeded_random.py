@@ -9,7 +9,7 @@ import random
 from collections.abc import Sequence
 from typing import final
 
-from wddmsim.vidmm.policy.interface import BaseEviction, VidMmAllocation
+from wddmsim.vidmm.policy.interface import BaseEviction, VidMmAllocation, listed
 
 
 @final
@@ -25,3 +25,6 @@ class RandomPolicy(BaseEviction):
         shuffled = list(candidates)
         self.rng.shuffle(shuffled)
         return sorted(shuffled, key=lambda a: a.residency_count > 0)
+
+    def explain(self, victim: VidMmAllocation) -> str:
+        return f"{listed(victim)}; drawn by the seeded shuffle"

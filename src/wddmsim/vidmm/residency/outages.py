@@ -15,7 +15,7 @@ from wddmsim.vidmm.events import (
 from wddmsim.vidmm.move_kinds import Destination, MoveCause
 from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.paging.stream import PagingStream
-from wddmsim.vidmm.residency.placement import Placer
+from wddmsim.vidmm.residency.placement import RULES, Placer
 from wddmsim.vidmm.residency.servicing import PagingService
 from wddmsim.vidmm.segments import Placement
 
@@ -117,6 +117,8 @@ class Outages:
                     size=a.size,
                     cause=MoveCause.RESET.value,
                     destination=(Destination.SYSTEM if space.aperture else Destination.LOST).value,
+                    policy="",
+                    reason=RULES[MoveCause.RESET],
                 )
             )
         self.paging.wait(self.paging.flush())

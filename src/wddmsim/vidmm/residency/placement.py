@@ -72,6 +72,18 @@ VICTIMS: dict[VictimClass, Victims | None] = {
 }
 """What a rung's victim class lets a pass evict."""
 
+RULES: dict[MoveCause, str] = {
+    MoveCause.PRESSURE: "room for another placement",
+    MoveCause.EVICT: "Evict dropped its last residency reference",
+    MoveCause.TRIM: "TrimResidencySet: its device's residency list no longer holds it",
+    MoveCause.OFFER: "offered: its content is dropped",
+    MoveCause.DESTROY: "destroyed",
+    MoveCause.RESET: "an adapter reset lost the memory segments",
+    MoveCause.POWER: "a power transition purges its range",
+    MoveCause.LOCK: "a CPU lock needs its range, or it leaves for the lock",
+}
+"""Why an allocation leaves when no eviction policy chose it: the rule of its cause (decision 0140)."""
+
 ROOM_LADDER: tuple[Victims | None, ...] = (None, unreferenced, anyone)
 """Room for one of VidMm's own objects, or for an allocation going into memory: free room, then room from what no
 residency list needs, then from anyone not protected."""
@@ -171,11 +183,11 @@ class Placer:
             segment=space.id, size=size, alignment=alignment, from_end=from_end, owner=owner, cause=cause
         )
 
-        def evict(victim: VidMmAllocation) -> None:
+        def evict(victim: VidMmAllocation, policy: str, reason: str) -> None:
             if victim.offered is not None:
-                self.drop_offered(victim)
+                self.drop_offered(victim, reason=reason)
             else:
-                self.leave(victim, cause=cause, protected=protected)
+                self.leave(victim, cause=cause, protected=protected, chosen_by=(policy, reason))
 
         def allocate(hole: int | None) -> int | None:
             return space.allocate(size, owner, alignment=alignment, from_end=from_end, at=hole)
@@ -226,10 +238,17 @@ class Placer:
         )
 
     def leave(
-        self, a: VidMmAllocation, *, cause: MoveCause, keep_content: bool = True, protected: set[HANDLE] | None = None
+        self,
+        a: VidMmAllocation,
+        *,
+        cause: MoveCause,
+        keep_content: bool = True,
+        protected: set[HANDLE] | None = None,
+        chosen_by: tuple[str, str] | None = None,
     ) -> None:
         """Take ``a`` out of its segment: to system memory, or -- for a victim a residency list still needs -- to
-        an aperture segment with free room."""
+        an aperture segment with free room.  ``chosen_by`` is ``(policy, reason)`` when an eviction policy chose
+        it; otherwise the event gives the rule of ``cause`` (decision 0140)."""
         placement = a.placement
         assert placement is not None
         # In order: the device's work in flight completes (its allocations are pinned meanwhile), no mapping reaches
@@ -257,6 +276,8 @@ class Placer:
                 size=a.size,
                 cause=cause.value,
                 destination=(Destination.APERTURE if demoted else destination).value,
+                policy=chosen_by[0] if chosen_by else "",
+                reason=chosen_by[1] if chosen_by else RULES[cause],
             )
         )
 
@@ -270,10 +291,11 @@ class Placer:
                 return True
         return False
 
-    def drop_offered(self, a: VidMmAllocation) -> None:
+    def drop_offered(self, a: VidMmAllocation, *, reason: str | None = None) -> None:
         """What pressure does to an offered allocation: its content goes, and with AllowDecommit its pages."""
         if a.placement is not None:
-            self.leave(a, cause=MoveCause.OFFER, keep_content=False)
+            chosen_by = None if reason is None else ("", reason)
+            self.leave(a, cause=MoveCause.OFFER, keep_content=False, chosen_by=chosen_by)
         a.content = Content.DISCARDED
         if a.allow_decommit and a.backing is not None:
             self.paging.wait(self.paging.flush())
@@ -326,7 +348,7 @@ class Placer:
                 if offset is None:
                     continue
                 if a.placement is not None:  # the range is held: now leave the aperture for it
-                    self.leave(a, cause=cause)
+                    self.leave(a, cause=cause, chosen_by=("", "moved into a memory segment"))
                 self.enter(a, Placement(space.id, offset))
                 return True
         return False
