@@ -950,10 +950,21 @@ def bench(names: tuple[str, ...], as_json: bool, list_only: bool) -> None:
     help="The adapter description (TOML): claimed operations, base package, model, executor.",
 )
 @click.option("--executor", help="Who executes the buffers: gpu (default), c:SYMBOL[@LIBRARY], python:module:Class.")
+@click.option(
+    "--model",
+    type=click.Choice(["wddm1", "wddm2"]),
+    help="A built-in package's driver model: wddm1 (segments, the default) or wddm2 (GpuMmu). A library's model "
+    "is its adapter description's.",
+)
 @click.option("--junit", "junit_path", type=_Path(dir_okay=False, path_type=Path), help="Write JUnit XML here.")
 @click.option("--out", type=_Path(file_okay=False, path_type=Path), help="Write check-driver.html and .xml here.")
 def check_driver(
-    library: str, adapter_file: Path | None, executor: str | None, junit_path: Path | None, out: Path | None
+    library: str,
+    adapter_file: Path | None,
+    executor: str | None,
+    model: str | None,
+    junit_path: Path | None,
+    out: Path | None,
 ) -> None:
     """The conformance run of a driver's DxgkDdiBuildPagingBuffer.
 
@@ -963,9 +974,13 @@ def check_driver(
 
     \b
       wddmsim check-driver ./librefgpu.so
+      wddmsim check-driver ./librefgpu.so --adapter refgpu-wddm2.toml     (the GpuMmu model)
       wddmsim check-driver ./libmine.so --adapter mine.toml --junit results.xml --out report/
+      wddmsim check-driver reference --model wddm2       (the checker on the known-correct driver)
     """
     from wddmsim.conformance import check_driver as run_checks
+    from wddmsim.conformance.run import configuration
+    from wddmsim.drivers.package import DriverModel
     from wddmsim.drivers.registry import BUILTIN, driver_package
     from wddmsim.viz import conformance as views
 
@@ -976,12 +991,16 @@ def check_driver(
                 raise ConfigurationError("LIBRARY", library, "--adapter and --executor describe a native library")
             package = driver_package(library, setting="LIBRARY")
         else:
+            if model is not None:
+                raise ConfigurationError(
+                    "--model", model, "is for a built-in package; a library's model is `model =` in its --adapter file"
+                )
             from wddmsim.drivers.native.description import executor_option
             from wddmsim.drivers.native.package import checked_package
 
             spec = executor_option(executor) if executor is not None else None
             package = checked_package(library, adapter_file, spec)
-        report = run_checks(package)
+        report = run_checks(package, configuration(package, DriverModel(model) if model is not None else None))
     except ConfigurationError as error:
         _fail(error)
     views.print_report(console, report)
