@@ -1,5 +1,5 @@
-"""The command line: ``wddmsim run | replay | inspect | disasm | vm-decode | bench | check-driver | include-dir``.  Thin: parse,
-render.
+"""The command line: ``wddmsim run | replay | inspect | disasm | vm-decode | bench | check-driver | include-dir |
+reproduce``.  Thin: parse, render.
 
 Scenarios live in :mod:`wddmsim.scenarios`, views and the files of ``--out`` in :mod:`wddmsim.viz`.
 """
@@ -1021,3 +1021,95 @@ def include_dir() -> None:
     from wddmsim.drivers.native import include_dir as native_include_dir
 
     click.echo(str(native_include_dir()))
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("name", required=False)
+@click.option("--list", "list_only", is_flag=True, help="List the classic results that can be reproduced.")
+@click.option(
+    "--loops", type=click.IntRange(min=2), default=11, show_default=True, help="lru-cliff: passes over the cycle."
+)
+@click.option(
+    "--policy",
+    "others",
+    multiple=True,
+    metavar="NAME",
+    help="Also run this policy (repeatable; default: every registered one).",
+)
+@click.option("--published-only", is_flag=True, help="Run only the policies with a published number (FIFO, LRU, MIN).")
+@click.option(
+    "--driver-model",
+    type=click.Choice([m.value for m in DriverModel]),
+    default="wddm1",
+    show_default=True,
+    help="The segment model (no page tables) or GpuMmu (the paging process's tables in segment 1).",
+)
+@click.option(
+    "--expect",
+    multiple=True,
+    hidden=True,
+    metavar="POLICY@CASE=VALUE",
+    help="Replace a published number (checks that a mismatch exits 1).",
+)
+def reproduce(
+    name: str | None,
+    list_only: bool,
+    loops: int,
+    others: tuple[str, ...],
+    published_only: bool,
+    driver_model: str,
+    expect: tuple[str, ...],
+) -> None:
+    """Reproduce a classic paging result through the whole VidMm path; exit 0 when ours match the published numbers,
+    1 on a mismatch, 2 on bad usage.
+
+    \b
+    Examples:
+      wddmsim reproduce --list
+      wddmsim reproduce belady-anomaly
+      wddmsim reproduce lru-cliff --loops 21 --policy random
+    """
+    from wddmsim.scenarios import reproduce as classic
+    from wddmsim.viz.reproduce import print_list, print_reproduction
+
+    console = Console()
+    if list_only:
+        print_list(console)
+        return
+    if name is None:
+        raise click.UsageError("NAME is missing (see `wddmsim reproduce --list`)")
+    if published_only and others:
+        _fail(ConfigurationError("--published-only", True, "runs no other policy: leave out --policy"))
+    chosen: tuple[str, ...] | None = () if published_only else (others or None)
+    with console.status("running") as status:
+        options = classic.Options(
+            chosen,
+            loops,
+            DriverModel(driver_model),
+            _expectations(expect),
+            lambda what: status.update(f"{name} {what}"),
+        )
+        try:
+            result = classic.reproduce(name, options)
+        except ConfigurationError as error:
+            _fail(error)
+        except classic.ReproductionError as error:
+            _fail(error, EXIT_FAILED)
+    print_reproduction(console, result)
+    sys.exit(0 if result.matched else EXIT_FAILED)
+
+
+def _expectations(given: tuple[str, ...]) -> dict[tuple[str, str], float]:
+    """``POLICY@CASE=VALUE`` overrides, e.g. ``fifo@4=9`` (a miss rate as a fraction: ``lru@2=0.5``)."""
+    out: dict[tuple[str, str], float] = {}
+    for text in given:
+        key, _, value = text.partition("=")
+        policy, _, case = key.partition("@")
+        try:
+            number = float(value)
+        except ValueError:
+            number = float("nan")
+        if not policy or not case or number != number:
+            _fail(ConfigurationError("--expect", text, "must be POLICY@CASE=VALUE, e.g. fifo@4=9"))
+        out[(policy, case)] = number
+    return out
