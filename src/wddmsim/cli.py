@@ -1,5 +1,5 @@
-"""The command line: ``wddmsim run | replay | inspect | disasm | vm-decode | bench | check-driver | include-dir``.  Thin: parse,
-render.
+"""The command line: ``wddmsim run | replay | inspect | disasm | vm-decode | bench | check-driver | include-dir |
+reproduce``.  Thin: parse, render.
 
 Scenarios live in :mod:`wddmsim.scenarios`, views and the files of ``--out`` in :mod:`wddmsim.viz`.
 """
@@ -960,10 +960,21 @@ def bench(names: tuple[str, ...], as_json: bool, list_only: bool) -> None:
     help="The adapter description (TOML): claimed operations, base package, model, executor.",
 )
 @click.option("--executor", help="Who executes the buffers: gpu (default), c:SYMBOL[@LIBRARY], python:module:Class.")
+@click.option(
+    "--model",
+    type=click.Choice(["wddm1", "wddm2"]),
+    help="A built-in package's driver model: wddm1 (segments, the default) or wddm2 (GpuMmu). A library's model "
+    "is its adapter description's.",
+)
 @click.option("--junit", "junit_path", type=_Path(dir_okay=False, path_type=Path), help="Write JUnit XML here.")
 @click.option("--out", type=_Path(file_okay=False, path_type=Path), help="Write check-driver.html and .xml here.")
 def check_driver(
-    library: str, adapter_file: Path | None, executor: str | None, junit_path: Path | None, out: Path | None
+    library: str,
+    adapter_file: Path | None,
+    executor: str | None,
+    model: str | None,
+    junit_path: Path | None,
+    out: Path | None,
 ) -> None:
     """The conformance run of a driver's DxgkDdiBuildPagingBuffer.
 
@@ -973,9 +984,13 @@ def check_driver(
 
     \b
       wddmsim check-driver ./librefgpu.so
+      wddmsim check-driver ./librefgpu.so --adapter refgpu-wddm2.toml     (the GpuMmu model)
       wddmsim check-driver ./libmine.so --adapter mine.toml --junit results.xml --out report/
+      wddmsim check-driver reference --model wddm2       (the checker on the known-correct driver)
     """
     from wddmsim.conformance import check_driver as run_checks
+    from wddmsim.conformance.run import configuration
+    from wddmsim.drivers.package import DriverModel
     from wddmsim.drivers.registry import BUILTIN, driver_package
     from wddmsim.viz import conformance as views
 
@@ -986,12 +1001,16 @@ def check_driver(
                 raise ConfigurationError("LIBRARY", library, "--adapter and --executor describe a native library")
             package = driver_package(library, setting="LIBRARY")
         else:
+            if model is not None:
+                raise ConfigurationError(
+                    "--model", model, "is for a built-in package; a library's model is `model =` in its --adapter file"
+                )
             from wddmsim.drivers.native.description import executor_option
             from wddmsim.drivers.native.package import checked_package
 
             spec = executor_option(executor) if executor is not None else None
             package = checked_package(library, adapter_file, spec)
-        report = run_checks(package)
+        report = run_checks(package, configuration(package, DriverModel(model) if model is not None else None))
     except ConfigurationError as error:
         _fail(error)
     views.print_report(console, report)
@@ -1012,3 +1031,95 @@ def include_dir() -> None:
     from wddmsim.drivers.native import include_dir as native_include_dir
 
     click.echo(str(native_include_dir()))
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("name", required=False)
+@click.option("--list", "list_only", is_flag=True, help="List the classic results that can be reproduced.")
+@click.option(
+    "--loops", type=click.IntRange(min=2), default=11, show_default=True, help="lru-cliff: passes over the cycle."
+)
+@click.option(
+    "--policy",
+    "others",
+    multiple=True,
+    metavar="NAME",
+    help="Also run this policy (repeatable; default: every registered one).",
+)
+@click.option("--published-only", is_flag=True, help="Run only the policies with a published number (FIFO, LRU, MIN).")
+@click.option(
+    "--driver-model",
+    type=click.Choice([m.value for m in DriverModel]),
+    default="wddm1",
+    show_default=True,
+    help="The segment model (no page tables) or GpuMmu (the paging process's tables in segment 1).",
+)
+@click.option(
+    "--expect",
+    multiple=True,
+    hidden=True,
+    metavar="POLICY@CASE=VALUE",
+    help="Replace a published number (checks that a mismatch exits 1).",
+)
+def reproduce(
+    name: str | None,
+    list_only: bool,
+    loops: int,
+    others: tuple[str, ...],
+    published_only: bool,
+    driver_model: str,
+    expect: tuple[str, ...],
+) -> None:
+    """Reproduce a classic paging result through the whole VidMm path; exit 0 when ours match the published numbers,
+    1 on a mismatch, 2 on bad usage.
+
+    \b
+    Examples:
+      wddmsim reproduce --list
+      wddmsim reproduce belady-anomaly
+      wddmsim reproduce lru-cliff --loops 21 --policy random
+    """
+    from wddmsim.scenarios import reproduce as classic
+    from wddmsim.viz.reproduce import print_list, print_reproduction
+
+    console = Console()
+    if list_only:
+        print_list(console)
+        return
+    if name is None:
+        raise click.UsageError("NAME is missing (see `wddmsim reproduce --list`)")
+    if published_only and others:
+        _fail(ConfigurationError("--published-only", True, "runs no other policy: leave out --policy"))
+    chosen: tuple[str, ...] | None = () if published_only else (others or None)
+    with console.status("running") as status:
+        options = classic.Options(
+            chosen,
+            loops,
+            DriverModel(driver_model),
+            _expectations(expect),
+            lambda what: status.update(f"{name} {what}"),
+        )
+        try:
+            result = classic.reproduce(name, options)
+        except ConfigurationError as error:
+            _fail(error)
+        except classic.ReproductionError as error:
+            _fail(error, EXIT_FAILED)
+    print_reproduction(console, result)
+    sys.exit(0 if result.matched else EXIT_FAILED)
+
+
+def _expectations(given: tuple[str, ...]) -> dict[tuple[str, str], float]:
+    """``POLICY@CASE=VALUE`` overrides, e.g. ``fifo@4=9`` (a miss rate as a fraction: ``lru@2=0.5``)."""
+    out: dict[tuple[str, str], float] = {}
+    for text in given:
+        key, _, value = text.partition("=")
+        policy, _, case = key.partition("@")
+        try:
+            number = float(value)
+        except ValueError:
+            number = float("nan")
+        if not policy or not case or number != number:
+            _fail(ConfigurationError("--expect", text, "must be POLICY@CASE=VALUE, e.g. fifo@4=9"))
+        out[(policy, case)] = number
+    return out

@@ -19,7 +19,7 @@ from wddmsim.conformance import check_driver
 from wddmsim.core.units import PAGE_SHIFT, GiB, MiB
 from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_TRANSFER
 from wddmsim.drivers.native.build import find_compilers
-from wddmsim.drivers.native.package import native_package
+from wddmsim.drivers.native.package import checked_package, native_package
 from wddmsim.drivers.package import DriverModel, DriverPackage, DriverSettings
 from wddmsim.drivers.reference import REFERENCE
 from wddmsim.hw.gpu import GpuConfig
@@ -105,17 +105,26 @@ def cdriver_transfer_1gib() -> dict[str, Any]:
     return result("cdriver_transfer_1gib", 2 * size / ours / 1e9, "GB/s", baseline=2 * size / theirs / 1e9)
 
 
-@REGISTRY.add("check_driver_suite", "the whole check-driver run on the example C driver", "seconds <= 60 on 2 cores")
+@REGISTRY.add(
+    "check_driver_suite",
+    "the whole check-driver run on the example C driver, segment and GpuMmu models",
+    "seconds <= 60 on 2 cores",
+)
 def check_driver_suite() -> dict[str, Any]:
     library = _library()
     if library is None:
         return _unavailable("check_driver_suite")
-    report = check_driver(native_package(str(library)))
+    # Both models: the library alone (the segment model) and with its GpuMmu description (decision 0125).
+    reports = [
+        check_driver(native_package(str(library))),
+        check_driver(checked_package(str(library), EXAMPLE.with_name("refgpu-wddm2.toml"), None)),
+    ]
+    seconds = sum(r.seconds for r in reports)
     return result(
         "check_driver_suite",
-        report.seconds,
+        seconds,
         "s",
-        seconds=round(report.seconds, 2),
-        conformant=report.conformant,
-        cases=sum(len(o) for o in report.outcomes.values()),
+        seconds=round(seconds, 2),
+        conformant=all(r.conformant for r in reports),
+        cases=sum(len(o) for r in reports for o in r.outcomes.values()),
     )

@@ -15,6 +15,7 @@ and nothing else changed.  Expectations are computed here from the documents' ru
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
@@ -23,7 +24,7 @@ import numpy as np
 
 from wddmsim.conformance.rig import Rig
 from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE
-from wddmsim.ddi.flags import DXGK_MAPAPERTUREFLAGS, DXGK_TRANSFERFLAGS
+from wddmsim.ddi.flags import DXGK_DISCARDCONTENTFLAGS, DXGK_MAPAPERTUREFLAGS, DXGK_TRANSFERFLAGS
 from wddmsim.ddi.memory import MDL
 from wddmsim.ddi.paging import (
     DXGK_BUILDPAGINGBUFFER_DISCARDCONTENT,
@@ -38,6 +39,7 @@ from wddmsim.ddi.paging import (
     PagingPayload,
 )
 from wddmsim.hw.aperture import GART_ENTRY, GART_ENTRY_SIZE
+from wddmsim.hw.pte import TablePointer
 
 CANARY_BYTE: Final = 0x3C
 
@@ -72,7 +74,17 @@ class ApertureEntries:
         return self.first_page * GART_ENTRY_SIZE, len(self.pfns) * GART_ENTRY_SIZE
 
 
-Effect = LocalBytes | MdlBytes | ApertureEntries
+@dataclass(frozen=True, slots=True)
+class Translation:
+    """The GPU, walking from ``root``, must translate each page from ``va`` to local memory at ``addresses`` (what a
+    TLB flush makes it see: the page tables in memory, not what it cached before)."""
+
+    root: TablePointer
+    va: int
+    addresses: tuple[int, ...]
+
+
+Effect = LocalBytes | MdlBytes | ApertureEntries | Translation
 
 
 @dataclass(slots=True)
@@ -87,6 +99,12 @@ class Case:
     """System pages the case uses (snapshotted: nothing outside the effects may change)."""
     restore: Callable[[], None] = lambda: None
     """Put every destination back as it was before the first run (for the next DMA size)."""
+    at_build: bool = False
+    """The effects happen while the buffer is built: ``UpdatePageTable`` in the ``CPU_VIRTUAL`` mode, where the CPU
+    writes the table (the ``build-time`` check does not apply)."""
+    unbuffered: bool = False
+    """Called with ``pDmaBuffer`` NULL and ``DmaSize`` 0: the forced ``CPU_VIRTUAL`` update of the paging
+    process's own tables (DOC:system-paging-process.md), carried out at once in one call."""
 
     @property
     def must_change(self) -> bool:
@@ -128,7 +146,7 @@ def transfer_cases(rig: Rig) -> list[Case]:
             "memory -> memory",
             payload(DXGK_TRANSFER_LOCATION.segment(memory.id, src), DXGK_TRANSFER_LOCATION.segment(memory.id, dst)),
             [LocalBytes(dst + offset, data)],
-            restore=_local_restore(rig, dst, span),
+            restore=local_restore(rig, dst, span),
         )
     )
     # memory -> system
@@ -144,7 +162,7 @@ def transfer_cases(rig: Rig) -> list[Case]:
             payload(DXGK_TRANSFER_LOCATION.segment(memory.id, src), DXGK_TRANSFER_LOCATION.mdl(mdl)),
             [MdlBytes(mdl, mdl_offset, data)],
             [mdl],
-            restore=_mdl_restore(rig, mdl),
+            restore=mdl_restore(rig, mdl),
         )
     )
     # system -> memory
@@ -161,13 +179,39 @@ def transfer_cases(rig: Rig) -> list[Case]:
             payload(DXGK_TRANSFER_LOCATION.mdl(mdl), DXGK_TRANSFER_LOCATION.segment(memory.id, dst)),
             [LocalBytes(dst + offset, data)],
             [mdl],
-            restore=_local_restore(rig, dst, span),
+            restore=local_restore(rig, dst, span),
         )
     )
     aperture = rig.aperture_segment()
     if aperture is not None:
         cases.append(_aperture_to_memory(rig, memory.id, payload, span, size, offset))
+    cases.append(_idle_transfer(rig, memory.id, payload, span, size, offset))
     return cases
+
+
+def _idle_transfer(
+    rig: Rig,
+    memory_id: int,
+    payload: Callable[[DXGK_TRANSFER_LOCATION, DXGK_TRANSFER_LOCATION], DXGK_BUILDPAGINGBUFFER_TRANSFER],
+    span: int,
+    size: int,
+    offset: int,
+) -> Case:
+    """memory -> memory with ``Flags.AllocationIsIdle`` set, as VidMm calls again after
+    STATUS_GRAPHICS_ALLOCATION_BUSY: the allocation is idle for the call, so the answer may not be BUSY."""
+    space = rig.vidmm.spaces.get(memory_id)
+    src, dst = rig.reserve(space, span), rig.reserve(space, span)
+    data = rig.pattern(size).tobytes()
+    rig.local()[src + offset : src + offset + size] = np.frombuffer(data, np.uint8)
+    rig.local()[dst : dst + span] = CANARY_BYTE
+    busy = payload(DXGK_TRANSFER_LOCATION.segment(memory_id, src), DXGK_TRANSFER_LOCATION.segment(memory_id, dst))
+    return Case(
+        "Transfer",
+        "memory -> memory, AllocationIsIdle set",
+        dataclasses.replace(busy, Flags=dataclasses.replace(busy.Flags, AllocationIsIdle=True)),
+        [LocalBytes(dst + offset, data)],
+        restore=local_restore(rig, dst, span),
+    )
 
 
 def _aperture_to_memory(
@@ -196,7 +240,7 @@ def _aperture_to_memory(
         payload(DXGK_TRANSFER_LOCATION.segment(aperture.id, src), DXGK_TRANSFER_LOCATION.segment(memory_id, dst)),
         [LocalBytes(dst + offset, image[offset : offset + size])],
         [backing],
-        restore=_local_restore(rig, dst, span),
+        restore=local_restore(rig, dst, span),
     )
 
 
@@ -229,7 +273,7 @@ def fill_cases(rig: Rig) -> list[Case]:
                     Destination=DXGK_FILL_DESTINATION(SegmentId=memory.id, SegmentAddress=dst),
                 ),
                 [LocalBytes(dst, expected)],
-                restore=_local_restore(rig, dst, span),
+                restore=local_restore(rig, dst, span),
             )
         )
     return cases
@@ -243,7 +287,11 @@ def discard_cases(rig: Rig) -> list[Case]:
     where = rig.reserve(memory, 4 * PAGE_SIZE)
     rig.local()[where : where + 4 * PAGE_SIZE] = np.frombuffer(rig.pattern(4 * PAGE_SIZE).tobytes(), np.uint8)
     payload = DXGK_BUILDPAGINGBUFFER_DISCARDCONTENT(SegmentId=memory.id, SegmentAddress=where)
-    return [Case("DiscardContent", "4 pages of a memory segment", payload, [])]
+    idle = dataclasses.replace(payload, Flags=DXGK_DISCARDCONTENTFLAGS(AllocationIsIdle=True))
+    return [
+        Case("DiscardContent", "4 pages of a memory segment", payload, []),
+        Case("DiscardContent", "4 pages, AllocationIsIdle set", idle, []),
+    ]
 
 
 def physical_cases(rig: Rig) -> list[Case]:
@@ -340,7 +388,8 @@ def unmap_aperture_cases(rig: Rig) -> list[Case]:
     ]
 
 
-def _local_restore(rig: Rig, address: int, size: int) -> Callable[[], None]:
+def local_restore(rig: Rig, address: int, size: int) -> Callable[[], None]:
+    """Puts ``size`` bytes of local memory from ``address`` back as they are now."""
     saved = rig.local()[address : address + size].copy()
 
     def restore() -> None:
@@ -349,7 +398,8 @@ def _local_restore(rig: Rig, address: int, size: int) -> Callable[[], None]:
     return restore
 
 
-def _mdl_restore(rig: Rig, mdl: MDL) -> Callable[[], None]:
+def mdl_restore(rig: Rig, mdl: MDL) -> Callable[[], None]:
+    """Puts the pages of ``mdl`` back as they are now."""
     saved = rig.mdl_bytes(mdl)
 
     def restore() -> None:
@@ -379,4 +429,15 @@ CASES: Final[dict[str, Callable[[Rig], list[Case]]]] = {
 }
 """Operation name (``DXGKARG_BUILDPAGINGBUFFER``'s union member) -> its cases."""
 
-__all__ = ["CASES", "ApertureEntries", "Case", "Effect", "LocalBytes", "MdlBytes"]
+__all__ = [
+    "CANARY_BYTE",
+    "CASES",
+    "ApertureEntries",
+    "Case",
+    "Effect",
+    "LocalBytes",
+    "MdlBytes",
+    "Translation",
+    "local_restore",
+    "mdl_restore",
+]

@@ -19,11 +19,14 @@ from typing import Final
 
 import numpy as np
 
-from wddmsim.conformance.cases import ApertureEntries, Case, Effect, LocalBytes, MdlBytes
+from wddmsim.conformance.cases import ApertureEntries, Case, Effect, LocalBytes, MdlBytes, Translation
 from wddmsim.conformance.rig import Build, Rig, Snapshot
+from wddmsim.core.units import PAGE_SIZE
 from wddmsim.ddi.memory import MDL
+from wddmsim.ddi.status import NTSTATUS
 from wddmsim.hw import commands as cmd
 from wddmsim.hw.aperture import GART_ENTRY
+from wddmsim.hw.faults import AccessKind, GpuFault
 
 CHECKS: Final = (
     "status",
@@ -71,7 +74,13 @@ class Outcome:
 _PROTOCOL: Final = frozenset({"status", "bounds", "progress"})
 
 
+_UNBUFFERED: Final = frozenset({"status", "bounds", "bytes", "canaries", "effect", "determinism"})
+"""What applies to a call with no DMA buffer (the forced CPU_VIRTUAL update): no multipass, nothing to execute."""
+
+
 def run_case(rig: Rig, case: Case) -> Outcome:
+    if case.unbuffered:
+        return _run_unbuffered(rig, case)
     findings = list(_single_pass(rig, case))
     ran = set(_PROTOCOL)
     if not {f.check for f in findings} & _PROTOCOL:
@@ -83,6 +92,42 @@ def run_case(rig: Rig, case: Case) -> Outcome:
         findings.extend(_determinism(rig, case))
         ran |= {"multipass", "determinism"}
     return Outcome(case, tuple(findings), frozenset(ran), sizes)
+
+
+def _run_unbuffered(rig: Rig, case: Case) -> Outcome:
+    """``pDmaBuffer`` NULL: one call that must do the work at once, by the CPU (DOC:system-paging-process.md)."""
+    findings = list(_unbuffered_call(rig, case))
+    ran = {"status", "bounds"}
+    if not findings:
+        ran = set(_UNBUFFERED)
+        findings.extend(_unbuffered_call(rig, case, again=True))
+    return Outcome(case, tuple(findings), frozenset(ran))
+
+
+def _unbuffered_call(rig: Rig, case: Case, *, again: bool = False) -> Iterator[Finding]:
+    before = rig.snapshot(case.mdls)
+    breach = rig.call_unbuffered(case.payload)
+    if breach:
+        check = "status" if breach.startswith(("returned", "raised")) else "bounds"
+        case.restore()
+        yield _finding(case, check, breach, _arguments(case))
+        return
+    after = rig.snapshot(case.mdls)
+    wrong = [_compare(rig, effect) for effect in case.effects]
+    for message in filter(None, wrong):
+        check = "determinism" if again else "bytes"
+        yield _finding(case, check, ("the same call again: " if again else "") + message, _arguments(case))
+    changed = _changes(before, after, case.effects, case.mdls, rig)
+    if changed and not again:
+        yield _finding(case, "canaries", f"memory outside the destination changed: {changed}", _arguments(case))
+    if case.must_change and all(wrong) and not _changes(before, after, [], case.mdls) and not again:
+        yield _finding(
+            case,
+            "effect",
+            "returned STATUS_SUCCESS and changed nothing: the update must be done at once",
+            _arguments(case),
+        )
+    case.restore()
 
 
 def _finding(case: Case, check: str, message: str, detail: str = "") -> Finding:
@@ -112,7 +157,7 @@ def _single_pass(rig: Rig, case: Case) -> Iterator[Finding]:
         return
     built = rig.snapshot(case.mdls)
     changed = _changes(before, built, [], case.mdls)
-    if changed:
+    if changed and not case.at_build:
         yield _finding(
             case,
             "build-time",
@@ -154,7 +199,8 @@ def _sweep(rig: Rig, case: Case) -> tuple[tuple[int, ...], list[Finding]]:
         bad = next(_protocol(case, probe), None)
         if bad is not None:
             return (size,), [dataclasses.replace(bad, message=f"DmaSize={size}: {bad.message}")]
-        first = probe.calls[0]
+        # The first call that answered about the buffer (an ALLOCATION_BUSY answer before it is about the allocation).
+        first = next((c for c in probe.calls if c.status != NTSTATUS.STATUS_GRAPHICS_ALLOCATION_BUSY), probe.calls[0])
         if first.written > 0 or first.multipass_after != first.multipass_before or first.status == 0:
             smallest = size
             break
@@ -198,7 +244,9 @@ def _determinism(rig: Rig, case: Case) -> Iterator[Finding]:
 # --- comparing memory -----------------------------------------------------------------------------------------
 
 
-def _compare(rig: Rig, effect: LocalBytes | MdlBytes | ApertureEntries) -> str:
+def _compare(rig: Rig, effect: Effect) -> str:
+    if isinstance(effect, Translation):
+        return _translation(rig, effect)
     if isinstance(effect, LocalBytes):
         got = bytes(rig.local()[effect.address : effect.address + len(effect.expected)])
         return _first_difference(got, effect.expected, f"local memory at {effect.address:#x}")
@@ -213,6 +261,23 @@ def _compare(rig: Rig, effect: LocalBytes | MdlBytes | ApertureEntries) -> str:
             return (
                 f"aperture page {effect.first_page + i}: entry {entry:#x} (valid={valid.get(entry)}, "
                 f"pfn={pfn.get(entry):#x}), expected a valid entry for pfn {want:#x}"
+            )
+    return ""
+
+
+def _translation(rig: Rig, effect: Translation) -> str:
+    """Each page of the range as the GPU translates it now (through its TLB, as work would)."""
+    for i, want in enumerate(effect.addresses):
+        va = effect.va + i * PAGE_SIZE
+        try:
+            runs = rig.gpu.mmu.translate(effect.root, va, 8, AccessKind.READ)
+        except GpuFault as fault:
+            return f"VA {va:#x}: the GPU faults ({fault})"
+        memory, address, _ = runs[0]
+        if memory is not rig.gpu.local or address != want:
+            return (
+                f"VA {va:#x}: the GPU still translates to {address:#x}, expected local {want:#x}: the stale "
+                "translation it cached was not flushed"
             )
     return ""
 
@@ -255,12 +320,22 @@ def _changes(before: Snapshot, after: Snapshot, effects: list[Effect], mdls: lis
     return ""
 
 
+ARGUMENT_WIDTH: Final = 160
+"""A long argument (an array of page-table entries) is shown up to this many characters."""
+
+
 def _arguments(case: Case) -> str:
     fields = ", ".join(
-        f"{k}={v:#x}" if isinstance(v, int) else f"{k}={v!r}"
-        for k, v in ((f, getattr(case.payload, f)) for f in case.payload.__dataclass_fields__)
+        f"{k}={_shown(v)}" for k, v in ((f, getattr(case.payload, f)) for f in case.payload.__dataclass_fields__)
     )
     return f"{case.operation}({fields})"
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, int):
+        return f"{value:#x}"
+    text = " ".join(repr(value).split())
+    return text if len(text) <= ARGUMENT_WIDTH else text[: ARGUMENT_WIDTH - 3] + "..."
 
 
 def _dump(build: Build) -> str:

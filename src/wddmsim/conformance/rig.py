@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from typing import Final, final
 
 import numpy as np
+import numpy.typing as npt
 
 from wddmsim.core.pointer import ByteArray, CpuMapping
-from wddmsim.core.units import PAGE_SIZE, MiB
+from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE, MiB
 from wddmsim.ddi.flags import DXGK_DISCARDCONTENTFLAGS
 from wddmsim.ddi.memory import MDL
 from wddmsim.ddi.paging import (
@@ -31,8 +32,10 @@ from wddmsim.ddi.paging import (
 from wddmsim.ddi.status import BUILD_PAGING_BUFFER_STATUSES, NTSTATUS, status_name
 from wddmsim.drivers.package import DriverConfiguration, DriverPackage
 from wddmsim.hw.gpu import GpuConfig
+from wddmsim.hw.pte import TablePointer, Target
 from wddmsim.system import Adapter, SystemConfig, build_adapter
 from wddmsim.vidmm.gpu.scheduler import GpuHung
+from wddmsim.vidmm.paging.process import SystemPagingProcess
 from wddmsim.vidmm.segments import SegmentSpace
 
 GPU: Final = GpuConfig(local_size=32 * MiB, bar_size=8 * MiB, aperture_size=16 * MiB, system_size=256 * MiB)
@@ -46,6 +49,10 @@ pointer is not caught: the tail check is a best effort, the guard check is exact
 MAX_CALLS: Final = 4096
 """A multipass loop that takes more calls than this never terminates."""
 PRIVATE_SIZE: Final = 64
+FIRST_VA: Final = 16 * MiB
+"""The paging process's VAs the GpuMmu cases use start here (VidMm keeps the top of the space; 0 stays unmapped)."""
+TABLE_CANARY: Final = 0x3C
+"""A test table's bytes before a case writes it (a written invalid entry, all zero, differs)."""
 
 
 @dataclass(slots=True)
@@ -105,6 +112,7 @@ class Rig:
         self.gpu = self.adapter.gpu
         self.mm = self.adapter.mm
         self.rng = np.random.default_rng(0x5EED)
+        self._next_va = FIRST_VA
         self.canaries: list[MDL] = []
         """System pages no operation may touch (around every MDL a case uses)."""
 
@@ -123,6 +131,11 @@ class Rig:
             raise RuntimeError(f"segment {space.id}: no {size:#x}-byte range free for the check")
         space.owners[offset] = "check-driver"
         return space.base + offset
+
+    def reserve_aligned(self, space: SegmentSpace, size: int, alignment: int) -> int:
+        """As :meth:`reserve`, the local address a multiple of ``alignment`` (a 64 KB page's, say)."""
+        address = self.reserve(space, size + alignment)
+        return -(-address // alignment) * alignment
 
     def pattern(self, size: int) -> ByteArray:
         out: ByteArray = self.rng.integers(0, 256, size, dtype=np.uint8)
@@ -153,7 +166,70 @@ class Rig:
         pages = [*mdls, *self.canaries]
         return Snapshot(self.local().copy(), [self.mdl_bytes(m, 0, m.page_count * PAGE_SIZE) for m in pages])
 
+    # --- the paging process's address space (GpuMmu) ---------------------------------------------------
+
+    @property
+    def process(self) -> SystemPagingProcess:
+        """VidMm's system paging process: every paging buffer runs in its GPU VA space (DOC:system-paging-process.md)."""
+        process = self.vidmm.paging_process
+        if process is None:
+            raise RuntimeError("the driver presents no GpuMmu: there is no paging process")
+        return process
+
+    @property
+    def gpummu(self) -> bool:
+        return self.vidmm.paging_process is not None
+
+    def gpu_va(self, size: int) -> int:
+        """``size`` bytes of the paging process's VA space no one else uses, on leaf tables of their own (below the
+        region VidMm keeps at the top of the space)."""
+        process = self.process
+        span = 1 << process.mmu.shift(1)
+        va = self._next_va
+        self._next_va += -(-size // span) * span + span
+        if self._next_va > process.region_base:
+            raise RuntimeError(f"no {size:#x} bytes of the paging process's VA space left for the check")
+        return va
+
+    def map_va(self, va: int, segment_id: int, page_numbers: npt.NDArray[np.uint64]) -> None:
+        """Map pages from ``va`` as VidMm maps its scratch area (``DXGK_PTE.PageAddress`` numbering; 0: PFNs)."""
+        self.process.map(va, segment_id=segment_id, page_numbers=page_numbers)
+
+    def segment_pages(self, space: SegmentSpace, address: int, pages: int) -> npt.NDArray[np.uint64]:
+        """The ``PageAddress`` numbers of ``pages`` pages of ``space`` from local ``address``."""
+        return np.arange(pages, dtype=np.uint64) + np.uint64((address - space.base) >> PAGE_SHIFT)
+
+    def root(self) -> TablePointer:
+        """The paging process's root table as the GPU's MMU names it (for walks that verify a case)."""
+        address = self.process.root_address
+        return TablePointer(Target.LOCAL, self.vidmm.spaces.get(address.SegmentId).base + address.SegmentOffset)
+
+    def table(self, size: int) -> tuple[int, int, CpuMapping]:
+        """A table outside the paging process's tree, in its page-table segment, all canary bytes: its local
+        address, segment offset and CPU mapping."""
+        offset, mapping = self.process.new_table(size)
+        mapping.data[:] = TABLE_CANARY
+        return self.process.space.base + offset, offset, mapping
+
     # --- the DDI ------------------------------------------------------------------------------------------
+
+    def call_unbuffered(self, payload: PagingPayload) -> str:
+        """One call with ``pDmaBuffer`` NULL and ``DmaSize`` 0, as VidMm initialises its paging process's tables;
+        '' or the breach."""
+        args = DXGKARG_BUILDPAGINGBUFFER(payload, pDmaBuffer=None, DmaSize=0, hSystemContext=self.vidmm.paging.context)
+        try:
+            raw: object = self.driver.build_paging_buffer(args)
+        except Exception as error:  # the driver's failure, reported, never ours
+            return f"raised {type(error).__name__}: {error}"
+        if raw != NTSTATUS.STATUS_SUCCESS:
+            shown = status_name(raw) if isinstance(raw, int) else repr(raw)
+            return (
+                f"returned {shown} with pDmaBuffer NULL: the forced CPU_VIRTUAL update is done at once, by the CPU, "
+                "and succeeds"
+            )
+        if args.pDmaBuffer is not None or args.DmaSize != 0:
+            return f"pDmaBuffer or DmaSize changed (DmaSize={args.DmaSize}) when there is no DMA buffer"
+        return ""
 
     def buffer(self, size: int) -> Buffer:
         mdl, mapping = self.mm.allocate_contiguous(size + 2 * GUARD)
@@ -173,7 +249,7 @@ class Rig:
         buffer = self.buffer(first_size if first_size is not None else dma_size)
         result.buffers.append(buffer)
         args = self._args(payload, buffer)
-        idle = False
+        idle = is_idle(payload)
         repeat: tuple[int, int, bytes] | None = None
         while len(result.calls) < MAX_CALLS:
             call = self._call(args, buffer)
@@ -186,9 +262,17 @@ class Rig:
                 result.status = status
                 return result
             if status == NTSTATUS.STATUS_GRAPHICS_ALLOCATION_BUSY:
+                if not isinstance(args.payload, BUSY_CAPABLE):
+                    result.breach = (
+                        f"STATUS_GRAPHICS_ALLOCATION_BUSY from {args.Operation.name}: it is legal only for "
+                        "Transfer, DiscardContent and SpecialLockTransfer"
+                    )
+                    return result
                 if idle or call.written or call.multipass_after != call.multipass_before:
                     result.breach = "STATUS_GRAPHICS_ALLOCATION_BUSY " + (
-                        "again with AllocationIsIdle set" if idle else "after writing or making progress"
+                        "with Flags.AllocationIsIdle set: VidMm guarantees the allocation idle for the call"
+                        if idle
+                        else "after writing or making progress"
                     )
                     return result
                 idle = True
@@ -322,6 +406,21 @@ def _bounds(args: DXGKARG_BUILDPAGINGBUFFER, buffer: Buffer, start: int, size_be
 
 def _canary(view: memoryview) -> bool:
     return bytes(view) == bytes([CANARY]) * len(view)
+
+
+BUSY_CAPABLE: Final = (
+    DXGK_BUILDPAGINGBUFFER_TRANSFER,
+    DXGK_BUILDPAGINGBUFFER_DISCARDCONTENT,
+    DXGK_BUILDPAGINGBUFFER_SPECIALLOCKTRANSFER,
+)
+"""The operations that may answer STATUS_GRAPHICS_ALLOCATION_BUSY (``DxgkDdiBuildPagingBuffer``'s return values)."""
+
+
+def is_idle(payload: PagingPayload) -> bool:
+    """Whether ``payload`` already says ``Flags.AllocationIsIdle``: VidMm guarantees the allocation stays idle for
+    the call, so a STATUS_GRAPHICS_ALLOCATION_BUSY answer is a breach, first call or retry alike."""
+    flags = getattr(payload, "Flags", None) if isinstance(payload, BUSY_CAPABLE) else None
+    return bool(getattr(flags, "AllocationIsIdle", False))
 
 
 def with_idle_flag(payload: PagingPayload) -> PagingPayload:

@@ -10,10 +10,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Final
 
 from wddmsim.conformance.cases import CASES, Case
 from wddmsim.conformance.checks import CHECKS, Finding, Outcome, run_case
+from wddmsim.conformance.gpummu import GPUMMU_CASES
 from wddmsim.conformance.rig import Rig
+from wddmsim.core.errors import ConfigurationError
 from wddmsim.drivers.package import DriverConfiguration, DriverModel, DriverPackage, DriverSettings
 
 SEGMENT_MODEL = (
@@ -25,6 +28,22 @@ SEGMENT_MODEL = (
     "MapApertureSegment",
     "UnmapApertureSegment",
 )
+GPUMMU_MODEL = (
+    "Transfer",
+    "Fill",
+    "DiscardContent",
+    "MapApertureSegment",
+    "UnmapApertureSegment",
+    "TransferVirtual",
+    "FillVirtual",
+    "UpdatePageTable",
+    "FlushTlb",
+    "CopyPageTableEntries",
+    "SignalMonitoredFence",
+)
+"""What a built-in package is asked in the GpuMmu model: the operations VidMm issues there that have cases
+(ReadPhysical and WritePhysical are WDDM 1.x only; decision 0125)."""
+ALL_CASES: Final[dict[str, Callable[[Rig], list[Case]]]] = {**CASES, **GPUMMU_CASES}
 
 
 @dataclass(slots=True)
@@ -60,7 +79,22 @@ def claimed_operations(package: DriverPackage, config: DriverConfiguration) -> l
     names = getattr(description, "operation_names", None)
     if isinstance(names, list):
         return names
-    return list(SEGMENT_MODEL) if config.model is DriverModel.WDDM1 else []
+    return list(SEGMENT_MODEL) if config.model is DriverModel.WDDM1 else list(GPUMMU_MODEL)
+
+
+def configuration(package: DriverPackage, model: DriverModel | None = None) -> DriverConfiguration:
+    """``package`` configured for ``model`` (None: the segment model, unless the package's description fixes
+    its own); a model the package cannot present is a :class:`ConfigurationError` naming ``--model``."""
+    config = package.default_config()
+    if model is None:
+        return (
+            config if config.model is DriverModel.WDDM1 else package.configure(DriverSettings(model=DriverModel.WDDM1))
+        )
+    models = package.capabilities(config).driver_models
+    if model not in models:
+        shown = ", ".join(sorted(m.value for m in models))
+        raise ConfigurationError("--model", model.value, f"the {package.name} package presents {shown} only")
+    return package.configure(DriverSettings(model=model))
 
 
 def _cases(
@@ -78,12 +112,10 @@ def check_driver(
     """Run every check on every claimed operation of ``package`` (configured as ``config``, else its default)."""
     started = time.perf_counter()
     if config is None:
-        config = package.default_config()
-        if config.model is not DriverModel.WDDM1:
-            config = package.configure(DriverSettings(model=DriverModel.WDDM1))
+        config = configuration(package)
     report = Report(package.name, config.model.value)
     for operation in claimed_operations(package, config):
-        make = CASES.get(operation)
+        make = ALL_CASES.get(operation)
         if make is None:
             report.unchecked.append(operation)
             continue
@@ -100,4 +132,4 @@ def check_driver(
     return report
 
 
-__all__ = ["CHECKS", "Report", "check_driver", "claimed_operations"]
+__all__ = ["CHECKS", "GPUMMU_MODEL", "SEGMENT_MODEL", "Report", "check_driver", "claimed_operations", "configuration"]
