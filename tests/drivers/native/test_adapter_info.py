@@ -217,3 +217,14 @@ def test_a_library_that_does_not_answer_segments_keeps_the_adapters(
         rig = PagingRig(SystemConfig(driver_package=str(_description(tmp_path, library))))
         assert query_segments(rig.driver) == adapter_segments
         box.append(Outcome.ACCEPTED)
+
+
+def test_a_library_that_answers_nothing_keeps_the_adapters_answers(
+    build_driver: BuildDriver, tmp_path: Path, adapter_mmu: GpuMmuDescription
+) -> None:
+    """Every type answered STATUS_NOT_SUPPORTED: the library need not answer; the adapter's caps are used."""
+    library = build_driver(SOURCE, QAI_STATUS="0xC00000BBu", **_macros(adapter_mmu))
+    with campaign.case(SURFACE) as box:
+        rig = PagingRig(SystemConfig(driver_package=str(_description(tmp_path, library))))
+        assert rig.vidmm.gpummu is not None and rig.vidmm.gpummu.caps == adapter_mmu.caps
+        box.append(Outcome.ACCEPTED)
