@@ -70,6 +70,12 @@ class DXGK_SEGMENTDESCRIPTOR3:
     Reserved: int = 0
 
 
+SEGMENTDESCRIPTOR4_SIZE = 96
+"""``sizeof(DXGK_SEGMENTDESCRIPTOR4)`` on x64: the ``SegmentDescriptorStride`` a driver of this version reports
+(the ``CpuHostAperture`` member of its union is 16 bytes; ``drivers/native/paging.py`` mirrors the layout and the
+compile test checks it)."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DXGK_SEGMENTDESCRIPTOR4:
     """``DXGK_SEGMENTDESCRIPTOR4`` (``DXGKQAITYPE_QUERYSEGMENT4``, WDDM 2.0+)."""

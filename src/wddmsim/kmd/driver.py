@@ -47,7 +47,12 @@ from wddmsim.ddi.driver import (
 from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER, Op
 from wddmsim.ddi.power import DEVICE_POWER_STATE, POWER_ACTION
 from wddmsim.ddi.render import DXGKARG_PATCH, DXGKARG_RENDER
-from wddmsim.ddi.segments import DXGK_QUERYSEGMENTOUT3, DXGK_QUERYSEGMENTOUT4, DXGK_SEGMENTDESCRIPTOR3
+from wddmsim.ddi.segments import (
+    DXGK_QUERYSEGMENTOUT3,
+    DXGK_QUERYSEGMENTOUT4,
+    DXGK_SEGMENTDESCRIPTOR3,
+    SEGMENTDESCRIPTOR4_SIZE,
+)
 from wddmsim.ddi.status import NTSTATUS, DdiError
 from wddmsim.ddi.submit import DXGKARG_RESETENGINE, DXGKARG_SUBMITCOMMAND, DXGKARGCB_NOTIFY_INTERRUPT_DATA
 from wddmsim.drivers.kit import render
@@ -295,7 +300,7 @@ class ReferenceDriver:
             )
         out.NbSegment = len(self.segments.segments)
         out.pSegmentDescriptor = [s.descriptor() for s in self.segments.segments]
-        out.SegmentDescriptorStride = 88
+        out.SegmentDescriptorStride = SEGMENTDESCRIPTOR4_SIZE
         self._paging_buffer_fields(out)
 
     def _query_segment3(self, args: DXGKARG_QUERYADAPTERINFO) -> None:

@@ -16,10 +16,14 @@ from pathlib import Path
 
 import pytest
 
+from wddmsim.ddi.caps import DXGK_QUERYADAPTERINFOTYPE
+from wddmsim.ddi.driver import DXGKARG_QUERYADAPTERINFO
 from wddmsim.ddi.flags import DXGK_TRANSFERFLAGS as DDI_TRANSFERFLAGS
 from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_OPERATION as Op
+from wddmsim.ddi.segments import DXGK_QUERYSEGMENTOUT4, SEGMENTDESCRIPTOR4_SIZE
 from wddmsim.ddi.status import NTSTATUS as DDI_NTSTATUS
-from wddmsim.drivers.native import abi, header_path, include_dir
+from wddmsim.drivers import DriverModel, DriverSettings, driver_package
+from wddmsim.drivers.native import abi, header_path, include_dir, paging
 from wddmsim.drivers.native.render import (
     DOC_BEGIN,
     DOC_END,
@@ -29,6 +33,7 @@ from wddmsim.drivers.native.render import (
     current_block,
     static_asserts,
 )
+from wddmsim.system import SystemConfig, build_adapter
 from wddmsim.testing.cc import CompileError, Compiler, find_compilers
 
 COMPILERS: list[Compiler | None] = [*find_compilers()]
@@ -417,3 +422,21 @@ def test_build_paging_buffer_and_executor_through_the_abi(driver: ctypes.CDLL) -
     assert writes == [(2, 0x1008, 64), (2, 0x1048, 16)]
     assert bytes(local[0x1008:0x1058]) == bytes.fromhex("0f0fa5a5") * 20
     assert not any(local[:0x1008]) and not any(local[0x1058:])
+
+
+def test_the_stride_the_drivers_report_is_the_descriptor_s_x64_size() -> None:
+    """Regression: both Python drivers reported ``SegmentDescriptorStride = 88``, the size without the 16-byte
+    ``CpuHostAperture`` member of the descriptor's union; a reader walking the array by it read every descriptor
+    after the first at the wrong place."""
+    assert ctypes.sizeof(paging.DXGK_SEGMENTDESCRIPTOR4) == SEGMENTDESCRIPTOR4_SIZE == 96
+    for name in ("reference", "simple"):
+        package = driver_package(name)
+        config = package.configure(
+            DriverSettings(model=DriverModel.WDDM2 if name == "reference" else DriverModel.WDDM1)
+        )
+        adapter = build_adapter(SystemConfig(driver_package=name, driver=config))
+        out = DXGK_QUERYSEGMENTOUT4(NbSegment=0)
+        query = DXGKARG_QUERYADAPTERINFO(Type=DXGK_QUERYADAPTERINFOTYPE.DXGKQAITYPE_QUERYSEGMENT4, pOutputData=out)
+        adapter.driver.query_adapter_info(query)
+        adapter.driver.query_adapter_info(query)
+        assert out.SegmentDescriptorStride == SEGMENTDESCRIPTOR4_SIZE, name

@@ -41,6 +41,7 @@ from wddmsim.ddi.memory import DXGK_ADL_FLAGS as DDI_ADL_FLAGS
 from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_OPERATION
 from wddmsim.ddi.pte import DXGK_PTE as DDI_PTE
 from wddmsim.ddi.pte import DXGK_PTE_PAGE_SIZE
+from wddmsim.ddi.segments import DXGK_SEGMENTFLAGS as DDI_SEGMENTFLAGS
 from wddmsim.drivers.native import executor, kernel, paging
 from wddmsim.drivers.native.executor import *  # noqa: F403 - the mirror's one import surface
 from wddmsim.drivers.native.kernel import *  # noqa: F403
@@ -92,6 +93,11 @@ ABI_STRUCTS: Final[tuple[CType, ...]] = (
     paging.DXGK_GPUMMUCAPS,
     paging.DXGK_QUERYPAGETABLELEVELDESCIN,
     paging.DXGK_PAGE_TABLE_LEVEL_DESC,
+    paging.DXGK_SEGMENTFLAGS,
+    paging.DXGK_CPUHOSTAPERTURE,
+    paging.DXGK_SEGMENTDESCRIPTOR4,
+    paging.DXGK_QUERYSEGMENTIN4,
+    paging.DXGK_QUERYSEGMENTOUT4,
     executor.WDDMSIM_GPU_SERVICES,
     executor.WDDMSIM_PAGING_SUBMISSION,
 )
@@ -183,6 +189,7 @@ BIT_FIELDS: Final[tuple[BitFieldWord, ...]] = (
     BitFieldWord(paging.DXGK_PTE, "", DDI_PTE, 8),
     BitFieldWord(paging.DXGK_GPUMMUCAPS, "Flags.", DXGK_GPUMMUCAPS_FLAGS, 4),
     BitFieldWord(paging.DXGK_GPUMMUCAPS, "LegacyBehaviors.", DXGK_GPUMMUCAPS_LEGACYBEHAVIORS, 4, 20),
+    BitFieldWord(paging.DXGK_SEGMENTFLAGS, "", DDI_SEGMENTFLAGS, 4),
 )
 """Each bit-field word of the header with the :mod:`wddmsim.ddi` class whose bit positions it must have."""
 

@@ -149,14 +149,15 @@ class NativeDriver(WrappedDriver):
         """``DxgkDdiQueryAdapterInfo`` by the base, with the library's ``PagingBufferPrivateDataSize``; the GpuMmu
         answers checked against the library's own, when it exports the DDI (decision 0134)."""
         status = self.base.query_adapter_info(args)
-        if self.adapter_info is not None and status == NTSTATUS.STATUS_SUCCESS:
-            self._cross_check(args)
         size = self.description.dma_buffer_private_data_size
         kind = DXGK_QUERYADAPTERINFOTYPE
         if size is not None and args.Type in (kind.DXGKQAITYPE_QUERYSEGMENT3, kind.DXGKQAITYPE_QUERYSEGMENT4):
             out = args.pOutputData
             if isinstance(out, DXGK_QUERYSEGMENTOUT3 | DXGK_QUERYSEGMENTOUT4) and out.pSegmentDescriptor:
                 out.PagingBufferPrivateDataSize = size
+        # Checked after the description's override: the library must agree with what VidMm will use.
+        if self.adapter_info is not None and status == NTSTATUS.STATUS_SUCCESS:
+            self._cross_check(args)
         return status
 
     def _cross_check(self, args: DXGKARG_QUERYADAPTERINFO) -> None:
@@ -166,6 +167,8 @@ class NativeDriver(WrappedDriver):
             self.adapter_info.check_caps(out)
         elif isinstance(out, DXGK_PAGE_TABLE_LEVEL_DESC) and isinstance(request, DXGK_QUERYPAGETABLELEVELDESCIN):
             self.adapter_info.check_level(request, out)
+        elif isinstance(out, DXGK_QUERYSEGMENTOUT4) and out.pSegmentDescriptor:
+            self.adapter_info.check_segments(out)
 
     def collect_dbg_info(self, args: DXGKARG_COLLECTDBGINFO) -> NTSTATUS:
         """``DxgkDdiCollectDbgInfo`` (decision 0133): why the engines stopped, as their fault registers say -- an

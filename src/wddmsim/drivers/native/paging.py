@@ -8,7 +8,7 @@ number ``Operation`` holds).  The anonymous C structs of the union have the name
 
 from __future__ import annotations
 
-from ctypes import POINTER, Structure, Union, c_uint16
+from ctypes import POINTER, Structure, Union, c_uint16, c_uint32
 from typing import Any
 
 from wddmsim.ddi.caps import DXGK_QUERYADAPTERINFOTYPE as DXGK_QUERYADAPTERINFOTYPE
@@ -556,4 +556,90 @@ class DXGK_PAGE_TABLE_LEVEL_DESC(Structure):
         ("PagingProcessPageTableSegmentId", UINT),
         ("PageTableSizeInBytes", UINT),
         ("PageTableAlignmentInBytes", UINT),
+    ]
+
+
+_SEGMENT_FLAG_NAMES = (
+    "Aperture",
+    "Agp",
+    "CpuVisible",
+    "UseBanking",
+    "CacheCoherent",
+    "PitchAlignment",
+    "PopulatedFromSystemMemory",
+    "PreservedDuringStandby",
+    "PreservedDuringHibernate",
+    "PartiallyPreservedDuringHibernate",
+    "DirectFlip",
+    "Use64KBPages",
+    "ReservedSysMem",
+    "SupportsCpuHostAperture",
+    "SupportsCachedCpuHostAperture",
+    "ApplicationTarget",
+    "VprSupported",
+    "VprPreservedDuringStandby",
+    "EncryptedPagingSupported",
+    "LocalBudgetGroup",
+    "NonLocalBudgetGroup",
+    "PopulatedByReservedDDRByFirmware",
+)
+
+
+class DXGK_SEGMENTFLAGS(Structure):
+    """``DXGK_SEGMENTFLAGS``: bits 0-21 (wddm-spec.md 4.2), then 10 reserved bits; or the whole ``Value``."""
+
+    _anonymous_ = ("_u",)
+    _fields_ = [
+        (
+            "_u",
+            _word_union(
+                "_DXGK_SEGMENTFLAGS_U", "Value", UINT, [*((n, 1) for n in _SEGMENT_FLAG_NAMES), ("Reserved", 10)]
+            ),
+        )
+    ]
+
+
+class DXGK_CPUHOSTAPERTURE(Structure):
+    _fields_ = [("PhysicalAddress", UINT64), ("SizeInPages", c_uint32)]
+
+
+class _SEGMENTDESCRIPTOR4_CPU(Union):
+    _fields_ = [("CpuTranslatedAddress", PHYSICAL_ADDRESS), ("CpuHostAperture", DXGK_CPUHOSTAPERTURE)]
+
+
+class DXGK_SEGMENTDESCRIPTOR4(Structure):
+    """``DXGK_SEGMENTDESCRIPTOR4`` (96 bytes; ``DXGKQAITYPE_QUERYSEGMENT4``, walked with the reported stride)."""
+
+    _anonymous_ = ("_cpu",)
+    _fields_ = [
+        ("Flags", DXGK_SEGMENTFLAGS),
+        ("BaseAddress", PHYSICAL_ADDRESS),
+        ("Size", SIZE_T),
+        ("CommitLimit", SIZE_T),
+        ("SystemMemoryEndAddress", SIZE_T),
+        ("_cpu", _SEGMENTDESCRIPTOR4_CPU),
+        ("NumInvalidMemoryRanges", UINT),
+        ("VprRangeStartOffset", SIZE_T),
+        ("VprRangeSize", SIZE_T),
+        ("VprAlignment", UINT),
+        ("NumVprSupported", UINT),
+        ("VprReserveSize", UINT),
+        ("NumUEFIFrameBufferRanges", UINT),
+    ]
+
+
+class DXGK_QUERYSEGMENTIN4(Structure):
+    _fields_ = [("PhysicalAdapterIndex", UINT)]
+
+
+class DXGK_QUERYSEGMENTOUT4(Structure):
+    """``DXGK_QUERYSEGMENTOUT4`` (40 bytes): ``NbSegment`` 0 on the first call asks only for the count."""
+
+    _fields_ = [
+        ("NbSegment", UINT),
+        ("pSegmentDescriptor", PVOID),
+        ("SegmentDescriptorStride", SIZE_T),
+        ("PagingBufferSegmentId", UINT),
+        ("PagingBufferSize", UINT),
+        ("PagingBufferPrivateDataSize", UINT),
     ]

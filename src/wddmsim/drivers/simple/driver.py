@@ -30,7 +30,7 @@ from wddmsim.ddi.driver import (
 from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER
 from wddmsim.ddi.power import DEVICE_POWER_STATE, POWER_ACTION
 from wddmsim.ddi.render import DXGKARG_PATCH, DXGKARG_RENDER
-from wddmsim.ddi.segments import DXGK_QUERYSEGMENTOUT4
+from wddmsim.ddi.segments import DXGK_QUERYSEGMENTOUT4, SEGMENTDESCRIPTOR4_SIZE
 from wddmsim.ddi.status import NTSTATUS, DdiError, InvalidArgument
 from wddmsim.ddi.submit import DXGKARG_RESETENGINE, DXGKARG_SUBMITCOMMAND
 from wddmsim.drivers.kit.engines import reset_engine
@@ -124,7 +124,7 @@ class SimpleDriver:
             raise DdiError(NTSTATUS.STATUS_BUFFER_TOO_SMALL, f"DXGK_QUERYSEGMENTOUT4.NbSegment={out.NbSegment}")
         out.NbSegment = count
         out.pSegmentDescriptor = [s.descriptor() for s in self.layout.segments]
-        out.SegmentDescriptorStride = 88
+        out.SegmentDescriptorStride = SEGMENTDESCRIPTOR4_SIZE
         out.PagingBufferSegmentId = APERTURE if self.config.paging_buffers_in_aperture else 0
         out.PagingBufferSize = self.config.paging_buffer_size
         out.PagingBufferPrivateDataSize = 0

@@ -918,6 +918,77 @@ typedef struct _DXGK_PAGE_TABLE_LEVEL_DESC {
     UINT PageTableAlignmentInBytes;
 } DXGK_PAGE_TABLE_LEVEL_DESC;
 
+/* DXGKQAITYPE_QUERYSEGMENT4 (WDDM 2.0+; wddm-spec.md 4.2-4.3; decision 0135).  Two calls: the first with
+ * NbSegment == 0 asks only for the count; the second has pSegmentDescriptor pointing at NbSegment descriptors
+ * SegmentDescriptorStride bytes apart, the stride the driver reports (at least sizeof(DXGK_SEGMENTDESCRIPTOR4)). */
+typedef struct _DXGK_SEGMENTFLAGS {
+    union {
+        WDDMSIM_EXT struct {
+            UINT Aperture : 1;
+            UINT Agp : 1;
+            UINT CpuVisible : 1;
+            UINT UseBanking : 1;
+            UINT CacheCoherent : 1;
+            UINT PitchAlignment : 1;
+            UINT PopulatedFromSystemMemory : 1;
+            UINT PreservedDuringStandby : 1;
+            UINT PreservedDuringHibernate : 1;
+            UINT PartiallyPreservedDuringHibernate : 1;
+            UINT DirectFlip : 1;
+            UINT Use64KBPages : 1;
+            UINT ReservedSysMem : 1;
+            UINT SupportsCpuHostAperture : 1;
+            UINT SupportsCachedCpuHostAperture : 1;
+            UINT ApplicationTarget : 1;
+            UINT VprSupported : 1;
+            UINT VprPreservedDuringStandby : 1;
+            UINT EncryptedPagingSupported : 1;
+            UINT LocalBudgetGroup : 1;
+            UINT NonLocalBudgetGroup : 1;
+            UINT PopulatedByReservedDDRByFirmware : 1;
+            UINT Reserved : 10;
+        };
+        UINT Value;
+    };
+} DXGK_SEGMENTFLAGS;
+
+typedef struct _DXGK_CPUHOSTAPERTURE {
+    UINT64 PhysicalAddress;
+    UINT32 SizeInPages;
+} DXGK_CPUHOSTAPERTURE;
+
+typedef struct _DXGK_SEGMENTDESCRIPTOR4 {
+    DXGK_SEGMENTFLAGS Flags;
+    PHYSICAL_ADDRESS BaseAddress;
+    SIZE_T Size;
+    SIZE_T CommitLimit;
+    SIZE_T SystemMemoryEndAddress;
+    union {
+        PHYSICAL_ADDRESS CpuTranslatedAddress;
+        DXGK_CPUHOSTAPERTURE CpuHostAperture;
+    };
+    UINT NumInvalidMemoryRanges;
+    SIZE_T VprRangeStartOffset;
+    SIZE_T VprRangeSize;
+    UINT VprAlignment;
+    UINT NumVprSupported;
+    UINT VprReserveSize;
+    UINT NumUEFIFrameBufferRanges;
+} DXGK_SEGMENTDESCRIPTOR4;
+
+typedef struct _DXGK_QUERYSEGMENTIN4 {
+    UINT PhysicalAdapterIndex;
+} DXGK_QUERYSEGMENTIN4;
+
+typedef struct _DXGK_QUERYSEGMENTOUT4 {
+    UINT NbSegment;
+    BYTE *pSegmentDescriptor;
+    SIZE_T SegmentDescriptorStride;
+    UINT PagingBufferSegmentId;
+    UINT PagingBufferSize;
+    UINT PagingBufferPrivateDataSize;
+} DXGK_QUERYSEGMENTOUT4;
+
 /* ---------------------------------------------------------------------------------------------------------------
  * The executor ABI (issue 21 item 3; decision 0103): a driver's own paging-buffer executor, called at submission
  * in submission order on the simulated clock, with the GPU's services.  Every service returns STATUS_SUCCESS or
@@ -1426,6 +1497,59 @@ WDDMSIM_STATIC_ASSERT(offsetof(DXGK_PAGE_TABLE_LEVEL_DESC, PageTableSizeInBytes)
 WDDMSIM_STATIC_ASSERT(sizeof(((DXGK_PAGE_TABLE_LEVEL_DESC *)0)->PageTableSizeInBytes) == 4, "sizeof(DXGK_PAGE_TABLE_LEVEL_DESC.PageTableSizeInBytes)");
 WDDMSIM_STATIC_ASSERT(offsetof(DXGK_PAGE_TABLE_LEVEL_DESC, PageTableAlignmentInBytes) == 16, "offsetof(DXGK_PAGE_TABLE_LEVEL_DESC, PageTableAlignmentInBytes)");
 WDDMSIM_STATIC_ASSERT(sizeof(((DXGK_PAGE_TABLE_LEVEL_DESC *)0)->PageTableAlignmentInBytes) == 4, "sizeof(DXGK_PAGE_TABLE_LEVEL_DESC.PageTableAlignmentInBytes)");
+WDDMSIM_STATIC_ASSERT(sizeof(DXGK_SEGMENTFLAGS) == 4, "sizeof(DXGK_SEGMENTFLAGS)");
+WDDMSIM_STATIC_ASSERT(offsetof(DXGK_SEGMENTFLAGS, Value) == 0, "offsetof(DXGK_SEGMENTFLAGS, Value)");
+WDDMSIM_STATIC_ASSERT(sizeof(((DXGK_SEGMENTFLAGS *)0)->Value) == 4, "sizeof(DXGK_SEGMENTFLAGS.Value)");
+WDDMSIM_STATIC_ASSERT(sizeof(DXGK_CPUHOSTAPERTURE) == 16, "sizeof(DXGK_CPUHOSTAPERTURE)");
+WDDMSIM_STATIC_ASSERT(offsetof(DXGK_CPUHOSTAPERTURE, PhysicalAddress) == 0, "offsetof(DXGK_CPUHOSTAPERTURE, PhysicalAddress)");
+WDDMSIM_STATIC_ASSERT(sizeof(((DXGK_CPUHOSTAPERTURE *)0)->PhysicalAddress) == 8, "sizeof(DXGK_CPUHOSTAPERTURE.PhysicalAddress)");
+WDDMSIM_STATIC_ASSERT(offsetof(DXGK_CPUHOSTAPERTURE, SizeInPages) == 8, "offsetof(DXGK_CPUHOSTAPERTURE, SizeInPages)");
+WDDMSIM_STATIC_ASSERT(sizeof(((DXGK_CPUHOSTAPERTURE *)0)->SizeInPages) == 4, "sizeof(DXGK_CPUHOSTAPERTURE.SizeInPages)");
+WDDMSIM_STATIC_ASSERT(sizeof(DXGK_SEGMENTDESCRIPTOR4) == 96, "sizeof(DXGK_SEGMENTDESCRIPTOR4)");
+WDDMSIM_STATIC_ASSERT(offsetof(DXGK_SEGMENTDESCRIPTOR4, Flags) == 0, "offsetof(DXGK_SEGMENTDESCRIPTOR4, Flags)");
+WDDMSIM_STATIC_ASSERT(sizeof(((DXGK_SEGMENTDESCRIPTOR4 *)0)->Flags) == 4, "sizeof(DXGK_SEGMENTDESCRIPTOR4.Flags)");
+WDDMSIM_STATIC_ASSERT(offsetof(DXGK_SEGMENTDESCRIPTOR4, BaseAddress) == 8, "offsetof(DXGK_SEGMENTDESCRIPTOR4, BaseAddress)");
+WDDMSIM_STATIC_ASSERT(sizeof(((DXGK_SEGMENTDESCRIPTOR4 *)0)->BaseAddress) == 8, "sizeof(DXGK_SEGMENTDESCRIPTOR4.BaseAddress)");
+WDDMSIM_STATIC_ASSERT(offsetof(DXGK_SEGMENTDESCRIPTOR4, Size) == 16, "offsetof(DXGK_SEGMENTDESCRIPTOR4, Size)");
+WDDMSIM_STATIC_ASSERT(sizeof(((DXGK_SEGMENTDESCRIPTOR4 *)0)->Size) == 8, "sizeof(DXGK_SEGMENTDESCRIPTOR4.Size)");
+WDDMSIM_STATIC_ASSERT(offsetof(DXGK_SEGMENTDESCRIPTOR4, CommitLimit) == 24, "offsetof(DXGK_SEGMENTDESCRIPTOR4, CommitLimit)");
+WDDMSIM_STATIC_ASSERT(sizeof(((DXGK_SEGMENTDESCRIPTOR4 *)0)->CommitLimit) == 8, "sizeof(DXGK_SEGMENTDESCRIPTOR4.CommitLimit)");
+WDDMSIM_STATIC_ASSERT(offsetof(DXGK_SEGMENTDESCRIPTOR4, SystemMemoryEndAddress) == 32, "offsetof(DXGK_SEGMENTDESCRIPTOR4, SystemMemoryEndAddress)");
+WDDMSIM_STATIC_ASSERT(sizeof(((DXGK_SEGMENTDESCRIPTOR4 *)0)->SystemMemoryEndAddress) == 8, "sizeof(DXGK_SEGMENTDESCRIPTOR4.SystemMemoryEndAddress)");
+WDDMSIM_STATIC_ASSERT(offsetof(DXGK_SEGMENTDESCRIPTOR4, CpuTranslatedAddress) == 40, "offsetof(DXGK_SEGMENTDESCRIPTOR4, CpuTranslatedAddress)");
+WDDMSIM_STATIC_ASSERT(sizeof(((DXGK_SEGMENTDESCRIPTOR4 *)0)->CpuTranslatedAddress) == 8, "sizeof(DXGK_SEGMENTDESCRIPTOR4.CpuTranslatedAddress)");
+WDDMSIM_STATIC_ASSERT(offsetof(DXGK_SEGMENTDESCRIPTOR4, CpuHostAperture) == 40, "offsetof(DXGK_SEGMENTDESCRIPTOR4, CpuHostAperture)");
+WDDMSIM_STATIC_ASSERT(sizeof(((DXGK_SEGMENTDESCRIPTOR4 *)0)->CpuHostAperture) == 16, "sizeof(DXGK_SEGMENTDESCRIPTOR4.CpuHostAperture)");
+WDDMSIM_STATIC_ASSERT(offsetof(DXGK_SEGMENTDESCRIPTOR4, NumInvalidMemoryRanges) == 56, "offsetof(DXGK_SEGMENTDESCRIPTOR4, NumInvalidMemoryRanges)");
+WDDMSIM_STATIC_ASSERT(sizeof(((DXGK_SEGMENTDESCRIPTOR4 *)0)->NumInvalidMemoryRanges) == 4, "sizeof(DXGK_SEGMENTDESCRIPTOR4.NumInvalidMemoryRanges)");
+WDDMSIM_STATIC_ASSERT(offsetof(DXGK_SEGMENTDESCRIPTOR4, VprRangeStartOffset) == 64, "offsetof(DXGK_SEGMENTDESCRIPTOR4, VprRangeStartOffset)");
+WDDMSIM_STATIC_ASSERT(sizeof(((DXGK_SEGMENTDESCRIPTOR4 *)0)->VprRangeStartOffset) == 8, "sizeof(DXGK_SEGMENTDESCRIPTOR4.VprRangeStartOffset)");
+WDDMSIM_STATIC_ASSERT(offsetof(DXGK_SEGMENTDESCRIPTOR4, VprRangeSize) == 72, "offsetof(DXGK_SEGMENTDESCRIPTOR4, VprRangeSize)");
+WDDMSIM_STATIC_ASSERT(sizeof(((DXGK_SEGMENTDESCRIPTOR4 *)0)->VprRangeSize) == 8, "sizeof(DXGK_SEGMENTDESCRIPTOR4.VprRangeSize)");
+WDDMSIM_STATIC_ASSERT(offsetof(DXGK_SEGMENTDESCRIPTOR4, VprAlignment) == 80, "offsetof(DXGK_SEGMENTDESCRIPTOR4, VprAlignment)");
+WDDMSIM_STATIC_ASSERT(sizeof(((DXGK_SEGMENTDESCRIPTOR4 *)0)->VprAlignment) == 4, "sizeof(DXGK_SEGMENTDESCRIPTOR4.VprAlignment)");
+WDDMSIM_STATIC_ASSERT(offsetof(DXGK_SEGMENTDESCRIPTOR4, NumVprSupported) == 84, "offsetof(DXGK_SEGMENTDESCRIPTOR4, NumVprSupported)");
+WDDMSIM_STATIC_ASSERT(sizeof(((DXGK_SEGMENTDESCRIPTOR4 *)0)->NumVprSupported) == 4, "sizeof(DXGK_SEGMENTDESCRIPTOR4.NumVprSupported)");
+WDDMSIM_STATIC_ASSERT(offsetof(DXGK_SEGMENTDESCRIPTOR4, VprReserveSize) == 88, "offsetof(DXGK_SEGMENTDESCRIPTOR4, VprReserveSize)");
+WDDMSIM_STATIC_ASSERT(sizeof(((DXGK_SEGMENTDESCRIPTOR4 *)0)->VprReserveSize) == 4, "sizeof(DXGK_SEGMENTDESCRIPTOR4.VprReserveSize)");
+WDDMSIM_STATIC_ASSERT(offsetof(DXGK_SEGMENTDESCRIPTOR4, NumUEFIFrameBufferRanges) == 92, "offsetof(DXGK_SEGMENTDESCRIPTOR4, NumUEFIFrameBufferRanges)");
+WDDMSIM_STATIC_ASSERT(sizeof(((DXGK_SEGMENTDESCRIPTOR4 *)0)->NumUEFIFrameBufferRanges) == 4, "sizeof(DXGK_SEGMENTDESCRIPTOR4.NumUEFIFrameBufferRanges)");
+WDDMSIM_STATIC_ASSERT(sizeof(DXGK_QUERYSEGMENTIN4) == 4, "sizeof(DXGK_QUERYSEGMENTIN4)");
+WDDMSIM_STATIC_ASSERT(offsetof(DXGK_QUERYSEGMENTIN4, PhysicalAdapterIndex) == 0, "offsetof(DXGK_QUERYSEGMENTIN4, PhysicalAdapterIndex)");
+WDDMSIM_STATIC_ASSERT(sizeof(((DXGK_QUERYSEGMENTIN4 *)0)->PhysicalAdapterIndex) == 4, "sizeof(DXGK_QUERYSEGMENTIN4.PhysicalAdapterIndex)");
+WDDMSIM_STATIC_ASSERT(sizeof(DXGK_QUERYSEGMENTOUT4) == 40, "sizeof(DXGK_QUERYSEGMENTOUT4)");
+WDDMSIM_STATIC_ASSERT(offsetof(DXGK_QUERYSEGMENTOUT4, NbSegment) == 0, "offsetof(DXGK_QUERYSEGMENTOUT4, NbSegment)");
+WDDMSIM_STATIC_ASSERT(sizeof(((DXGK_QUERYSEGMENTOUT4 *)0)->NbSegment) == 4, "sizeof(DXGK_QUERYSEGMENTOUT4.NbSegment)");
+WDDMSIM_STATIC_ASSERT(offsetof(DXGK_QUERYSEGMENTOUT4, pSegmentDescriptor) == 8, "offsetof(DXGK_QUERYSEGMENTOUT4, pSegmentDescriptor)");
+WDDMSIM_STATIC_ASSERT(sizeof(((DXGK_QUERYSEGMENTOUT4 *)0)->pSegmentDescriptor) == 8, "sizeof(DXGK_QUERYSEGMENTOUT4.pSegmentDescriptor)");
+WDDMSIM_STATIC_ASSERT(offsetof(DXGK_QUERYSEGMENTOUT4, SegmentDescriptorStride) == 16, "offsetof(DXGK_QUERYSEGMENTOUT4, SegmentDescriptorStride)");
+WDDMSIM_STATIC_ASSERT(sizeof(((DXGK_QUERYSEGMENTOUT4 *)0)->SegmentDescriptorStride) == 8, "sizeof(DXGK_QUERYSEGMENTOUT4.SegmentDescriptorStride)");
+WDDMSIM_STATIC_ASSERT(offsetof(DXGK_QUERYSEGMENTOUT4, PagingBufferSegmentId) == 24, "offsetof(DXGK_QUERYSEGMENTOUT4, PagingBufferSegmentId)");
+WDDMSIM_STATIC_ASSERT(sizeof(((DXGK_QUERYSEGMENTOUT4 *)0)->PagingBufferSegmentId) == 4, "sizeof(DXGK_QUERYSEGMENTOUT4.PagingBufferSegmentId)");
+WDDMSIM_STATIC_ASSERT(offsetof(DXGK_QUERYSEGMENTOUT4, PagingBufferSize) == 28, "offsetof(DXGK_QUERYSEGMENTOUT4, PagingBufferSize)");
+WDDMSIM_STATIC_ASSERT(sizeof(((DXGK_QUERYSEGMENTOUT4 *)0)->PagingBufferSize) == 4, "sizeof(DXGK_QUERYSEGMENTOUT4.PagingBufferSize)");
+WDDMSIM_STATIC_ASSERT(offsetof(DXGK_QUERYSEGMENTOUT4, PagingBufferPrivateDataSize) == 32, "offsetof(DXGK_QUERYSEGMENTOUT4, PagingBufferPrivateDataSize)");
+WDDMSIM_STATIC_ASSERT(sizeof(((DXGK_QUERYSEGMENTOUT4 *)0)->PagingBufferPrivateDataSize) == 4, "sizeof(DXGK_QUERYSEGMENTOUT4.PagingBufferPrivateDataSize)");
 WDDMSIM_STATIC_ASSERT(sizeof(WDDMSIM_GPU_SERVICES) == 128, "sizeof(WDDMSIM_GPU_SERVICES)");
 WDDMSIM_STATIC_ASSERT(offsetof(WDDMSIM_GPU_SERVICES, Version) == 0, "offsetof(WDDMSIM_GPU_SERVICES, Version)");
 WDDMSIM_STATIC_ASSERT(sizeof(((WDDMSIM_GPU_SERVICES *)0)->Version) == 4, "sizeof(WDDMSIM_GPU_SERVICES.Version)");
