@@ -465,10 +465,10 @@ def run(
     config = _load_scenario(scenario, options, settings)
     trace = None if record is None else _open_record(record)
     console.print(f"[bold]{config.name}[/]: {config.description}" if config.description else f"[bold]{config.name}[/]")
-    result, capture = _run_recorded(config, console, trace, record, out)
+    result, capture, metrics = _run_recorded(config, console, trace, record, out)
     _print_results(console, result, record)
     if out is not None:
-        _write(out, result.adapter, result.summary(), console, capture)
+        _write(out, result.adapter, {**result.summary(), **metrics}, console, capture)
     _print_verdict(console, result)
     sys.exit(0 if result.verified else 1)
 
@@ -513,12 +513,20 @@ def _load_scenario(scenario: str | None, options: dict[str, Any], settings: tupl
 
 def _run_recorded(
     config: ScenarioConfig, console: Console, trace: IO[str] | None, record: Path | None, out: Path | None
-) -> tuple[RunResult, Any]:
+) -> tuple[RunResult, Any, dict[str, Any]]:
     """Run the scenario (a progress bar on a terminal), recording its calls to ``trace`` (the ``--record`` file,
-    closed at the end) and capturing what ``--out`` writes; returns the result and the capture (None without
-    ``--out``).  A run that cannot complete exits with status 2 (bad input) or 1 (a check failed on the way)."""
-    from wddmsim.scenarios.runner import run_scenario
+    closed at the end) and capturing what ``--out`` writes; returns the result, the capture (None without
+    ``--out``) and, with ``--out``, the research metrics against the run's reference string (decision 0146).  A
+    run that cannot complete exits with status 2 (bad input) or 1 (a check failed on the way)."""
+    from wddmsim.research.runs import observed_run, run_metrics
     from wddmsim.viz.outputs import recorder
+
+    observed: list[Any] = []
+
+    def run_scenario(config: ScenarioConfig, **kwargs: Any) -> RunResult:
+        result, refs = observed_run(config, **kwargs)
+        observed.append(refs)
+        return result
 
     captures: list[Any] = []
 
@@ -546,7 +554,8 @@ def _run_recorded(
     finally:
         if trace is not None:
             _close_record(trace, record)
-    return result, captures[0] if captures else None
+    metrics = run_metrics(result.adapter.events, observed[0]) if out is not None else {}
+    return result, captures[0] if captures else None, metrics
 
 
 def _print_results(console: Console, result: RunResult, record: Path | None) -> None:
@@ -599,16 +608,16 @@ def replay(trace: Path, out: Path | None, settings: tuple[str, ...], **options: 
     replay diverged (without options: any call that returned otherwise; with options, which may change results:
     a call that succeeded when recorded and is now refused), 2 when the trace could not be replayed.
     """
+    from wddmsim.research.runs import observed_replay, run_metrics
     from wddmsim.scenarios.callfmt import TraceFormatError
     from wddmsim.scenarios.replay import read_trace
-    from wddmsim.scenarios.replay import replay as run_replay
     from wddmsim.viz.runs import replay_table
 
     console = Console()
     overrides = _overrides_or_fail(options, settings)
     try:
         recorded = read_trace(trace)
-        result = run_replay(recorded, overrides)
+        result, refs = observed_replay(recorded, overrides)
     except ConfigurationError as error:  # --driver named as on run; other settings keep their dotted keys
         _fail(_option_error(error, {"driver": options.get("driver")}))
     except TraceFormatError as error:
@@ -637,6 +646,7 @@ def replay(trace: Path, out: Path | None, settings: tuple[str, ...], **options: 
             "traffic": result.traffic,
             "recorded_traffic": result.recorded,
             "difference": {k: list(v) for k, v in result.difference().items()},
+            **run_metrics(result.adapter.events, refs),
         }
         _write(out, result.adapter, summary, console)
     failed = result.failures(overridden=bool(overrides))

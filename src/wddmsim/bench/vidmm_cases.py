@@ -19,8 +19,13 @@ from wddmsim.ddi.residency import (
 from wddmsim.ddi.status import HRESULT
 from wddmsim.drivers.resources import ResourceDesc, ResourceKind
 from wddmsim.hw.gpu import GpuConfig
+from wddmsim.research import cache
+from wddmsim.research.bound import lower_bound
+from wddmsim.research.reference import ReferenceRecorder, ReferenceString
 from wddmsim.system import SystemConfig, build_adapter
+from wddmsim.vidmm.config import VidMmConfig
 from wddmsim.vidmm.events import VidMmPageIn
+from wddmsim.vidmm.policy.registry import DEFAULT_EVICTION, eviction_policy
 from wddmsim.vidmm.ranges import RangeAllocator
 
 
@@ -67,12 +72,14 @@ def seg_alloc_100k() -> dict[str, Any]:
     )
 
 
-def _frame_loop(factor: float, *, frames: int = 60, seed: int = 3) -> dict[str, float]:
+def _frame_loop(factor: float, *, frames: int = 60, seed: int = 3, policy: str = DEFAULT_EVICTION) -> dict[str, float]:
     """A game-like loop: each frame makes a sliding window of allocations resident (about half of local
     memory), touches them, and evicts them lazily (``EvictOnlyIfNecessary``).  Returns bytes paged in over the
-    compulsory first loads, and frames per second of wall time."""
+    compulsory first loads and over the lower bound of the loop's reference string (decision 0145), and frames
+    per second of wall time."""
     gpu = GpuConfig(local_size=64 * MiB, bar_size=16 * MiB, aperture_size=32 * MiB, system_size=1 * GiB)
-    adapter = build_adapter(SystemConfig(gpu=gpu))
+    uses = ReferenceRecorder(eviction_policy(policy))
+    adapter = build_adapter(SystemConfig(gpu=gpu, vidmm=VidMmConfig(eviction_policy=uses)))
     adapter.events.enabled = True
     rm = adapter.vidmm.residency
     device = rm.create_device(rm.create_process())
@@ -106,6 +113,7 @@ def _frame_loop(factor: float, *, frames: int = 60, seed: int = 3) -> dict[str, 
         if result != HRESULT.E_OUTOFMEMORY:
             touched.update(a.handle for a in chosen)
             rm.placement.touch(chosen)
+            uses.close()
             rm.evict(
                 D3DDDICB_EVICT(
                     hDevice=device.handle,
@@ -118,23 +126,71 @@ def _frame_loop(factor: float, *, frames: int = 60, seed: int = 3) -> dict[str, 
     elapsed = time.perf_counter() - start
     paged_in = sum(e.size for e in adapter.events.of_type(VidMmPageIn))
     compulsory = sum(a.size for a in allocations if a.handle in touched)
-    return {"ratio": paged_in / compulsory, "fps": frames / elapsed}
+    bound = lower_bound(uses.reference_string(adapter.vidmm.spaces.spaces))
+    return {"ratio": paged_in / compulsory, "over_bound": paged_in / bound.bytes, "fps": frames / elapsed}
 
 
 @REGISTRY.add(
     "oversub_frames",
     "a frame loop whose working set is 1.25x and 2x local memory, default policy, end to end",
-    "paged_in_over_compulsory_1_25x and _2x reported (goals come with the policy work)",
+    "paged_in_over_compulsory_1_25x and _2x reported; default and lru over the lower bound (goals come with the policy work)",
 )
 def oversub_frames() -> dict[str, Any]:
     low = _frame_loop(1.25)
     high = _frame_loop(2.0)
+    lru = {factor: _frame_loop(factor, policy="lru") for factor in (1.25, 2.0)}
     return result(
         "oversub_frames",
         high["ratio"],
         "x compulsory",
         paged_in_over_compulsory_1_25x=round(low["ratio"], 3),
         paged_in_over_compulsory_2x=round(high["ratio"], 3),
+        default_over_lower_bound_1_25x=round(low["over_bound"], 3),
+        default_over_lower_bound_2x=round(high["over_bound"], 3),
+        lru_over_lower_bound_1_25x=round(lru[1.25]["over_bound"], 3),
+        lru_over_lower_bound_2x=round(lru[2.0]["over_bound"], 3),
         frames_per_second_1_25x=round(low["fps"], 1),
         frames_per_second_2x=round(high["fps"], 1),
+    )
+
+
+def _frame_string(uses: int, objects: int, oversubscription: float, seed: int) -> ReferenceString:
+    """A frame loop's reference string: objects of 64 KiB to 8 MiB (log-uniform, whole pages); each frame a
+    sliding window of a third of them plus a few drawn at random; capacity = footprint / ``oversubscription``."""
+    rng = np.random.default_rng(seed)
+    sizes = (np.exp(rng.uniform(np.log(16), np.log(2048), size=objects)).astype(np.int64) * PAGE_SIZE).tolist()
+    window = objects // 3
+    out: list[tuple[int, int]] = []
+    frame = 0
+    while len(out) < uses:
+        first = frame * (window // 4)
+        chosen = [(first + i) % objects for i in range(window)] + rng.integers(0, objects, size=4).tolist()
+        out += [(o, sizes[o]) for o in dict.fromkeys(chosen)]
+        frame += 1
+    return ReferenceString.of(out[:uses], int(sum(sizes) / oversubscription))
+
+
+@REGISTRY.add(
+    "opt_bound_100k",
+    "lower bound on bytes paged in + Belady's MIN schedule for a 100 000-use frame-loop string (sizes vary)",
+    "seconds <= 10 (bound and MIN together); exact_on_equal_sizes true",
+)
+def opt_bound_100k() -> dict[str, Any]:
+    refs = _frame_string(100_000, 1_500, 1.5, seed=5)
+    start = time.perf_counter()
+    bound = lower_bound(refs)
+    bound_seconds = time.perf_counter() - start
+    schedule = cache.belady(refs)
+    seconds = time.perf_counter() - start
+    equal = ReferenceString.of(((i % 1250, PAGE_SIZE) for i in range(100_000)), 1000 * PAGE_SIZE)
+    return result(
+        "opt_bound_100k",
+        seconds,
+        "s",
+        seconds=round(seconds, 3),
+        bound_seconds=round(bound_seconds, 3),
+        min_seconds=round(seconds - bound_seconds, 3),
+        lower_bound_over_compulsory=round(bound.bytes / bound.compulsory, 4),
+        min_over_lower_bound=round(schedule / bound.bytes, 4),
+        exact_on_equal_sizes=lower_bound(equal).bytes == cache.belady(equal),
     )

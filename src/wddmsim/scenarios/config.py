@@ -39,6 +39,9 @@ from wddmsim.system import SystemConfig
 from wddmsim.vidmm.config import VidMmConfig
 from wddmsim.vidmm.policy import Belady, EvictionPolicy, UseRecorder, registry
 
+PolicyWrap = Callable[[EvictionPolicy], EvictionPolicy]
+"""An observer put around a run's eviction policy: it must pass every hook on unchanged."""
+
 MODEL_LIMIT: Final = 2 * GiB
 """The most allocation bytes a workload may create: the reference model keeps every expected byte in RAM."""
 
@@ -323,15 +326,20 @@ class ScenarioConfig:
         """The eviction policy is offline: a run needs the uses of a recorded one (``wddmsim replay``)."""
         return registry.offline(self.adapter.policy)
 
-    def system_config(self, *, future: Sequence[int] | None = None, uses: list[int] | None = None) -> SystemConfig:
+    def system_config(
+        self, *, future: Sequence[int] | None = None, uses: list[int] | None = None, wrap: PolicyWrap | None = None
+    ) -> SystemConfig:
         """The adapter this scenario runs on; ``future``: the recorded uses an offline policy is given; ``uses``:
-        a list the run's uses are appended to (for a later offline run)."""
+        a list the run's uses are appended to (for a later offline run); ``wrap``: an observer put around the
+        eviction policy (the reference-string recorder of :mod:`wddmsim.research`)."""
         a = self.adapter
         policy: str | EvictionPolicy = a.policy
         if future is not None and self.offline_policy:
             policy = Belady(future)
         elif uses is not None:
             policy = UseRecorder(registry.eviction_policy(a.policy, "adapter.policy"), uses)
+        if wrap is not None:
+            policy = wrap(registry.eviction_policy(policy, "adapter.policy"))
         return SystemConfig(
             gpu=GpuConfig(
                 local_size=a.vram,

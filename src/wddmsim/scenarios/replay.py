@@ -76,7 +76,7 @@ from wddmsim.scenarios.callfmt import (
     packets_from_json,
     unblob,
 )
-from wddmsim.scenarios.config import ScenarioConfig, apply_overrides, from_dict
+from wddmsim.scenarios.config import PolicyWrap, ScenarioConfig, apply_overrides, from_dict
 from wddmsim.scenarios.patterns import pattern
 from wddmsim.scenarios.record import VIEW_SPAN
 from wddmsim.scenarios.traffic import difference, event_digest, traffic
@@ -267,8 +267,12 @@ class _Replayer:
 
     # --- running -------------------------------------------------------------------------------------------
 
-    def run(self, calls: list[dict[str, Json]], lines: list[int] | None = None) -> None:
+    def run(
+        self, calls: list[dict[str, Json]], lines: list[int] | None = None, after: Callable[[], None] | None = None
+    ) -> None:
         for index, rec in enumerate(calls):
+            if after is not None and index:
+                after()  # the previous call is over (whether it returned, was refused or raised)
             line = lines[index] if lines and index < len(lines) else index + 2
             self.result.calls += 1
             handler = self.handlers.get(str(rec["call"]))
@@ -631,11 +635,18 @@ class _Replayer:
         return self.device(rec).wait_for_context(self.v(a["hContext"]), self.fence(a["fence"]))
 
 
-def replay(trace: Trace, overrides: Mapping[str, object] | None = None) -> ReplayResult:
+def replay(
+    trace: Trace,
+    overrides: Mapping[str, object] | None = None,
+    *,
+    wrap: PolicyWrap | None = None,
+    after_call: Callable[[], None] | None = None,
+) -> ReplayResult:
     """Run ``trace`` on the configuration it was recorded with, changed by ``overrides`` (dotted keys of
     :mod:`~wddmsim.scenarios.config`; the driver model must stay: a trace's calls belong to one model; so must the
     user-mode driver, whose format the recorded private driver data is in -- a package wrapping the recorded one
-    shares it)."""
+    shares it).  ``wrap`` and ``after_call``: an observer around the eviction policy, told when each call ends
+    (the reference string of :mod:`wddmsim.research`: one request per call)."""
     recorded = trace.config
     config = from_dict(apply_overrides(recorded.to_dict(), overrides or {}))
     if config.adapter.driver_model != recorded.adapter.driver_model:
@@ -652,7 +663,7 @@ def replay(trace: Trace, overrides: Mapping[str, object] | None = None) -> Repla
             f"(driver package {recorded.adapter.driver})",
         )
     future = _recorded_uses(trace) if config.offline_policy else None
-    adapter = build_adapter(config.system_config(future=future))
+    adapter = build_adapter(config.system_config(future=future, wrap=wrap))
     trailer = trace.trailer or {}
     recorded_traffic = trailer.get("traffic", {})
     if not isinstance(recorded_traffic, dict) or not all(
@@ -665,7 +676,9 @@ def replay(trace: Trace, overrides: Mapping[str, object] | None = None) -> Repla
         {str(k): int(v) for k, v in recorded_traffic.items()},
         str(trailer.get("events_sha256", "")),
     )
-    _Replayer(adapter, result).run(trace.calls, trace.lines)
+    _Replayer(adapter, result).run(trace.calls, trace.lines, after_call)
+    if after_call is not None:
+        after_call()
     return result
 
 

@@ -19,7 +19,7 @@ import numpy as np
 from wddmsim.core.errors import ConfigurationError
 from wddmsim.core.units import format_size
 from wddmsim.scenarios.app import App
-from wddmsim.scenarios.config import ScenarioConfig
+from wddmsim.scenarios.config import PolicyWrap, ScenarioConfig
 from wddmsim.scenarios.model import Model
 from wddmsim.scenarios.record import CallLog, TracedRuntime
 from wddmsim.scenarios.result import Check
@@ -99,9 +99,11 @@ def run_scenario(
     progress: Progress | None = None,
     record: IO[str] | None = None,
     on_adapter: Callable[[Adapter], None] | None = None,
+    wrap_policy: PolicyWrap | None = None,
 ) -> RunResult:
     """Run ``config`` to the end and verify; ``record`` receives the call trace; ``on_adapter`` sees the adapter
-    before the first call (to attach read-only observers such as a paging-buffer capture)."""
+    before the first call (to attach read-only observers such as a paging-buffer capture); ``wrap_policy`` puts
+    an observer around the eviction policy (the reference-string recorder)."""
     if config.offline_policy:
         raise ConfigurationError(
             "adapter.policy",
@@ -109,7 +111,7 @@ def run_scenario(
             "is an offline policy: it needs the uses of a recorded run (wddmsim run --record TRACE, then "
             "wddmsim replay TRACE --policy min)",
         )
-    adapter = build_adapter(config.system_config())
+    adapter = build_adapter(config.system_config(wrap=wrap_policy))
     start = adapter.footprint()
     if on_adapter is not None:
         on_adapter(adapter)
