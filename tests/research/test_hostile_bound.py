@@ -70,11 +70,10 @@ def test_huge_sizes_never_give_a_negative_bound() -> None:
 def test_a_capacity_past_int64_is_answered_or_refused_by_name() -> None:
     refs = ReferenceString.of([(0, 4096), (1, 4097), (0, 4096)], 2**64)  # coprime sizes: the unit is one byte
     try:
-        bound = lower_bound(refs)
+        answer: int | str = lower_bound(refs).bytes
     except ValueError as error:
-        assert "capacity" in str(error)
-        return
-    assert bound.bytes == 4096 + 4097
+        answer = str(error)
+    assert answer == 4096 + 4097 or (isinstance(answer, str) and "capacity" in answer)
 
 
 @pytest.mark.parametrize("policy", [VetoEveryVictim, RanksNobody], ids=["veto", "empty-order"])

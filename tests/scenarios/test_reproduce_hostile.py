@@ -39,9 +39,11 @@ class RanksNobody(BaseEviction):
 )
 def test_a_reference_that_never_became_resident_is_not_counted_as_a_hit(policy: type[BaseEviction]) -> None:
     # Five distinct allocations: at least five faults, or the counts are not the string's.
-    with pytest.raises(ReproductionError):
+    try:
         counts = run_string(BELADY_STRING, 3, policy())
-        assert counts.faults >= 5, counts
+    except ReproductionError:
+        return  # refused: the run could not count what it claims to
+    assert counts.faults >= 5, counts
 
 
 @pytest.mark.xfail(
@@ -63,6 +65,8 @@ def test_an_absurd_loops_is_refused_naming_it() -> None:
     "reports a mismatch against 'published inf' instead of refusing the argument",
 )
 def test_an_infinite_expectation_is_refused(value: str) -> None:
-    result = CliRunner().invoke(main, ["reproduce", "belady-anomaly", "--published-only", "--expect", f"fifo@3={value}"])
+    result = CliRunner().invoke(
+        main, ["reproduce", "belady-anomaly", "--published-only", "--expect", f"fifo@3={value}"]
+    )
     assert result.exit_code == 2, result.output
     assert "--expect" in result.output
