@@ -16,7 +16,9 @@ from wddmsim.core.units import PAGE_SIZE
 from wddmsim.ddi.flags import DXGK_TRANSFERFLAGS
 from wddmsim.ddi.memory import MDL
 from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_TRANSFER, DXGK_TRANSFER_LOCATION
+from wddmsim.drivers.native import kernel
 from wddmsim.drivers.native.driver import NativeDriver
+from wddmsim.drivers.native.services import IDLE_IMAGES
 from wddmsim.scenarios.rig import PagingRig
 from wddmsim.system import SystemConfig
 from wddmsim.testing import campaign
@@ -102,3 +104,38 @@ def test_an_adapter_reset_lets_every_image_go(build_driver: BuildDriver, tmp_pat
     driver.reset_from_timeout()
     now = driver.statistics()
     assert (now.mdl_images, now.bridge_views) == (0, 0)
+
+
+def test_an_idle_image_is_reused_with_a_fresh_view_and_the_idle_ones_are_bounded(
+    build_driver: BuildDriver, tmp_path: Path
+) -> None:
+    """VidMm hands the same MDL to build after build: its image is kept idle between them (decision 0131), never
+    with a stale view -- the header of an idle image names no mapping, so the next build maps afresh and the bytes
+    land -- and no more than ``IDLE_IMAGES`` idle ones are kept."""
+    rig = PagingRig(SystemConfig(driver_package=str(softlog_description(tmp_path, build_driver(SOFTLOG)))))
+    driver = rig.driver
+    assert isinstance(driver, NativeDriver)
+    images = driver.services.images
+    start = rig.adapter.footprint()
+    mdl = rig.backing(PAGE_SIZE, scatter_seed=None)
+    for round_ in range(3):
+        data = rig.pattern(PAGE_SIZE, seed=round_)
+        rig.write_segment(SEGMENT, 0, data)
+        rig.execute(transfer(rig, mdl, 0, to_system=True))
+        assert np.array_equal(rig.read_mdl(mdl), data), f"round {round_}: the reused image's view reached the pages"
+        driver.retire()
+        assert (images.count(), images.live_views(), images.idle()) == (0, 0, 1)
+        address = images.image(mdl)  # the idle image comes back, its header naming no view
+        header = kernel.MDL.from_address(address)
+        assert header.MappedSystemVa is None and not int(header.MdlFlags) & kernel.MDL_MAPPED_TO_SYSTEM_VA
+        images.submitted(0, 0)  # hand it back to a (completed) buffer, as a build would
+        images.retire(lambda node: 0)
+    many = [rig.backing(PAGE_SIZE) for _ in range(IDLE_IMAGES + 8)]
+    for i, other in enumerate(many):
+        rig.execute(transfer(rig, other, (i % 4) * PAGE_SIZE, to_system=True))
+    driver.retire()
+    assert (images.count(), images.live_views()) == (0, 0)
+    assert images.idle() == IDLE_IMAGES, "the oldest idle images went"
+    for other in [mdl, *many]:
+        rig.mm.free_pages(other)
+    assert rig.adapter.footprint().leaks(start) == []

@@ -29,6 +29,8 @@ from wddmsim.hw.hostmap import HostView
 from wddmsim.hw.memory import SystemMemory
 
 LOG_LINES: Final = 1000
+IDLE_IMAGES: Final = 16
+"""Images no pending buffer holds, kept (views unmapped) for the next build that names the same MDL."""
 
 
 @final
@@ -54,13 +56,20 @@ class MdlImages:
     software log may hold the view's address; its executor dereferences it when the buffer runs.  Then the image
     goes, and its views are unmapped (VidMm frees an MDL's pages only once the work using them has completed,
     decision 0057, so a view never outlives its pages).  An adapter reset lets every image go (:meth:`clear`).
+
+    An image no buffer holds any more is *idle*: its views are unmapped and its header says so, but the C MDL
+    itself is kept -- up to :data:`IDLE_IMAGES`, least recently used first out -- because VidMm hands the same MDL
+    to many builds in a row (a paging stream), and making the image again for each cost the C driver a fifth of
+    its paging rate.  Only images a pending buffer holds count as alive (:meth:`count`).
     """
 
-    __slots__ = ("_by_address", "_by_id", "_submitted", "_unsubmitted", "views")
+    __slots__ = ("_by_address", "_by_id", "_idle", "_submitted", "_unsubmitted", "views")
 
     def __init__(self) -> None:
         self._by_id: dict[int, _Image] = {}
         self._by_address: dict[int, _Image] = {}
+        self._idle: dict[int, _Image] = {}
+        """Idle images by MDL identity, least recently idle first (also in ``_by_id``)."""
         self._unsubmitted: dict[int, _Image] = {}
         """Images handed to the driver since the last paging submission: they belong to the next one."""
         self._submitted: list[tuple[int, int, tuple[_Image, ...]]] = []
@@ -73,10 +82,17 @@ class MdlImages:
         found = self._by_id.get(id(mdl))
         if found is None or found.mdl is not mdl:
             found = self._make(mdl)
+        else:
+            self._idle.pop(id(mdl), None)
         self._unsubmitted[id(mdl)] = found
         return ctypes.addressof(found.storage)
 
     def _make(self, mdl: MDL) -> _Image:
+        stale = self._by_id.get(id(mdl))
+        if stale is not None:  # an idle image of an MDL that is gone, whose id a new one took
+            self._idle.pop(id(mdl), None)
+            del self._by_id[id(mdl)]
+            self._drop(stale)
         pfns = np.ascontiguousarray(mdl.pfns, dtype=np.uint64)
         storage = ctypes.create_string_buffer(kernel.mdl_size(len(pfns)))
         header = kernel.MDL.from_buffer(storage)
@@ -118,22 +134,38 @@ class MdlImages:
         self._submitted = kept
 
     def _drop_if_unused(self, image: _Image) -> None:
-        if image.holds == 0 and id(image.mdl) not in self._unsubmitted and self._by_id.get(id(image.mdl)) is image:
-            del self._by_id[id(image.mdl)]
-            self._drop(image)
+        key = id(image.mdl)
+        if image.holds == 0 and key not in self._unsubmitted and self._by_id.get(key) is image:
+            self._unmap_views(image)
+            self._idle[key] = image
+            if len(self._idle) > IDLE_IMAGES:
+                oldest = next(iter(self._idle))
+                del self._by_id[oldest]
+                self._drop(self._idle.pop(oldest))
 
-    def _drop(self, image: _Image) -> None:
-        del self._by_address[ctypes.addressof(image.storage)]
+    def _unmap_views(self, image: _Image) -> None:
+        """Unmap every view of ``image`` and say so in its header, as ``MmUnmapLockedPages`` does: a later
+        ``MmGetSystemAddressForMdlSafe`` maps afresh instead of returning an address no longer mapped."""
+        if not image.views:
+            return  # nothing mapped: the header names no view (MmUnmapLockedPages cleared any it did)
         for view in image.views:
             self.views.pop(view.address, None)
             view.close()
         image.views.clear()
+        header = kernel.MDL.from_buffer(image.storage)
+        header.MappedSystemVa = None
+        header.MdlFlags = int(header.MdlFlags) & ~kernel.MDL_MAPPED_TO_SYSTEM_VA & 0xFFFF
+
+    def _drop(self, image: _Image) -> None:
+        del self._by_address[ctypes.addressof(image.storage)]
+        self._unmap_views(image)
 
     def clear(self) -> None:
         """Every image and view goes (an adapter reset: no buffer will run any more; or the adapter goes)."""
         for image in self._by_id.values():
             self._drop(image)
         self._by_id.clear()
+        self._idle.clear()
         self._unsubmitted.clear()
         self._submitted.clear()
         for view in self.views.values():
@@ -146,14 +178,20 @@ class MdlImages:
         kept = (tuple(self._by_id.values()), tuple(self.views.values()))
         self._by_id.clear()
         self._by_address.clear()
+        self._idle.clear()
         self._unsubmitted.clear()
         self._submitted.clear()
         self.views.clear()
         return kept
 
     def count(self) -> int:
-        """Images alive (each a C MDL the driver may still be reading)."""
-        return len(self._by_id)
+        """Images alive: held by a pending buffer or handed to the one being built (the driver may still read
+        them).  Idle ones, bounded by :data:`IDLE_IMAGES`, are a cache and not counted."""
+        return len(self._by_id) - len(self._idle)
+
+    def idle(self) -> int:
+        """Idle images kept for reuse (at most :data:`IDLE_IMAGES`)."""
+        return len(self._idle)
 
     def live_views(self) -> int:
         return sum(1 for view in self.views.values() if not view.closed)
