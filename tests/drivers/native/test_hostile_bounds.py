@@ -1,6 +1,6 @@
 """Hostile review of the native bridge's timeout split (decision 0132): check-driver is to make a library function
 that never returns a finding, not a hang, and its own output options are to be refused by name.  Each test here
-is a defect found by review, kept as a strict xfail until it is fixed."""
+is a defect found by review (stop 19), fixed."""
 
 from __future__ import annotations
 
@@ -25,11 +25,6 @@ GUARD = 10.0
 the suite, not a measurement (a bounded check-driver returns after its 0.2 s bound plus the checks)."""
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="WddmsimStartDevice is called inline (adapter_desc.start), outside the watchdog: a library whose "
-    "start never returns hangs check-driver for good, whatever call_timeout says",
-)
 def test_check_driver_bounds_a_start_device_that_never_returns(
     build_driver: BuildDriver, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -60,11 +55,6 @@ def test_check_driver_bounds_a_start_device_that_never_returns(
     assert "WddmsimStartDevice" in str(outcome[0]) or not getattr(outcome[0], "conformant", True)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="checked_package bounds the entry points (call_timeout, else tdr_delay, else 2 s) but not the executor: "
-    "with tdr_delay = 0 a WddmsimExecutePagingBuffer that never returns hangs check-driver",
-)
 def test_check_driver_bounds_the_executor_even_when_tdr_delay_is_off(build_driver: BuildDriver, tmp_path: Path) -> None:
     library = build_driver(SOFTLOG)
     config = checked_package(str(library), softlog_description(tmp_path, library, tdr_delay=0), None).configure(
@@ -76,11 +66,6 @@ def test_check_driver_bounds_the_executor_even_when_tdr_delay_is_off(build_drive
 
 
 @pytest.mark.parametrize("option", ["--junit", "--out"])
-@pytest.mark.xfail(
-    strict=True,
-    reason="check-driver writes --junit / --out after the run without checking them: a directory that does not "
-    "exist (or an --out under a file, or /dev/null) ends in a FileNotFoundError/FileExistsError traceback, exit 1 (findings)",
-)
 def test_an_unwritable_report_path_is_refused_naming_the_option(option: str, tmp_path: Path) -> None:
     (tmp_path / "a-file").write_text("", encoding="utf-8")
     target = tmp_path / "missing" / "report.xml" if option == "--junit" else tmp_path / "a-file" / "report"
