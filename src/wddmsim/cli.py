@@ -1010,12 +1010,29 @@ def check_driver(
 
             spec = executor_option(executor) if executor is not None else None
             package = checked_package(library, adapter_file, spec)
+        _report_targets(junit_path, out)  # before the run: a report that cannot be written is bad usage
         report = run_checks(package, configuration(package, DriverModel(model) if model is not None else None))
     except ConfigurationError as error:
         _fail(error)
     views.print_report(console, report)
-    views.write(report, junit_path=junit_path, out=out)
+    try:
+        views.write(report, junit_path=junit_path, out=out)
+    except OSError as error:
+        option = "--junit" if junit_path is not None and error.filename == str(junit_path) else "--out"
+        _fail(ConfigurationError(option, str(error.filename), f"cannot be written: {error.strerror}"))
     sys.exit(0 if report.conformant else EXIT_FAILED)
+
+
+def _report_targets(junit_path: Path | None, out: Path | None) -> None:
+    """``check-driver``'s report paths, checked before the run: ``--out`` is made if missing (a directory), and
+    ``--junit``'s directory must exist."""
+    if out is not None:
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise ConfigurationError("--out", str(out), f"cannot be made a directory: {error.strerror}") from None
+    if junit_path is not None and not junit_path.parent.is_dir():
+        raise ConfigurationError("--junit", str(junit_path), "its directory must exist")
 
 
 @main.command("include-dir", context_settings=CONTEXT)

@@ -21,6 +21,7 @@ from wddmsim.ddi.segments import DXGK_QUERYSEGMENTIN4, DXGK_QUERYSEGMENTOUT4, DX
 from wddmsim.ddi.status import status_name
 from wddmsim.drivers.native.library import START_DEVICE, NativeLibrary
 from wddmsim.drivers.native.marshal import address_of
+from wddmsim.drivers.native.watchdog import Watchdog
 from wddmsim.drivers.package import DriverModel, SimulatedDriver
 from wddmsim.hw.gpu import Gpu
 from wddmsim.hw.mmu import MmuLayout
@@ -117,13 +118,14 @@ class AdapterDescBlock:
         if self.model == 2:
             describe_mmu(self.desc, gpu.mmu.layout)
 
-    def start(self, library: NativeLibrary) -> None:
-        """Call ``WddmsimStartDevice`` if the library exports it; a failure status refuses the driver, named."""
+    def start(self, library: NativeLibrary, watchdog: Watchdog) -> None:
+        """Call ``WddmsimStartDevice`` if the library exports it, bounded as every driver entry point is
+        (``call_timeout``, decision 0132); a failure status refuses the driver, named."""
         function = library.function(START_DEVICE)
         if function is None:
             return
-        start = START_DEVICE_TYPE(address_of(function))
-        status = int(start(None, ctypes.byref(self.desc))) & 0xFFFFFFFF
+        start, desc = START_DEVICE_TYPE(address_of(function)), ctypes.byref(self.desc)
+        status = watchdog.call_driver(START_DEVICE, lambda: int(start(None, desc)), self.desc) & 0xFFFFFFFF
         if status >> 30 == 3:  # NT_ERROR: severity bits 11
             raise ConfigurationError("driver", str(library.path), f"{START_DEVICE} failed with {status_name(status)}")
 

@@ -77,7 +77,7 @@ class NativeDriver(WrappedDriver):
         """Calls of the library's own ``DxgkDdiResetFromTimeout``."""
         self.served_by_base: dict[str, int] = {}
         """Operations the base driver built because the library does not claim them (name -> calls)."""
-        self.adapter.start(library)
+        self.adapter.start(library, self.watchdog)
         self._route_paging_buffers()
 
     def _route_paging_buffers(self) -> None:

@@ -73,9 +73,9 @@ def native_package(name: str, *, setting: str = "driver") -> DriverPackage:
 
 def checked_package(library: str, adapter: Path | None, executor: ExecutorSpec | None) -> DriverPackage:
     """``check-driver LIB [--adapter FILE] [--executor SPEC]``: the library, described by FILE (its ``library``
-    key replaced by LIB), its executor replaced by SPEC.  Its entry points are bounded in wall time -- by
-    ``call_timeout``, else by ``TdrDelay`` -- so that one that never returns is a finding, not a hang (decision
-    0132)."""
+    key replaced by LIB), its executor replaced by SPEC.  Every call into it is bounded in wall time -- the
+    executor by ``tdr_delay`` (2 s when it is 0), the entry points by ``call_timeout``, else ``tdr_delay`` -- so that
+    one that never returns is a finding, not a hang (decision 0132)."""
     path = Path(library)
     if not path.is_file():
         raise ConfigurationError("LIBRARY", library, "must be a shared library (no such file)")
@@ -83,8 +83,10 @@ def checked_package(library: str, adapter: Path | None, executor: ExecutorSpec |
     description = with_library(description, path)
     if executor is not None:
         description = dataclasses.replace(description, executor=executor)
-    if description.call_timeout is None:
-        description = dataclasses.replace(description, call_timeout=description.tdr_delay or TDR_DELAY)
+    tdr_delay = description.tdr_delay or TDR_DELAY  # check-driver never waits for ever, even with tdr_delay = 0
+    description = dataclasses.replace(
+        description, tdr_delay=tdr_delay, call_timeout=description.call_timeout or tdr_delay
+    )
     return described_package(library, description)
 
 
