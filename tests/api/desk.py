@@ -62,17 +62,20 @@ class Desk:
         gpu: GpuConfig = SMALL_GPU,
         wrap: DriverWrapper | None = None,
         policy: str = "priority-lru",
+        placement: str = "ladder",
         driver: dict[str, Any] | None = None,
         package: str | None = None,
     ) -> None:
         """``model`` None: the package's own (wddm2 on the reference driver); a model the package cannot present
-        skips the test (its capabilities do not allow it).  ``driver``: fields of the package's configuration."""
+        skips the test (its capabilities do not allow it).  ``driver``: fields of the package's configuration.
+        ``policy`` and ``placement`` default to the former defaults (decision 0165): these tests were written
+        against the ladder of D7 and pin it."""
         name = package or self.default_package
         config = SystemConfig(
             gpu=gpu,
             driver_package=name,
             driver=_driver_config(name, model, driver or {}),
-            vidmm=VidMmConfig(eviction_policy=policy),
+            vidmm=VidMmConfig(eviction_policy=policy, placement_policy=placement),
         )
         self.package = name
         self.adapter: Adapter = build_adapter(config, wrap_driver=wrap)

@@ -53,6 +53,7 @@ class World:
         gpu: GpuConfig = SMALL_GPU,
         model: DriverModel | None = None,
         policy: str | EvictionPolicy = "priority-lru",
+        placement: str = "ladder",
         map_aperture2: bool = False,
         physical: bool = False,
         scratch_size: int = 16 * MiB,
@@ -62,7 +63,8 @@ class World:
         deferred: bool = True,
         package: str = "reference",
     ) -> None:
-        """``package`` names the driver package (``reference``, ``simple``, ...); ``model`` (default: the package's
+        """``policy`` and ``placement`` default to the former defaults (decision 0165): the mechanism's tests were
+        written against the ladder of D7 and pin it.  ``package`` names the driver package (``reference``, ``simple``, ...); ``model`` (default: the package's
         own), ``map_aperture2``, ``update_mode`` and ``driver_options`` configure the reference driver only."""
         options: dict[str, Any] = {"map_aperture2": map_aperture2, **(driver_options or {})}
         if update_mode is not None:  # CPU_VIRTUAL needs page tables the CPU can reach: the CPU-visible segment
@@ -74,7 +76,11 @@ class World:
                 driver_package=package,
                 driver=_driver_config(package, model, options),
                 vidmm=VidMmConfig(
-                    eviction_policy=policy, physical_moves=physical, scratch_size=scratch_size, deferred_paging=deferred
+                    eviction_policy=policy,
+                    placement_policy=placement,
+                    physical_moves=physical,
+                    scratch_size=scratch_size,
+                    deferred_paging=deferred,
                 ),
             ),
             wrap_driver=wrap_driver,

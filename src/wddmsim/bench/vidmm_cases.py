@@ -25,7 +25,8 @@ from wddmsim.research.reference import ReferenceRecorder, ReferenceString
 from wddmsim.system import SystemConfig, build_adapter
 from wddmsim.vidmm.config import VidMmConfig
 from wddmsim.vidmm.events import VidMmPageIn
-from wddmsim.vidmm.policy.registry import DEFAULT_EVICTION, eviction_policy
+from wddmsim.vidmm.policy.interface import EvictionPolicy, PlacementPolicy
+from wddmsim.vidmm.policy.registry import DEFAULT_EVICTION, DEFAULT_PLACEMENT, eviction_policy
 from wddmsim.vidmm.ranges import RangeAllocator
 
 
@@ -72,14 +73,21 @@ def seg_alloc_100k() -> dict[str, Any]:
     )
 
 
-def _frame_loop(factor: float, *, frames: int = 60, seed: int = 3, policy: str = DEFAULT_EVICTION) -> dict[str, float]:
+def _frame_loop(
+    factor: float,
+    *,
+    frames: int = 60,
+    seed: int = 3,
+    policy: str | EvictionPolicy = DEFAULT_EVICTION,
+    placement: str | PlacementPolicy = DEFAULT_PLACEMENT,
+) -> dict[str, float]:
     """A game-like loop: each frame makes a sliding window of allocations resident (about half of local
     memory), touches them, and evicts them lazily (``EvictOnlyIfNecessary``).  Returns bytes paged in over the
     compulsory first loads and over the lower bound of the loop's reference string (decision 0145), and frames
     per second of wall time."""
     gpu = GpuConfig(local_size=64 * MiB, bar_size=16 * MiB, aperture_size=32 * MiB, system_size=1 * GiB)
     uses = ReferenceRecorder(eviction_policy(policy))
-    adapter = build_adapter(SystemConfig(gpu=gpu, vidmm=VidMmConfig(eviction_policy=uses)))
+    adapter = build_adapter(SystemConfig(gpu=gpu, vidmm=VidMmConfig(eviction_policy=uses, placement_policy=placement)))
     adapter.events.enabled = True
     rm = adapter.vidmm.residency
     device = rm.create_device(rm.create_process())
@@ -133,24 +141,29 @@ def _frame_loop(factor: float, *, frames: int = 60, seed: int = 3, policy: str =
 @REGISTRY.add(
     "oversub_frames",
     "a frame loop whose working set is 1.25x and 2x local memory, default policy, end to end",
-    "paged_in_over_compulsory_1_25x and _2x reported; default and lru over the lower bound (goals come with the policy work)",
+    "default's paged-in / lower bound <= 1.5 at 1.25x and at 2x (decision 0165); lru and the former default beside",
 )
 def oversub_frames() -> dict[str, Any]:
-    low = _frame_loop(1.25)
-    high = _frame_loop(2.0)
-    lru = {factor: _frame_loop(factor, policy="lru") for factor in (1.25, 2.0)}
+    factors = (1.25, 2.0)
+    default = {f: _frame_loop(f) for f in factors}
+    lru = {f: _frame_loop(f, policy="lru") for f in factors}
+    former = {f: _frame_loop(f, policy="priority-lru", placement="ladder") for f in factors}
+    worst = max(default[f]["over_bound"] for f in factors)
     return result(
         "oversub_frames",
-        high["ratio"],
-        "x compulsory",
-        paged_in_over_compulsory_1_25x=round(low["ratio"], 3),
-        paged_in_over_compulsory_2x=round(high["ratio"], 3),
-        default_over_lower_bound_1_25x=round(low["over_bound"], 3),
-        default_over_lower_bound_2x=round(high["over_bound"], 3),
+        worst,
+        "x lower bound (worst of 1.25x, 2x)",
+        goal_met=worst <= 1.5,
+        paged_in_over_compulsory_1_25x=round(default[1.25]["ratio"], 3),
+        paged_in_over_compulsory_2x=round(default[2.0]["ratio"], 3),
+        default_over_lower_bound_1_25x=round(default[1.25]["over_bound"], 3),
+        default_over_lower_bound_2x=round(default[2.0]["over_bound"], 3),
         lru_over_lower_bound_1_25x=round(lru[1.25]["over_bound"], 3),
         lru_over_lower_bound_2x=round(lru[2.0]["over_bound"], 3),
-        frames_per_second_1_25x=round(low["fps"], 1),
-        frames_per_second_2x=round(high["fps"], 1),
+        former_default_over_lower_bound_1_25x=round(former[1.25]["over_bound"], 3),
+        former_default_over_lower_bound_2x=round(former[2.0]["over_bound"], 3),
+        frames_per_second_1_25x=round(default[1.25]["fps"], 1),
+        frames_per_second_2x=round(default[2.0]["fps"], 1),
     )
 
 

@@ -20,10 +20,10 @@ class VidMmConfig:
     """The system paging process's scratch area (GpuMmu): content moves through it in chunks of half of it."""
     physical_moves: bool = False
     """Move content with physical ``Transfer``/``Fill`` even on a GpuMmu driver (decision 0014)."""
-    eviction_policy: str | EvictionPolicy = "priority-lru"
+    eviction_policy: str | EvictionPolicy = "stable"
     """The eviction policy: a name of :data:`wddmsim.vidmm.policy.registry.EVICTION`, ``module:Class``, or a
     policy object (an offline policy built with a recorded run's uses)."""
-    placement_policy: str | PlacementPolicy = "ladder"
+    placement_policy: str | PlacementPolicy = "free-first"
     """The placement policy: a name of :data:`wddmsim.vidmm.policy.registry.PLACEMENT`, ``module:Class``, or an
     object."""
     deferred_paging: bool = True

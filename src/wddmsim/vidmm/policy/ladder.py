@@ -1,8 +1,10 @@
-"""Placement policies: ``ladder`` (the default) and ``near-first``, each a table of rungs.
+"""Placement policies: ``free-first`` (the default), ``ladder`` and ``near-first``, each a table of rungs.
 
-``ladder`` tries free room where the allocation wants to be, then room made there from what no residency list
-needs, then the same in the other segment group (an aperture: system memory the GPU reaches), and only then
-evicts what some list needs.  ``near-first`` keeps allocations in their preferred group at the price of
+``free-first`` takes free room wherever the allocation may be -- where it wants to be, then the other segment
+group (an aperture: system memory the GPU reaches) -- before it evicts anything: memory the GPU can reach is
+not left empty while allocations are paged out (decision 0165).  ``ladder`` tries free room where the
+allocation wants to be, then room made there from what no residency list needs, then the same in the other
+group, and only then evicts what some list needs.  ``near-first`` keeps allocations in their preferred group at the price of
 evicting listed allocations before it falls back to the other group (a policy for a researcher to compare).
 
 A rung names segments by reach: ``near`` are the candidates in the budget group of the first (most preferred)
@@ -26,7 +28,16 @@ LADDER: Final[tuple[tuple[Reach, VictimClass], ...]] = (
     ("far", VictimClass.UNREFERENCED),
     ("all", VictimClass.ANYONE),  # victims some list needs: they come back before their device runs
 )
-"""The default ladder (decision D7)."""
+"""The ladder of decision D7 (the default until decision 0165)."""
+
+FREE_FIRST: Final[tuple[tuple[Reach, VictimClass], ...]] = (
+    ("near", VictimClass.NONE),  # free room where the allocation wants to be
+    ("far", VictimClass.NONE),  # free room in the other group, before anyone is evicted
+    ("near", VictimClass.UNREFERENCED),
+    ("far", VictimClass.UNREFERENCED),
+    ("all", VictimClass.ANYONE),
+)
+"""The default (decision 0165): every free byte the allocation may use, then victims as the ladder takes them."""
 
 NEAR_FIRST: Final[tuple[tuple[Reach, VictimClass], ...]] = (
     ("near", VictimClass.NONE),
@@ -52,8 +63,18 @@ def rungs_of(table: Sequence[tuple[Reach, VictimClass]], candidates: Sequence[Se
 
 
 @final
+class FreeFirst(BasePlacement):
+    """Free room in every candidate segment before any victim (:data:`FREE_FIRST`), the default."""
+
+    name = "free-first"
+
+    def rungs(self, a: VidMmAllocation, candidates: Sequence[SegmentView]) -> list[Rung]:
+        return rungs_of(FREE_FIRST, candidates)
+
+
+@final
 class Ladder(BasePlacement):
-    """The default ladder, as data (:data:`LADDER`)."""
+    """The ladder of decision D7, as data (:data:`LADDER`)."""
 
     name = "ladder"
 

@@ -22,7 +22,7 @@ from wddmsim.vidmm.policy.clock import Clock
 from wddmsim.vidmm.policy.fifo import Fifo
 from wddmsim.vidmm.policy.gds import GreedyDualSize
 from wddmsim.vidmm.policy.interface import EvictionPolicy, PlacementPolicy
-from wddmsim.vidmm.policy.ladder import Ladder, NearFirst
+from wddmsim.vidmm.policy.ladder import FreeFirst, Ladder, NearFirst
 from wddmsim.vidmm.policy.lfu import Lfu
 from wddmsim.vidmm.policy.lru import Lru
 from wddmsim.vidmm.policy.mru import Mru
@@ -30,6 +30,7 @@ from wddmsim.vidmm.policy.offline import Belady
 from wddmsim.vidmm.policy.priority_lru import PriorityLru
 from wddmsim.vidmm.policy.scan import ScanLru
 from wddmsim.vidmm.policy.seeded_random import RandomPolicy
+from wddmsim.vidmm.policy.stable import Stable
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +46,11 @@ class Entry:
 EVICTION: Final[dict[str, Entry]] = {
     e.name: e
     for e in (
+        Entry(
+            Stable.name,
+            "unreferenced first, then lower priority, then the long unused (LRU), then the most recently placed",
+            Stable,
+        ),
         Entry(PriorityLru.name, "unreferenced first, then lower priority, then least recently used", PriorityLru),
         Entry(Lru.name, "unreferenced first, then least recently used", Lru),
         Entry(Fifo.name, "unreferenced first, then paged in longest ago", Fifo),
@@ -67,7 +73,8 @@ EVICTION: Final[dict[str, Entry]] = {
 PLACEMENT: Final[dict[str, Entry]] = {
     e.name: e
     for e in (
-        Entry(Ladder.name, "preferred group, then the other, evicting listed allocations last (default)", Ladder),
+        Entry(FreeFirst.name, "free room in every segment it may use before any victim, listed ones last", FreeFirst),
+        Entry(Ladder.name, "preferred group, then the other, evicting listed allocations last", Ladder),
         Entry(NearFirst.name, "evict anyone in the preferred group before using the other", NearFirst),
     )
 }
@@ -75,8 +82,8 @@ PLACEMENT: Final[dict[str, Entry]] = {
 
 EVICTION_MEMBERS: Final = ("order", "may_evict", "scan", "used", "placed", "evicted", "freed")
 PLACEMENT_MEMBERS: Final = ("rungs", "insert_mode", "demotion")
-DEFAULT_EVICTION: Final = PriorityLru.name
-DEFAULT_PLACEMENT: Final = Ladder.name
+DEFAULT_EVICTION: Final = Stable.name
+DEFAULT_PLACEMENT: Final = FreeFirst.name
 _EXTERNAL = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$")
 
 
