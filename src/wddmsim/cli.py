@@ -243,11 +243,13 @@ def _close_record(trace: Any, path: Path | None) -> None:
         _fail(ConfigurationError("--record", str(path), f"cannot be written: {error.strerror}"))
 
 
-def _write(out: Path, adapter: Adapter, summary: dict[str, Any], console: Console, capture: Any = None) -> None:
+def _write(
+    out: Path, adapter: Adapter, summary: dict[str, Any], console: Console, capture: Any = None, frames: Any = None
+) -> None:
     from wddmsim.viz.outputs import write_outputs
 
     try:
-        written = write_outputs(out, adapter, summary, capture=capture)
+        written = write_outputs(out, adapter, summary, capture=capture, frames=frames)
     except OSError as error:
         _fail(ConfigurationError("--out", str(out), f"cannot be written: {error.strerror}"))
     console.print(f"wrote {written.summary}, {written.events}, {written.trace} and {written.report}")
@@ -465,10 +467,11 @@ def run(
     config = _load_scenario(scenario, options, settings)
     trace = None if record is None else _open_record(record)
     console.print(f"[bold]{config.name}[/]: {config.description}" if config.description else f"[bold]{config.name}[/]")
-    result, capture, metrics = _run_recorded(config, console, trace, record, out)
+    result, capture, (metrics, frames) = _run_recorded(config, console, trace, record, out)
     _print_results(console, result, record)
+    _print_research(console, metrics)
     if out is not None:
-        _write(out, result.adapter, {**result.summary(), **metrics}, console, capture)
+        _write(out, result.adapter, {**result.summary(), **metrics}, console, capture, frames)
     _print_verdict(console, result)
     sys.exit(0 if result.verified else 1)
 
@@ -513,18 +516,20 @@ def _load_scenario(scenario: str | None, options: dict[str, Any], settings: tupl
 
 def _run_recorded(
     config: ScenarioConfig, console: Console, trace: IO[str] | None, record: Path | None, out: Path | None
-) -> tuple[RunResult, Any, dict[str, Any]]:
+) -> tuple[RunResult, Any, tuple[dict[str, Any], Any]]:
     """Run the scenario (a progress bar on a terminal), recording its calls to ``trace`` (the ``--record`` file,
     closed at the end) and capturing what ``--out`` writes; returns the result, the capture (None without
-    ``--out``) and, with ``--out``, the research metrics against the run's reference string (decision 0146).  A
-    run that cannot complete exits with status 2 (bad input) or 1 (a check failed on the way)."""
-    from wddmsim.research.runs import observed_run, run_metrics
+    ``--out``) and the research metrics against the run's reference string with its frames (decisions 0146,
+    0157).  A run that cannot complete exits with status 2 (bad input) or 1 (a check failed on the way)."""
+    from wddmsim.research.frames import FrameMarks
+    from wddmsim.research.runs import observed_run, run_research
     from wddmsim.viz.outputs import recorder
 
     observed: list[Any] = []
+    marks = FrameMarks()
 
     def run_scenario(config: ScenarioConfig, **kwargs: Any) -> RunResult:
-        result, refs = observed_run(config, **kwargs)
+        result, refs = observed_run(config, marks=marks, **kwargs)
         observed.append(refs)
         return result
 
@@ -554,8 +559,8 @@ def _run_recorded(
     finally:
         if trace is not None:
             _close_record(trace, record)
-    metrics = run_metrics(result.adapter.events, observed[0]) if out is not None else {}
-    return result, captures[0] if captures else None, metrics
+    research = run_research(result.adapter.events, observed[0], marks)
+    return result, captures[0] if captures else None, research
 
 
 def _print_results(console: Console, result: RunResult, record: Path | None) -> None:
@@ -566,6 +571,13 @@ def _print_results(console: Console, result: RunResult, record: Path | None) -> 
     console.print(traffic_table(result.traffic))
     if record is not None:
         console.print(f"recorded the user-mode calls to {record} (wddmsim replay {record} --policy lru ...)")
+
+
+def _print_research(console: Console, metrics: dict[str, Any]) -> None:
+    """The research metrics in one short table (decision 0157)."""
+    from wddmsim.viz.runs import research_table
+
+    console.print(research_table(metrics))
 
 
 def _print_verdict(console: Console, result: RunResult) -> None:
@@ -608,7 +620,8 @@ def replay(trace: Path, out: Path | None, settings: tuple[str, ...], **options: 
     replay diverged (without options: any call that returned otherwise; with options, which may change results:
     a call that succeeded when recorded and is now refused), 2 when the trace could not be replayed.
     """
-    from wddmsim.research.runs import observed_replay, run_metrics
+    from wddmsim.research.frames import FrameMarks
+    from wddmsim.research.runs import observed_replay, run_research
     from wddmsim.scenarios.callfmt import TraceFormatError
     from wddmsim.scenarios.replay import read_trace
     from wddmsim.viz.runs import replay_table
@@ -617,7 +630,8 @@ def replay(trace: Path, out: Path | None, settings: tuple[str, ...], **options: 
     overrides = _overrides_or_fail(options, settings)
     try:
         recorded = read_trace(trace)
-        result, refs = observed_replay(recorded, overrides)
+        marks = FrameMarks()
+        result, refs = observed_replay(recorded, overrides, marks=marks)
     except ConfigurationError as error:  # --driver named as on run; other settings keep their dotted keys
         _fail(_option_error(error, {"driver": options.get("driver")}))
     except TraceFormatError as error:
@@ -637,6 +651,8 @@ def replay(trace: Path, out: Path | None, settings: tuple[str, ...], **options: 
             console.print(f"  {line}")
     verdict = "[bold green]content preserved[/]" if result.content_preserved else "[bold red]CONTENT DIFFERS[/]"
     console.print(f"{verdict}: {result.reads - result.reads_differing}/{result.reads} CPU reads match the recording")
+    metrics, frames = run_research(result.adapter.events, refs, marks)
+    _print_research(console, metrics)
     if out is not None:
         summary = {
             "verified": result.content_preserved,
@@ -646,9 +662,9 @@ def replay(trace: Path, out: Path | None, settings: tuple[str, ...], **options: 
             "traffic": result.traffic,
             "recorded_traffic": result.recorded,
             "difference": {k: list(v) for k, v in result.difference().items()},
-            **run_metrics(result.adapter.events, refs),
+            **metrics,
         }
-        _write(out, result.adapter, summary, console)
+        _write(out, result.adapter, summary, console, frames=frames)
     failed = result.failures(overridden=bool(overrides))
     if failed:
         console.print(f"[bold red]REPLAY DIVERGED[/]: {failed}")
