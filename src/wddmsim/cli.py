@@ -534,8 +534,10 @@ def _run_recorded(
         return result
 
     captures: list[Any] = []
+    adapters: list[Adapter] = []
 
     def attach(adapter: Adapter) -> None:
+        adapters.append(adapter)
         if out is not None:
             captures.append(recorder(adapter))
 
@@ -553,6 +555,8 @@ def _run_recorded(
     except ConfigurationError as error:
         _fail(error)
     except WddmsimError as error:
+        if out is not None and adapters:
+            _write_failed(out, adapters[0], config, error, console)
         _fail(error, EXIT_FAILED)
     except OSError as error:  # the --record file stopped taking the trace (a full disk, /dev/full)
         _fail(ConfigurationError("--record", str(record), f"cannot be written: {error.strerror}"))
@@ -561,6 +565,21 @@ def _run_recorded(
             _close_record(trace, record)
     research = run_research(result.adapter.events, observed[0], marks)
     return result, captures[0] if captures else None, research
+
+
+def _write_failed(out: Path, adapter: Adapter, config: ScenarioConfig, error: Exception, console: Console) -> None:
+    """A run that could not complete still leaves its event log in ``--out`` (a ``VidMmNoRoom`` event says why
+    VidMm could not make room, decision 0158: ``wddmsim inspect`` shows it)."""
+    summary = {
+        "verified": False,
+        "scenario": config.name,
+        "seed": config.seed,
+        "driver_model": config.adapter.driver_model,
+        "policy": config.adapter.policy,
+        "error": str(error),
+        "config": config.to_dict(),
+    }
+    _write(out, adapter, summary, console)
 
 
 def _print_results(console: Console, result: RunResult, record: Path | None) -> None:
@@ -744,7 +763,11 @@ def inspect(
         index = index_at_time(log, time_ns)
     if not 0 <= index < len(log):
         raise click.BadParameter(f"{index} is not an event of the log (0..{len(log) - 1})", param_hint="--at")
-    Console().print(render(SegmentReplay(log), index, segments=segments, rows=rows, width=width))
+    console = Console()
+    console.print(render(SegmentReplay(log), index, segments=segments, rows=rows, width=width))
+    for number, record in enumerate(log[: index + 1]):
+        if record["event"] == "VidMmNoRoom":  # why VidMm could not make room (decision 0158)
+            console.print(f"[bold red]no room[/] (event {number}): {record['Diagnosis']}")
 
 
 def _why_evicted(log: list[dict[str, Any]], value: str) -> None:
