@@ -563,7 +563,7 @@ def _run_recorded(
     finally:
         if trace is not None:
             _close_record(trace, record)
-    research = run_research(result.adapter.events, observed[0], marks)
+    research = run_research(result.adapter.events, observed[0], marks, window=config.research.thrash_window)
     return result, captures[0] if captures else None, research
 
 
@@ -670,7 +670,7 @@ def replay(trace: Path, out: Path | None, settings: tuple[str, ...], **options: 
             console.print(f"  {line}")
     verdict = "[bold green]content preserved[/]" if result.content_preserved else "[bold red]CONTENT DIFFERS[/]"
     console.print(f"{verdict}: {result.reads - result.reads_differing}/{result.reads} CPU reads match the recording")
-    metrics, frames = run_research(result.adapter.events, refs, marks)
+    metrics, frames = run_research(result.adapter.events, refs, marks, window=result.config.research.thrash_window)
     _print_research(console, metrics)
     if out is not None:
         summary = {

@@ -3,11 +3,15 @@ paging-engine times are known, then a real run and its replay (``frames.csv`` ag
 
 from __future__ import annotations
 
+import csv
 import io
+import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from wddmsim.cli import main
 from wddmsim.core.events import Event
 from wddmsim.hw.events import DmaBufferCompleted, DmaBufferStarted
 from wddmsim.research.frames import CSV_COLUMNS, Frame, FrameMarks, frame_metrics, write_frames_csv
@@ -162,3 +166,16 @@ def test_a_trace_without_frames_is_one_frame_and_bad_frames_are_refused(tmp_path
     trace.trailer["frames"] = [5, 3]
     with pytest.raises(TraceFormatError, match=r"the trailer's frames=\[5, 3\]: must be call counts"):
         frame_calls(trace)
+
+
+def test_the_thrash_window_is_a_scenario_setting(tmp_path: Path) -> None:
+    small = ["--frames", "3", "--processes", "2"]
+    result = CliRunner().invoke(main, ["run", *small, "--set", "research.thrash_window=0", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["thrash_window_frames"] == 0 and summary["config"]["research"] == {"thrash_window": 0}
+    rows = list(csv.DictReader((tmp_path / "frames.csv").open(encoding="utf-8")))
+    assert len(rows) == summary["frames"] == 3
+    assert sum(int(r["paged_in_bytes"]) for r in rows) + summary["unframed_paged_in_bytes"] == summary["paged_in_bytes"]
+    bad = CliRunner().invoke(main, ["run", *small, "--set", "research.thrash_window=-1"])
+    assert bad.exit_code == 2 and "research.thrash_window=-1: must lie between 0 and 100000" in bad.output
