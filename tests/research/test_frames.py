@@ -174,7 +174,7 @@ def test_the_thrash_window_is_a_scenario_setting(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["thrash_window_frames"] == 0 and summary["config"]["research"] == {"thrash_window": 0}
-    rows = list(csv.DictReader((tmp_path / "frames.csv").open(encoding="utf-8")))
+    rows = list(csv.DictReader((tmp_path / "frames.csv").read_text(encoding="utf-8").splitlines()))
     assert len(rows) == summary["frames"] == 3
     assert sum(int(r["paged_in_bytes"]) for r in rows) + summary["unframed_paged_in_bytes"] == summary["paged_in_bytes"]
     bad = CliRunner().invoke(main, ["run", *small, "--set", "research.thrash_window=-1"])
