@@ -416,7 +416,7 @@ def _list_drivers(console: Console) -> None:
 @click.option(
     "--out",
     type=_Path(file_okay=False, path_type=Path),
-    help="Write summary.json, events.jsonl, trace.json and report.html into this directory.",
+    help="Write summary.json, events.jsonl, trace.json, report.html and frames.csv into this directory.",
 )
 @click.option(
     "--record",
@@ -447,6 +447,7 @@ def run(
       events.jsonl   one event per line, DxgKrnl ETW names (ReportSegment, PagingOpTransfer, VidMmEvict, ...)
       trace.json     Chrome trace format: open it in https://ui.perfetto.dev or chrome://tracing
       report.html    one offline page: occupancy, traffic, evictions, segment maps, page tables, disassembly
+      frames.csv     one row per frame: bytes paged in and out, paging stall, faults, evictions, residency
 
     \b
     Examples:
@@ -613,7 +614,7 @@ def _print_verdict(console: Console, result: RunResult) -> None:
 @click.option(
     "--out",
     type=_Path(file_okay=False, path_type=Path),
-    help="Write the replay's summary.json and events.jsonl here.",
+    help="Write the replay's summary.json, events.jsonl and frames.csv here.",
 )
 @click.option(
     "--driver",
