@@ -125,3 +125,16 @@ def test_end_to_end_from_real_runs(tmp_path: Path) -> None:
         assert "lru: p50" in stalls and "fifo: p50" in stalls
     else:  # not yet: a note in the figure, not a crash
         assert escape(NO_FRAMES, quote=False) in stalls
+
+
+def test_png_only_writes_no_svg_file_yet_the_report_embeds_the_figures(sweep: Path) -> None:
+    result = invoke("plot", str(sweep), "--format", "png")
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (sweep / "figures").iterdir()) == [
+        "frame-stalls.png",
+        "occupancy.png",
+        "paged_in_over_lower_bound-by-workload_oversubscription.png",
+    ]
+    html = (sweep / "report.html").read_text()
+    assert html.count('src="data:image/svg+xml;base64,') == 3
+    assert "figures/occupancy.png</span>" in html and "figures/occupancy.svg" not in html

@@ -98,7 +98,7 @@ def test_the_figures_exist_as_png_and_svg_with_titles_labels_and_policies(
         if path.suffix == ".png":
             assert data.startswith(PNG_MAGIC)
     metric = (root / "figures/paged_in_over_lower_bound-by-workload_oversubscription.svg").read_text()
-    assert "bytes paged in ÷ lower bound against oversubscription — default" in metric
+    assert "Bytes paged in ÷ lower bound against oversubscription — default" in metric
     assert "oversubscription (bytes of all resources ÷ local memory, ×)" in metric
     assert "bytes paged in ÷ lower bound (×)" in metric
     assert "mean over seeds, band: 95 % t-interval" in metric and ">lower bound<" in metric
@@ -163,6 +163,7 @@ def test_a_single_seed_has_no_band_and_says_so(tmp_path: Path) -> None:
     metric = (tmp_path / "figures/paged_in_over_lower_bound-by-workload_oversubscription.svg").read_text()
     assert "lru (1 seed: no band)" in metric and "opt (1 seed: no band)" in metric
     assert not list((tmp_path / "figures").glob("*.png")), "only the formats asked for"
+    assert "figures/occupancy.svg</span>" in (tmp_path / "report.html").read_text()
     html = (tmp_path / "report.html").read_text()
     # lru at 1.5, seed 7: 2·1.5 + 0.7 = 3.7, no interval
     assert "<td>lru</td><td class=n>1.5</td><td class=n>3.7</td><td class=n>—</td><td class=n>1</td>" in html

@@ -130,7 +130,8 @@ def metric_figure(plan: Plan) -> Drawn:
     """Figure 1: the metric against x, a line per policy with its 95 % band over seeds."""
     x_label, x_scale = axis_label(plan.x)
     y_label, y_scale = axis_label(plan.y)
-    title = f"{y_label.split(' (')[0]} against {x_label.split(' (')[0]} — {plan.sweep.scenario}"
+    what = y_label.split(" (")[0]
+    title = f"{what[:1].upper()}{what[1:]} against {x_label.split(' (')[0]} — {plan.sweep.scenario}"
     positions = [float(v) / x_scale for v in plan.x_values] if plan.x_numeric else list(range(len(plan.x_values)))
     with _figure() as (figure, (axes,)):
         for series in plan.series:

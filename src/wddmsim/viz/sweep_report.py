@@ -26,11 +26,11 @@ window.addEventListener('load',function(){
 """
 
 
-def _figures(drawn: list[Drawn]) -> str:
+def _figures(drawn: list[Drawn], formats: tuple[str, ...]) -> str:
     parts = []
     for d in drawn:
         uri = "data:image/svg+xml;base64," + base64.b64encode(d.files["svg"]).decode("ascii")
-        files = ", ".join(f"figures/{d.stem}.{fmt}" for fmt in d.files)
+        files = ", ".join(f"figures/{d.stem}.{fmt}" for fmt in formats)
         parts.append(
             f'<figure id="figure-{escape(d.stem)}"><img class="figure" alt="{escape(d.title)}" src="{uri}">'
             f"<figcaption>{escape(d.caption)} <span class=mono>{escape(files)}</span></figcaption></figure>"
@@ -87,7 +87,7 @@ def build_sweep_report(p: Plan, drawn: list[Drawn]) -> str:
         f"y = {p.y} · x = {p.x}"
     )
     sections = [
-        ("figures", "Figures", _figures(drawn)),
+        ("figures", "Figures", _figures(drawn, p.formats)),
         ("summary", "Summary", _summary(p)),
         ("grid", "Grid", _grid(sweep)),
         ("failed", f"Failed runs ({failed})", _failed(sweep)),
