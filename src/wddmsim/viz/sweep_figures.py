@@ -121,7 +121,7 @@ def _colour(plan: Plan, series: str) -> str:
 
 
 def _note(axes: Axes, text: str) -> None:
-    axes.text(0.5, 0.5, text, transform=axes.transAxes, ha="center", va="center", wrap=True, color="#546e7a")
+    axes.text(0.5, 0.5, text, transform=axes.transAxes, ha="center", va="center", fontsize=8, color="#546e7a")
     axes.set_xticks([])
     axes.set_yticks([])
 
@@ -218,30 +218,28 @@ def stall_figure(plan: Plan) -> Drawn:
 def occupancy_figure(plan: Plan) -> Drawn:
     """Figure 3: bytes resident in local memory and in the aperture at the end of each frame, for chosen runs."""
     title = f"Occupancy over time — {plan.sweep.scenario}"
-    drawn = 0
-    with _figure(rows=2, height=5.6) as (figure, (local, aperture)):
-        for run in plan.occupancy_runs:
-            frames = plan.sweep.frames(run.id)
-            if frames is None:
-                continue
-            drawn += 1
-            series = plan.label(run)
-            colour = _colour(plan, series) if series in plan.series else COLOURS[0]
-            label = f"{series}, {plan.x} = {run.cells.get(plan.x, '')}, seed {run.seed} ({run.id[:8]})"
-            local.step(frames["frame"], frames["resident_local_bytes"] / MIB, where="post", color=colour, label=label)
-            aperture.step(frames["frame"], frames["resident_aperture_bytes"] / MIB, where="post", color=colour)
-        if drawn:
+    shown = [(run, frames) for run in plan.occupancy_runs if (frames := plan.sweep.frames(run.id)) is not None]
+    if not shown:
+        with _figure() as (figure, (axes,)):
+            axes.set_title(title)
+            _note(axes, NO_FRAMES)
+            files = _render(figure, plan.formats)
+    else:
+        with _figure(rows=2, height=5.6) as (figure, (local, aperture)):
+            for run, frames in shown:
+                series = plan.label(run)
+                colour = _colour(plan, series) if series in plan.series else COLOURS[0]
+                label = f"{series}, {plan.x} = {run.cells.get(plan.x, '')}, seed {run.seed} ({run.id[:8]})"
+                x = frames["frame"]
+                local.step(x, frames["resident_local_bytes"] / MIB, where="post", color=colour, label=label)
+                aperture.step(x, frames["resident_aperture_bytes"] / MIB, where="post", color=colour)
             local.set_ylabel("local memory (MiB)")
             aperture.set_ylabel("aperture (MiB)")
             aperture.set_xlabel("frame")
             local.legend(fontsize=8)
             local.set_title(title)
             aperture.set_title("bytes resident at the end of each frame", fontsize=9)
-        else:
-            local.set_title(title)
-            _note(local, NO_FRAMES)
-            aperture.set_visible(False)
-        files = _render(figure, plan.formats)
+            files = _render(figure, plan.formats)
     caption = (
         "Bytes of allocations resident in local-memory segments (top) and in aperture segments (bottom) at the end "
         "of each frame, one line per chosen run (wddmsim plot --runs)."
