@@ -1,5 +1,5 @@
 """The command line: ``wddmsim run | replay | inspect | disasm | vm-decode | bench | check-driver | include-dir |
-reproduce``.  Thin: parse, render.
+reproduce | plot``.  Thin: parse, render.
 
 Scenarios live in :mod:`wddmsim.scenarios`, views and the files of ``--out`` in :mod:`wddmsim.viz`.
 """
@@ -171,6 +171,7 @@ def main() -> None:
       wddmsim bench --list                 the benchmarks and their goals
       wddmsim include-dir                  the C headers for building your own driver (-I)
       wddmsim check-driver LIB.so          the conformance run of your driver's paging buffers
+      wddmsim plot sweep/                  a sweep's figures (PNG, SVG) and its report.html
 
     Each command has its own --help with examples.
     """
@@ -1164,6 +1165,65 @@ def reproduce(
             _fail(error, EXIT_FAILED)
     print_reproduction(console, result)
     sys.exit(0 if result.matched else EXIT_FAILED)
+
+
+def _csv_option(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tuple[str, ...]:
+    """``A,B,C`` -> ("A", "B", "C"); blanks dropped."""
+    return tuple(v.strip() for v in (value or "").split(",") if v.strip())
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("sweep_dir", type=_Path(path_type=Path))
+@click.option(
+    "--x", "x", metavar="COLUMN", help="Column of results.csv on the x axis (default: the first numeric grid key)."
+)
+@click.option(
+    "--y",
+    "y",
+    metavar="COLUMN",
+    default="paged_in_over_lower_bound",
+    show_default=True,
+    help="Numeric metric column on the y axis: its mean over seeds with a 95 % t-interval.",
+)
+@click.option(
+    "--runs",
+    callback=_csv_option,
+    metavar="ID,ID",
+    help="Runs whose occupancy over time is drawn (default: one per policy at the largest x, first seed).",
+)
+@click.option(
+    "--format",
+    "formats",
+    callback=_csv_option,
+    default="png,svg",
+    show_default=True,
+    metavar="png,svg",
+    help="Figure files written to SWEEP_DIR/figures/.",
+)
+def plot(sweep_dir: Path, x: str | None, y: str, runs: tuple[str, ...], formats: tuple[str, ...]) -> None:
+    """Draw a sweep's figures into SWEEP_DIR/figures/ (PNG, SVG) and write SWEEP_DIR/report.html (offline).
+
+    The figures: the metric against x, one line per policy with a 95 % confidence band over seeds; the per-frame
+    paging stall distribution of each policy at the largest x; bytes resident in local memory and the aperture per
+    frame for chosen runs.  Failed runs are left out and listed in the report.  Needs the plot extra:
+    pip install 'wddmsim[plot]'.
+
+    \b
+    Examples:
+      wddmsim plot sweep/
+      wddmsim plot sweep/ --y paged_in_over_compulsory --format svg
+      wddmsim plot sweep/ --x adapter.vram --runs 3f2a9c0d1e5b7a64,0b1c2d3e4f5a6b7c
+    """
+    from wddmsim.viz.sweep_figures import PlotUnavailable
+    from wddmsim.viz.sweep_plan import PlotOptions
+    from wddmsim.viz.sweep_report import plot_sweep
+
+    try:
+        written = plot_sweep(sweep_dir, PlotOptions(x=x, y=y, runs=runs, formats=formats))
+    except (ConfigurationError, PlotUnavailable) as error:
+        _fail(error)
+    for path in written:
+        click.echo(str(path))
 
 
 def _expectations(given: tuple[str, ...]) -> dict[tuple[str, str], float]:
