@@ -179,7 +179,9 @@ def test_run_list_shows_the_scenarios_and_the_settings() -> None:
 def test_record_then_replay(tmp_path: Path) -> None:
     runner = CliRunner()
     trace = tmp_path / "calls.jsonl"
-    recorded = runner.invoke(main, ["run", "--frames", "6", "--record", str(trace)])
+    recorded = runner.invoke(
+        main, ["run", "--frames", "6", "--set", "workload.oversubscription=2", "--record", str(trace)]
+    )
     assert recorded.exit_code == 0, recorded.output
     same = runner.invoke(main, ["replay", str(trace)])
     assert same.exit_code == 0, same.output

@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parents[2]
 CLOCK = "examples.policies.clock:Clock"
 WDDMSIM = [str(Path(sys.executable).parent / "wddmsim")]
 """The installed command (its ``sys.path`` holds neither the current folder nor the repository)."""
-SMALL = ["--frames", "4", "--seed", "3"]
+SMALL = ["--frames", "4", "--seed", "3", "--set", "workload.oversubscription=2"]
+"""Over local memory and the aperture: the default placement fills both before anyone is evicted."""
 
 
 def test_run_list_and_help_name_every_registered_policy() -> None:
@@ -28,9 +29,9 @@ def test_run_list_and_help_name_every_registered_policy() -> None:
     assert listing.exit_code == 0, listing.output
     for name in [*EVICTION, *PLACEMENT]:
         assert name in listing.output, name
-    assert "priority-lru (default)" in listing.output and "ladder (default)" in listing.output
+    assert "stable (default)" in listing.output and "free-first (default)" in listing.output
     shown = CliRunner().invoke(main, ["run", "--help"], terminal_width=200)
-    assert "arc, clock, fifo, gds, lfu, lru, min, mru, priority-lru, random, scan, or module:Class" in " ".join(
+    assert "arc, clock, fifo, gds, lfu, lru, min, mru, priority-lru, random, scan, stable, or module:Class" in " ".join(
         shown.output.split()
     )
 

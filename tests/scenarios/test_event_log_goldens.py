@@ -30,6 +30,10 @@ RUNS: dict[str, list[str]] = {
     "default-wddm2-lfu": ["default", "--driver-model", "wddm2", "--seed", "7", "--policy", "lfu"],
     "default-wddm2-arc": ["default", "--driver-model", "wddm2", "--seed", "8", "--policy", "arc"],
     "default-wddm2-gds": ["default", "--driver-model", "wddm2", "--seed", "9", "--policy", "gds"],
+    "default-wddm2-former": [
+        *("default", "--driver-model", "wddm2", "--seed", "1"),
+        *("--policy", "priority-lru", "--placement", "ladder"),
+    ],
     "stress-wddm1": ["stress", "--driver-model", "wddm1", "--seed", "1"],
     "stress-wddm2": ["stress", "--driver-model", "wddm2", "--seed", "1"],
     "uploads-wddm1": ["uploads", "--driver-model", "wddm1", "--seed", "1"],

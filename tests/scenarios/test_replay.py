@@ -58,7 +58,7 @@ def test_a_replay_on_the_recorded_configuration_changes_nothing(tmp_path: Path) 
 @pytest.mark.parametrize(
     ("scenario", "changes"),
     [
-        ({"workload.frames": 6}, {"adapter.policy": "random"}),
+        ({"workload.frames": 6, "workload.oversubscription": 2.0}, {"adapter.policy": "random"}),
         (SMALL, {"adapter.paging_buffer": "8KiB"}),
     ],
     ids=["another-policy", "smaller-paging-buffers"],

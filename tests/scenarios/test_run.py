@@ -31,13 +31,27 @@ def test_the_default_run_verifies_and_shows_the_whole_path() -> None:
     events = result.adapter.events
     causes = {e.cause for e in events.of_type(VidMmEvict)}
     assert {"evict", "pressure"} <= causes, causes
-    assert any(e.destination == "aperture" for e in events.of_type(VidMmEvict)), "pressure demoted to the aperture"
     assert {e.how for e in events.of_type(VidMmPageIn)} >= {"fill", "transfer", "map"}, "zero-fill, page back, aperture"
     assert {e.action for e in events.of_type(CpuLockEvent)} >= {"lock2", "unlock"}
     assert any(e.result == "E_PENDING" for e in events.of_type(VidMmMakeResident))
     traffic = result.traffic
     assert traffic["BytesPagedIn"] > 0 and traffic["BytesPagedOut"] > 0
     assert result.summary()["workload"]["bytes"] > result.config.adapter.vram, "oversubscribed"
+
+
+def test_under_the_ladder_pressure_demotes_needed_victims_to_the_aperture() -> None:
+    """The former default placement (D7's ladder) evicts in local memory before it takes free aperture room, so its
+    pressure meets victims a residency list still needs and demotes them; ``free-first`` (decision 0165) fills the
+    aperture first and evicts fewer."""
+    default = run_scenario(catalog.load("default"))
+    ladder = run_scenario(catalog.load("default", {"adapter.placement": "ladder", "adapter.policy": "priority-lru"}))
+    assert ladder.verified and default.verified
+    evicted = ladder.adapter.events.of_type(VidMmEvict)
+    assert any(e.destination == "aperture" and e.cause == "pressure" for e in evicted), "pressure demoted"
+    pressure = [
+        len([e for e in r.adapter.events.of_type(VidMmEvict) if e.cause == "pressure"]) for r in (default, ladder)
+    ]
+    assert 0 < pressure[0] < pressure[1], pressure
 
 
 @pytest.mark.parametrize("model", ["wddm1", "wddm2"])

@@ -18,7 +18,7 @@ from wddmsim.drivers.registry import DEFAULT as DEFAULT_DRIVER
 from wddmsim.drivers.registry import driver_package
 from wddmsim.hw.gpu import GpuConfig
 from wddmsim.scenarios.config import PAGING_BUFFER_LIMIT, VRAM_LIMIT, VRAM_MINIMUM
-from wddmsim.scenarios.residency import DEMO_GPU, run_residency_demo
+from wddmsim.scenarios.residency import DEMO_GPU, DEMO_VIDMM, run_residency_demo
 from wddmsim.scenarios.result import ScenarioRun
 from wddmsim.scenarios.tour import run_tour
 from wddmsim.system import Adapter, SystemConfig
@@ -98,7 +98,7 @@ def demo_config(
         models = ", ".join(sorted(m.value for m in package.capabilities(package.default_config()).driver_models))
         raise ConfigurationError("driver_model", driver_model, f"driver package {package.name} presents only {models}")
     driver_config = package.configure(settings)
-    config = SystemConfig(gpu=gpu, driver_package=driver, driver=driver_config)
+    config = SystemConfig(gpu=gpu, driver_package=driver, driver=driver_config, vidmm=DEMO_VIDMM)
     try:
         gpu.validate()
         driver_config.validate()

@@ -6,7 +6,9 @@ three others resident (``MakeResident``, waiting on the paging fence); then each
 their VAs (fills with a pattern, a copy from a persistent buffer); then each evicts them again -- on odd
 frames with ``EvictOnlyIfNecessary``.  The buffers of all processes add up to about 1.5 times local memory, so VidMm
 evicts under pressure, demotes victims still needed to the aperture, and pages them back before their device
-runs.  At the end every byte of every buffer is compared with a model computed on the side with numpy.
+runs -- under the placement ladder of D7 and ``priority-lru``, which the demo pins: the default placement,
+``free-first`` (decision 0165), fills the aperture before evicting anyone and leaves nothing to demote.
+At the end every byte of every buffer is compared with a model computed on the side with numpy.
 
 It is small on purpose: it exists so that the event log, the trace and the report have a residency story to
 show.  The full workload scenarios (locks, textures, TOML files) are built elsewhere.
@@ -36,12 +38,16 @@ from wddmsim.hw.addressing import Space, hw_address
 from wddmsim.hw.gpu import GpuConfig
 from wddmsim.scenarios.result import Checks
 from wddmsim.system import Adapter, SystemConfig, build_adapter
+from wddmsim.vidmm.config import VidMmConfig
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.device import Device, PagingQueue
 from wddmsim.vidmm.events import VidMmEvict
 
 DEMO_GPU = GpuConfig(local_size=64 * MiB, bar_size=16 * MiB, aperture_size=16 * MiB, system_size=1 * GiB)
 """Local memory: a 16 MiB CPU-visible segment and a ~47 MiB one; a 16 MiB aperture segment."""
+DEMO_VIDMM = VidMmConfig(eviction_policy="priority-lru", placement_policy="ladder")
+"""The policies the demo shows (the defaults before decision 0165): the ladder, whose pressure demotes victims
+still needed to the aperture, ranked by priority and recency."""
 
 PERSISTENT = 2
 PER_FRAME = 3
@@ -212,7 +218,7 @@ def run_residency_demo(
     on_adapter: Callable[[Adapter], None] | None = None,
 ) -> tuple[Adapter, Checks]:
     """Run the demo on a fresh adapter (``DEMO_GPU`` unless ``config`` says otherwise)."""
-    adapter = build_adapter(config or SystemConfig(gpu=DEMO_GPU))
+    adapter = build_adapter(config or SystemConfig(gpu=DEMO_GPU, vidmm=DEMO_VIDMM))
     if on_adapter is not None:
         on_adapter(adapter)
     out = Checks()
