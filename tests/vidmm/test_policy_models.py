@@ -20,6 +20,7 @@ from wddmsim.testing import campaign
 from wddmsim.testing.campaign import Outcome
 from wddmsim.vidmm.events import VidMmEvict, VidMmPageIn
 from wddmsim.vidmm.policy import EvictionPolicy, Lfu
+from wddmsim.vidmm.policy.stable import REACH as STABLE_REACH
 
 from .world import SMALL_GPU, MiB, World
 
@@ -171,7 +172,36 @@ def arc_model(refs: Sequence[int], c: int) -> list[int]:
     return victims
 
 
+def stable_model(refs: Sequence[int], k: int) -> list[int]:
+    """``stable`` (decision 0165) in pages: the candidates not among the last ``REACH x c`` pages used go first, least
+    recently used first; then the most recently paged in.  ``c`` (``k`` pages) is learnt at the first eviction,
+    after that eviction's ranking, so the recent list is unbounded until then."""
+    recent: dict[int, None] = {}
+    last: dict[int, int] = {}
+    arrival: dict[int, int] = {}
+    reach = 0
+    victims: list[int] = []
+    for t, x in enumerate(refs):
+        recent.pop(x, None)
+        recent[x] = None
+        while reach and len(recent) > reach:
+            del recent[next(iter(recent))]
+        last[x] = t
+        if x in arrival:
+            continue
+        if len(arrival) == k:
+            others = [p for p in arrival if p != x]
+            victims.append(min(others, key=lambda p: (p in recent, -arrival[p] if p in recent else last[p])))
+            del arrival[victims[-1]]
+            reach = STABLE_REACH * k
+            while len(recent) > reach:
+                del recent[next(iter(recent))]
+        arrival[x] = t
+    return victims
+
+
 MODELS: dict[str, Model] = {
+    "stable": stable_model,
     "clock": clock_model,
     "mru": recency_model(most=True),
     "lru": recency_model(most=False),
@@ -218,7 +248,7 @@ def reference_strings(draw: st.DrawFn) -> tuple[list[int], int]:
     return refs, k
 
 
-@pytest.mark.parametrize("name", ["clock", "mru", "lfu", "gds", "arc"])
+@pytest.mark.parametrize("name", ["clock", "mru", "lfu", "gds", "arc", "stable"])
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 @given(case=reference_strings())
 def test_random_reference_strings_evict_as_the_textbook_model(name: str, case: tuple[list[int], int]) -> None:
@@ -256,7 +286,7 @@ def test_gds_evicts_the_larger_allocation_first_where_lru_evicts_the_older() -> 
         assert victims[name] == ([int(big.handle)] if name == "gds" else [int(small.handle)])
 
 
-@pytest.mark.parametrize("name", ["clock", "mru", "lfu", "gds", "arc"])
+@pytest.mark.parametrize("name", ["clock", "mru", "lfu", "gds", "arc", "stable"])
 def test_a_lower_priority_goes_first_under_every_new_policy(name: str) -> None:
     """``pfnSetPriorityCb``: whatever the policy's own rule, the allocation set to a lower priority is the victim
     (as under ``priority-lru``)."""

@@ -38,8 +38,8 @@ from wddmsim.hw.addressing import Space, hw_address
 from wddmsim.hw.gpu import GpuConfig
 from wddmsim.scenarios.result import Checks
 from wddmsim.system import Adapter, SystemConfig, build_adapter
-from wddmsim.vidmm.config import VidMmConfig
 from wddmsim.vidmm.allocation import VidMmAllocation
+from wddmsim.vidmm.config import VidMmConfig
 from wddmsim.vidmm.device import Device, PagingQueue
 from wddmsim.vidmm.events import VidMmEvict
 

@@ -33,7 +33,7 @@ from wddmsim.vidmm.policy.interface import (
     listed,
 )
 
-REACH: Final = 4
+REACH: Final = 2
 """How many memories' worth of recent uses keep an allocation "in use"."""
 
 
