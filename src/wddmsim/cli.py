@@ -7,6 +7,7 @@ Scenarios live in :mod:`wddmsim.scenarios`, views and the files of ``--out`` in 
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -315,7 +316,8 @@ _adapter_options = [
     click.option(
         "--policy",
         metavar="NAME",
-        help=f"Eviction policy: {policies.names(policies.EVICTION)}, or module:Class of your own (see --list).",
+        help=f"Eviction policy: {policies.names(policies.EVICTION)}, or module:Class of your own (see --list); "
+        "opt (clairvoyant) runs the scenario under the default policy first to learn its future.",
     ),
     click.option(
         "--placement",
@@ -524,8 +526,8 @@ def _run_recorded(
     observed: list[Any] = []
 
     def run_scenario(config: ScenarioConfig, **kwargs: Any) -> RunResult:
-        result, refs = observed_run(config, **kwargs)
-        observed.append(refs)
+        result, refs, clairvoyance = observed_run(config, **kwargs)
+        observed.append((refs, clairvoyance))
         return result
 
     captures: list[Any] = []
@@ -554,7 +556,7 @@ def _run_recorded(
     finally:
         if trace is not None:
             _close_record(trace, record)
-    metrics = run_metrics(result.adapter.events, observed[0]) if out is not None else {}
+    metrics = run_metrics(result.adapter.events, *observed[0]) if out is not None else {}
     return result, captures[0] if captures else None, metrics
 
 
@@ -617,7 +619,7 @@ def replay(trace: Path, out: Path | None, settings: tuple[str, ...], **options: 
     overrides = _overrides_or_fail(options, settings)
     try:
         recorded = read_trace(trace)
-        result, refs = observed_replay(recorded, overrides)
+        result, refs, clairvoyance = observed_replay(recorded, overrides)
     except ConfigurationError as error:  # --driver named as on run; other settings keep their dotted keys
         _fail(_option_error(error, {"driver": options.get("driver")}))
     except TraceFormatError as error:
@@ -646,7 +648,7 @@ def replay(trace: Path, out: Path | None, settings: tuple[str, ...], **options: 
             "traffic": result.traffic,
             "recorded_traffic": result.recorded,
             "difference": {k: list(v) for k, v in result.difference().items()},
-            **run_metrics(result.adapter.events, refs),
+            **run_metrics(result.adapter.events, refs, clairvoyance),
         }
         _write(out, result.adapter, summary, console)
     failed = result.failures(overridden=bool(overrides))
@@ -665,10 +667,12 @@ def _overrides_or_fail(options: dict[str, object], settings: tuple[str, ...]) ->
 @main.command(context_settings=CONTEXT)
 @click.argument("run_dir", type=_Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--at", "at", type=int, help="Event index (0-based line of events.jsonl).  Default: the last event.")
-@click.option("--time", "time_ns", type=int, help="Simulated time in ns: the last event at or before it.")
+@click.option(
+    "--time", "time_ns", type=click.IntRange(min=0), help="Simulated time in ns: the last event at or before it."
+)
 @click.option("--segment", "segments", type=int, multiple=True, help="Only this segment (repeatable).")
-@click.option("--rows", type=int, default=40, show_default=True, help="Blocks listed per segment.")
-@click.option("--width", type=int, default=64, show_default=True, help="Cells of the segment bar.")
+@click.option("--rows", type=click.IntRange(min=1), default=40, show_default=True, help="Blocks listed per segment.")
+@click.option("--width", type=click.IntRange(min=1), default=64, show_default=True, help="Cells of the segment bar.")
 @click.option(
     "--driver",
     metavar="NAME",
@@ -706,7 +710,7 @@ def inspect(
       wddmsim inspect out/ --driver simple --segment 1
       wddmsim inspect out/ --why-evicted 0x1130
     """
-    from wddmsim.viz.eventlog import read_jsonl
+    from wddmsim.viz.eventlog import EventLogError, read_jsonl
     from wddmsim.viz.inspect import render
     from wddmsim.viz.segmap import SegmentReplay, index_at_time
 
@@ -715,7 +719,10 @@ def inspect(
     path = run_dir / "events.jsonl"
     if not path.exists():
         raise click.BadParameter(f"{path} does not exist: write one with `wddmsim run --out DIR`", param_hint="RUN_DIR")
-    log = read_jsonl(path)
+    try:
+        log = read_jsonl(path)
+    except EventLogError as error:
+        raise click.BadParameter(str(error), param_hint="RUN_DIR") from None
     if not log:
         raise click.ClickException(f"{path} holds no events")
     if why_evicted is not None:
@@ -728,7 +735,12 @@ def inspect(
         index = index_at_time(log, time_ns)
     if not 0 <= index < len(log):
         raise click.BadParameter(f"{index} is not an event of the log (0..{len(log) - 1})", param_hint="--at")
-    Console().print(render(SegmentReplay(log), index, segments=segments, rows=rows, width=width))
+    replay = SegmentReplay(log)
+    for segment in segments:
+        if segment not in replay.segments:
+            known = ", ".join(str(s) for s in sorted(replay.segments))
+            raise click.BadParameter(f"{segment}: the run reported segments {known}", param_hint="--segment")
+    Console().print(render(replay, index, segments=segments, rows=rows, width=width))
 
 
 def _why_evicted(log: list[dict[str, Any]], value: str) -> None:
@@ -1053,9 +1065,7 @@ def include_dir() -> None:
 @main.command(context_settings=CONTEXT)
 @click.argument("name", required=False)
 @click.option("--list", "list_only", is_flag=True, help="List the classic results that can be reproduced.")
-@click.option(
-    "--loops", type=click.IntRange(min=2), default=11, show_default=True, help="lru-cliff: passes over the cycle."
-)
+@click.option("--loops", type=int, default=11, show_default=True, help="lru-cliff: passes over the cycle (2 to 1000).")
 @click.option(
     "--policy",
     "others",
@@ -1136,7 +1146,7 @@ def _expectations(given: tuple[str, ...]) -> dict[tuple[str, str], float]:
             number = float(value)
         except ValueError:
             number = float("nan")
-        if not policy or not case or number != number:
-            _fail(ConfigurationError("--expect", text, "must be POLICY@CASE=VALUE, e.g. fifo@4=9"))
-        out[(policy, case)] = number
+        if not policy or not case or not math.isfinite(number):
+            _fail(ConfigurationError("--expect", text, "must be POLICY@CASE=VALUE with a finite VALUE, e.g. fifo@4=9"))
+        out[(policies.canonical(policy), case)] = number
     return out
