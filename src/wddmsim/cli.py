@@ -1065,7 +1065,13 @@ def include_dir() -> None:
 @main.command(context_settings=CONTEXT)
 @click.argument("name", required=False)
 @click.option("--list", "list_only", is_flag=True, help="List the classic results that can be reproduced.")
-@click.option("--loops", type=int, default=11, show_default=True, help="lru-cliff: passes over the cycle (2 to 1000).")
+@click.option(
+    "--loops",
+    type=click.IntRange(min=2, max=1000),
+    default=11,
+    show_default=True,
+    help="lru-cliff: passes over the cycle (2 to 1000).",
+)
 @click.option(
     "--policy",
     "others",
