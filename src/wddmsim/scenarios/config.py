@@ -38,7 +38,7 @@ from wddmsim.hw.gpu import GpuConfig
 from wddmsim.system import SystemConfig
 from wddmsim.vidmm.config import VidMmConfig
 from wddmsim.vidmm.policy import Belady, EvictionPolicy, UseRecorder, registry
-from wddmsim.vidmm.policy.offline import Future
+from wddmsim.vidmm.policy.offline import Future as Future  # re-exported: the replay records into one
 
 PolicyWrap = Callable[[EvictionPolicy], EvictionPolicy]
 """An observer put around a run's eviction policy: it must pass every hook on unchanged."""

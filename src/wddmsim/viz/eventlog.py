@@ -267,7 +267,7 @@ def read_jsonl(path: Path) -> list[Record]:
                 continue
             try:
                 row = json.loads(line)
-            except ValueError as error:
+            except json.JSONDecodeError as error:
                 raise EventLogError(f"{path}, line {number}: not JSON ({error.msg}); was the run cut short?") from None
             if not isinstance(row, dict) or not isinstance(row.get("event"), str):
                 raise EventLogError(f"{path}, line {number}: not an event (a JSON object with an 'event' name)")
