@@ -453,6 +453,7 @@ def run(
       wddmsim run
       wddmsim run stress --seed 3 --out out/
       wddmsim run --driver-model wddm1 --oversubscription 3 --policy lru
+      wddmsim run --policy opt --out out/      the clairvoyant policy (the scenario runs twice)
       wddmsim run my-scenario.toml --set workload.frames=20 --record trace.jsonl
       wddmsim run tour --vram 80GiB
 
@@ -603,6 +604,7 @@ def replay(trace: Path, out: Path | None, settings: tuple[str, ...], **options: 
     Examples:
       wddmsim run stress --record trace.jsonl && wddmsim replay trace.jsonl --policy lru
       wddmsim replay trace.jsonl --vram 48MiB --out out/
+      wddmsim replay trace.jsonl --policy opt --out out/
       wddmsim replay trace.jsonl --paging-buffer 8KiB
       wddmsim replay trace.jsonl --driver mypkg.drivers:WRAPPED
 
