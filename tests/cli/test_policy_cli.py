@@ -114,3 +114,14 @@ def test_the_placement_policy_is_chosen_by_name_and_the_run_still_verifies(tmp_p
     assert result.exit_code == 0, result.output
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["verified"] and summary["config"]["adapter"]["placement"] == "near-first"
+
+
+def test_a_trace_recorded_under_opt_replays_to_the_same_event_log(tmp_path: Path) -> None:
+    """The replay records the trace's future under the default policy, as the run did the scenario's: the same
+    uses, so the same clairvoyant choices, byte for byte (decision 0161)."""
+    trace = tmp_path / "opt.jsonl"
+    recorded = CliRunner().invoke(main, ["run", "--policy", "opt", *SMALL, "--record", str(trace)])
+    assert recorded.exit_code == 0, recorded.output
+    replayed = CliRunner().invoke(main, ["replay", str(trace)])
+    assert replayed.exit_code == 0, replayed.output
+    assert "the event log is identical to the recorded run's" in replayed.output
