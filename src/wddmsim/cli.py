@@ -1,5 +1,5 @@
 """The command line: ``wddmsim run | replay | inspect | disasm | vm-decode | bench | check-driver | include-dir |
-reproduce``.  Thin: parse, render.
+reproduce | plot``.  Thin: parse, render.
 
 Scenarios live in :mod:`wddmsim.scenarios`, views and the files of ``--out`` in :mod:`wddmsim.viz`.
 """
@@ -172,6 +172,7 @@ def main() -> None:
       wddmsim bench --list                 the benchmarks and their goals
       wddmsim include-dir                  the C headers for building your own driver (-I)
       wddmsim check-driver LIB.so          the conformance run of your driver's paging buffers
+      wddmsim plot sweep/                  a sweep's figures (PNG, SVG) and its report.html
 
     Each command has its own --help with examples.
     """
@@ -244,11 +245,13 @@ def _close_record(trace: Any, path: Path | None) -> None:
         _fail(ConfigurationError("--record", str(path), f"cannot be written: {error.strerror}"))
 
 
-def _write(out: Path, adapter: Adapter, summary: dict[str, Any], console: Console, capture: Any = None) -> None:
+def _write(
+    out: Path, adapter: Adapter, summary: dict[str, Any], console: Console, capture: Any = None, frames: Any = None
+) -> None:
     from wddmsim.viz.outputs import write_outputs
 
     try:
-        written = write_outputs(out, adapter, summary, capture=capture)
+        written = write_outputs(out, adapter, summary, capture=capture, frames=frames)
     except OSError as error:
         _fail(ConfigurationError("--out", str(out), f"cannot be written: {error.strerror}"))
     console.print(f"wrote {written.summary}, {written.events}, {written.trace} and {written.report}")
@@ -416,7 +419,7 @@ def _list_drivers(console: Console) -> None:
 @click.option(
     "--out",
     type=_Path(file_okay=False, path_type=Path),
-    help="Write summary.json, events.jsonl, trace.json and report.html into this directory.",
+    help="Write summary.json, events.jsonl, trace.json, report.html and frames.csv into this directory.",
 )
 @click.option(
     "--record",
@@ -447,6 +450,7 @@ def run(
       events.jsonl   one event per line, DxgKrnl ETW names (ReportSegment, PagingOpTransfer, VidMmEvict, ...)
       trace.json     Chrome trace format: open it in https://ui.perfetto.dev or chrome://tracing
       report.html    one offline page: occupancy, traffic, evictions, segment maps, page tables, disassembly
+      frames.csv     one row per frame: bytes paged in and out, paging stall, faults, evictions, residency
 
     \b
     Examples:
@@ -468,10 +472,11 @@ def run(
     config = _load_scenario(scenario, options, settings)
     trace = None if record is None else _open_record(record)
     console.print(f"[bold]{config.name}[/]: {config.description}" if config.description else f"[bold]{config.name}[/]")
-    result, capture, metrics = _run_recorded(config, console, trace, record, out)
+    result, capture, (metrics, frames) = _run_recorded(config, console, trace, record, out)
     _print_results(console, result, record)
+    _print_research(console, metrics)
     if out is not None:
-        _write(out, result.adapter, {**result.summary(), **metrics}, console, capture)
+        _write(out, result.adapter, {**result.summary(), **metrics}, console, capture, frames)
     _print_verdict(console, result)
     sys.exit(0 if result.verified else 1)
 
@@ -516,24 +521,28 @@ def _load_scenario(scenario: str | None, options: dict[str, Any], settings: tupl
 
 def _run_recorded(
     config: ScenarioConfig, console: Console, trace: IO[str] | None, record: Path | None, out: Path | None
-) -> tuple[RunResult, Any, dict[str, Any]]:
+) -> tuple[RunResult, Any, tuple[dict[str, Any], Any]]:
     """Run the scenario (a progress bar on a terminal), recording its calls to ``trace`` (the ``--record`` file,
     closed at the end) and capturing what ``--out`` writes; returns the result, the capture (None without
-    ``--out``) and, with ``--out``, the research metrics against the run's reference string (decision 0146).  A
-    run that cannot complete exits with status 2 (bad input) or 1 (a check failed on the way)."""
-    from wddmsim.research.runs import observed_run, run_metrics
+    ``--out``) and the research metrics against the run's reference string with its frames (decisions 0146,
+    0157).  A run that cannot complete exits with status 2 (bad input) or 1 (a check failed on the way)."""
+    from wddmsim.research.frames import FrameMarks
+    from wddmsim.research.runs import observed_run, run_research
     from wddmsim.viz.outputs import recorder
 
     observed: list[Any] = []
+    marks = FrameMarks()
 
     def run_scenario(config: ScenarioConfig, **kwargs: Any) -> RunResult:
-        result, refs, clairvoyance = observed_run(config, **kwargs)
+        result, refs, clairvoyance = observed_run(config, marks=marks, **kwargs)
         observed.append((refs, clairvoyance))
         return result
 
     captures: list[Any] = []
+    adapters: list[Adapter] = []
 
     def attach(adapter: Adapter) -> None:
+        adapters.append(adapter)
         if out is not None:
             captures.append(recorder(adapter))
 
@@ -551,14 +560,34 @@ def _run_recorded(
     except ConfigurationError as error:
         _fail(error)
     except WddmsimError as error:
+        if out is not None and adapters:
+            _write_failed(out, adapters[0], config, error, console)
         _fail(error, EXIT_FAILED)
     except OSError as error:  # the --record file stopped taking the trace (a full disk, /dev/full)
         _fail(ConfigurationError("--record", str(record), f"cannot be written: {error.strerror}"))
     finally:
         if trace is not None:
             _close_record(trace, record)
-    metrics = run_metrics(result.adapter.events, *observed[0]) if out is not None else {}
-    return result, captures[0] if captures else None, metrics
+    refs, clairvoyance = observed[0]
+    research = run_research(
+        result.adapter.events, refs, marks, window=config.research.thrash_window, clairvoyance=clairvoyance
+    )
+    return result, captures[0] if captures else None, research
+
+
+def _write_failed(out: Path, adapter: Adapter, config: ScenarioConfig, error: Exception, console: Console) -> None:
+    """A run that could not complete still leaves its event log in ``--out`` (a ``VidMmNoRoom`` event says why
+    VidMm could not make room, decision 0158: ``wddmsim inspect`` shows it)."""
+    summary = {
+        "verified": False,
+        "scenario": config.name,
+        "seed": config.seed,
+        "driver_model": config.adapter.driver_model,
+        "policy": config.adapter.policy,
+        "error": str(error),
+        "config": config.to_dict(),
+    }
+    _write(out, adapter, summary, console)
 
 
 def _print_results(console: Console, result: RunResult, record: Path | None) -> None:
@@ -569,6 +598,13 @@ def _print_results(console: Console, result: RunResult, record: Path | None) -> 
     console.print(traffic_table(result.traffic))
     if record is not None:
         console.print(f"recorded the user-mode calls to {record} (wddmsim replay {record} --policy lru ...)")
+
+
+def _print_research(console: Console, metrics: dict[str, Any]) -> None:
+    """The research metrics in one short table (decision 0157)."""
+    from wddmsim.viz.runs import research_table
+
+    console.print(research_table(metrics))
 
 
 def _print_verdict(console: Console, result: RunResult) -> None:
@@ -585,7 +621,7 @@ def _print_verdict(console: Console, result: RunResult) -> None:
 @click.option(
     "--out",
     type=_Path(file_okay=False, path_type=Path),
-    help="Write the replay's summary.json and events.jsonl here.",
+    help="Write the replay's summary.json, events.jsonl and frames.csv here.",
 )
 @click.option(
     "--driver",
@@ -612,7 +648,8 @@ def replay(trace: Path, out: Path | None, settings: tuple[str, ...], **options: 
     replay diverged (without options: any call that returned otherwise; with options, which may change results:
     a call that succeeded when recorded and is now refused), 2 when the trace could not be replayed.
     """
-    from wddmsim.research.runs import observed_replay, run_metrics
+    from wddmsim.research.frames import FrameMarks
+    from wddmsim.research.runs import observed_replay, run_research
     from wddmsim.scenarios.callfmt import TraceFormatError
     from wddmsim.scenarios.replay import read_trace
     from wddmsim.viz.runs import replay_table
@@ -621,7 +658,8 @@ def replay(trace: Path, out: Path | None, settings: tuple[str, ...], **options: 
     overrides = _overrides_or_fail(options, settings)
     try:
         recorded = read_trace(trace)
-        result, refs, clairvoyance = observed_replay(recorded, overrides)
+        marks = FrameMarks()
+        result, refs, clairvoyance = observed_replay(recorded, overrides, marks=marks)
     except ConfigurationError as error:  # --driver named as on run; other settings keep their dotted keys
         _fail(_option_error(error, {"driver": options.get("driver")}))
     except TraceFormatError as error:
@@ -641,6 +679,10 @@ def replay(trace: Path, out: Path | None, settings: tuple[str, ...], **options: 
             console.print(f"  {line}")
     verdict = "[bold green]content preserved[/]" if result.content_preserved else "[bold red]CONTENT DIFFERS[/]"
     console.print(f"{verdict}: {result.reads - result.reads_differing}/{result.reads} CPU reads match the recording")
+    metrics, frames = run_research(
+        result.adapter.events, refs, marks, window=result.config.research.thrash_window, clairvoyance=clairvoyance
+    )
+    _print_research(console, metrics)
     if out is not None:
         summary = {
             "verified": result.content_preserved,
@@ -650,9 +692,9 @@ def replay(trace: Path, out: Path | None, settings: tuple[str, ...], **options: 
             "traffic": result.traffic,
             "recorded_traffic": result.recorded,
             "difference": {k: list(v) for k, v in result.difference().items()},
-            **run_metrics(result.adapter.events, refs, clairvoyance),
+            **metrics,
         }
-        _write(out, result.adapter, summary, console)
+        _write(out, result.adapter, summary, console, frames=frames)
     failed = result.failures(overridden=bool(overrides))
     if failed:
         console.print(f"[bold red]REPLAY DIVERGED[/]: {failed}")
@@ -742,7 +784,11 @@ def inspect(
         if segment not in replay.segments:
             known = ", ".join(str(s) for s in sorted(replay.segments))
             raise click.BadParameter(f"{segment}: the run reported segments {known}", param_hint="--segment")
-    Console().print(render(replay, index, segments=segments, rows=rows, width=width))
+    console = Console()
+    console.print(render(replay, index, segments=segments, rows=rows, width=width))
+    for number, record in enumerate(log[: index + 1]):
+        if record["event"] == "VidMmNoRoom":  # why VidMm could not make room (decision 0158)
+            console.print(f"[bold red]no room[/] (event {number}): {record['Diagnosis']}")
 
 
 def _why_evicted(log: list[dict[str, Any]], value: str) -> None:
@@ -1142,6 +1188,65 @@ def reproduce(
             _fail(error, EXIT_FAILED)
     print_reproduction(console, result)
     sys.exit(0 if result.matched else EXIT_FAILED)
+
+
+def _csv_option(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tuple[str, ...]:
+    """``A,B,C`` -> ("A", "B", "C"); blanks dropped."""
+    return tuple(v.strip() for v in (value or "").split(",") if v.strip())
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("sweep_dir", type=_Path(path_type=Path))
+@click.option(
+    "--x", "x", metavar="COLUMN", help="Column of results.csv on the x axis (default: the first numeric grid key)."
+)
+@click.option(
+    "--y",
+    "y",
+    metavar="COLUMN",
+    default="paged_in_over_lower_bound",
+    show_default=True,
+    help="Numeric metric column on the y axis: its mean over seeds with a 95 % t-interval.",
+)
+@click.option(
+    "--runs",
+    callback=_csv_option,
+    metavar="ID,ID",
+    help="Runs whose occupancy over time is drawn (default: one per policy at the largest x, first seed).",
+)
+@click.option(
+    "--format",
+    "formats",
+    callback=_csv_option,
+    default="png,svg",
+    show_default=True,
+    metavar="png,svg",
+    help="Figure files written to SWEEP_DIR/figures/.",
+)
+def plot(sweep_dir: Path, x: str | None, y: str, runs: tuple[str, ...], formats: tuple[str, ...]) -> None:
+    """Draw a sweep's figures into SWEEP_DIR/figures/ (PNG, SVG) and write SWEEP_DIR/report.html (offline).
+
+    The figures: the metric against x, one line per policy with a 95 % confidence band over seeds; the per-frame
+    paging stall distribution of each policy at the largest x; bytes resident in local memory and the aperture per
+    frame for chosen runs.  Failed runs are left out and listed in the report.  Needs the plot extra:
+    pip install 'wddmsim[plot]'.
+
+    \b
+    Examples:
+      wddmsim plot sweep/
+      wddmsim plot sweep/ --y paged_in_over_compulsory --format svg
+      wddmsim plot sweep/ --x adapter.vram --runs 3f2a9c0d1e5b7a64,0b1c2d3e4f5a6b7c
+    """
+    from wddmsim.viz.sweep_figures import PlotUnavailable
+    from wddmsim.viz.sweep_plan import PlotOptions
+    from wddmsim.viz.sweep_report import plot_sweep
+
+    try:
+        written = plot_sweep(sweep_dir, PlotOptions(x=x, y=y, runs=runs, formats=formats))
+    except (ConfigurationError, PlotUnavailable) as error:
+        _fail(error)
+    for path in written:
+        click.echo(str(path))
 
 
 def _expectations(given: tuple[str, ...]) -> dict[tuple[str, str], float]:
