@@ -14,13 +14,15 @@ Policies are registered by name in :mod:`~wddmsim.vidmm.policy.registry`, the on
 files and :class:`~wddmsim.vidmm.config.VidMmConfig` read; ``module:Class`` names one from outside the package.
 Each shipped policy is a module of its own that imports only the interface (an import-linter contract).
 
-Shipped eviction policies: ``priority-lru`` (the default: unreferenced first, then lower priority, then least
-recently used), ``lru``, ``fifo``, ``random`` (seeded; the baseline), ``clock`` (second
+Shipped eviction policies: ``stable`` (the default: unreferenced first, then lower priority, then the long
+unused, then the most recently placed -- a stable resident set on a loop: decision 0165), ``priority-lru``
+(unreferenced first, then lower priority, then least recently used), ``lru``, ``fifo``, ``random`` (seeded; the baseline), ``clock`` (second
 chance), ``mru``, ``lfu`` (with aging), ``arc`` (scan-resistant, adaptive: decision 0141), ``gds``
 (GreedyDual-Size, size-aware), ``scan`` (priority-lru ranking, room made
 at the cheapest contiguous hole) and ``opt`` (alias ``min``: Belady's MIN, clairvoyant: given the recorded
 uses of a run).
-Placement policies: ``ladder`` (the default) and ``near-first``.
+Placement policies: ``free-first`` (the default: free room in every segment before any victim), ``ladder`` (D7)
+and ``near-first``.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from wddmsim.vidmm.policy.interface import (
     SegmentView,
     VictimClass,
 )
-from wddmsim.vidmm.policy.ladder import Ladder, NearFirst
+from wddmsim.vidmm.policy.ladder import FreeFirst, Ladder, NearFirst
 from wddmsim.vidmm.policy.lfu import Lfu
 from wddmsim.vidmm.policy.lru import Lru
 from wddmsim.vidmm.policy.mru import Mru
@@ -51,6 +53,7 @@ from wddmsim.vidmm.policy.registry import EVICTION, PLACEMENT, eviction_policy, 
 from wddmsim.vidmm.policy.room import PolicyError, make_room
 from wddmsim.vidmm.policy.scan import ScanLru
 from wddmsim.vidmm.policy.seeded_random import RandomPolicy
+from wddmsim.vidmm.policy.stable import Stable
 
 __all__ = [
     "EVICTION",
@@ -62,6 +65,7 @@ __all__ = [
     "Clock",
     "EvictionPolicy",
     "Fifo",
+    "FreeFirst",
     "GreedyDualSize",
     "InsertMode",
     "Ladder",
@@ -78,6 +82,7 @@ __all__ = [
     "Rung",
     "ScanLru",
     "SegmentView",
+    "Stable",
     "UseRecorder",
     "VictimClass",
     "eviction_policy",
