@@ -45,15 +45,15 @@ def test_stable_evicts_as_its_model_when_the_long_unused_rule_acts(case: tuple[l
 
 
 def test_the_model_applies_the_long_unused_rule() -> None:
-    """k = 2, so the reach is 2 x 2 pages: page 1 stays while it is among the last 4 pages used -- each newcomer
-    evicts the previous one (last in, first out) -- and leaves first once four others have passed it."""
-    assert REACH == 2
-    assert MODELS["stable"]([1, 2, 1, 3, 4, 5, 6, 7, 8], 2) == [2, 3, 4, 1, 6, 7]
+    """k = 2, so the reach is 4 x 2 pages: page 1 stays while it is among the last 8 pages used -- each newcomer
+    evicts the previous one (last in, first out) -- and leaves first once eight others have passed it."""
+    assert REACH == 4
+    assert MODELS["stable"]([1, 2, 1, *range(3, 13)], 2) == [2, 3, 4, 5, 6, 7, 8, 1, 10, 11]
     assert MODELS["stable"]([1, 2, 3], 2) == [2], "both in use: the most recently paged in leaves"
 
 
 def test_on_a_loop_stable_keeps_a_fixed_set_where_lru_misses_every_use() -> None:
-    """A cyclic loop of 5 equal allocations over room for 4, 20 times (within the reach, 2 x 4): LRU pages in on
+    """A cyclic loop of 5 equal allocations over room for 4, 20 times (within the reach, 4 x 4): LRU pages in on
     every use; ``stable`` keeps pages 1-3 resident and cycles 4 and 5 through the last frame: 2 misses a loop after
     the first."""
     loop = [1, 2, 3, 4, 5] * 20
@@ -65,10 +65,10 @@ def test_on_a_loop_stable_keeps_a_fixed_set_where_lru_misses_every_use() -> None
 
 
 def test_after_a_phase_change_the_old_set_leaves_first() -> None:
-    """Pages 1-3 are used for a while, then a new loop over pages 4-10 only (more than the reach, 2 x 3 pages):
+    """Pages 1-3 are used for a while, then a new loop over pages 4-17 only (more than the reach, 4 x 3 pages):
     the old pages leave (3, the last paged in, while all are in use; then 1 and 2, long unused, least recently used
     first), and from then on only the new loop's pages are victims."""
-    refs = [1, 2, 3] * 3 + [4, 5, 6, 7, 8, 9, 10] * 3
+    refs = [1, 2, 3] * 3 + list(range(4, 18)) * 2
     victims, _ = through_vidmm("stable", refs, 3)
     assert victims == MODELS["stable"](refs, 3)
     old = [v for v in victims if v <= 3]
@@ -88,7 +88,7 @@ def test_stable_explains_each_rule_in_the_event_log() -> None:
     reasons = [e.reason for e in w.adapter.events.of_type(VidMmEvict)]
     assert all(e.policy == "stable" for e in w.adapter.events.of_type(VidMmEvict))
     assert any("still in use: placed most recently first" in r for r in reasons), reasons
-    assert any("not used within the last 2 x" in r and "least recently used first" in r for r in reasons), reasons
+    assert any("not used within the last 4 x" in r and "least recently used first" in r for r in reasons), reasons
 
 
 def test_free_first_takes_free_room_in_every_group_before_any_victim() -> None:

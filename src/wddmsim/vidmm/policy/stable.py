@@ -33,7 +33,7 @@ from wddmsim.vidmm.policy.interface import (
     listed,
 )
 
-REACH: Final = 2
+REACH: Final = 4
 """How many memories' worth of recent uses keep an allocation "in use"."""
 
 
