@@ -518,15 +518,15 @@ def _run_recorded(
     closed at the end) and capturing what ``--out`` writes; returns the result, the capture (None without
     ``--out``) and, with ``--out``, the research metrics against the run's reference string (decision 0146).  A
     run that cannot complete exits with status 2 (bad input) or 1 (a check failed on the way)."""
-    from wddmsim.research.runs import observed_run, run_metrics
+    from wddmsim.research.runs import measured_run
     from wddmsim.viz.outputs import recorder
 
-    observed: list[Any] = []
+    measured: list[dict[str, Any]] = []
 
     def run_scenario(config: ScenarioConfig, **kwargs: Any) -> RunResult:
-        result, refs = observed_run(config, **kwargs)
-        observed.append(refs)
-        return result
+        run = measured_run(config, metrics=out is not None, **kwargs)
+        measured.append(run.metrics)
+        return run.result
 
     captures: list[Any] = []
 
@@ -554,8 +554,7 @@ def _run_recorded(
     finally:
         if trace is not None:
             _close_record(trace, record)
-    metrics = run_metrics(result.adapter.events, observed[0]) if out is not None else {}
-    return result, captures[0] if captures else None, metrics
+    return result, captures[0] if captures else None, measured[0]
 
 
 def _print_results(console: Console, result: RunResult, record: Path | None) -> None:
@@ -1140,3 +1139,148 @@ def _expectations(given: tuple[str, ...]) -> dict[tuple[str, str], float]:
             _fail(ConfigurationError("--expect", text, "must be POLICY@CASE=VALUE, e.g. fifo@4=9"))
         out[(policy, case)] = number
     return out
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("scenario", required=False)
+@click.option(
+    "--grid",
+    "grid",
+    multiple=True,
+    metavar="KEY=V1,V2,...",
+    help="A grid axis: any setting (workload.oversubscription, adapter.vram ...), or policy / placement "
+    "(repeatable; the runs are every combination).",
+)
+@click.option("--seeds", "seed_count", type=int, help="Seeds 1..N for every grid point (default: seed 1 only).")
+@click.option("--seed-list", metavar="S1,S2,...", help="These seeds for every grid point, e.g. 1,2,5.")
+@click.option(
+    "--set", "settings", multiple=True, metavar="KEY=VALUE", help="A setting fixed for every run (repeatable)."
+)
+@click.option(
+    "--out",
+    type=_Path(file_okay=False, path_type=Path),
+    required=True,
+    help="The sweep directory (kept between reruns).",
+)
+@click.option("--jobs", type=int, help="Worker processes (local) or local-cluster workers (default: the CPU count).")
+@click.option(
+    "--backend", type=click.Choice(["local", "dask"]), default="local", show_default=True, help="Where runs execute."
+)
+@click.option("--scheduler", metavar="ADDR", help="The Dask scheduler, e.g. tcp://10.0.0.5:8786 (--backend dask).")
+def sweep(
+    scenario: str | None,
+    grid: tuple[str, ...],
+    seed_count: int | None,
+    seed_list: str | None,
+    settings: tuple[str, ...],
+    out: Path,
+    jobs: int | None,
+    backend: str,
+    scheduler: str | None,
+) -> None:
+    """Run a scenario over a grid of settings, policies and seeds, in parallel, into one table.
+
+    Every combination of the --grid values, for each seed, is one run of SCENARIO (a built-in name or a TOML
+    file; default: default), exactly as `wddmsim run` would run it.  Each run is saved under OUT/runs/<id>/
+    (result.json, summary.json), <id> a hash of its scenario, seed and settings: a rerun skips the runs that
+    finished ok and retries failed ones.  A failed run (an error, or a run that did not verify) is recorded
+    with its error and the sweep goes on.  Ctrl-C stops cleanly: running runs finish and are kept.
+
+    \b
+    OUT/results.csv       one row per run: id, scenario, seed, a column per grid key, status, error,
+                          seconds, then every metric of summary.json (pandas.read_csv loads it as is)
+    OUT/results.parquet   the same table, when pyarrow is installed (pip install 'wddmsim[parquet]')
+    OUT/sweep.json        the grid, seeds and fixed settings
+
+    \b
+    Examples:
+      wddmsim sweep default --grid policy=lru,clock,arc --grid workload.oversubscription=1.1,1.5,2 --seeds 5 --out sweep/
+      wddmsim sweep stress --grid adapter.vram=64MiB,128MiB --seed-list 1,2,5 --set workload.frames=8 --out vram/
+      wddmsim sweep --grid policy=lru,fifo --backend dask --scheduler tcp://10.0.0.5:8786 --out sweep/
+
+    Exit status 0 when every run of the grid finished ok, 1 when a run failed or the sweep was interrupted (the
+    table holds what finished), 2 on bad input (nothing ran).
+    """
+    try:
+        plan = _sweep_plan(scenario, grid, seed_count, seed_list, settings)
+        plan.validate()
+        runner = _sweep_backend(backend, scheduler, jobs)
+    except ConfigurationError as error:
+        _fail(error)
+    _sweep_run(plan, out, runner, runner.describe())
+
+
+def _sweep_plan(
+    scenario: str | None,
+    grid: tuple[str, ...],
+    seed_count: int | None,
+    seed_list: str | None,
+    settings: tuple[str, ...],
+) -> Any:
+    from wddmsim.research.sweep import Plan, parse_fixed, parse_grid, parse_seeds
+
+    axes = parse_grid(grid)
+    return Plan(scenario or "default", axes, parse_seeds(seed_count, seed_list), parse_fixed(settings, axes))
+
+
+def _sweep_backend(backend: str, scheduler: str | None, jobs: int | None) -> Any:
+    """The backend asked for; a bad combination of options is refused before anything starts."""
+    import os
+
+    from wddmsim.research.sweep import DaskBackend, LocalBackend
+
+    if jobs is not None and jobs < 1:
+        raise ConfigurationError("--jobs", jobs, "must be at least 1")
+    workers = jobs or os.cpu_count() or 1
+    if backend == "local":
+        if scheduler is not None:
+            raise ConfigurationError("--scheduler", scheduler, "is for --backend dask only")
+        return LocalBackend(workers)
+    return DaskBackend(scheduler, workers)
+
+
+def _sweep_run(plan: Any, out: Path, runner: Any, where: str) -> NoReturn:
+    """Run the sweep with a progress bar on stderr; print what happened; exit 0, or 1 if anything is missing."""
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
+
+    from wddmsim.research.sweep import run_sweep
+
+    console = Console(stderr=True)
+    failed: list[dict[str, Any]] = []
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("failed {task.fields[failed]}"),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=console, transient=True) as bar:
+        task = bar.add_task("sweep", total=None, failed=0)
+
+        def started(outcome: Any) -> None:
+            console.print(f"sweep of {outcome.total} runs on {where}: {outcome.skipped} already done, skipped")
+            bar.update(task, total=outcome.total - outcome.skipped)
+
+        def finished(record: dict[str, Any]) -> None:
+            if record["status"] != "ok":
+                failed.append(record)
+            bar.update(task, advance=1, failed=len(failed))
+
+        try:
+            outcome = run_sweep(plan, out, runner, on_start=started, on_result=finished)
+        except OSError as error:
+            _fail(ConfigurationError("--out", str(out), f"cannot be written: {error.strerror}"))
+    for record in failed[:5]:
+        point = " ".join(f"{k}={v}" for k, v in record["settings"].items())
+        console.print(f"failed {record['id']} (seed {record['seed']} {point}): {record['error']}", soft_wrap=True)
+    state = "interrupted" if outcome.interrupted else "done"
+    console.print(
+        f"{state}: ran {outcome.ran} ({outcome.failed} failed), skipped {outcome.skipped}; "
+        f"wrote {', '.join(str(p) for p in outcome.tables)}",
+        soft_wrap=True,
+    )
+    if outcome.missing:
+        console.print(
+            f"{outcome.missing} of {outcome.total} runs have no ok result: rerun the same command to retry them"
+        )
+    sys.exit(EXIT_FAILED if outcome.missing else 0)

@@ -5,6 +5,8 @@
   request per call.
 * :func:`observed_run`: a scenario run with a :class:`~wddmsim.research.reference.ReferenceRecorder` around its
   eviction policy, one request per process frame (the run is unchanged: the recorder passes every hook on).
+* :func:`measured_run`: the one way a scenario run is executed and measured: ``wddmsim run`` and each run of
+  ``wddmsim sweep`` call it (decision 0150).
 * :func:`run_metrics`: bytes paged in (every ``VidMmPageIn``: transfers, zero fills and aperture maps alike --
   a placement the allocation needed), over the compulsory bytes and over the lower bound.
 """
@@ -12,6 +14,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import IO, Any
 
 from wddmsim.core.events import Event
@@ -80,6 +83,32 @@ def observed_run(
     return result, holder.string(result.adapter)
 
 
+@dataclass(frozen=True, slots=True)
+class MeasuredRun:
+    """A finished scenario run and its research metrics (empty when they were not asked for)."""
+
+    result: RunResult
+    metrics: dict[str, Any]
+
+    def summary(self) -> dict[str, Any]:
+        """The run in JSON terms with its metrics: what ``summary.json`` holds before the views add theirs."""
+        return {**self.result.summary(), **self.metrics}
+
+
+def measured_run(
+    config: ScenarioConfig,
+    *,
+    metrics: bool = True,
+    progress: Progress | None = None,
+    record: IO[str] | None = None,
+    on_adapter: Callable[[Adapter], None] | None = None,
+) -> MeasuredRun:
+    """Run ``config`` (a pure function of it: same configuration, same event log) and, with ``metrics``, measure
+    it against its reference string (:func:`run_metrics`)."""
+    result, refs = observed_run(config, progress=progress, record=record, on_adapter=on_adapter)
+    return MeasuredRun(result, run_metrics(result.adapter.events, refs) if metrics else {})
+
+
 def paged_in_bytes(events: Iterable[Event]) -> int:
     """Bytes VidMm placed in a segment (``VidMmPageIn``: transfer, fill or aperture map)."""
     return sum(e.size for e in events if isinstance(e, VidMmPageIn))
@@ -103,4 +132,12 @@ def run_metrics(events: Iterable[Event], refs: ReferenceString) -> dict[str, Any
     }
 
 
-__all__ = ["observed_replay", "observed_run", "of_trace", "paged_in_bytes", "run_metrics"]
+__all__ = [
+    "MeasuredRun",
+    "measured_run",
+    "observed_replay",
+    "observed_run",
+    "of_trace",
+    "paged_in_bytes",
+    "run_metrics",
+]
