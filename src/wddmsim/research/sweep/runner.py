@@ -48,7 +48,11 @@ def run_sweep(
 ) -> SweepOutcome:
     """Run ``plan`` into ``out`` on ``backend`` (closed at the end); see the module's docstring."""
     store = Store(out)
-    store.prepare(plan.manifest())
+    try:
+        store.prepare(plan.manifest())
+    except OSError:
+        backend.close()
+        raise
     specs = plan.runs()
     todo = [s for s in specs if not store.done(s.id)]
     outcome = SweepOutcome(total=len(specs), skipped=len(specs) - len(todo))
