@@ -1204,6 +1204,7 @@ def sweep(
     try:
         plan = _sweep_plan(scenario, grid, seed_count, seed_list, settings)
         plan.validate()
+        _make_out(out)
         runner = _sweep_backend(backend, scheduler, jobs)
     except ConfigurationError as error:
         _fail(error)
@@ -1221,6 +1222,14 @@ def _sweep_plan(
 
     axes = parse_grid(grid)
     return Plan(scenario or "default", axes, parse_seeds(seed_count, seed_list), parse_fixed(settings, axes))
+
+
+def _make_out(out: Path) -> None:
+    """The sweep directory, made (or found) before any run starts."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ConfigurationError("--out", str(out), f"cannot be written: {error.strerror}") from None
 
 
 def _sweep_backend(backend: str, scheduler: str | None, jobs: int | None) -> Any:
