@@ -1204,8 +1204,9 @@ def sweep(
     try:
         plan = _sweep_plan(scenario, grid, seed_count, seed_list, settings)
         plan.validate()
+        workers = _sweep_workers(backend, scheduler, jobs)
         _make_out(out)
-        runner = _sweep_backend(backend, scheduler, jobs)
+        runner = _sweep_backend(backend, scheduler, workers)
     except ConfigurationError as error:
         _fail(error)
     _sweep_run(plan, out, runner, runner.describe())
@@ -1232,20 +1233,25 @@ def _make_out(out: Path) -> None:
         raise ConfigurationError("--out", str(out), f"cannot be written: {error.strerror}") from None
 
 
-def _sweep_backend(backend: str, scheduler: str | None, jobs: int | None) -> Any:
-    """The backend asked for; a bad combination of options is refused before anything starts."""
+def _sweep_workers(backend: str, scheduler: str | None, jobs: int | None) -> int:
+    """The worker count; options that do not go together are refused before anything starts."""
     import os
-
-    from wddmsim.research.sweep import DaskBackend, LocalBackend
 
     if jobs is not None and jobs < 1:
         raise ConfigurationError("--jobs", jobs, "must be at least 1")
-    workers = jobs or os.cpu_count() or 1
-    if backend == "local":
-        if scheduler is not None:
-            raise ConfigurationError("--scheduler", scheduler, "is for --backend dask only")
-        return LocalBackend(workers)
-    return DaskBackend(scheduler, workers)
+    if backend == "local" and scheduler is not None:
+        raise ConfigurationError("--scheduler", scheduler, "is for --backend dask only")
+    if backend == "dask":
+        from wddmsim.research.sweep.backends import require_dask
+
+        require_dask()
+    return jobs or os.cpu_count() or 1
+
+
+def _sweep_backend(backend: str, scheduler: str | None, workers: int) -> Any:
+    from wddmsim.research.sweep import DaskBackend, LocalBackend
+
+    return LocalBackend(workers) if backend == "local" else DaskBackend(scheduler, workers)
 
 
 def _sweep_run(plan: Any, out: Path, runner: Any, where: str) -> NoReturn:

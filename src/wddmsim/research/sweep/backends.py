@@ -93,18 +93,23 @@ def _outcome(future: Future[dict[str, Any]], spec: RunSpec) -> dict[str, Any]:
     return lost(spec, f"worker lost: {type(error).__name__}: {error}")
 
 
+def require_dask() -> Any:
+    """The ``distributed`` module (untyped: its calls are checked by the tests), or bad input naming the extra."""
+    try:
+        import distributed
+    except ImportError:
+        raise ConfigurationError(
+            "--backend", "dask", f"needs Dask distributed, which is not installed: {DASK_INSTALL}"
+        ) from None
+    return distributed
+
+
 class DaskBackend:
     """The runs as tasks on a Dask distributed cluster: ``address`` is its scheduler (tcp://host:8786); None
     starts a local cluster of ``jobs`` worker processes (tests, a try on one machine)."""
 
     def __init__(self, address: str | None, jobs: int) -> None:
-        try:
-            import distributed as _distributed
-        except ImportError:
-            raise ConfigurationError(
-                "--backend", "dask", f"needs Dask distributed, which is not installed: {DASK_INSTALL}"
-            ) from None
-        distributed: Any = _distributed  # untyped: its calls are checked by the tests
+        distributed = require_dask()
         self.distributed = distributed
         self.cluster: Any = None
         if address is None:
@@ -155,4 +160,4 @@ class DaskBackend:
             self.cluster.close()
 
 
-__all__ = ["DASK_INSTALL", "Backend", "DaskBackend", "LocalBackend"]
+__all__ = ["DASK_INSTALL", "Backend", "DaskBackend", "LocalBackend", "require_dask"]
