@@ -82,3 +82,13 @@ def test_an_out_directory_that_cannot_be_made_exits_2(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("")
     out = tmp_path / "file" / "sweep"
     refused(sweep(out, *SHORT, "--jobs", "1"), f"--out='{out}'", "cannot be written")
+
+
+@pytest.mark.slow
+def test_a_scheduler_that_does_not_answer_exits_2(tmp_path: Path) -> None:
+    """Nothing listens on port 9: the Dask client gives up after its 10 s timeout."""
+    refused(
+        sweep(tmp_path / "sweep", "--backend", "dask", "--scheduler", "tcp://127.0.0.1:9"),
+        "--scheduler=",
+        "no Dask scheduler answers there",
+    )
