@@ -1,5 +1,5 @@
 """The command line: ``wddmsim run | replay | inspect | disasm | vm-decode | bench | check-driver | include-dir |
-reproduce``.  Thin: parse, render.
+reproduce | sweep``.  Thin: parse, render.
 
 Scenarios live in :mod:`wddmsim.scenarios`, views and the files of ``--out`` in :mod:`wddmsim.viz`.
 """
@@ -171,6 +171,7 @@ def main() -> None:
       wddmsim bench --list                 the benchmarks and their goals
       wddmsim include-dir                  the C headers for building your own driver (-I)
       wddmsim check-driver LIB.so          the conformance run of your driver's paging buffers
+      wddmsim sweep --grid policy=lru,arc --seeds 5 --out sweep/    a grid of runs in parallel, one table
 
     Each command has its own --help with examples.
     """

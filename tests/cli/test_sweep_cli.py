@@ -3,6 +3,7 @@ and rule), a sweep's files and exit status, a rerun that skips what is done (dec
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -92,3 +93,15 @@ def test_a_scheduler_that_does_not_answer_exits_2(tmp_path: Path) -> None:
         "--scheduler=",
         "no Dask scheduler answers there",
     )
+
+
+@pytest.mark.slow
+def test_the_sweep_scaleout_benchmark_reports_its_fields() -> None:
+    """The numbers are printed by CI, never asserted (wall clock); the record's shape and its runs are."""
+    result = CliRunner().invoke(main, ["bench", "sweep_scaleout", "--json"])
+    assert result.exit_code == 0, result.output
+    record = json.loads(result.output.splitlines()[0])
+    assert record["name"] == "sweep_scaleout" and record["unit"] == "x"
+    assert (record["runs"], record["failed_runs"]) == (40, 0)
+    ratio = record["seconds_1_worker"] / record["seconds_2_workers"]
+    assert record["speedup_2_workers"] == pytest.approx(ratio, abs=0.01)
