@@ -1270,7 +1270,7 @@ def _sweep_run(plan: Any, out: Path, runner: Any, where: str) -> NoReturn:
         TextColumn("failed {task.fields[failed]}"),
         TimeRemainingColumn(),
     )
-    with Progress(*columns, console=console, transient=True) as bar:
+    with Progress(*columns, console=console, transient=True, disable=not console.is_terminal) as bar:
         task = bar.add_task("sweep", total=None, failed=0)
 
         def started(outcome: Any) -> None:
