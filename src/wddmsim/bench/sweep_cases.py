@@ -20,7 +20,10 @@ SHORT = {"workload.frames": 2, "workload.processes": 1, "adapter.vram": "32MiB",
 
 
 def _plan() -> Plan:
-    grid: dict[str, list[object]] = {"policy": ["lru", "fifo", "clock", "arc"], "workload.oversubscription": [1.1, 1.25]}
+    grid: dict[str, list[object]] = {
+        "policy": ["lru", "fifo", "clock", "arc"],
+        "workload.oversubscription": [1.1, 1.25],
+    }
     return Plan("default", grid, [1, 2, 3, 4, 5], dict(SHORT))
 
 
