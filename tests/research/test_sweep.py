@@ -162,6 +162,18 @@ def test_a_sweep_run_has_the_numbers_of_the_same_run_done_directly(swept: tuple[
     assert saved["config"]["adapter"]["policy"] == "fifo" and saved["config"]["workload"]["oversubscription"] == 1.5
     record = json.loads((out / "runs" / spec.id / "result.json").read_text())
     assert record["metrics"] == flatten(saved)
+    evictions = {k.split(".")[1]: v for k, v in saved["traffic"].items() if k.startswith("Evictions.")}
+    assert saved["evictions_by_cause"] == evictions and sum(evictions.values()) == saved["traffic"]["Evictions"] > 0
+
+
+def test_evictions_by_cause_match_the_d3dkmt_counters_of_run_out(tmp_path: Path) -> None:
+    """The sweep's ``evictions_by_cause`` (from the run's traffic) is the event log's ``EvictionsByCause`` that
+    ``wddmsim run --out`` writes (viz's statistics)."""
+    from wddmsim.viz.eventlog import records
+    from wddmsim.viz.summary import statistics
+
+    run = measured_run(catalog.load("default", {**SHORT, "workload.oversubscription": 1.5}))
+    assert run.summary()["evictions_by_cause"] == statistics(records(run.result.adapter.events))["EvictionsByCause"]
 
 
 def test_results_csv_has_the_contract_columns_one_row_per_run_in_grid_order(swept: tuple[Path, Plan]) -> None:

@@ -91,8 +91,15 @@ class MeasuredRun:
     metrics: dict[str, Any]
 
     def summary(self) -> dict[str, Any]:
-        """The run in JSON terms with its metrics: what ``summary.json`` holds before the views add theirs."""
-        return {**self.result.summary(), **self.metrics}
+        """The run in JSON terms with its metrics and its evictions by cause (lower-case cause names, from its
+        traffic): what ``summary.json`` holds before the views add theirs (decision 0150)."""
+        return {**self.result.summary(), "evictions_by_cause": evictions_by_cause(self.result.traffic), **self.metrics}
+
+
+def evictions_by_cause(traffic: Mapping[str, int]) -> dict[str, int]:
+    """``{cause: evictions}`` from a run's traffic counters (``Evictions.pressure`` ...), causes sorted."""
+    prefix = "Evictions."
+    return {key.removeprefix(prefix): n for key, n in sorted(traffic.items()) if key.startswith(prefix)}
 
 
 def measured_run(
@@ -134,6 +141,7 @@ def run_metrics(events: Iterable[Event], refs: ReferenceString) -> dict[str, Any
 
 __all__ = [
     "MeasuredRun",
+    "evictions_by_cause",
     "measured_run",
     "observed_replay",
     "observed_run",
