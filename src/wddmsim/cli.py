@@ -244,11 +244,13 @@ def _close_record(trace: Any, path: Path | None) -> None:
         _fail(ConfigurationError("--record", str(path), f"cannot be written: {error.strerror}"))
 
 
-def _write(out: Path, adapter: Adapter, summary: dict[str, Any], console: Console, capture: Any = None) -> None:
+def _write(
+    out: Path, adapter: Adapter, summary: dict[str, Any], console: Console, capture: Any = None, frames: Any = None
+) -> None:
     from wddmsim.viz.outputs import write_outputs
 
     try:
-        written = write_outputs(out, adapter, summary, capture=capture)
+        written = write_outputs(out, adapter, summary, capture=capture, frames=frames)
     except OSError as error:
         _fail(ConfigurationError("--out", str(out), f"cannot be written: {error.strerror}"))
     console.print(f"wrote {written.summary}, {written.events}, {written.trace} and {written.report}")
@@ -415,7 +417,7 @@ def _list_drivers(console: Console) -> None:
 @click.option(
     "--out",
     type=_Path(file_okay=False, path_type=Path),
-    help="Write summary.json, events.jsonl, trace.json and report.html into this directory.",
+    help="Write summary.json, events.jsonl, trace.json, report.html and frames.csv into this directory.",
 )
 @click.option(
     "--record",
@@ -446,6 +448,7 @@ def run(
       events.jsonl   one event per line, DxgKrnl ETW names (ReportSegment, PagingOpTransfer, VidMmEvict, ...)
       trace.json     Chrome trace format: open it in https://ui.perfetto.dev or chrome://tracing
       report.html    one offline page: occupancy, traffic, evictions, segment maps, page tables, disassembly
+      frames.csv     one row per frame: bytes paged in and out, paging stall, faults, evictions, residency
 
     \b
     Examples:
@@ -466,10 +469,11 @@ def run(
     config = _load_scenario(scenario, options, settings)
     trace = None if record is None else _open_record(record)
     console.print(f"[bold]{config.name}[/]: {config.description}" if config.description else f"[bold]{config.name}[/]")
-    result, capture, metrics = _run_recorded(config, console, trace, record, out)
+    result, capture, (metrics, frames) = _run_recorded(config, console, trace, record, out)
     _print_results(console, result, record)
+    _print_research(console, metrics)
     if out is not None:
-        _write(out, result.adapter, {**result.summary(), **metrics}, console, capture)
+        _write(out, result.adapter, {**result.summary(), **metrics}, console, capture, frames)
     _print_verdict(console, result)
     sys.exit(0 if result.verified else 1)
 
@@ -514,24 +518,26 @@ def _load_scenario(scenario: str | None, options: dict[str, Any], settings: tupl
 
 def _run_recorded(
     config: ScenarioConfig, console: Console, trace: IO[str] | None, record: Path | None, out: Path | None
-) -> tuple[RunResult, Any, dict[str, Any]]:
+) -> tuple[RunResult, Any, tuple[dict[str, Any], Any]]:
     """Run the scenario (a progress bar on a terminal), recording its calls to ``trace`` (the ``--record`` file,
     closed at the end) and capturing what ``--out`` writes; returns the result, the capture (None without
-    ``--out``) and, with ``--out``, the research metrics against the run's reference string (decision 0146).  A
-    run that cannot complete exits with status 2 (bad input) or 1 (a check failed on the way)."""
+    ``--out``) and the research metrics against the run's reference string with its frames (decisions 0146,
+    0157).  A run that cannot complete exits with status 2 (bad input) or 1 (a check failed on the way)."""
     from wddmsim.research.runs import measured_run
     from wddmsim.viz.outputs import recorder
 
-    measured: list[dict[str, Any]] = []
+    measured: list[tuple[dict[str, Any], Any]] = []
 
     def run_scenario(config: ScenarioConfig, **kwargs: Any) -> RunResult:
-        run = measured_run(config, metrics=out is not None, **kwargs)
-        measured.append(run.metrics)
+        run = measured_run(config, **kwargs)
+        measured.append((run.metrics, run.frames))
         return run.result
 
     captures: list[Any] = []
+    adapters: list[Adapter] = []
 
     def attach(adapter: Adapter) -> None:
+        adapters.append(adapter)
         if out is not None:
             captures.append(recorder(adapter))
 
@@ -549,6 +555,8 @@ def _run_recorded(
     except ConfigurationError as error:
         _fail(error)
     except WddmsimError as error:
+        if out is not None and adapters:
+            _write_failed(out, adapters[0], config, error, console)
         _fail(error, EXIT_FAILED)
     except OSError as error:  # the --record file stopped taking the trace (a full disk, /dev/full)
         _fail(ConfigurationError("--record", str(record), f"cannot be written: {error.strerror}"))
@@ -556,6 +564,21 @@ def _run_recorded(
         if trace is not None:
             _close_record(trace, record)
     return result, captures[0] if captures else None, measured[0]
+
+
+def _write_failed(out: Path, adapter: Adapter, config: ScenarioConfig, error: Exception, console: Console) -> None:
+    """A run that could not complete still leaves its event log in ``--out`` (a ``VidMmNoRoom`` event says why
+    VidMm could not make room, decision 0158: ``wddmsim inspect`` shows it)."""
+    summary = {
+        "verified": False,
+        "scenario": config.name,
+        "seed": config.seed,
+        "driver_model": config.adapter.driver_model,
+        "policy": config.adapter.policy,
+        "error": str(error),
+        "config": config.to_dict(),
+    }
+    _write(out, adapter, summary, console)
 
 
 def _print_results(console: Console, result: RunResult, record: Path | None) -> None:
@@ -566,6 +589,13 @@ def _print_results(console: Console, result: RunResult, record: Path | None) -> 
     console.print(traffic_table(result.traffic))
     if record is not None:
         console.print(f"recorded the user-mode calls to {record} (wddmsim replay {record} --policy lru ...)")
+
+
+def _print_research(console: Console, metrics: dict[str, Any]) -> None:
+    """The research metrics in one short table (decision 0157)."""
+    from wddmsim.viz.runs import research_table
+
+    console.print(research_table(metrics))
 
 
 def _print_verdict(console: Console, result: RunResult) -> None:
@@ -582,7 +612,7 @@ def _print_verdict(console: Console, result: RunResult) -> None:
 @click.option(
     "--out",
     type=_Path(file_okay=False, path_type=Path),
-    help="Write the replay's summary.json and events.jsonl here.",
+    help="Write the replay's summary.json, events.jsonl and frames.csv here.",
 )
 @click.option(
     "--driver",
@@ -608,7 +638,8 @@ def replay(trace: Path, out: Path | None, settings: tuple[str, ...], **options: 
     replay diverged (without options: any call that returned otherwise; with options, which may change results:
     a call that succeeded when recorded and is now refused), 2 when the trace could not be replayed.
     """
-    from wddmsim.research.runs import observed_replay, run_metrics
+    from wddmsim.research.frames import FrameMarks
+    from wddmsim.research.runs import observed_replay, run_research
     from wddmsim.scenarios.callfmt import TraceFormatError
     from wddmsim.scenarios.replay import read_trace
     from wddmsim.viz.runs import replay_table
@@ -617,7 +648,8 @@ def replay(trace: Path, out: Path | None, settings: tuple[str, ...], **options: 
     overrides = _overrides_or_fail(options, settings)
     try:
         recorded = read_trace(trace)
-        result, refs = observed_replay(recorded, overrides)
+        marks = FrameMarks()
+        result, refs = observed_replay(recorded, overrides, marks=marks)
     except ConfigurationError as error:  # --driver named as on run; other settings keep their dotted keys
         _fail(_option_error(error, {"driver": options.get("driver")}))
     except TraceFormatError as error:
@@ -637,6 +669,8 @@ def replay(trace: Path, out: Path | None, settings: tuple[str, ...], **options: 
             console.print(f"  {line}")
     verdict = "[bold green]content preserved[/]" if result.content_preserved else "[bold red]CONTENT DIFFERS[/]"
     console.print(f"{verdict}: {result.reads - result.reads_differing}/{result.reads} CPU reads match the recording")
+    metrics, frames = run_research(result.adapter.events, refs, marks, window=result.config.research.thrash_window)
+    _print_research(console, metrics)
     if out is not None:
         summary = {
             "verified": result.content_preserved,
@@ -646,9 +680,9 @@ def replay(trace: Path, out: Path | None, settings: tuple[str, ...], **options: 
             "traffic": result.traffic,
             "recorded_traffic": result.recorded,
             "difference": {k: list(v) for k, v in result.difference().items()},
-            **run_metrics(result.adapter.events, refs),
+            **metrics,
         }
-        _write(out, result.adapter, summary, console)
+        _write(out, result.adapter, summary, console, frames=frames)
     failed = result.failures(overridden=bool(overrides))
     if failed:
         console.print(f"[bold red]REPLAY DIVERGED[/]: {failed}")
@@ -728,7 +762,11 @@ def inspect(
         index = index_at_time(log, time_ns)
     if not 0 <= index < len(log):
         raise click.BadParameter(f"{index} is not an event of the log (0..{len(log) - 1})", param_hint="--at")
-    Console().print(render(SegmentReplay(log), index, segments=segments, rows=rows, width=width))
+    console = Console()
+    console.print(render(SegmentReplay(log), index, segments=segments, rows=rows, width=width))
+    for number, record in enumerate(log[: index + 1]):
+        if record["event"] == "VidMmNoRoom":  # why VidMm could not make room (decision 0158)
+            console.print(f"[bold red]no room[/] (event {number}): {record['Diagnosis']}")
 
 
 def _why_evicted(log: list[dict[str, Any]], value: str) -> None:

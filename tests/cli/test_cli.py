@@ -16,8 +16,9 @@ from wddmsim.vidmm.events import PAGING_OP_NAMES
 def test_run_verifies_the_default_workload_and_writes_the_four_files(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["run", "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
-    assert "verified" in result.output and "paging traffic" in result.output
-    assert {p.name for p in tmp_path.iterdir()} == {"summary.json", "events.jsonl", "trace.json", "report.html"}
+    assert "verified" in result.output and "paging traffic" in result.output and "research metrics" in result.output
+    files = {"summary.json", "events.jsonl", "trace.json", "report.html", "frames.csv"}
+    assert {p.name for p in tmp_path.iterdir()} == files
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["verified"] is True and summary["scenario"] == "default"
     assert all(c["ok"] for c in summary["checks"])

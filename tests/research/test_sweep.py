@@ -150,6 +150,13 @@ def test_the_sweep_directory_follows_the_contract(swept: tuple[Path, Plan]) -> N
     assert record["settings"] == {**SHORT, "policy": "lru", "workload.oversubscription": 1.1}
     assert (record["id"], record["status"], record["error"]) == (ids[0], "ok", None)
     assert not [p for p in out.rglob("*") if p.name.endswith(".tmp")]
+    frames = (out / "runs" / ids[0] / "frames.csv").read_text().splitlines()
+    assert frames[0] == (
+        "frame,paged_in_bytes,paged_out_bytes,paging_stall_ns,faults,evictions,resident_local_bytes,resident_aperture_bytes"
+    )
+    summary = json.loads((out / "runs" / ids[0] / "summary.json").read_text())
+    assert len(frames) - 1 == summary["frames"] == record["metrics"]["frames"] > 0
+    assert sum(int(row.split(",")[1]) for row in frames[1:]) <= summary["paged_in_bytes"]
 
 
 def test_a_sweep_run_has_the_numbers_of_the_same_run_done_directly(swept: tuple[Path, Plan]) -> None:

@@ -17,8 +17,8 @@ from wddmsim.cli import main
     strict=True,
     reason="PagingService.ensure_resident places the unplaced part of device 0x40000038's list largest first but "
     "never moves its placed part: under clock/gds those sit scattered in the 8 MiB aperture, the largest hole is "
-    "1.71 MB, and a 1.8 MiB aperture-only allocation is refused (STATUS_GRAPHICS_NO_VIDEO_MEMORY, exit 1, nothing "
-    "written to --out) although moving its siblings that may live in local memory would make room; lru, mru, "
+    "1.71 MB, and a 1.8 MiB aperture-only allocation is refused (STATUS_GRAPHICS_NO_VIDEO_MEMORY, exit 1; decision 0158: --out keeps the log and its VidMmNoRoom "
+    "diagnostic) although moving its siblings that may live in local memory would make room; lru, mru, "
     "arc, lfu and fifo complete the same run",
 )
 def test_stress_on_a_small_card_completes_under_every_policy(policy: str, tmp_path: Path) -> None:

@@ -181,3 +181,15 @@ def test_every_process_has_its_tree(residency: SavedRun) -> None:
     assert len(away) == sum(s.evicted for s in spaces.spaces.values() if s.owner is None)
     assert all(t.tables == 0 and "evicted" in t.name for t in away)
     assert all(t.name in residency.outputs.report.read_text() for t in away)
+
+
+def test_the_statistics_show_the_research_metrics_of_a_run_that_has_frames(tour: SavedRun) -> None:
+    summary = {**tour.outputs.values, "frames": 2, "paged_out_bytes": 3 * MiB, "faults": 7, "frame_stall_ns_p99": None}
+    page = build_report(tour.rows, summary=summary)
+    assert "Research metrics (per run, per frame)" in page
+    assert "<td>paged_out_bytes</td><td class=n>3,145,728 (3 MiB)</td>" in page
+    assert "<td>faults</td><td class=n>7</td>" in page
+    assert "<td>frame_stall_ns_p99</td><td class=n>-</td>" in page, "None: no frame to take it from"
+    assert "Research metrics" not in build_report(tour.rows, summary=tour.outputs.values), (
+        "a demonstration has no frames"
+    )

@@ -19,7 +19,9 @@ from typing import IO, Any
 
 from wddmsim.core.events import Event
 from wddmsim.research.bound import lower_bound
+from wddmsim.research.frames import THRASH_WINDOW, Frame, FrameMarks, frame_metrics
 from wddmsim.research.reference import ReferenceRecorder, ReferenceString
+from wddmsim.scenarios.callfmt import TraceFormatError
 from wddmsim.scenarios.config import ScenarioConfig
 from wddmsim.scenarios.replay import ReplayResult, Trace, replay
 from wddmsim.scenarios.runner import Progress, RunResult, run_scenario
@@ -53,13 +55,49 @@ def of_trace(trace: Trace) -> ReferenceString:
     return observed_replay(trace)[1]
 
 
+def frame_calls(trace: Trace) -> list[int]:
+    """Where the recorded run's frames start and its last one ends, in calls made (the trailer's ``frames``,
+    decision 0157); a trace without them is one frame, from the first call to the last."""
+    calls = len(trace.calls)
+    given = (trace.trailer or {}).get("frames")
+    if given is None:
+        return [0, calls]
+    if (
+        not isinstance(given, list)
+        or not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= calls for v in given)
+        or given != sorted(given)
+    ):
+        raise TraceFormatError(
+            f"the trailer's frames={given!r}: must be call counts in increasing order, each between 0 and {calls}"
+        )
+    return [int(v) for v in given]
+
+
 def observed_replay(
-    trace: Trace, overrides: Mapping[str, object] | None = None
+    trace: Trace, overrides: Mapping[str, object] | None = None, *, marks: FrameMarks | None = None
 ) -> tuple[ReplayResult, ReferenceString]:
     """Replay ``trace`` as :func:`~wddmsim.scenarios.replay.replay` does (under ``overrides``: another policy,
-    another size ...) and return the replay's own reference string too, one request per call."""
+    another size ...) and return the replay's own reference string too, one request per call.  ``marks``
+    receives the recorded run's frame boundaries (:func:`frame_calls`)."""
     holder = _Holder()
-    result = replay(trace, overrides, wrap=holder.wrap, after_call=holder.close)
+    bounds = frame_calls(trace) if marks is not None else []
+    done = 0
+
+    def attach(adapter: Adapter) -> None:
+        if marks is not None:
+            marks.attach(adapter)
+            for _ in range(bounds.count(0)):
+                marks.mark()
+
+    def after_call() -> None:
+        nonlocal done
+        holder.close()
+        done += 1
+        if marks is not None:
+            for _ in range(bounds.count(done)):
+                marks.mark()
+
+    result = replay(trace, overrides, wrap=holder.wrap, after_call=after_call, on_adapter=attach)
     return result, holder.string(result.adapter)
 
 
@@ -69,9 +107,11 @@ def observed_run(
     progress: Progress | None = None,
     record: IO[str] | None = None,
     on_adapter: Callable[[Adapter], None] | None = None,
+    marks: FrameMarks | None = None,
 ) -> tuple[RunResult, ReferenceString]:
     """Run ``config`` as :func:`~wddmsim.scenarios.runner.run_scenario` does, and return its reference string
-    too (one request per step of the run: a process's setup, each of its frames, its verification)."""
+    too (one request per step of the run: a process's setup, each of its frames, its verification).  ``marks``
+    receives the run's frame boundaries (decision 0157)."""
     holder = _Holder()
 
     def step(done: int, total: int, what: str) -> None:
@@ -79,16 +119,30 @@ def observed_run(
         if progress is not None:
             progress(done, total, what)
 
-    result = run_scenario(config, progress=step, record=record, on_adapter=on_adapter, wrap_policy=holder.wrap)
+    def attach(adapter: Adapter) -> None:
+        if marks is not None:
+            marks.attach(adapter)
+        if on_adapter is not None:
+            on_adapter(adapter)
+
+    result = run_scenario(
+        config,
+        progress=step,
+        record=record,
+        on_adapter=attach,
+        wrap_policy=holder.wrap,
+        on_frame=marks.mark if marks is not None else None,
+    )
     return result, holder.string(result.adapter)
 
 
 @dataclass(frozen=True, slots=True)
 class MeasuredRun:
-    """A finished scenario run and its research metrics (empty when they were not asked for)."""
+    """A finished scenario run, its research metrics and its frames (``frames.csv``'s rows)."""
 
     result: RunResult
     metrics: dict[str, Any]
+    frames: list[Frame]
 
     def summary(self) -> dict[str, Any]:
         """The run in JSON terms with its metrics and its evictions by cause (lower-case cause names, from its
@@ -105,15 +159,16 @@ def evictions_by_cause(traffic: Mapping[str, int]) -> dict[str, int]:
 def measured_run(
     config: ScenarioConfig,
     *,
-    metrics: bool = True,
     progress: Progress | None = None,
     record: IO[str] | None = None,
     on_adapter: Callable[[Adapter], None] | None = None,
 ) -> MeasuredRun:
-    """Run ``config`` (a pure function of it: same configuration, same event log) and, with ``metrics``, measure
-    it against its reference string (:func:`run_metrics`)."""
-    result, refs = observed_run(config, progress=progress, record=record, on_adapter=on_adapter)
-    return MeasuredRun(result, run_metrics(result.adapter.events, refs) if metrics else {})
+    """Run ``config`` (a pure function of it: same configuration, same event log) and measure it against its
+    reference string, frame by frame (:func:`run_research`)."""
+    marks = FrameMarks()
+    result, refs = observed_run(config, progress=progress, record=record, on_adapter=on_adapter, marks=marks)
+    metrics, frames = run_research(result.adapter.events, refs, marks, window=config.research.thrash_window)
+    return MeasuredRun(result, metrics, frames)
 
 
 def paged_in_bytes(events: Iterable[Event]) -> int:
@@ -123,29 +178,43 @@ def paged_in_bytes(events: Iterable[Event]) -> int:
 
 def run_metrics(events: Iterable[Event], refs: ReferenceString) -> dict[str, Any]:
     """The research metrics of a run, for ``summary.json``: ratios are None when their denominator is 0."""
+    return run_research(events, refs)[0]
+
+
+def run_research(
+    events: Iterable[Event], refs: ReferenceString, marks: FrameMarks | None = None, *, window: int = THRASH_WINDOW
+) -> tuple[dict[str, Any], list[Frame]]:
+    """The research metrics of a run (decisions 0146, 0157) and, with its frame marks, its frames
+    (``frames.csv``); without marks the run has no frame and the per-frame keys are None."""
+    events = list(events)
+    frames_summary, frames = frame_metrics(events, marks.marks if marks is not None else [], window=window)
     paged = paged_in_bytes(events)
     bound = lower_bound(refs)
 
     def ratio(denominator: int) -> float | None:
         return round(paged / denominator, 4) if denominator else None
 
-    return {
+    summary = {
         "paged_in_bytes": paged,
         "compulsory_bytes": refs.compulsory_bytes,
         "lower_bound_bytes": bound.bytes,
         "paged_in_over_compulsory": ratio(refs.compulsory_bytes),
         "paged_in_over_lower_bound": ratio(bound.bytes),
         "reference_string": {"uses": len(refs), "requests": len(refs.requests), "capacity": refs.capacity},
+        **frames_summary,
     }
+    return summary, frames
 
 
 __all__ = [
     "MeasuredRun",
     "evictions_by_cause",
+    "frame_calls",
     "measured_run",
     "observed_replay",
     "observed_run",
     "of_trace",
     "paged_in_bytes",
     "run_metrics",
+    "run_research",
 ]

@@ -307,6 +307,19 @@ class WorkloadSettings:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ResearchSettings:
+    """``[research]``: how the run's research metrics are measured (decision 0157); the run itself is unchanged."""
+
+    thrash_window: int = setting(
+        4,
+        Kind.INT,
+        lambda v: 0 <= v <= 100_000,
+        "must lie between 0 and 100000",
+        "Frames after an eviction within which a re-fetch of the allocation counts as thrash.",
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ScenarioConfig:
     """One scenario: a name, a seed, an adapter and a workload."""
 
@@ -315,6 +328,7 @@ class ScenarioConfig:
     seed: int = 1
     adapter: AdapterSettings = field(default_factory=AdapterSettings)
     workload: WorkloadSettings = field(default_factory=WorkloadSettings)
+    research: ResearchSettings = field(default_factory=ResearchSettings)
 
     @property
     def workload_bytes(self) -> int:
@@ -370,6 +384,8 @@ class ScenarioConfig:
             # A setting newer than the summaries and traces already written: left out at its default, so that
             # they read back, and a run's summary.json stays as it was (the golden runs).
             del out["adapter"]["placement"]
+        if self.research == ResearchSettings():
+            del out["research"]  # newer than the summaries and traces already written: left out at its defaults
         if self.adapter.driver == DEFAULT_DRIVER:
             # Documents written before there were driver packages (recorded traces, summaries) have no such key:
             # the default is left out, so they and these read back the same.
@@ -458,7 +474,7 @@ def read_adapter(doc: Mapping[str, object]) -> AdapterSettings:
     return settings
 
 
-_TOP = ("name", "description", "seed", "adapter", "workload")
+_TOP = ("name", "description", "seed", "adapter", "workload", "research")
 
 
 def from_dict(doc: Mapping[str, object], *, name: str | None = None) -> ScenarioConfig:
@@ -484,6 +500,7 @@ def from_dict(doc: Mapping[str, object], *, name: str | None = None) -> Scenario
             doc.get("adapter", {}),
         ),
         workload=_read(WorkloadSettings, doc.get("workload", {}), "workload."),  # type: ignore[arg-type]
+        research=_read(ResearchSettings, doc.get("research", {}), "research."),  # type: ignore[arg-type]
     )
     check(config)
     return config
@@ -645,4 +662,5 @@ def describe_settings() -> list[tuple[str, str, str]]:
 
     walk(AdapterSettings, "adapter.")
     walk(WorkloadSettings, "workload.")
+    walk(ResearchSettings, "research.")
     return rows

@@ -641,12 +641,14 @@ def replay(
     *,
     wrap: PolicyWrap | None = None,
     after_call: Callable[[], None] | None = None,
+    on_adapter: Callable[[Adapter], None] | None = None,
 ) -> ReplayResult:
     """Run ``trace`` on the configuration it was recorded with, changed by ``overrides`` (dotted keys of
     :mod:`~wddmsim.scenarios.config`; the driver model must stay: a trace's calls belong to one model; so must the
     user-mode driver, whose format the recorded private driver data is in -- a package wrapping the recorded one
     shares it).  ``wrap`` and ``after_call``: an observer around the eviction policy, told when each call ends
-    (the reference string of :mod:`wddmsim.research`: one request per call)."""
+    (the reference string of :mod:`wddmsim.research`: one request per call); ``on_adapter`` sees the adapter
+    before the first call."""
     recorded = trace.config
     config = from_dict(apply_overrides(recorded.to_dict(), overrides or {}))
     if config.adapter.driver_model != recorded.adapter.driver_model:
@@ -664,6 +666,8 @@ def replay(
         )
     future = _recorded_uses(trace) if config.offline_policy else None
     adapter = build_adapter(config.system_config(future=future, wrap=wrap))
+    if on_adapter is not None:
+        on_adapter(adapter)
     trailer = trace.trailer or {}
     recorded_traffic = trailer.get("traffic", {})
     if not isinstance(recorded_traffic, dict) or not all(

@@ -100,10 +100,13 @@ def run_scenario(
     record: IO[str] | None = None,
     on_adapter: Callable[[Adapter], None] | None = None,
     wrap_policy: PolicyWrap | None = None,
+    on_frame: Callable[[], None] | None = None,
 ) -> RunResult:
     """Run ``config`` to the end and verify; ``record`` receives the call trace; ``on_adapter`` sees the adapter
     before the first call (to attach read-only observers such as a paging-buffer capture); ``wrap_policy`` puts
-    an observer around the eviction policy (the reference-string recorder)."""
+    an observer around the eviction policy (the reference-string recorder); ``on_frame`` is called at the start
+    of each frame and once after the last (decision 0157: the frame marks of the research metrics), and the
+    trace's trailer lists the calls made by then (``frames``), so that a replay marks the same frames."""
     if config.offline_policy:
         raise ConfigurationError(
             "adapter.policy",
@@ -135,12 +138,21 @@ def run_scenario(
     plans = [
         frames(config, len(app.resources), np.random.default_rng([config.seed, i, 1])) for i, app in enumerate(apps)
     ]
+    marks: list[int] = []
+
+    def mark() -> None:
+        marks.append(log.seq if log is not None else 0)
+        if on_frame is not None:
+            on_frame()
+
     for frame in range(w.frames):
+        mark()
         if w.power != "none" and frame == w.frames // 2:
             runtime.power_transition(w.power)  # decision 0045
         for app, plan in zip(apps, plans, strict=True):
             app.frame(frame, next(plan))
             step(f"frame {frame + 1}/{w.frames}")
+    mark()
     result = RunResult(config, adapter)
     for app in apps:
         result.checks += verify(app)
@@ -167,5 +179,13 @@ def run_scenario(
     )
     if log is not None:
         count, digest = event_digest(adapter.events)
-        log.end({"traffic": result.traffic, "verified": result.verified, "events": count, "events_sha256": digest})
+        log.end(
+            {
+                "traffic": result.traffic,
+                "verified": result.verified,
+                "events": count,
+                "events_sha256": digest,
+                "frames": marks,
+            }
+        )
     return result

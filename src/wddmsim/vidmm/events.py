@@ -307,3 +307,25 @@ class PageTableConverted(Event):
     NAME: ClassVar[str] = "PageTableConverted"
     process: int
     va: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VidMmNoRoom(Event):
+    """VidMm could not make room for an allocation and the request that needed it fails (no ETW counterpart;
+    decision 0158): the request, every candidate segment's free bytes, and every range in them that was not a
+    victim, with why."""
+
+    NAME: ClassVar[str] = "VidMmNoRoom"
+    allocation: int
+    size: int
+    device: int
+    operation: str
+    """What needed the room: ``MakeResident``, ``residency list before a context runs``, ``VidMm's own hold``."""
+    segments: tuple[tuple[int, int, int, int, int], ...]
+    """Per candidate segment: (segment, size, free bytes, largest hole, longest run of free or evictable
+    ranges)."""
+    blockers: tuple[tuple[int, int, int, int, str], ...]
+    """Per range placed in a candidate segment: (allocation handle -- 0 for VidMm's own objects --, segment,
+    offset, size, reasons joined by "; ")."""
+    diagnosis: str
+    """The same as one paragraph of text."""

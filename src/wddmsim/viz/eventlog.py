@@ -61,6 +61,18 @@ SCHEMA: dict[str, tuple[str, dict[str, str]]] = {
             "label": "Label",
         },
     ),
+    "VidMmNoRoom": (
+        "VidMmNoRoom",
+        {
+            "allocation": "hAllocation",
+            "size": "Size",
+            "device": "hDevice",
+            "operation": "Operation",
+            "segments": "Segments",
+            "blockers": "Blockers",
+            "diagnosis": "Diagnosis",
+        },
+    ),
     "VidMmPageIn": (
         "PageInAllocation",
         {

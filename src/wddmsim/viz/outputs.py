@@ -9,10 +9,12 @@ the run (:func:`recorder`) to get paging-buffer disassembly into the report.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from wddmsim.research.frames import Frame, write_frames_csv
 from wddmsim.scenarios.result import Check, ScenarioRun
 from wddmsim.system import Adapter
 from wddmsim.viz.capture import PagingCapture
@@ -58,16 +60,27 @@ def run_summary(run: ScenarioRun) -> dict[str, Any]:
 
 
 def write_outputs(
-    out: Path, adapter: Adapter, summary: dict[str, Any], *, capture: PagingCapture | None = None
+    out: Path,
+    adapter: Adapter,
+    summary: dict[str, Any],
+    *,
+    capture: PagingCapture | None = None,
+    frames: Sequence[Frame] | None = None,
 ) -> Outputs:
-    """Write the four files of a finished run into ``out`` (created if needed).
+    """Write the four files of a finished run into ``out`` (created if needed), and ``frames.csv`` when the
+    run's ``frames`` are given (decision 0157; ``summary.json`` then names ``EvictionsByCause`` as the research
+    metrics do too, ``evictions_by_cause``).
 
     ``summary`` needs at least ``verified``; the statistics computed from the event log are added to it (they
     win over keys of the same name).
     """
     out.mkdir(parents=True, exist_ok=True)
     rows = records(adapter.events)
-    values = {**summary, **statistics(rows)}
+    stats = statistics(rows)
+    values = {**summary, **stats}
+    if frames is not None:
+        values["evictions_by_cause"] = stats["EvictionsByCause"]
+        write_frames_csv(out / "frames.csv", frames)
     values.setdefault("verified", False)
     paths = Outputs(out / "summary.json", out / "events.jsonl", out / "trace.json", out / "report.html", values)
     paths.summary.write_text(json.dumps(values, indent=2) + "\n", encoding="utf-8")

@@ -139,8 +139,29 @@ def _checks(checks: Sequence[Check]) -> str:
     return _table(("", "operation", "what was checked", "result"), rows)
 
 
+RESEARCH_KEYS = (
+    "paged_in_bytes",
+    "paged_out_bytes",
+    "paged_in_over_lower_bound",
+    "faults",
+    "compulsory_faults",
+    "thrash_bytes",
+    "frames",
+    "frame_paging_bytes_p50",
+    "frame_paging_bytes_p99",
+    "frame_paging_bytes_max",
+    "frame_stall_ns_p50",
+    "frame_stall_ns_p99",
+    "frame_stall_ns_max",
+)
+
+
+def _bytes(key: str) -> bool:
+    return key.startswith(("Bytes", "Total", "Paging")) or "bytes" in key
+
+
 def _statistics(summary: dict[str, Any]) -> str:
-    def pick(keys: Sequence[str]) -> list[tuple[str, int]]:
+    def pick(keys: Sequence[str]) -> list[tuple[str, int | float | None]]:
         return [(k, int(summary.get(k, 0))) for k in keys]
 
     groups = [
@@ -177,10 +198,12 @@ def _statistics(summary: dict[str, Any]) -> str:
             ),
         ),
     ]
+    if "frames" in summary:  # the research metrics of decision 0157 (``run`` and ``replay`` with ``--out``)
+        groups.append(("Research metrics (per run, per frame)", [(k, summary.get(k)) for k in RESEARCH_KEYS]))
     parts = ['<div class="cols">']
     for title, rows in groups:
         shown = [
-            (k, f"{v:,}" + (f" ({human(v)})" if k.startswith(("Bytes", "Total", "Paging")) and v else ""))
+            (k, "-" if v is None else f"{v:,}" + (f" ({human(v)})" if _bytes(k) and isinstance(v, int) and v else ""))
             for k, v in rows
         ]
         parts.append(f"<div><h3>{escape(title)}</h3>{_table(('counter', 'value'), shown, (False, True))}</div>")

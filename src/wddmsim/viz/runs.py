@@ -35,6 +35,42 @@ def traffic_table(traffic: dict[str, int], title: str = "paging traffic") -> Tab
     return table
 
 
+def _metric(value: object, unit: str) -> str:
+    if value is None:
+        return "-"
+    if unit == "bytes" and isinstance(value, int):
+        return f"{value / 2**20:,.1f} MiB"
+    if unit == "ns" and isinstance(value, int):
+        return f"{value:,} ns"
+    return f"{value:,}" if isinstance(value, int | float) else str(value)
+
+
+def research_table(metrics: dict[str, object]) -> Table:
+    """The research metrics of a run (decisions 0146, 0157) in a few rows: totals, faults, thrash, stutter."""
+    table = Table(title="research metrics", title_justify="left")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    m = metrics.get
+    rows = (
+        ("paged in / out", f"{_metric(m('paged_in_bytes'), 'bytes')} / {_metric(m('paged_out_bytes'), 'bytes')}"),
+        ("paged in / compulsory", _metric(m("paged_in_over_compulsory"), "")),
+        ("paged in / lower bound", _metric(m("paged_in_over_lower_bound"), "")),
+        ("faults (+ compulsory)", f"{_metric(m('faults'), '')} (+{_metric(m('compulsory_faults'), '')})"),
+        (f"thrash (within {m('thrash_window_frames')} frames)", _metric(m("thrash_bytes"), "bytes")),
+        (
+            f"frame stall p50 / p99 / max ({m('frames')} frames)",
+            " / ".join(_metric(m(f"frame_stall_ns_{p}"), "ns") for p in ("p50", "p99", "max")),
+        ),
+        (
+            "frame paging bytes p50 / p99 / max",
+            " / ".join(_metric(m(f"frame_paging_bytes_{p}"), "bytes") for p in ("p50", "p99", "max")),
+        ),
+    )
+    for name, value in rows:
+        table.add_row(name, value)
+    return table
+
+
 def replay_table(result: ReplayResult) -> Table:
     """Each counter that changed between the recorded run and the replay."""
     c = result.config.adapter

@@ -15,11 +15,13 @@ import traceback
 from collections.abc import Mapping
 from typing import Any
 
+from wddmsim.research.frames import frames_csv
 from wddmsim.research.runs import measured_run
 from wddmsim.research.sweep.grid import RunSpec
 from wddmsim.scenarios import catalog
 
 SUMMARY = "summary.json"
+FRAMES = "frames.csv"
 ERROR = "error.txt"
 
 
@@ -51,6 +53,7 @@ def run_one(spec_json: Mapping[str, Any]) -> dict[str, Any]:
         run = measured_run(catalog.load(spec.scenario, spec.overrides))
         summary = run.summary()
         files[SUMMARY] = json.dumps(summary, indent=2) + "\n"
+        files[FRAMES] = frames_csv(run.frames)
         error = None if run.result.verified else _unverified(summary)
     except Exception as exc:  # a failed run is a result of the sweep, never its end
         error = f"{type(exc).__name__}: {exc}"
@@ -78,4 +81,4 @@ def _unverified(summary: Mapping[str, Any]) -> str:
     return f"did not verify, {len(failed)} check(s) failed{first}"
 
 
-__all__ = ["ERROR", "SUMMARY", "flatten", "lost", "run_one"]
+__all__ = ["ERROR", "FRAMES", "SUMMARY", "flatten", "lost", "run_one"]

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from wddmsim.research.sweep.job import ERROR, SUMMARY
+from wddmsim.research.sweep.job import ERROR, FRAMES, SUMMARY
 
 RESULT = "result.json"
 MANIFEST = "sweep.json"
@@ -59,7 +59,7 @@ class Store:
         record = outcome["record"]
         out = self.runs / record["id"]
         out.mkdir(parents=True, exist_ok=True)
-        for stale in (SUMMARY, ERROR):  # an earlier failed attempt's
+        for stale in (SUMMARY, FRAMES, ERROR):  # an earlier failed attempt's
             if stale not in outcome["files"]:
                 (out / stale).unlink(missing_ok=True)
         for name, text in outcome["files"].items():

@@ -44,6 +44,7 @@ from wddmsim.vidmm.policy import (
     VictimClass,
     make_room,
 )
+from wddmsim.vidmm.residency.noroom import no_room
 from wddmsim.vidmm.segments import IdleTables, Placement, Segments, SegmentSpace
 
 Victims = Callable[[VidMmAllocation], bool]
@@ -130,6 +131,8 @@ class Placer:
         self.moved = False
         """Whether the request in progress built any paging operation."""
         self._entering: set[HANDLE] = set()
+        self.short: VidMmAllocation | None = None
+        """The first allocation :meth:`unplaceable` found no room for (None: it found room for all)."""
 
     def _candidates(self, a: VidMmAllocation) -> list[SegmentSpace]:
         usable = set(self.segments.ids_in(a.usable_set))
@@ -307,15 +310,24 @@ class Placer:
         request is refused at once (``E_OUTOFMEMORY``) rather than admitted to fail in the worker."""
         taken: dict[int, int] = {}
         missing = 0
+        self.short = None
         for a in sorted((a for a in wanted if a.placement is None), key=lambda x: -x.size):
             room = {s.id: self._evictable_room(s, wanted, a) - taken.get(s.id, 0) for s in self._candidates(a)}
-            if not room:
-                missing += a.size
-                continue
-            best = max(room, key=room.__getitem__)
-            missing += max(0, a.size - max(room[best], 0))
-            taken[best] = taken.get(best, 0) + a.size
+            best = max(room, key=room.__getitem__) if room else None
+            short = a.size if best is None else max(0, a.size - max(room[best], 0))
+            if short and self.short is None:
+                self.short = a
+            missing += short
+            if best is not None:
+                taken[best] = taken.get(best, 0) + a.size
         return missing
+
+    def no_room(self, a: VidMmAllocation, protected: set[HANDLE], operation: str) -> str:
+        """Record why ``a`` could not be placed (a ``VidMmNoRoom`` event, decision 0158) and return the
+        diagnostic paragraph, for the error the caller raises or returns."""
+        event = no_room(a, self._candidates(a), protected, self.policy, operation=operation, time=self.events.clock.now)
+        self.events.emit(event)
+        return event.diagnosis
 
     def _evictable_room(self, space: SegmentSpace, wanted: list[VidMmAllocation], a: VidMmAllocation) -> int:
         """The largest range ``space`` could give ``a``: a run of free ranges and ranges of allocations the policy
@@ -367,7 +379,8 @@ class Placer:
         a.residency_count += 1
         if a.placement is None and not self.place(a, {a.handle}, cause=MoveCause.PRESSURE):
             a.residency_count -= 1
-            raise DdiError(NTSTATUS.STATUS_GRAPHICS_NO_VIDEO_MEMORY, f"no segment can hold {a!r}")
+            why = self.no_room(a, {a.handle}, "VidMm's own residency reference")
+            raise DdiError(NTSTATUS.STATUS_GRAPHICS_NO_VIDEO_MEMORY, f"no segment can hold {a!r}: {why}")
         self.paging.flush()
 
     def unhold(self, a: VidMmAllocation) -> None:

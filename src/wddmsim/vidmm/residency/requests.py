@@ -90,6 +90,8 @@ class Requests:
         for a in wanted:
             self.placement.use(a)
             if a.placement is None and not self.placement.place(a, protected, cause=MoveCause.PRESSURE):
+                if args.Flags.CantTrimFurther:  # final: say what stood in the way (decision 0158)
+                    self.placement.no_room(a, protected, "MakeResident")
                 missing = sum(x.size for x in wanted if x.placement is None)
                 return self._refuse(args, device, missing, "segments full")
         for a in wanted:
@@ -122,6 +124,10 @@ class Requests:
         device = queue.device
         unplaced = self.placement.unplaceable(wanted)
         if unplaced:
+            short = self.placement.short
+            if short is not None and args.Flags.CantTrimFurther:
+                # The caller cannot trim further: the refusal is final, so say what stood in the way (0158).
+                self.placement.no_room(short, {a.handle for a in wanted}, "MakeResident")
             return self._refuse(args, device, unplaced, "segments full")
         for a in wanted:
             self.placement.use(a)

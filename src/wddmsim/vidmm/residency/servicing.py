@@ -124,10 +124,11 @@ class PagingService:
         self.placement.moved = False
         for a in wanted:
             if a.placement is None and not self.placement.place(a, protected, cause=MoveCause.PRESSURE):
+                why = self.placement.no_room(a, protected, "its residency list, before a context runs")
                 raise DdiError(
                     NTSTATUS.STATUS_GRAPHICS_NO_VIDEO_MEMORY,
                     f"device {int(device.handle):#x}'s residency list ({sum(x.size for x in wanted):#x} bytes) "
-                    "does not fit the segments it may use",
+                    f"does not fit the segments it may use: {why}",
                 )
         if not self.placement.moved:
             return 0
