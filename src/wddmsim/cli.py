@@ -1,5 +1,5 @@
 """The command line: ``wddmsim run | replay | inspect | disasm | vm-decode | bench | check-driver | include-dir |
-reproduce | sweep``.  Thin: parse, render.
+reproduce | sweep | plot``.  Thin: parse, render.
 
 Scenarios live in :mod:`wddmsim.scenarios`, views and the files of ``--out`` in :mod:`wddmsim.viz`.
 """
@@ -172,6 +172,7 @@ def main() -> None:
       wddmsim include-dir                  the C headers for building your own driver (-I)
       wddmsim check-driver LIB.so          the conformance run of your driver's paging buffers
       wddmsim sweep --grid policy=lru,arc --seeds 5 --out sweep/    a grid of runs in parallel, one table
+      wddmsim plot sweep/                  a sweep's figures (PNG, SVG) and its report.html
 
     Each command has its own --help with examples.
     """
@@ -1164,6 +1165,65 @@ def reproduce(
     sys.exit(0 if result.matched else EXIT_FAILED)
 
 
+def _csv_option(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tuple[str, ...]:
+    """``A,B,C`` -> ("A", "B", "C"); blanks dropped."""
+    return tuple(v.strip() for v in (value or "").split(",") if v.strip())
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("sweep_dir", type=_Path(path_type=Path))
+@click.option(
+    "--x", "x", metavar="COLUMN", help="Column of results.csv on the x axis (default: the first numeric grid key)."
+)
+@click.option(
+    "--y",
+    "y",
+    metavar="COLUMN",
+    default="paged_in_over_lower_bound",
+    show_default=True,
+    help="Numeric metric column on the y axis: its mean over seeds with a 95 % t-interval.",
+)
+@click.option(
+    "--runs",
+    callback=_csv_option,
+    metavar="ID,ID",
+    help="Runs whose occupancy over time is drawn (default: one per policy at the largest x, first seed).",
+)
+@click.option(
+    "--format",
+    "formats",
+    callback=_csv_option,
+    default="png,svg",
+    show_default=True,
+    metavar="png,svg",
+    help="Figure files written to SWEEP_DIR/figures/.",
+)
+def plot(sweep_dir: Path, x: str | None, y: str, runs: tuple[str, ...], formats: tuple[str, ...]) -> None:
+    """Draw a sweep's figures into SWEEP_DIR/figures/ (PNG, SVG) and write SWEEP_DIR/report.html (offline).
+
+    The figures: the metric against x, one line per policy with a 95 % confidence band over seeds; the per-frame
+    paging stall distribution of each policy at the largest x; bytes resident in local memory and the aperture per
+    frame for chosen runs.  Failed runs are left out and listed in the report.  Needs the plot extra:
+    pip install 'wddmsim[plot]'.
+
+    \b
+    Examples:
+      wddmsim plot sweep/
+      wddmsim plot sweep/ --y paged_in_over_compulsory --format svg
+      wddmsim plot sweep/ --x adapter.vram --runs 3f2a9c0d1e5b7a64,0b1c2d3e4f5a6b7c
+    """
+    from wddmsim.viz.sweep_figures import PlotUnavailable
+    from wddmsim.viz.sweep_plan import PlotOptions
+    from wddmsim.viz.sweep_report import plot_sweep
+
+    try:
+        written = plot_sweep(sweep_dir, PlotOptions(x=x, y=y, runs=runs, formats=formats))
+    except (ConfigurationError, PlotUnavailable) as error:
+        _fail(error)
+    for path in written:
+        click.echo(str(path))
+
+
 def _expectations(given: tuple[str, ...]) -> dict[tuple[str, str], float]:
     """``POLICY@CASE=VALUE`` overrides, e.g. ``fifo@4=9`` (a miss rate as a fraction: ``lru@2=0.5``)."""
     out: dict[tuple[str, str], float] = {}
@@ -1230,6 +1290,8 @@ def sweep(
                           seconds, then every metric of summary.json (pandas.read_csv loads it as is)
     OUT/results.parquet   the same table, when pyarrow is installed (pip install 'wddmsim[parquet]')
     OUT/sweep.json        the grid, seeds and fixed settings
+    OUT/report.html       the figures (OUT/figures/) and a summary, as `wddmsim plot OUT` draws them, when
+                          matplotlib is installed (pip install 'wddmsim[plot]')
 
     \b
     Examples:
@@ -1293,6 +1355,23 @@ def _sweep_backend(backend: str, scheduler: str | None, workers: int) -> Any:
     return LocalBackend(workers) if backend == "local" else DaskBackend(scheduler, workers)
 
 
+def _sweep_figures(out: Path, console: Console) -> None:
+    """The sweep's figures and report.html, as ``wddmsim plot OUT`` draws them, when matplotlib is installed; a
+    sweep with nothing to draw says why (its exit status is the runs')."""
+    from wddmsim.viz.sweep_figures import available
+    from wddmsim.viz.sweep_report import write_sweep_report
+
+    if not available():
+        console.print(f"no figures: matplotlib is not installed (pip install 'wddmsim[plot]', then wddmsim plot {out})")
+        return
+    try:
+        written = write_sweep_report(out)
+    except (WddmsimError, OSError) as error:
+        console.print(f"no figures: {error}", soft_wrap=True)
+        return
+    console.print(f"wrote {len(written) - 1} figure files and {out / 'report.html'}", soft_wrap=True)
+
+
 def _sweep_run(plan: Any, out: Path, runner: Any, where: str) -> NoReturn:
     """Run the sweep with a progress bar on stderr; print what happened; exit 0, or 1 if anything is missing."""
     from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
@@ -1333,6 +1412,7 @@ def _sweep_run(plan: Any, out: Path, runner: Any, where: str) -> NoReturn:
         f"wrote {', '.join(str(p) for p in outcome.tables)}",
         soft_wrap=True,
     )
+    _sweep_figures(out, console)
     if outcome.missing:
         console.print(
             f"{outcome.missing} of {outcome.total} runs have no ok result: rerun the same command to retry them"

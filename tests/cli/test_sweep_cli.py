@@ -61,7 +61,16 @@ def test_a_sweep_writes_its_table_and_a_rerun_skips_what_is_done(tmp_path: Path)
     assert first.exit_code == 0, first.output
     assert "sweep of 4 runs on 2 local worker process(es): 0 already done, skipped" in first.stderr
     assert "done: ran 4 (0 failed), skipped 0" in first.stderr
-    assert sorted(p.name for p in out.iterdir()) == ["results.csv", "results.parquet", "runs", "sweep.json"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "figures",
+        "report.html",
+        "results.csv",
+        "results.parquet",
+        "runs",
+        "sweep.json",
+    ]
+    assert f"figure files and {out / 'report.html'}" in first.stderr
+    assert "paged_in_over_lower_bound" in (out / "report.html").read_text()
     lines = (out / "results.csv").read_text().splitlines()
     assert len(lines) == 5 and lines[0].startswith("id,scenario,seed,policy,status,error,seconds,")
     again = sweep(out, *args)

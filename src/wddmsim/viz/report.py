@@ -24,6 +24,7 @@ from wddmsim.viz.buffers import dma_buffers
 from wddmsim.viz.capture import CapturedBuffer
 from wddmsim.viz.disasm import disassemble
 from wddmsim.viz.eventlog import Record
+from wddmsim.viz.page import document, table
 from wddmsim.viz.pagetables import AddressSpaceTree, TableNode
 from wddmsim.viz.segmap import SegmentMap, SegmentReplay
 from wddmsim.viz.summary import BYTE_COUNTERS, EVICTION_COUNTERS, byte_counter
@@ -39,29 +40,6 @@ MAX_DISASM_LINES = 64
 MAX_TABLE_ROWS = 200
 
 _PROCESS_COLOURS = ("#1f77b4", "#e377c2", "#2ca02c", "#ff7f0e", "#9467bd", "#17becf", "#bcbd22", "#d62728")
-
-_CSS = """
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#222;background:#fafafa}
-header{background:#263238;color:#fff;padding:14px 24px}header h1{margin:0;font-size:20px}
-header p{margin:4px 0 0;color:#cfd8dc}nav{padding:8px 24px;background:#eceff1;position:sticky;top:0;z-index:2}
-nav a{margin-right:14px;color:#37474f;text-decoration:none}main{padding:0 24px 40px;max-width:1200px}
-section{margin-top:28px}h2{font-size:17px;border-bottom:1px solid #cfd8dc;padding-bottom:4px}
-table{border-collapse:collapse;margin:6px 0}td,th{padding:2px 10px;border-bottom:1px solid #e0e0e0;text-align:left}
-td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}.ok{color:#2e7d32}.bad{color:#c62828;font-weight:bold}
-svg.chart{width:100%;height:auto;background:#fff;border:1px solid #e0e0e0;font-size:11px}
-svg .plot{fill:#fff;stroke:#cfd8dc}svg .grid{stroke:#eceff1}svg .axis{stroke:#90a4ae}
-.cols{display:flex;flex-wrap:wrap;gap:24px}.cols>div{flex:1 1 320px}
-pre{background:#fff;border:1px solid #e0e0e0;padding:8px;overflow-x:auto;font-size:12px}
-.split{color:#c62828}.op{color:#1565c0}details{margin:2px 0 2px 14px}summary{cursor:pointer}
-.segmap svg{width:100%;height:auto;background:#fff;border:1px solid #e0e0e0}.mono{font-family:ui-monospace,monospace}
-.muted{color:#78909c}#scrub{width:60%}
-.swatch{display:inline-block;width:11px;height:11px;margin:0 4px 0 10px;vertical-align:-1px}
-"""
-
-_EARLY_SCRIPT = (
-    "window.addEventListener('error',function(){var d=document.documentElement.dataset;"
-    "d.errors=String((+(d.errors||0))+1);});"
-)
 
 _SCRIPT = r"""
 (function(){
@@ -112,21 +90,6 @@ document.documentElement.dataset.rendered='1';
 """
 
 
-def _table(headers: Sequence[str], rows: Sequence[Sequence[object]], numeric: Sequence[bool] = ()) -> str:
-    numeric = list(numeric) + [False] * (len(headers) - len(numeric))
-    out = ["<table><tr>"]
-    out += [f"<th{' class=n' if n else ''}>{escape(h)}</th>" for h, n in zip(headers, numeric, strict=True)]
-    out.append("</tr>")
-    for row in rows:
-        out.append("<tr>")
-        for cell, n in zip(row, numeric, strict=True):
-            text = f"{cell:,}" if isinstance(cell, int) and not isinstance(cell, bool) else str(cell)
-            out.append(f"<td{' class=n' if n else ''}>{escape(text)}</td>")
-        out.append("</tr>")
-    out.append("</table>")
-    return "".join(out)
-
-
 def _span(rows: Sequence[Record]) -> tuple[int, int]:
     return (rows[0]["time"], rows[-1]["time"]) if rows else (0, 0)
 
@@ -136,7 +99,7 @@ def _span(rows: Sequence[Record]) -> tuple[int, int]:
 
 def _checks(checks: Sequence[Check]) -> str:
     rows = [("✓" if c.ok else "✗", c.operation, c.step, c.detail) for c in checks]
-    return _table(("", "operation", "what was checked", "result"), rows)
+    return table(("", "operation", "what was checked", "result"), rows)
 
 
 RESEARCH_KEYS = (
@@ -206,11 +169,11 @@ def _statistics(summary: dict[str, Any]) -> str:
             (k, "-" if v is None else f"{v:,}" + (f" ({human(v)})" if _bytes(k) and isinstance(v, int) and v else ""))
             for k, v in rows
         ]
-        parts.append(f"<div><h3>{escape(title)}</h3>{_table(('counter', 'value'), shown, (False, True))}</div>")
+        parts.append(f"<div><h3>{escape(title)}</h3>{table(('counter', 'value'), shown, (False, True))}</div>")
     operations: dict[str, int] = summary.get("Operations", {})
     ranked = sorted(operations.items(), key=lambda kv: -kv[1])
     parts.append(
-        "<div><h3>Paging operations</h3>" + _table(("operation", "count"), ranked, (False, True)) + "</div></div>"
+        "<div><h3>Paging operations</h3>" + table(("operation", "count"), ranked, (False, True)) + "</div></div>"
     )
     return "".join(parts)
 
@@ -260,7 +223,7 @@ def _traffic(rows: Sequence[Record], replay: SegmentReplay) -> tuple[str, str]:
     up = [Series(label, next(colours), sorted(per[k].items())) for k, label in up_keys if per[k]]
     down = [Series(label, next(colours), sorted(per[k].items())) for k, label in down_keys if per[k]]
     chart = mirrored_bars(up, down, start=start, end=end, buckets=TIME_BUCKETS, title="bytes paged per time slice")
-    totals = _table(
+    totals = table(
         ("direction", "bytes"),
         [(label, human(sum(per[k].values()))) for k, label in (*up_keys, *down_keys)],
         (False, True),
@@ -306,7 +269,7 @@ def _incidents(rows: Sequence[Record]) -> str:
     if not shown:
         return "<p class=muted>No GPU fault, no adapter reset and no power transition.</p>"
     more = f"<p class=muted>… {len(shown) - 50} more</p>" if len(shown) > 50 else ""
-    return _table(("event", "time (ns)", "what", "detail"), shown[:50], (True, True, False, False)) + more
+    return table(("event", "time (ns)", "what", "detail"), shown[:50], (True, True, False, False)) + more
 
 
 def _snapshot_blocks(segment_map: SegmentMap) -> list[list[object]]:
@@ -496,18 +459,13 @@ def build_report(
         ("pagetables", "Page tables (end of run)", _page_tables(trees)),
         ("disasm", "Paging-buffer disassembly", _disassembly(rows, buffers)),
     ]
-    nav = "".join(f'<a href="#{key}">{escape(title)}</a>' for key, title, _ in sections)
-    body = "".join(f'<section id="{key}"><h2>{escape(title)}</h2>{html}</section>' for key, title, html in sections)
-    return (
-        "<!DOCTYPE html>\n"
-        '<html lang="en"><head><meta charset="utf-8">'
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
-        "script-src 'unsafe-inline'; img-src data:\">"
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>wddmsim report: {escape(scenario)}</title><style>{_CSS}</style><script>{_EARLY_SCRIPT}</script>"
-        "</head><body>"
-        f'<header><h1>wddmsim: {escape(scenario)}</h1><p class="{"ok" if verified else "bad"}">{escape(facts)}</p>'
-        f"</header><nav>{nav}</nav><main>{body}</main><script>{_SCRIPT}</script></body></html>\n"
+    return document(
+        title=f"wddmsim report: {scenario}",
+        heading=f"wddmsim: {scenario}",
+        facts=facts,
+        ok=verified,
+        sections=sections,
+        script=_SCRIPT,
     )
 
 
