@@ -7,6 +7,7 @@ Scenarios live in :mod:`wddmsim.scenarios`, views and the files of ``--out`` in 
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -319,7 +320,8 @@ _adapter_options = [
     click.option(
         "--policy",
         metavar="NAME",
-        help=f"Eviction policy: {policies.names(policies.EVICTION)}, or module:Class of your own (see --list).",
+        help=f"Eviction policy: {policies.names(policies.EVICTION)}, or module:Class of your own (see --list); "
+        "opt (clairvoyant) runs the scenario under the default policy first to learn its future.",
     ),
     click.option(
         "--placement",
@@ -456,6 +458,7 @@ def run(
       wddmsim run
       wddmsim run stress --seed 3 --out out/
       wddmsim run --driver-model wddm1 --oversubscription 3 --policy lru
+      wddmsim run --policy opt --out out/      the clairvoyant policy (the scenario runs twice)
       wddmsim run my-scenario.toml --set workload.frames=20 --record trace.jsonl
       wddmsim run tour --vram 80GiB
 
@@ -632,6 +635,7 @@ def replay(trace: Path, out: Path | None, settings: tuple[str, ...], **options: 
     Examples:
       wddmsim run stress --record trace.jsonl && wddmsim replay trace.jsonl --policy lru
       wddmsim replay trace.jsonl --vram 48MiB --out out/
+      wddmsim replay trace.jsonl --policy opt --out out/
       wddmsim replay trace.jsonl --paging-buffer 8KiB
       wddmsim replay trace.jsonl --driver mypkg.drivers:WRAPPED
 
@@ -650,7 +654,7 @@ def replay(trace: Path, out: Path | None, settings: tuple[str, ...], **options: 
     try:
         recorded = read_trace(trace)
         marks = FrameMarks()
-        result, refs = observed_replay(recorded, overrides, marks=marks)
+        result, refs, clairvoyance = observed_replay(recorded, overrides, marks=marks)
     except ConfigurationError as error:  # --driver named as on run; other settings keep their dotted keys
         _fail(_option_error(error, {"driver": options.get("driver")}))
     except TraceFormatError as error:
@@ -670,7 +674,9 @@ def replay(trace: Path, out: Path | None, settings: tuple[str, ...], **options: 
             console.print(f"  {line}")
     verdict = "[bold green]content preserved[/]" if result.content_preserved else "[bold red]CONTENT DIFFERS[/]"
     console.print(f"{verdict}: {result.reads - result.reads_differing}/{result.reads} CPU reads match the recording")
-    metrics, frames = run_research(result.adapter.events, refs, marks, window=result.config.research.thrash_window)
+    metrics, frames = run_research(
+        result.adapter.events, refs, marks, window=result.config.research.thrash_window, clairvoyance=clairvoyance
+    )
     _print_research(console, metrics)
     if out is not None:
         summary = {
@@ -700,10 +706,12 @@ def _overrides_or_fail(options: dict[str, object], settings: tuple[str, ...]) ->
 @main.command(context_settings=CONTEXT)
 @click.argument("run_dir", type=_Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--at", "at", type=int, help="Event index (0-based line of events.jsonl).  Default: the last event.")
-@click.option("--time", "time_ns", type=int, help="Simulated time in ns: the last event at or before it.")
+@click.option(
+    "--time", "time_ns", type=click.IntRange(min=0), help="Simulated time in ns: the last event at or before it."
+)
 @click.option("--segment", "segments", type=int, multiple=True, help="Only this segment (repeatable).")
-@click.option("--rows", type=int, default=40, show_default=True, help="Blocks listed per segment.")
-@click.option("--width", type=int, default=64, show_default=True, help="Cells of the segment bar.")
+@click.option("--rows", type=click.IntRange(min=1), default=40, show_default=True, help="Blocks listed per segment.")
+@click.option("--width", type=click.IntRange(min=1), default=64, show_default=True, help="Cells of the segment bar.")
 @click.option(
     "--driver",
     metavar="NAME",
@@ -741,7 +749,7 @@ def inspect(
       wddmsim inspect out/ --driver simple --segment 1
       wddmsim inspect out/ --why-evicted 0x1130
     """
-    from wddmsim.viz.eventlog import read_jsonl
+    from wddmsim.viz.eventlog import EventLogError, read_jsonl
     from wddmsim.viz.inspect import render
     from wddmsim.viz.segmap import SegmentReplay, index_at_time
 
@@ -750,7 +758,10 @@ def inspect(
     path = run_dir / "events.jsonl"
     if not path.exists():
         raise click.BadParameter(f"{path} does not exist: write one with `wddmsim run --out DIR`", param_hint="RUN_DIR")
-    log = read_jsonl(path)
+    try:
+        log = read_jsonl(path)
+    except EventLogError as error:
+        raise click.BadParameter(str(error), param_hint="RUN_DIR") from None
     if not log:
         raise click.ClickException(f"{path} holds no events")
     if why_evicted is not None:
@@ -763,8 +774,13 @@ def inspect(
         index = index_at_time(log, time_ns)
     if not 0 <= index < len(log):
         raise click.BadParameter(f"{index} is not an event of the log (0..{len(log) - 1})", param_hint="--at")
+    replay = SegmentReplay(log)
+    for segment in segments:
+        if segment not in replay.segments:
+            known = ", ".join(str(s) for s in sorted(replay.segments))
+            raise click.BadParameter(f"{segment}: the run reported segments {known}", param_hint="--segment")
     console = Console()
-    console.print(render(SegmentReplay(log), index, segments=segments, rows=rows, width=width))
+    console.print(render(replay, index, segments=segments, rows=rows, width=width))
     for number, record in enumerate(log[: index + 1]):
         if record["event"] == "VidMmNoRoom":  # why VidMm could not make room (decision 0158)
             console.print(f"[bold red]no room[/] (event {number}): {record['Diagnosis']}")
@@ -1093,7 +1109,11 @@ def include_dir() -> None:
 @click.argument("name", required=False)
 @click.option("--list", "list_only", is_flag=True, help="List the classic results that can be reproduced.")
 @click.option(
-    "--loops", type=click.IntRange(min=2), default=11, show_default=True, help="lru-cliff: passes over the cycle."
+    "--loops",
+    type=click.IntRange(min=2, max=1000),
+    default=11,
+    show_default=True,
+    help="lru-cliff: passes over the cycle (2 to 1000).",
 )
 @click.option(
     "--policy",
@@ -1234,9 +1254,9 @@ def _expectations(given: tuple[str, ...]) -> dict[tuple[str, str], float]:
             number = float(value)
         except ValueError:
             number = float("nan")
-        if not policy or not case or number != number:
-            _fail(ConfigurationError("--expect", text, "must be POLICY@CASE=VALUE, e.g. fifo@4=9"))
-        out[(policy, case)] = number
+        if not policy or not case or not math.isfinite(number):
+            _fail(ConfigurationError("--expect", text, "must be POLICY@CASE=VALUE with a finite VALUE, e.g. fifo@4=9"))
+        out[(policies.canonical(policy), case)] = number
     return out
 
 

@@ -1,6 +1,6 @@
 """Hostile review of ``wddmsim inspect`` (decision 0140's ``--why-evicted`` and the segment maps): a saved run a
-crash cut short, and options out of range.  Each test here is a defect found by review, kept as a strict xfail
-until it is fixed."""
+crash cut short, and options out of range.  Each test here is a defect found by review, now fixed (decision
+0164)."""
 
 from __future__ import annotations
 
@@ -23,11 +23,6 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize("why", [False, True], ids=["maps", "why-evicted"])
-@pytest.mark.xfail(
-    strict=True,
-    reason="inspect reads events.jsonl without catching a bad line: a log cut short (a run killed while writing) "
-    "ends in a JSONDecodeError traceback, exit 1; replay refuses the same damage with exit 2 naming file and line",
-)
 def test_a_truncated_event_log_is_refused_naming_the_file(run: Path, tmp_path: Path, why: bool) -> None:
     cut = tmp_path / "cut"
     shutil.copytree(run, cut)
@@ -42,11 +37,6 @@ def test_a_truncated_event_log_is_refused_naming_the_file(run: Path, tmp_path: P
 
 @pytest.mark.parametrize(
     "option", [["--segment", "99"], ["--rows", "-3"], ["--width", "-1"], ["--time", "-5"]], ids=lambda o: o[0]
-)
-@pytest.mark.xfail(
-    strict=True,
-    reason="inspect accepts a segment the run never reported (prints no map), a negative --rows (prints '... 3 "
-    "more' of a segment with no block), a negative --width (no bar) and a negative --time, all with exit 0",
 )
 def test_an_option_out_of_range_is_refused_naming_it(run: Path, option: list[str]) -> None:
     result = CliRunner().invoke(main, ["inspect", str(run), *option])

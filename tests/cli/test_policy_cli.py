@@ -30,7 +30,7 @@ def test_run_list_and_help_name_every_registered_policy() -> None:
         assert name in listing.output, name
     assert "priority-lru (default)" in listing.output and "ladder (default)" in listing.output
     shown = CliRunner().invoke(main, ["run", "--help"], terminal_width=200)
-    assert "arc, clock, fifo, gds, lfu, lru, min, mru, priority-lru, random, scan, or module:Class" in " ".join(
+    assert "arc, clock, fifo, gds, lfu, lru, min, mru, opt, priority-lru, random, scan, or module:Class" in " ".join(
         shown.output.split()
     )
 
@@ -67,7 +67,7 @@ def test_a_module_class_that_cannot_be_imported_is_bad_input_naming_the_setting(
         ("wddmsim.vidmm.policy.ladder:Ladder", "Ladder is not an eviction policy: it lacks order, may_evict, scan"),
         (
             "not a name",
-            "must be one of the eviction policies arc, clock, fifo, gds, lfu, lru, min, mru, priority-lru, random, scan",
+            "must be one of the eviction policies arc, clock, fifo, gds, lfu, lru, min, mru, opt, priority-lru, random, scan",
         ),
     ],
 )
@@ -77,17 +77,36 @@ def test_a_policy_that_is_not_one_is_refused_with_the_rule(value: str, rule: str
     assert f"adapter.policy={value!r}: {rule}" in result.output
 
 
-def test_min_runs_only_as_a_replay_and_never_pages_in_more_than_the_recorded_lru_run(tmp_path: Path) -> None:
-    refused = CliRunner().invoke(main, ["run", "--policy", "min", *SMALL])
-    assert refused.exit_code == 2 and "adapter.policy='min': is an offline policy" in refused.output
+def test_opt_runs_by_name_and_as_a_setting_with_its_future_recorded_first(tmp_path: Path) -> None:
+    """``run --policy opt``: the default run records the uses, the clairvoyant run keeps to them (decision 0161)."""
+    out = tmp_path / "opt"
+    result = CliRunner().invoke(main, ["run", "--policy", "opt", *SMALL, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["verified"] and summary["policy"] == "opt"
+    assert summary["opt"] == {"future_uses": summary["reference_string"]["uses"], "diverged": 0}
+    assert summary["paged_in_bytes"] >= summary["lower_bound_bytes"] >= summary["compulsory_bytes"] > 0
+    assert summary["paged_in_over_lower_bound"] == round(summary["paged_in_bytes"] / summary["lower_bound_bytes"], 4)
+    by_setting = tmp_path / "set"
+    again = CliRunner().invoke(main, ["run", "--set", "adapter.policy=min", *SMALL, "--out", str(by_setting)])
+    assert again.exit_code == 0, again.output
+    alias = json.loads((by_setting / "summary.json").read_text())
+    assert alias["policy"] == "min" and alias["paged_in_bytes"] == summary["paged_in_bytes"]
+    default = tmp_path / "default"
+    assert CliRunner().invoke(main, ["run", *SMALL, "--out", str(default)]).exit_code == 0
+    assert "opt" not in json.loads((default / "summary.json").read_text())
+
+
+def test_opt_replays_a_trace_and_never_pages_in_more_than_the_recorded_lru_run(tmp_path: Path) -> None:
     trace = tmp_path / "trace.jsonl"
     recorded = CliRunner().invoke(main, ["run", "--policy", "lru", *SMALL, "--record", str(trace)])
     assert recorded.exit_code == 0, recorded.output
-    out = tmp_path / "min"
-    result = CliRunner().invoke(main, ["replay", str(trace), "--policy", "min", "--out", str(out)])
+    out = tmp_path / "opt"
+    result = CliRunner().invoke(main, ["replay", str(trace), "--policy", "opt", "--out", str(out)])
     assert result.exit_code == 0, result.output
     summary = json.loads((out / "summary.json").read_text())
     assert summary["verified"] and summary["traffic"]["PageIns"] <= summary["recorded_traffic"]["PageIns"]
+    assert summary["opt"]["diverged"] == 0 and summary["opt"]["future_uses"] > 0
 
 
 def test_the_placement_policy_is_chosen_by_name_and_the_run_still_verifies(tmp_path: Path) -> None:
@@ -95,3 +114,14 @@ def test_the_placement_policy_is_chosen_by_name_and_the_run_still_verifies(tmp_p
     assert result.exit_code == 0, result.output
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["verified"] and summary["config"]["adapter"]["placement"] == "near-first"
+
+
+def test_a_trace_recorded_under_opt_replays_to_the_same_event_log(tmp_path: Path) -> None:
+    """The replay records the trace's future under the default policy, as the run did the scenario's: the same
+    uses, so the same clairvoyant choices, byte for byte (decision 0161)."""
+    trace = tmp_path / "opt.jsonl"
+    recorded = CliRunner().invoke(main, ["run", "--policy", "opt", *SMALL, "--record", str(trace)])
+    assert recorded.exit_code == 0, recorded.output
+    replayed = CliRunner().invoke(main, ["replay", str(trace)])
+    assert replayed.exit_code == 0, replayed.output
+    assert "the event log is identical to the recorded run's" in replayed.output

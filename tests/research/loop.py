@@ -1,5 +1,5 @@
-"""Drive a reference string through the real VidMm path: one ``MakeResident`` per use, then ``Evict`` with
-``EvictOnlyIfNecessary`` (the allocation stays placed until pressure takes it), as a frame loop does."""
+"""Drive a reference string through the real VidMm path (the shared loop rig, :mod:`wddmsim.research.rig`): one
+``MakeResident`` per use, then ``Evict`` with ``EvictOnlyIfNecessary``, as a frame loop does."""
 
 from __future__ import annotations
 
@@ -7,14 +7,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from wddmsim.core.units import GiB, MiB
-from wddmsim.ddi.residency import D3DDDI_CREATEPAGINGQUEUE, D3DDDI_EVICT_FLAGS, D3DDDI_MAKERESIDENT, D3DDDICB_EVICT
 from wddmsim.ddi.status import HRESULT
-from wddmsim.drivers.resources import ResourceDesc, ResourceKind
 from wddmsim.hw.gpu import GpuConfig
-from wddmsim.research.reference import ReferenceRecorder, ReferenceString
-from wddmsim.research.runs import paged_in_bytes
-from wddmsim.system import SystemConfig, build_adapter
-from wddmsim.vidmm.config import VidMmConfig
+from wddmsim.research.reference import ReferenceString
+from wddmsim.research.rig import LoopRig
 from wddmsim.vidmm.policy.interface import EvictionPolicy
 
 LOCAL = 16 * MiB
@@ -34,30 +30,15 @@ class LoopRun:
 def run_loop(objects: Sequence[int], sizes: Sequence[int], policy: EvictionPolicy) -> LoopRun:
     """Run the uses ``objects`` (indices into ``sizes``, bytes) under ``policy``; every use is admitted."""
     gpu = GpuConfig(local_size=LOCAL, bar_size=8 * MiB, aperture_size=8 * MiB, system_size=1 * GiB)
-    recorder = ReferenceRecorder(policy)
-    adapter = build_adapter(SystemConfig(gpu=gpu, vidmm=VidMmConfig(eviction_policy=recorder)))
-    adapter.events.enabled = True
-    rm = adapter.vidmm.residency
-    device = rm.create_device(rm.create_process())
-    queue_args = D3DDDI_CREATEPAGINGQUEUE(hDevice=device.handle)
-    rm.create_paging_queue(queue_args)
-    queue = rm.objects.queue(queue_args.hPagingQueue)
-    allocations = [
-        rm.lifetimes.create_allocation(device, adapter.umd.encode(ResourceDesc(ResourceKind.BUFFER, size=size)))
-        for size in sizes
-    ]
+    rig = LoopRig(gpu, policy)
+    allocations = [rig.buffer(size) for size in sizes]
     handles: list[int] = []
     for o in objects:
         a = allocations[o]
-        args = D3DDDI_MAKERESIDENT(hPagingQueue=queue.handle, NumAllocations=1, AllocationList=(a.handle,))
-        result = rm.make_resident(args)
+        result = rig.make_resident([a])
         assert result in (HRESULT.S_OK, HRESULT.E_PENDING), result
-        if result == HRESULT.E_PENDING:
-            rm.wait(queue, args.PagingFenceValue)
-        recorder.close()
+        rig.recorder.close()
         handles.append(int(a.handle))
-        flags = D3DDDI_EVICT_FLAGS(EvictOnlyIfNecessary=True)
-        rm.evict(D3DDDICB_EVICT(hDevice=device.handle, NumAllocations=1, AllocationList=(a.handle,), Flags=flags))
-    adapter.vidmm.paging.wait(adapter.vidmm.paging.flush())
-    recorded = recorder.reference_string(adapter.vidmm.spaces.spaces)
-    return LoopRun(paged_in_bytes(adapter.events), recorded, tuple(handles))
+        rig.evict_lazily([a])
+    rig.finish()
+    return LoopRun(rig.paged_in(), rig.reference_string(), tuple(handles))

@@ -135,7 +135,7 @@ SMALL = {"workload.frames": 5, "workload.processes": 2}
 def test_a_run_and_its_replay_mark_the_same_frames(tmp_path: Path) -> None:
     stream = io.StringIO()
     marks = FrameMarks()
-    result, refs = observed_run(catalog.load("default", SMALL), record=stream, marks=marks)
+    result, refs, _ = observed_run(catalog.load("default", SMALL), record=stream, marks=marks)
     summary, frames = run_research(result.adapter.events, refs, marks)
     assert summary["frames"] == len(frames) == 5 and len(marks.marks) == 6
     assert sum(f.paged_in_bytes for f in frames) + summary["unframed_paged_in_bytes"] == summary["paged_in_bytes"]
@@ -149,7 +149,7 @@ def test_a_run_and_its_replay_mark_the_same_frames(tmp_path: Path) -> None:
     path.write_text(stream.getvalue(), encoding="utf-8")
     trace = read_trace(path)
     again = FrameMarks()
-    replayed, replay_refs = observed_replay(trace, marks=again)
+    replayed, replay_refs, _ = observed_replay(trace, marks=again)
     assert [index for index, _ in again.marks] == [index for index, _ in marks.marks]
     assert run_research(replayed.adapter.events, replay_refs, again)[1] == frames
 

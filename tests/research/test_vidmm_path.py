@@ -60,7 +60,8 @@ def test_the_recorder_changes_nothing_and_a_trace_gives_the_same_uses(tmp_path: 
     recorded trace, replayed, gives the same uses and capacity (one request per call instead of per frame)."""
     config = small()
     trace = io.StringIO()
-    observed, refs = observed_run(config, record=trace)
+    observed, refs, clairvoyance = observed_run(config, record=trace)
+    assert clairvoyance is None  # an online policy was given no future
     plain = run_scenario(config)
     assert observed.verified
     assert event_digest(observed.adapter.events) == event_digest(plain.adapter.events)

@@ -92,10 +92,10 @@ def test_beladys_anomaly_is_reproduced_in_both_driver_models(model: DriverModel)
     assert ours == {
         ("3", "fifo"): 9,
         ("3", "lru"): 10,
-        ("3", "min"): 7,
+        ("3", "opt"): 7,
         ("4", "fifo"): 10,
         ("4", "lru"): 8,
-        ("4", "min"): 6,
+        ("4", "opt"): 6,
     }
 
 
@@ -103,7 +103,7 @@ def test_every_registered_online_policy_is_printed_beside_the_published_ones() -
     """Policies added to the registry appear without a change here; offline ones other than MIN do not."""
     rep = reproduce("belady-anomaly")
     online = [n for n, e in EVICTION.items() if e.factory is not None]
-    assert {r.policy for r in rep.rows} == {*online, "min"}
+    assert {r.policy for r in rep.rows} == {*online, "opt"}
     assert all(r.published is None for r in rep.rows if r.policy not in classic.PUBLISHED_POLICIES)
 
 
@@ -113,17 +113,19 @@ def test_a_row_is_compared_as_published() -> None:
     assert not Row("3", "", "fifo", 10, 9, counts).matched
     assert Row("3", "", "random", 10, None, counts).matched is None
     # MIN's finite run may lie under the asymptote by its tolerance, never over it
-    assert Row("2", "", "min", 0.5, 0.5025, counts, below=0.01).matched
-    assert not Row("2", "", "min", 0.49, 0.5025, counts, below=0.01).matched
-    assert not Row("2", "", "min", 0.51, 0.5025, counts, below=0.01).matched
+    assert Row("2", "", "opt", 0.5, 0.5025, counts, below=0.01).matched
+    assert not Row("2", "", "opt", 0.49, 0.5025, counts, below=0.01).matched
+    assert not Row("2", "", "opt", 0.51, 0.5025, counts, below=0.01).matched
 
 
 def test_bad_options_are_refused_naming_the_option_before_anything_runs() -> None:
     cases: list[tuple[str, Options, str, str]] = [
         ("nosuch", Options(), "NAME", "known reproductions"),
-        ("lru-cliff", Options(loops=1), "--loops", "at least 2"),
+        ("lru-cliff", Options(loops=1), "--loops", "must lie between 2"),
+        ("lru-cliff", Options(loops=1001), "--loops", "and 1000"),
         ("belady-anomaly", Options(others=("nosuch",)), "--policy", "known policies"),
-        ("belady-anomaly", Options(others=("min",)), "--policy", "~"),  # MIN always runs: accepted, not an error
+        ("belady-anomaly", Options(others=("min",)), "--policy", "~"),  # opt (alias min) always runs: not an error
+        ("belady-anomaly", Options(others=("opt",)), "--policy", "~"),
         ("belady-anomaly", Options(expect={("fifo", "5"): 9}), "--expect", "names no row"),
         ("belady-anomaly", Options(others=(), expect={("random", "3"): 9}), "--expect", "names no row"),
     ]
@@ -134,7 +136,7 @@ def test_bad_options_are_refused_naming_the_option_before_anything_runs() -> Non
         with pytest.raises(ConfigurationError) as error:
             reproduce(name, options)
         assert error.value.setting == setting and rule in error.value.rule, error.value
-    assert registry.offline("min")
+    assert registry.offline("min") and registry.offline("opt")
 
 
 def _min_faults(references: Sequence[int], k: int) -> int:

@@ -264,6 +264,7 @@ def test_the_registry_names_every_policy_and_refuses_what_is_not_one() -> None:
         "random",
         "scan",
         "min",
+        "opt",
         "clock",
         "mru",
         "lfu",
@@ -272,9 +273,11 @@ def test_the_registry_names_every_policy_and_refuses_what_is_not_one() -> None:
     }
     assert eviction_policy("scan").name == "scan" and placement_policy("near-first").name == "near-first"
     cases = {
-        "best": "eviction_policy='best': known policies: arc, clock, fifo, gds, lfu, lru, min, mru, priority-lru, random, scan "
+        "best": "eviction_policy='best': known policies: arc, clock, fifo, gds, lfu, lru, min, mru, opt, priority-lru, random, "
+        "scan "
         "(or module:Class)",
         "min": "eviction_policy='min': is an offline policy",
+        "opt": "eviction_policy='opt': is an offline policy",
         "no_such_module_here:Clock": "module no_such_module_here cannot be imported",
         "wddmsim.vidmm.policy.lru:Nope": "module wddmsim.vidmm.policy.lru has no class Nope",
         "wddmsim.vidmm.policy.ladder:Ladder": "Ladder is not an eviction policy: it lacks order, may_evict, scan",

@@ -10,21 +10,12 @@ import numpy as np
 from wddmsim.bench.cases import REGISTRY
 from wddmsim.bench.harness import result
 from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE, GiB, MiB, TiB
-from wddmsim.ddi.residency import (
-    D3DDDI_CREATEPAGINGQUEUE,
-    D3DDDI_EVICT_FLAGS,
-    D3DDDI_MAKERESIDENT,
-    D3DDDICB_EVICT,
-)
 from wddmsim.ddi.status import HRESULT
-from wddmsim.drivers.resources import ResourceDesc, ResourceKind
 from wddmsim.hw.gpu import GpuConfig
 from wddmsim.research import cache
 from wddmsim.research.bound import lower_bound
-from wddmsim.research.reference import ReferenceRecorder, ReferenceString
-from wddmsim.system import SystemConfig, build_adapter
-from wddmsim.vidmm.config import VidMmConfig
-from wddmsim.vidmm.events import VidMmPageIn
+from wddmsim.research.reference import ReferenceString
+from wddmsim.research.rig import LoopRig
 from wddmsim.vidmm.policy.registry import DEFAULT_EVICTION, eviction_policy
 from wddmsim.vidmm.ranges import RangeAllocator
 
@@ -78,23 +69,14 @@ def _frame_loop(factor: float, *, frames: int = 60, seed: int = 3, policy: str =
     compulsory first loads and over the lower bound of the loop's reference string (decision 0145), and frames
     per second of wall time."""
     gpu = GpuConfig(local_size=64 * MiB, bar_size=16 * MiB, aperture_size=32 * MiB, system_size=1 * GiB)
-    uses = ReferenceRecorder(eviction_policy(policy))
-    adapter = build_adapter(SystemConfig(gpu=gpu, vidmm=VidMmConfig(eviction_policy=uses)))
-    adapter.events.enabled = True
-    rm = adapter.vidmm.residency
-    device = rm.create_device(rm.create_process())
-    queue_args = D3DDDI_CREATEPAGINGQUEUE(hDevice=device.handle)
-    rm.create_paging_queue(queue_args)
-    queue = rm.objects.queue(queue_args.hPagingQueue)
-    local = sum(s.size for s in adapter.vidmm.spaces if not s.aperture)
+    rig = LoopRig(gpu, eviction_policy(policy))
+    local = sum(s.size for s in rig.adapter.vidmm.spaces if not s.aperture)
     rng = np.random.default_rng(seed)
     allocations = []
     total = 0
     while total < factor * local:
         size = int(rng.integers(1, 5)) * MiB
-        allocations.append(
-            rm.lifetimes.create_allocation(device, adapter.umd.encode(ResourceDesc(ResourceKind.BUFFER, size=size)))
-        )
+        allocations.append(rig.buffer(size))
         total += size
     window = max(1, int(len(allocations) * 0.5 / factor))
     touched: set[int] = set()
@@ -104,29 +86,16 @@ def _frame_loop(factor: float, *, frames: int = 60, seed: int = 3, policy: str =
         chosen = [allocations[(first + i) % len(allocations)] for i in range(window)]
         chosen += [allocations[int(i)] for i in rng.choice(len(allocations), size=2, replace=False)]
         chosen = list({a.handle: a for a in chosen}.values())
-        args = D3DDDI_MAKERESIDENT(
-            hPagingQueue=queue.handle, NumAllocations=len(chosen), AllocationList=tuple(a.handle for a in chosen)
-        )
-        result = rm.make_resident(args)
-        if result == HRESULT.E_PENDING:
-            rm.wait(queue, args.PagingFenceValue)
-        if result != HRESULT.E_OUTOFMEMORY:
+        if rig.make_resident(chosen) != HRESULT.E_OUTOFMEMORY:
             touched.update(a.handle for a in chosen)
-            rm.placement.touch(chosen)
-            uses.close()
-            rm.evict(
-                D3DDDICB_EVICT(
-                    hDevice=device.handle,
-                    NumAllocations=len(chosen),
-                    AllocationList=tuple(a.handle for a in chosen),
-                    Flags=D3DDDI_EVICT_FLAGS(EvictOnlyIfNecessary=True),
-                )
-            )
-    adapter.vidmm.paging.wait(adapter.vidmm.paging.flush())
+            rig.rm.placement.touch(chosen)
+            rig.recorder.close()
+            rig.evict_lazily(chosen)
+    rig.finish()
     elapsed = time.perf_counter() - start
-    paged_in = sum(e.size for e in adapter.events.of_type(VidMmPageIn))
+    paged_in = rig.paged_in()
     compulsory = sum(a.size for a in allocations if a.handle in touched)
-    bound = lower_bound(uses.reference_string(adapter.vidmm.spaces.spaces))
+    bound = lower_bound(rig.reference_string())
     return {"ratio": paged_in / compulsory, "over_bound": paged_in / bound.bytes, "fps": frames / elapsed}
 
 

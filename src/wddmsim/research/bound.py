@@ -39,8 +39,12 @@ Solver = Literal["greedy", "highs"]
 SOLVERS: Final[tuple[Solver, ...]] = ("greedy", "highs")
 
 _TOLERANCE: Final = 1e-6
-"""Relative slack of a floating-point LP optimum before it is rounded up to whole units (the exact optimum is a
-whole number of units: a min-cost flow with integral capacities has an integral optimum)."""
+"""Relative distance within which a floating-point LP optimum is taken as the nearest whole number of units (the
+exact optimum is one: a min-cost flow with integral capacities has an integral optimum); farther, it is rounded
+down."""
+
+_LARGEST: Final = 1 << 62
+"""Units the bound counts in int64 (a sum of sizes, a capacity) stay below this: sums of two never overflow."""
 
 Ints = npt.NDArray[np.int64]
 
@@ -78,17 +82,23 @@ def intervals(refs: ReferenceString) -> Intervals:
     """The string's intervals: two consecutive uses of one object with at least one use between them (adjacent
     uses cost nothing, whatever the capacity)."""
     uses = refs.uses()
+    footprint = refs.footprint
+    unit = math.gcd(*refs.sizes().values()) if uses else 1
+    if footprint // unit >= _LARGEST:
+        raise ValueError(
+            f"sizes: the objects total {footprint} bytes, {footprint // unit} units of {unit}: the bound counts "
+            f"in 64-bit integers, below 2**62 units"
+        )
+    capacity = min(refs.capacity // unit, _LARGEST)  # past every object's units, more room changes nothing
     objs = np.fromiter((u.obj for u in uses), dtype=np.int64, count=len(uses))
-    raw = np.fromiter((u.size for u in uses), dtype=np.int64, count=len(uses))
-    unit = math.gcd(*(int(s) for s in np.unique(raw))) if len(raw) else 1
-    sizes = raw // unit
+    sizes = np.fromiter((u.size // unit for u in uses), dtype=np.int64, count=len(uses))
     previous = np.full(len(uses), -1, dtype=np.int64)
     order = np.lexsort((np.arange(len(uses)), objs))
     same = objs[order[1:]] == objs[order[:-1]]
     previous[order[1:][same]] = order[:-1][same]
     spans = (previous >= 0) & (np.arange(len(uses)) - previous > 1)
     ends = np.flatnonzero(spans).astype(np.int64)
-    room = np.maximum(0, refs.capacity // unit - sizes)
+    room = np.maximum(0, capacity - sizes)
     return Intervals(
         unit, sizes, previous[ends], ends, sizes[ends], int(sizes[previous < 0].sum()), room.astype(np.int64)
     )
@@ -145,7 +155,10 @@ def _highs(iv: Intervals) -> int:
     if result.status != 0:
         raise RuntimeError(f"HiGHS did not solve the bound's LP: {result.message}")
     value = float(result.fun)
-    return max(0, math.ceil(value - _TOLERANCE * max(1.0, value)))
+    nearest = round(value)
+    if abs(value - nearest) <= _TOLERANCE * max(1.0, value):
+        return max(0, nearest)
+    return max(0, math.floor(value))  # never above the LP value: a lower bound must not overstate
 
 
 __all__ = ["SOLVERS", "Intervals", "LowerBound", "Solver", "intervals", "lower_bound"]

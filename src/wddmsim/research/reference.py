@@ -102,8 +102,14 @@ class ReferenceRecorder(BaseEviction):
     def __init__(self, inner: EvictionPolicy) -> None:
         self.inner = inner
         self.name = inner.name
-        self._requests: list[tuple[Use, ...]] = []
-        self._open: list[Use] = []
+        self._requests: list[list[int]] = []
+        """Each closed request: indices into ``_uses``."""
+        self._open: list[int] = []
+        self._uses: list[Use] = []
+        self._met: list[bool] = []
+        """Per use: VidMm placed the allocation (it was resident when used, or placed before its next use)."""
+        self._waiting: dict[int, int] = {}
+        """Live handle -> its latest use not yet met."""
         self._objects: dict[int, int] = {}
         """Live handle -> its object number."""
         self._handles: list[int] = []
@@ -119,25 +125,42 @@ class ReferenceRecorder(BaseEviction):
         if obj is None:
             obj = self._objects[handle] = len(self._handles)
             self._handles.append(handle)
-        self._open.append(Use(obj, int(a.size)))
+        self._open.append(len(self._uses))
+        self._met.append(a.placement is not None)
+        if a.placement is None:
+            self._waiting[handle] = len(self._uses)
+        self._uses.append(Use(obj, int(a.size)))
         self.segment_set |= a.usable_set
+
+    def placed(self, a: VidMmAllocation, where: Range) -> None:
+        self.inner.placed(a, where)
+        waiting = self._waiting.pop(int(a.handle), None)
+        if waiting is not None:
+            self._met[waiting] = True
 
     def freed(self, a: VidMmAllocation) -> None:
         self.inner.freed(a)
         self._objects.pop(int(a.handle), None)
+        self._waiting.pop(int(a.handle), None)
 
     def close(self) -> None:
         """End the open request (nothing happens if it is empty)."""
         if self._open:
-            self._requests.append(tuple(self._open))
+            self._requests.append(self._open)
             self._open = []
 
     def reference_string(self, segments: Sequence[SegmentView]) -> ReferenceString:
         """The string recorded so far, its capacity the bytes of those of ``segments`` the used allocations may
-        be placed in."""
+        be placed in.  A use VidMm never met (the allocation was not resident and was not placed before its
+        next use: a policy that gave no victim) is left out: no schedule paged it in (decision 0163)."""
         self.close()
         capacity = sum(s.size for s in segments if self.segment_set >> (s.id - 1) & 1)
-        return ReferenceString(tuple(self._requests), capacity, tuple(self._handles))
+        requests = (tuple(self._uses[i] for i in r if self._met[i]) for r in self._requests)
+        met = tuple(r for r in requests if r)
+        objects = list(dict.fromkeys(u.obj for r in met for u in r))  # numbered again in order of first use
+        renumber = {obj: new for new, obj in enumerate(objects)}
+        strings = tuple(tuple(Use(renumber[u.obj], u.size) for u in r) for r in met)
+        return ReferenceString(strings, capacity, tuple(self._handles[o] for o in objects))
 
     # --- passed on, unchanged ------------------------------------------------------------------------------
 
@@ -149,9 +172,6 @@ class ReferenceRecorder(BaseEviction):
 
     def scan(self, space: SegmentView, request: RoomRequest, roster: Sequence[VidMmAllocation]) -> RoomPlan:
         return self.inner.scan(space, request, roster)
-
-    def placed(self, a: VidMmAllocation, where: Range) -> None:
-        self.inner.placed(a, where)
 
     def evicted(self, a: VidMmAllocation, where: Range, cause: MoveCause) -> None:
         self.inner.evicted(a, where, cause)

@@ -5,6 +5,8 @@
   request per call.
 * :func:`observed_run`: a scenario run with a :class:`~wddmsim.research.reference.ReferenceRecorder` around its
   eviction policy, one request per process frame (the run is unchanged: the recorder passes every hook on).
+* :func:`record_future`: the uses of a scenario under the default policy, the future ``--policy opt`` is given
+  (decision 0161).
 * :func:`measured_run`: the one way a scenario run is executed and measured: ``wddmsim run`` and each run of
   ``wddmsim sweep`` call it (decision 0150).
 * :func:`run_metrics`: bytes paged in (every ``VidMmPageIn``: transfers, zero fills and aperture maps alike --
@@ -13,8 +15,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import IO, Any
 
 from wddmsim.core.events import Event
@@ -28,6 +30,21 @@ from wddmsim.scenarios.runner import Progress, RunResult, run_scenario
 from wddmsim.system import Adapter
 from wddmsim.vidmm.events import VidMmPageIn
 from wddmsim.vidmm.policy.interface import EvictionPolicy
+from wddmsim.vidmm.policy.offline import Belady, Future
+from wddmsim.vidmm.policy.registry import DEFAULT_EVICTION
+
+
+@dataclass(frozen=True, slots=True)
+class Clairvoyance:
+    """What the clairvoyant policy (``opt``) of a run was given, and how far the run kept to it (decision 0161)."""
+
+    future_uses: int
+    """Uses of the recording run: the future ``opt`` was given."""
+    diverged: int
+    """Uses of this run that were not the recorded one at their position (0: the run kept to its future)."""
+
+    def to_dict(self) -> dict[str, int]:
+        return {"future_uses": self.future_uses, "diverged": self.diverged}
 
 
 class _Holder:
@@ -35,6 +52,11 @@ class _Holder:
 
     def __init__(self) -> None:
         self.recorder: ReferenceRecorder | None = None
+
+    def clairvoyance(self) -> Clairvoyance | None:
+        """What ``opt`` was given, if the run's policy was ``opt``."""
+        inner = None if self.recorder is None else self.recorder.inner
+        return Clairvoyance(len(inner.future), inner.diverged) if isinstance(inner, Belady) else None
 
     def wrap(self, inner: EvictionPolicy) -> EvictionPolicy:
         self.recorder = ReferenceRecorder(inner)
@@ -75,10 +97,11 @@ def frame_calls(trace: Trace) -> list[int]:
 
 def observed_replay(
     trace: Trace, overrides: Mapping[str, object] | None = None, *, marks: FrameMarks | None = None
-) -> tuple[ReplayResult, ReferenceString]:
+) -> tuple[ReplayResult, ReferenceString, Clairvoyance | None]:
     """Replay ``trace`` as :func:`~wddmsim.scenarios.replay.replay` does (under ``overrides``: another policy,
-    another size ...) and return the replay's own reference string too, one request per call.  ``marks``
-    receives the recorded run's frame boundaries (:func:`frame_calls`)."""
+    another size ...) and return the replay's own reference string too, one request per call, and what ``opt``
+    was given when it is the replay's policy (the replay records its future first).  ``marks`` receives the
+    recorded run's frame boundaries (:func:`frame_calls`)."""
     holder = _Holder()
     bounds = frame_calls(trace) if marks is not None else []
     done = 0
@@ -98,7 +121,7 @@ def observed_replay(
                 marks.mark()
 
     result = replay(trace, overrides, wrap=holder.wrap, after_call=after_call, on_adapter=attach)
-    return result, holder.string(result.adapter)
+    return result, holder.string(result.adapter), holder.clairvoyance()
 
 
 def observed_run(
@@ -108,10 +131,17 @@ def observed_run(
     record: IO[str] | None = None,
     on_adapter: Callable[[Adapter], None] | None = None,
     marks: FrameMarks | None = None,
-) -> tuple[RunResult, ReferenceString]:
+    future: Sequence[int] | None = None,
+) -> tuple[RunResult, ReferenceString, Clairvoyance | None]:
     """Run ``config`` as :func:`~wddmsim.scenarios.runner.run_scenario` does, and return its reference string
     too (one request per step of the run: a process's setup, each of its frames, its verification).  ``marks``
-    receives the run's frame boundaries (decision 0157)."""
+    receives the run's frame boundaries (decision 0157).
+
+    With an offline policy (``opt``) the scenario first runs, same seed, under the default policy to record its
+    uses, unless ``future`` gives them; that run is not observed (no progress, trace, adapter hook or marks).
+    The third value says what ``opt`` was given and how far the run kept to it (None for an online policy)."""
+    if config.offline_policy and future is None:
+        future = record_future(config)
     holder = _Holder()
 
     def step(done: int, total: int, what: str) -> None:
@@ -132,8 +162,17 @@ def observed_run(
         on_adapter=attach,
         wrap_policy=holder.wrap,
         on_frame=marks.mark if marks is not None else None,
+        future=future,
     )
-    return result, holder.string(result.adapter)
+    return result, holder.string(result.adapter), holder.clairvoyance()
+
+
+def record_future(config: ScenarioConfig) -> list[int]:
+    """The uses (allocation handles, in order) of ``config`` run under the default eviction policy, same seed:
+    the future the clairvoyant policy is given (decision 0161)."""
+    uses = Future()
+    run_scenario(replace(config, adapter=replace(config.adapter, policy=DEFAULT_EVICTION)), uses=uses)
+    return uses
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,8 +205,12 @@ def measured_run(
     """Run ``config`` (a pure function of it: same configuration, same event log) and measure it against its
     reference string, frame by frame (:func:`run_research`)."""
     marks = FrameMarks()
-    result, refs = observed_run(config, progress=progress, record=record, on_adapter=on_adapter, marks=marks)
-    metrics, frames = run_research(result.adapter.events, refs, marks, window=config.research.thrash_window)
+    result, refs, clairvoyance = observed_run(
+        config, progress=progress, record=record, on_adapter=on_adapter, marks=marks
+    )
+    metrics, frames = run_research(
+        result.adapter.events, refs, marks, window=config.research.thrash_window, clairvoyance=clairvoyance
+    )
     return MeasuredRun(result, metrics, frames)
 
 
@@ -176,16 +219,25 @@ def paged_in_bytes(events: Iterable[Event]) -> int:
     return sum(e.size for e in events if isinstance(e, VidMmPageIn))
 
 
-def run_metrics(events: Iterable[Event], refs: ReferenceString) -> dict[str, Any]:
-    """The research metrics of a run, for ``summary.json``: ratios are None when their denominator is 0."""
-    return run_research(events, refs)[0]
+def run_metrics(
+    events: Iterable[Event], refs: ReferenceString, clairvoyance: Clairvoyance | None = None
+) -> dict[str, Any]:
+    """The research metrics of a run, for ``summary.json``: ratios are None when their denominator is 0;
+    ``opt`` (what the clairvoyant policy was given) when the run's policy was ``opt``."""
+    return run_research(events, refs, clairvoyance=clairvoyance)[0]
 
 
 def run_research(
-    events: Iterable[Event], refs: ReferenceString, marks: FrameMarks | None = None, *, window: int = THRASH_WINDOW
+    events: Iterable[Event],
+    refs: ReferenceString,
+    marks: FrameMarks | None = None,
+    *,
+    window: int = THRASH_WINDOW,
+    clairvoyance: Clairvoyance | None = None,
 ) -> tuple[dict[str, Any], list[Frame]]:
     """The research metrics of a run (decisions 0146, 0157) and, with its frame marks, its frames
-    (``frames.csv``); without marks the run has no frame and the per-frame keys are None."""
+    (``frames.csv``); without marks the run has no frame and the per-frame keys are None; ``opt`` (what the
+    clairvoyant policy was given, decision 0161) when the run's policy was ``opt``."""
     events = list(events)
     frames_summary, frames = frame_metrics(events, marks.marks if marks is not None else [], window=window)
     paged = paged_in_bytes(events)
@@ -202,11 +254,13 @@ def run_research(
         "paged_in_over_lower_bound": ratio(bound.bytes),
         "reference_string": {"uses": len(refs), "requests": len(refs.requests), "capacity": refs.capacity},
         **frames_summary,
+        **({} if clairvoyance is None else {"opt": clairvoyance.to_dict()}),
     }
     return summary, frames
 
 
 __all__ = [
+    "Clairvoyance",
     "MeasuredRun",
     "evictions_by_cause",
     "frame_calls",
@@ -215,6 +269,7 @@ __all__ = [
     "observed_run",
     "of_trace",
     "paged_in_bytes",
+    "record_future",
     "run_metrics",
     "run_research",
 ]

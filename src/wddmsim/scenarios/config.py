@@ -38,6 +38,7 @@ from wddmsim.hw.gpu import GpuConfig
 from wddmsim.system import SystemConfig
 from wddmsim.vidmm.config import VidMmConfig
 from wddmsim.vidmm.policy import Belady, EvictionPolicy, UseRecorder, registry
+from wddmsim.vidmm.policy.offline import Future as Future  # re-exported: the replay records into one
 
 PolicyWrap = Callable[[EvictionPolicy], EvictionPolicy]
 """An observer put around a run's eviction policy: it must pass every hook on unchanged."""
@@ -344,14 +345,16 @@ class ScenarioConfig:
         self, *, future: Sequence[int] | None = None, uses: list[int] | None = None, wrap: PolicyWrap | None = None
     ) -> SystemConfig:
         """The adapter this scenario runs on; ``future``: the recorded uses an offline policy is given; ``uses``:
-        a list the run's uses are appended to (for a later offline run); ``wrap``: an observer put around the
+        a list the run's uses are appended to (for a later offline run; under the default policy if this one is
+        offline); ``wrap``: an observer put around the
         eviction policy (the reference-string recorder of :mod:`wddmsim.research`)."""
         a = self.adapter
         policy: str | EvictionPolicy = a.policy
         if future is not None and self.offline_policy:
             policy = Belady(future)
-        elif uses is not None:
-            policy = UseRecorder(registry.eviction_policy(a.policy, "adapter.policy"), uses)
+        elif uses is not None:  # the recording run of an offline policy runs under the default (decision 0161)
+            online = registry.DEFAULT_EVICTION if self.offline_policy else a.policy
+            policy = UseRecorder(registry.eviction_policy(online, "adapter.policy"), uses)
         if wrap is not None:
             policy = wrap(registry.eviction_policy(policy, "adapter.policy"))
         return SystemConfig(

@@ -76,7 +76,7 @@ from wddmsim.scenarios.callfmt import (
     packets_from_json,
     unblob,
 )
-from wddmsim.scenarios.config import PolicyWrap, ScenarioConfig, apply_overrides, from_dict
+from wddmsim.scenarios.config import Future, PolicyWrap, ScenarioConfig, apply_overrides, from_dict
 from wddmsim.scenarios.patterns import pattern
 from wddmsim.scenarios.record import VIEW_SPAN
 from wddmsim.scenarios.traffic import difference, event_digest, traffic
@@ -690,7 +690,7 @@ def _recorded_uses(trace: Trace) -> list[int]:
     """The uses of the recorded run (what an offline policy is given): the trace replayed once on the recorded
     configuration, with the eviction policy's use notifications recorded (decision 0065)."""
     recorded = trace.config
-    uses: list[int] = []
+    uses = Future()
     adapter = build_adapter(recorded.system_config(uses=uses))
     _Replayer(adapter, ReplayResult(recorded, adapter, {}, "")).run(trace.calls, trace.lines)
     return uses

@@ -173,6 +173,10 @@ class _String:
             self.rm.wait(self.queue, args.PagingFenceValue)
         elif status != HRESULT.S_OK:
             raise ReproductionError(f"MakeResident of allocation {number} answered {status.name}")
+        if a.placement is None:  # the policy gave no victim (a veto, an empty ranking): not a hit, not countable
+            raise ReproductionError(
+                f"allocation {number} is not resident after MakeResident: the policy made no room for it"
+            )
         self.rm.evict(
             D3DDDICB_EVICT(
                 hDevice=self.device.handle,
@@ -280,12 +284,14 @@ class Spec:
 
 BELADY_STRING: Final = (1, 2, 3, 4, 1, 2, 5, 1, 2, 3, 4, 5)
 BELADY_PUBLISHED: Final[dict[int, dict[str, int]]] = {
-    3: {"fifo": 9, "lru": 10, "min": 7},
-    4: {"fifo": 10, "lru": 8, "min": 6},
+    3: {"fifo": 9, "lru": 10, Belady.name: 7},
+    4: {"fifo": 10, "lru": 8, Belady.name: 6},
 }
 """Belady, Nelson and Shedler (1969): faults, first touches included."""
 CLIFF_FACTORS: Final = (1.01, 1.1, 1.25, 1.5, 2.0, 4.0)
 CLIFF_CAPACITY: Final = 100
+MAX_LOOPS: Final = 1000
+"""Passes over the cycle ``--loops`` may ask for: the default 11 take seconds, 1000 about ten minutes."""
 PUBLISHED_POLICIES: Final = ("fifo", "lru", Belady.name)
 
 
@@ -296,10 +302,12 @@ def others_of(options: Options) -> list[str]:
         return [n for n in policies.EVICTION if n not in PUBLISHED_POLICIES and not policies.offline(n)]
     chosen: list[str] = []
     for name in options.others:
-        if name in PUBLISHED_POLICIES:
+        if name in PUBLISHED_POLICIES or name == policies.ALIAS_OF_OPT:
             continue  # always run
         if policies.offline(name):
-            raise ConfigurationError("--policy", name, "is an offline policy: only min is given the future here")
+            raise ConfigurationError(
+                "--policy", name, f"is an offline policy: only {Belady.name} is given the future here"
+            )
         policies.eviction_policy(name, "--policy")  # a bad name or module:Class is refused here, naming it
         chosen.append(name)
     return list(dict.fromkeys(chosen))
@@ -354,8 +362,13 @@ def belady_anomaly(options: Options) -> Reproduction:
 
 def lru_cliff(options: Options) -> Reproduction:
     """A cyclic scan of n allocations over room for k: LRU and FIFO miss every time, MIN (n-k)/(n-1) of them."""
-    if options.loops < 2:
-        raise ConfigurationError("--loops", options.loops, "must be at least 2 (the first pass is compulsory misses)")
+    if not 2 <= options.loops <= MAX_LOOPS:
+        raise ConfigurationError(
+            "--loops",
+            options.loops,
+            f"must lie between 2 (the first pass is compulsory misses) and {MAX_LOOPS} (each pass runs every policy "
+            "over up to 400 allocations)",
+        )
     names = [*PUBLISHED_POLICIES, *others_of(options)]
     k = CLIFF_CAPACITY
     rows = []

@@ -10,7 +10,7 @@ calls when asked.  The result holds the adapter (its event log and state, for ``
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -100,21 +100,25 @@ def run_scenario(
     record: IO[str] | None = None,
     on_adapter: Callable[[Adapter], None] | None = None,
     wrap_policy: PolicyWrap | None = None,
+    future: Sequence[int] | None = None,
+    uses: list[int] | None = None,
     on_frame: Callable[[], None] | None = None,
 ) -> RunResult:
     """Run ``config`` to the end and verify; ``record`` receives the call trace; ``on_adapter`` sees the adapter
     before the first call (to attach read-only observers such as a paging-buffer capture); ``wrap_policy`` puts
-    an observer around the eviction policy (the reference-string recorder); ``on_frame`` is called at the start
-    of each frame and once after the last (decision 0157: the frame marks of the research metrics), and the
-    trace's trailer lists the calls made by then (``frames``), so that a replay marks the same frames."""
-    if config.offline_policy:
+    an observer around the eviction policy (the reference-string recorder); ``future``: the uses of an earlier
+    run, which an offline policy needs; ``uses``: a list this run's uses are appended to (see
+    :meth:`~wddmsim.scenarios.config.ScenarioConfig.system_config`); ``on_frame`` is called at the start of each
+    frame and once after the last (decision 0157: the frame marks of the research metrics), and the trace's
+    trailer lists the calls made by then (``frames``), so that a replay marks the same frames."""
+    if config.offline_policy and future is None and uses is None:
         raise ConfigurationError(
             "adapter.policy",
             config.adapter.policy,
-            "is an offline policy: it needs the uses of a recorded run (wddmsim run --record TRACE, then "
-            "wddmsim replay TRACE --policy min)",
+            "is an offline policy: it needs the uses of a recorded run (wddmsim run records them first; "
+            "run_scenario takes them as future=)",
         )
-    adapter = build_adapter(config.system_config(wrap=wrap_policy))
+    adapter = build_adapter(config.system_config(future=future, uses=uses, wrap=wrap_policy))
     start = adapter.footprint()
     if on_adapter is not None:
         on_adapter(adapter)

@@ -1,4 +1,5 @@
-"""Drivers that break the ``DxgkDdiBuildPagingBuffer`` contract in one precise way each, and a recorder.
+"""Drivers that break the ``DxgkDdiBuildPagingBuffer`` contract in one precise way each, a recorder, and eviction
+policies that misuse their rights (a veto on every victim, a ranking of nobody).
 
 Each wraps a real driver (normally the reference driver) and delegates everything else to it, so the rest of
 the adapter keeps working and only the breach under test differs.
@@ -10,7 +11,7 @@ importing this module registers the shipped ones by name (``SystemConfig(driver_
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -23,6 +24,7 @@ from wddmsim.drivers.package import DriverPackage, SimulatedDriver
 from wddmsim.drivers.registry import driver_package, register
 from wddmsim.drivers.wrapping import WrappedDriver
 from wddmsim.hw.gpu import Gpu
+from wddmsim.vidmm.policy.interface import BaseEviction, RoomRequest, VidMmAllocation
 
 
 class DelegatingDriver(WrappedDriver):
@@ -214,3 +216,22 @@ RECORDING: Final = _fake("recording", RecordingDriver, "the reference driver, re
 PAYLOAD_RECORDER: Final = _fake(
     "payload-recorder", PayloadRecorder, "the reference driver, keeping every operation VidMm asked for"
 )
+
+
+class VetoEveryVictim(BaseEviction):
+    """An eviction policy that uses its right to veto (``may_evict``: TTM's ``eviction_valuable``) on every
+    victim: VidMm can make no room."""
+
+    name = "veto-every-victim"
+
+    def may_evict(self, victim: VidMmAllocation, request: RoomRequest) -> bool:
+        return False
+
+
+class RanksNobody(BaseEviction):
+    """An eviction policy whose ranking leaves every candidate out: VidMm can make no room."""
+
+    name = "ranks-nobody"
+
+    def order(self, candidates: Sequence[VidMmAllocation]) -> list[VidMmAllocation]:
+        return []

@@ -264,10 +264,27 @@ def _write(f: IO[str], rows: Iterable[Record]) -> None:
         f.write("\n")
 
 
+class EventLogError(ValueError):
+    """An ``events.jsonl`` that is not one: a line that is no JSON object with an ``event`` name (a log cut short
+    by a killed run, another file)."""
+
+
 def read_jsonl(path: Path) -> list[Record]:
-    """The records of an ``events.jsonl`` (index ``i`` is line ``i + 1``)."""
+    """The records of an ``events.jsonl`` (index ``i`` is line ``i + 1``); a damaged line raises
+    :class:`EventLogError` naming the file and the line."""
+    rows: list[Record] = []
     with path.open(encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise EventLogError(f"{path}, line {number}: not JSON ({error.msg}); was the run cut short?") from None
+            if not isinstance(row, dict) or not isinstance(row.get("event"), str):
+                raise EventLogError(f"{path}, line {number}: not an event (a JSON object with an 'event' name)")
+            rows.append(row)
+    return rows
 
 
 def iter_named(rows: Iterable[Record], *names: str) -> Iterator[tuple[int, Record]]:
@@ -278,4 +295,4 @@ def iter_named(rows: Iterable[Record], *names: str) -> Iterator[tuple[int, Recor
             yield index, row
 
 
-__all__ = ["SCHEMA", "Record", "dumps", "iter_named", "read_jsonl", "records", "write_jsonl"]
+__all__ = ["SCHEMA", "EventLogError", "Record", "dumps", "iter_named", "read_jsonl", "records", "write_jsonl"]

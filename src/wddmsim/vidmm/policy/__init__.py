@@ -18,7 +18,8 @@ Shipped eviction policies: ``priority-lru`` (the default: unreferenced first, th
 recently used), ``lru``, ``fifo``, ``random`` (seeded; the baseline), ``clock`` (second
 chance), ``mru``, ``lfu`` (with aging), ``arc`` (scan-resistant, adaptive: decision 0141), ``gds``
 (GreedyDual-Size, size-aware), ``scan`` (priority-lru ranking, room made
-at the cheapest contiguous hole) and ``min`` (Belady's MIN, offline: given the recorded uses of a run).
+at the cheapest contiguous hole) and ``opt`` (alias ``min``: Belady's MIN, clairvoyant: given the recorded
+uses of a run).
 Placement policies: ``ladder`` (the default) and ``near-first``.
 """
 

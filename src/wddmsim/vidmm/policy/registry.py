@@ -42,6 +42,9 @@ class Entry:
     """None: an offline policy, built by whoever holds the recorded future."""
 
 
+ALIAS_OF_OPT: Final = "min"
+"""The first name of the clairvoyant policy, still accepted (decision 0161)."""
+
 EVICTION: Final[dict[str, Entry]] = {
     e.name: e
     for e in (
@@ -59,7 +62,8 @@ EVICTION: Final[dict[str, Entry]] = {
             GreedyDualSize,
         ),
         Entry(ScanLru.name, "priority-lru ranking; room made at the cheapest contiguous hole (drm_mm scan)", ScanLru),
-        Entry(Belady.name, "offline: evicts what is used furthest ahead (wddmsim replay TRACE --policy min)", None),
+        Entry(Belady.name, "clairvoyant: evicts what is used furthest ahead (a recorded run gives the future)", None),
+        Entry(ALIAS_OF_OPT, f"alias of {Belady.name} (Belady's MIN)", None),
     )
 }
 """Eviction policies by name (``--policy``, ``adapter.policy``, ``VidMmConfig.eviction_policy``)."""
@@ -86,11 +90,19 @@ def offline(name: str) -> bool:
     return entry is not None and entry.factory is None
 
 
+def canonical(name: str) -> str:
+    """``name``, or the registered name it is an alias of (``min`` -> ``opt``)."""
+    return Belady.name if name == ALIAS_OF_OPT else name
+
+
 def eviction_policy(spec: str | EvictionPolicy, setting: str = "eviction_policy") -> EvictionPolicy:
     """The eviction policy ``spec`` names (or ``spec`` itself, a policy object a program built)."""
     if isinstance(spec, str) and offline(spec):
         raise ConfigurationError(
-            setting, spec, "is an offline policy: it needs a recorded run (wddmsim replay TRACE --policy min)"
+            setting,
+            spec,
+            "is an offline policy: it needs the uses of a recorded run (wddmsim run and wddmsim replay record "
+            "them first; a program passes Belady(future))",
         )
     policy = spec if not isinstance(spec, str) else _named(spec, EVICTION, setting, "known policies")
     if isinstance(policy, EvictionPolicy):
