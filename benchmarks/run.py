@@ -31,6 +31,7 @@ GOALS: dict[str, Callable[[dict[str, Any]], bool]] = {
     "cdriver_transfer_1gib": lambda r: r.get("ratio", 0) >= 0.80,
     "check_driver_suite": lambda r: "seconds" in r and r["seconds"] <= 60,
     "opt_bound_100k": lambda r: r["seconds"] <= 10 and r["exact_on_equal_sizes"],
+    "sweep_scaleout": lambda r: r["speedup_2_workers"] >= 1.7,
 }
 
 

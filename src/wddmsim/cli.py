@@ -1,5 +1,5 @@
 """The command line: ``wddmsim run | replay | inspect | disasm | vm-decode | bench | check-driver | include-dir |
-reproduce | plot``.  Thin: parse, render.
+reproduce | sweep | plot``.  Thin: parse, render.
 
 Scenarios live in :mod:`wddmsim.scenarios`, views and the files of ``--out`` in :mod:`wddmsim.viz`.
 """
@@ -172,6 +172,7 @@ def main() -> None:
       wddmsim bench --list                 the benchmarks and their goals
       wddmsim include-dir                  the C headers for building your own driver (-I)
       wddmsim check-driver LIB.so          the conformance run of your driver's paging buffers
+      wddmsim sweep --grid policy=lru,arc --seeds 5 --out sweep/    a grid of runs in parallel, one table
       wddmsim plot sweep/                  a sweep's figures (PNG, SVG) and its report.html
 
     Each command has its own --help with examples.
@@ -526,17 +527,15 @@ def _run_recorded(
     closed at the end) and capturing what ``--out`` writes; returns the result, the capture (None without
     ``--out``) and the research metrics against the run's reference string with its frames (decisions 0146,
     0157).  A run that cannot complete exits with status 2 (bad input) or 1 (a check failed on the way)."""
-    from wddmsim.research.frames import FrameMarks
-    from wddmsim.research.runs import observed_run, run_research
+    from wddmsim.research.runs import measured_run
     from wddmsim.viz.outputs import recorder
 
-    observed: list[Any] = []
-    marks = FrameMarks()
+    measured: list[tuple[dict[str, Any], Any]] = []
 
     def run_scenario(config: ScenarioConfig, **kwargs: Any) -> RunResult:
-        result, refs, clairvoyance = observed_run(config, marks=marks, **kwargs)
-        observed.append((refs, clairvoyance))
-        return result
+        run = measured_run(config, **kwargs)
+        measured.append((run.metrics, run.frames))
+        return run.result
 
     captures: list[Any] = []
     adapters: list[Adapter] = []
@@ -568,11 +567,7 @@ def _run_recorded(
     finally:
         if trace is not None:
             _close_record(trace, record)
-    refs, clairvoyance = observed[0]
-    research = run_research(
-        result.adapter.events, refs, marks, window=config.research.thrash_window, clairvoyance=clairvoyance
-    )
-    return result, captures[0] if captures else None, research
+    return result, captures[0] if captures else None, measured[0]
 
 
 def _write_failed(out: Path, adapter: Adapter, config: ScenarioConfig, error: Exception, console: Console) -> None:
@@ -1263,3 +1258,183 @@ def _expectations(given: tuple[str, ...]) -> dict[tuple[str, str], float]:
             _fail(ConfigurationError("--expect", text, "must be POLICY@CASE=VALUE with a finite VALUE, e.g. fifo@4=9"))
         out[(policies.canonical(policy), case)] = number
     return out
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("scenario", required=False)
+@click.option(
+    "--grid",
+    "grid",
+    multiple=True,
+    metavar="KEY=V1,V2,...",
+    help="A grid axis: any setting (workload.oversubscription, adapter.vram ...), or policy / placement "
+    "(repeatable; the runs are every combination).",
+)
+@click.option("--seeds", "seed_count", type=int, help="Seeds 1..N for every grid point (default: seed 1 only).")
+@click.option("--seed-list", metavar="S1,S2,...", help="These seeds for every grid point, e.g. 1,2,5.")
+@click.option(
+    "--set", "settings", multiple=True, metavar="KEY=VALUE", help="A setting fixed for every run (repeatable)."
+)
+@click.option(
+    "--out",
+    type=_Path(file_okay=False, path_type=Path),
+    required=True,
+    help="The sweep directory (kept between reruns).",
+)
+@click.option("--jobs", type=int, help="Worker processes (local) or local-cluster workers (default: the CPU count).")
+@click.option(
+    "--backend", type=click.Choice(["local", "dask"]), default="local", show_default=True, help="Where runs execute."
+)
+@click.option("--scheduler", metavar="ADDR", help="The Dask scheduler, e.g. tcp://10.0.0.5:8786 (--backend dask).")
+def sweep(
+    scenario: str | None,
+    grid: tuple[str, ...],
+    seed_count: int | None,
+    seed_list: str | None,
+    settings: tuple[str, ...],
+    out: Path,
+    jobs: int | None,
+    backend: str,
+    scheduler: str | None,
+) -> None:
+    """Run a scenario over a grid of settings, policies and seeds, in parallel, into one table.
+
+    Every combination of the --grid values, for each seed, is one run of SCENARIO (a built-in name or a TOML
+    file; default: default), exactly as `wddmsim run` would run it.  Each run is saved under OUT/runs/<id>/
+    (result.json, summary.json), <id> a hash of its scenario, seed and settings: a rerun skips the runs that
+    finished ok and retries failed ones.  A failed run (an error, or a run that did not verify) is recorded
+    with its error and the sweep goes on.  Ctrl-C stops cleanly: running runs finish and are kept.
+
+    \b
+    OUT/results.csv       one row per run: id, scenario, seed, a column per grid key, status, error,
+                          seconds, then every metric of summary.json (pandas.read_csv loads it as is)
+    OUT/results.parquet   the same table, when pyarrow is installed (pip install 'wddmsim[parquet]')
+    OUT/sweep.json        the grid, seeds and fixed settings
+    OUT/report.html       the figures (OUT/figures/) and a summary, as `wddmsim plot OUT` draws them, when
+                          matplotlib is installed (pip install 'wddmsim[plot]')
+
+    \b
+    Examples:
+      wddmsim sweep default --grid policy=lru,clock,arc --grid workload.oversubscription=1.1,1.5,2 --seeds 5 --out sweep/
+      wddmsim sweep stress --grid adapter.vram=64MiB,128MiB --seed-list 1,2,5 --set workload.frames=8 --out vram/
+      wddmsim sweep --grid policy=lru,fifo --backend dask --scheduler tcp://10.0.0.5:8786 --out sweep/
+
+    Exit status 0 when every run of the grid finished ok, 1 when a run failed or the sweep was interrupted (the
+    table holds what finished), 2 on bad input (nothing ran).
+    """
+    try:
+        plan = _sweep_plan(scenario, grid, seed_count, seed_list, settings)
+        plan.validate()
+        workers = _sweep_workers(backend, scheduler, jobs)
+        _make_out(out)
+        runner = _sweep_backend(backend, scheduler, workers)
+    except ConfigurationError as error:
+        _fail(error)
+    _sweep_run(plan, out, runner, runner.describe())
+
+
+def _sweep_plan(
+    scenario: str | None,
+    grid: tuple[str, ...],
+    seed_count: int | None,
+    seed_list: str | None,
+    settings: tuple[str, ...],
+) -> Any:
+    from wddmsim.research.sweep import Plan, parse_fixed, parse_grid, parse_seeds
+
+    axes = parse_grid(grid)
+    return Plan(scenario or "default", axes, parse_seeds(seed_count, seed_list), parse_fixed(settings, axes))
+
+
+def _make_out(out: Path) -> None:
+    """The sweep directory, made (or found) before any run starts."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ConfigurationError("--out", str(out), f"cannot be written: {error.strerror}") from None
+
+
+def _sweep_workers(backend: str, scheduler: str | None, jobs: int | None) -> int:
+    """The worker count; options that do not go together are refused before anything starts."""
+    import os
+
+    if jobs is not None and jobs < 1:
+        raise ConfigurationError("--jobs", jobs, "must be at least 1")
+    if backend == "local" and scheduler is not None:
+        raise ConfigurationError("--scheduler", scheduler, "is for --backend dask only")
+    if backend == "dask":
+        from wddmsim.research.sweep.backends import require_dask
+
+        require_dask()
+    return jobs or os.cpu_count() or 1
+
+
+def _sweep_backend(backend: str, scheduler: str | None, workers: int) -> Any:
+    from wddmsim.research.sweep import DaskBackend, LocalBackend
+
+    return LocalBackend(workers) if backend == "local" else DaskBackend(scheduler, workers)
+
+
+def _sweep_figures(out: Path, console: Console) -> None:
+    """The sweep's figures and report.html, as ``wddmsim plot OUT`` draws them, when matplotlib is installed; a
+    sweep with nothing to draw says why (its exit status is the runs')."""
+    from wddmsim.viz.sweep_figures import available
+    from wddmsim.viz.sweep_report import write_sweep_report
+
+    if not available():
+        console.print(f"no figures: matplotlib is not installed (pip install 'wddmsim[plot]', then wddmsim plot {out})")
+        return
+    try:
+        written = write_sweep_report(out)
+    except (WddmsimError, OSError) as error:
+        console.print(f"no figures: {error}", soft_wrap=True)
+        return
+    console.print(f"wrote {len(written) - 1} figure files and {out / 'report.html'}", soft_wrap=True)
+
+
+def _sweep_run(plan: Any, out: Path, runner: Any, where: str) -> NoReturn:
+    """Run the sweep with a progress bar on stderr; print what happened; exit 0, or 1 if anything is missing."""
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
+
+    from wddmsim.research.sweep import run_sweep
+
+    console = Console(stderr=True)
+    failed: list[dict[str, Any]] = []
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("failed {task.fields[failed]}"),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=console, transient=True, disable=not console.is_terminal) as bar:
+        task = bar.add_task("sweep", total=None, failed=0)
+
+        def started(outcome: Any) -> None:
+            console.print(f"sweep of {outcome.total} runs on {where}: {outcome.skipped} already done, skipped")
+            bar.update(task, total=outcome.total - outcome.skipped)
+
+        def finished(record: dict[str, Any]) -> None:
+            if record["status"] != "ok":
+                failed.append(record)
+            bar.update(task, advance=1, failed=len(failed))
+
+        try:
+            outcome = run_sweep(plan, out, runner, on_start=started, on_result=finished)
+        except OSError as error:
+            _fail(ConfigurationError("--out", str(out), f"cannot be written: {error.strerror}"))
+    for record in failed[:5]:
+        point = " ".join(f"{k}={v}" for k, v in record["settings"].items())
+        console.print(f"failed {record['id']} (seed {record['seed']} {point}): {record['error']}", soft_wrap=True)
+    state = "interrupted" if outcome.interrupted else "done"
+    console.print(
+        f"{state}: ran {outcome.ran} ({outcome.failed} failed), skipped {outcome.skipped}; "
+        f"wrote {', '.join(str(p) for p in outcome.tables)}",
+        soft_wrap=True,
+    )
+    _sweep_figures(out, console)
+    if outcome.missing:
+        console.print(
+            f"{outcome.missing} of {outcome.total} runs have no ok result: rerun the same command to retry them"
+        )
+    sys.exit(EXIT_FAILED if outcome.missing else 0)

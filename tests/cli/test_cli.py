@@ -254,7 +254,9 @@ def test_vm_decode_walks_level_by_level_to_the_page_or_the_fault() -> None:
     assert runner.invoke(main, ["vm-decode", "0x1000", "--driver-model", "wddm1"]).exit_code == 2
 
 
-@pytest.mark.parametrize("command", ["run", "replay", "inspect", "disasm", "bench", "vm-decode", "include-dir"])
+@pytest.mark.parametrize(
+    "command", ["run", "replay", "inspect", "disasm", "bench", "vm-decode", "include-dir", "sweep"]
+)
 def test_every_command_has_help_with_examples(command: str) -> None:
     result = CliRunner().invoke(main, [command, "--help"])
     assert result.exit_code == 0
@@ -265,5 +267,5 @@ def test_every_command_has_help_with_examples(command: str) -> None:
 def test_the_top_level_help_names_every_command() -> None:
     result = CliRunner().invoke(main, ["--help"])
     assert result.exit_code == 0
-    for command in ("run", "inspect", "disasm", "vm-decode", "bench", "include-dir"):
+    for command in ("run", "inspect", "disasm", "vm-decode", "bench", "include-dir", "sweep"):
         assert f"wddmsim {command}" in result.output

@@ -20,6 +20,7 @@ Everything is computed from the event log in one pass (plus one ``numpy`` pass f
 from __future__ import annotations
 
 import csv
+import io
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -209,24 +210,30 @@ def frame_metrics(
     return summary, state.frames
 
 
-def write_frames_csv(path: Path, frames: Sequence[Frame]) -> None:
-    """``frames.csv``: one row per frame, the columns of :data:`CSV_COLUMNS`."""
-    with path.open("w", encoding="utf-8", newline="") as stream:
-        writer = csv.writer(stream, lineterminator="\n")
-        writer.writerow(CSV_COLUMNS)
-        for number, f in enumerate(frames):
-            writer.writerow(
-                (
-                    number,
-                    f.paged_in_bytes,
-                    f.paged_out_bytes,
-                    f.paging_stall_ns,
-                    f.faults,
-                    f.evictions,
-                    f.resident_local_bytes,
-                    f.resident_aperture_bytes,
-                )
+def frames_csv(frames: Sequence[Frame]) -> str:
+    """``frames.csv``'s text: one row per frame, the columns of :data:`CSV_COLUMNS`."""
+    stream = io.StringIO()
+    writer = csv.writer(stream, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for number, f in enumerate(frames):
+        writer.writerow(
+            (
+                number,
+                f.paged_in_bytes,
+                f.paged_out_bytes,
+                f.paging_stall_ns,
+                f.faults,
+                f.evictions,
+                f.resident_local_bytes,
+                f.resident_aperture_bytes,
             )
+        )
+    return stream.getvalue()
 
 
-__all__ = ["CSV_COLUMNS", "THRASH_WINDOW", "Frame", "FrameMarks", "frame_metrics", "write_frames_csv"]
+def write_frames_csv(path: Path, frames: Sequence[Frame]) -> None:
+    """``frames.csv``: :func:`frames_csv` written to ``path``."""
+    path.write_text(frames_csv(frames), encoding="utf-8", newline="")
+
+
+__all__ = ["CSV_COLUMNS", "THRASH_WINDOW", "Frame", "FrameMarks", "frame_metrics", "frames_csv", "write_frames_csv"]

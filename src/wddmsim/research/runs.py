@@ -7,6 +7,8 @@
   eviction policy, one request per process frame (the run is unchanged: the recorder passes every hook on).
 * :func:`record_future`: the uses of a scenario under the default policy, the future ``--policy opt`` is given
   (decision 0161).
+* :func:`measured_run`: the one way a scenario run is executed and measured: ``wddmsim run`` and each run of
+  ``wddmsim sweep`` call it (decision 0150).
 * :func:`run_metrics`: bytes paged in (every ``VidMmPageIn``: transfers, zero fills and aperture maps alike --
   a placement the allocation needed), over the compulsory bytes and over the lower bound.
 """
@@ -173,6 +175,45 @@ def record_future(config: ScenarioConfig) -> list[int]:
     return uses
 
 
+@dataclass(frozen=True, slots=True)
+class MeasuredRun:
+    """A finished scenario run, its research metrics and its frames (``frames.csv``'s rows)."""
+
+    result: RunResult
+    metrics: dict[str, Any]
+    frames: list[Frame]
+
+    def summary(self) -> dict[str, Any]:
+        """The run in JSON terms with its metrics and its evictions by cause (lower-case cause names, from its
+        traffic): what ``summary.json`` holds before the views add theirs (decision 0150)."""
+        return {**self.result.summary(), "evictions_by_cause": evictions_by_cause(self.result.traffic), **self.metrics}
+
+
+def evictions_by_cause(traffic: Mapping[str, int]) -> dict[str, int]:
+    """``{cause: evictions}`` from a run's traffic counters (``Evictions.pressure`` ...), causes sorted."""
+    prefix = "Evictions."
+    return {key.removeprefix(prefix): n for key, n in sorted(traffic.items()) if key.startswith(prefix)}
+
+
+def measured_run(
+    config: ScenarioConfig,
+    *,
+    progress: Progress | None = None,
+    record: IO[str] | None = None,
+    on_adapter: Callable[[Adapter], None] | None = None,
+) -> MeasuredRun:
+    """Run ``config`` (a pure function of it: same configuration, same event log) and measure it against its
+    reference string, frame by frame (:func:`run_research`)."""
+    marks = FrameMarks()
+    result, refs, clairvoyance = observed_run(
+        config, progress=progress, record=record, on_adapter=on_adapter, marks=marks
+    )
+    metrics, frames = run_research(
+        result.adapter.events, refs, marks, window=config.research.thrash_window, clairvoyance=clairvoyance
+    )
+    return MeasuredRun(result, metrics, frames)
+
+
 def paged_in_bytes(events: Iterable[Event]) -> int:
     """Bytes VidMm placed in a segment (``VidMmPageIn``: transfer, fill or aperture map)."""
     return sum(e.size for e in events if isinstance(e, VidMmPageIn))
@@ -220,7 +261,10 @@ def run_research(
 
 __all__ = [
     "Clairvoyance",
+    "MeasuredRun",
+    "evictions_by_cause",
     "frame_calls",
+    "measured_run",
     "observed_replay",
     "observed_run",
     "of_trace",
