@@ -55,6 +55,19 @@ def test_a_resource_larger_than_every_segment_it_may_use_is_refused_before_the_f
     assert [e.allocations for e in events.of_type(VidMmMakeResident)] == [2], "only the setup's staging + readback"
 
 
+def test_a_staging_buffer_no_segment_holds_is_refused_naming_workload_uploads() -> None:
+    """100 uploads of up to 128 KiB a frame: a 12.5 MiB staging buffer, CPU-visible, on a 16 MiB card whose BAR
+    segment is 4 MiB and aperture 8 MiB (its frames used to copy from it unmapped)."""
+    with pytest.raises(ConfigurationError) as caught:
+        run_scenario(catalog.load(None, {"adapter.vram": "16MiB", "workload.uploads": 100, "workload.frames": 1}))
+    assert (caught.value.setting, caught.value.value) == ("workload.uploads", 100)
+    assert caught.value.rule == (
+        "the staging buffer p0.staging, a 12800 KiB cpu-visible buffer is larger than every segment it may live in "
+        "(segment 3: 8 MiB, segment 1: 4 MiB), so it could never be made resident: lower workload.uploads "
+        "(128 KiB each)"
+    )
+
+
 def test_the_same_sizes_on_a_card_whose_segments_hold_them_run_and_verify() -> None:
     result = run_scenario(catalog.load(None, {**REPRO, "adapter.vram": "32MiB"}))
     assert result.verified, [c for c in result.checks if not c.ok]

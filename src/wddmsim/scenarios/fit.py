@@ -36,7 +36,9 @@ def _too_large(app: App, r: Resource, size: int, room: dict[int, int]) -> Config
     tail = f"is larger than every segment it may live in ({segments}), so it could never be made resident"
     w = app.config.workload
     if r is app.staging:
-        return ConfigurationError("workload.uploads", w.uploads, f"the staging buffer {what} {tail}")
+        return ConfigurationError(
+            "workload.uploads", w.uploads, f"the staging buffer {what} {tail}: lower workload.uploads (128 KiB each)"
+        )
     if r is app.readback:
         return ConfigurationError("adapter.cpu_visible", format_size(app.config.adapter.cpu_visible), f"{what} {tail}")
     if r is app.pool:
