@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from wddmsim.cli import main
 from wddmsim.core.errors import ConfigurationError
-from wddmsim.hw.events import EngineFaulted
+from wddmsim.hw.events import DmaBufferStarted, EngineFaulted
 from wddmsim.scenarios import catalog
 from wddmsim.scenarios.app import App
 from wddmsim.scenarios.model import Model
@@ -51,7 +51,8 @@ def test_a_resource_larger_than_every_segment_it_may_use_is_refused_before_the_f
     assert "(segment 2: 12224 KiB, segment 3: 8 MiB, segment 1: 4 MiB)" in error.rule
     assert error.rule.endswith("lower workload.sizes.max or raise adapter.vram")
     events = adapters[0].events
-    assert not any(e.node == 1 for e in events.of_type(EngineFaulted)), "no frame ran"
+    assert not events.of_type(EngineFaulted)
+    assert {e.engine for e in events.of_type(DmaBufferStarted)} == {0}, "paging only: no frame's work ran"
     assert [e.allocations for e in events.of_type(VidMmMakeResident)] == [2], "only the setup's staging + readback"
 
 
