@@ -69,6 +69,35 @@ def test_a_staging_buffer_no_segment_holds_is_refused_naming_workload_uploads() 
     )
 
 
+SETUP = {
+    "adapter.vram": "16MiB",
+    "adapter.cpu_visible": "1MiB",
+    "adapter.aperture": "1MiB",
+    "workload.cpu_visible": 0,
+    "workload.aperture": 0,
+    "workload.persistent_locks": 0,
+    "workload.frames": 2,
+}
+
+
+def test_own_buffers_that_cannot_be_resident_together_are_refused_naming_workload_uploads() -> None:
+    """Decision 0168: a 1 MiB staging buffer (8 uploads) and the 1 MiB readback buffer each fit the 1 MiB BAR
+    segment or the 1 MiB aperture, but the BAR also holds the paging process's page tables: setup's MakeResident
+    is refused, and the first frame's copy from the staging buffer used to fault (VA 0x870000, device removed)."""
+    adapters: list[Adapter] = []
+    with pytest.raises(ConfigurationError) as caught:
+        run_scenario(catalog.load(None, {**SETUP, "workload.uploads": 8}), on_adapter=adapters.append)
+    assert (caught.value.setting, caught.value.value) == ("workload.uploads", 8)
+    assert caught.value.rule == (
+        "process 0's own buffers (p0.staging 1 MiB, p0.readback 1 MiB) cannot be resident together in the segments "
+        "they may use (segment 1: 1 MiB, segment 3: 1 MiB), even with CantTrimFurther: lower workload.uploads "
+        "(128 KiB of staging each) or raise adapter.cpu_visible or adapter.aperture"
+    )
+    assert {e.engine for e in adapters[0].events.of_type(DmaBufferStarted)} == {0}, "no frame's work ran"
+    result = run_scenario(catalog.load(None, {**SETUP, "workload.uploads": 6}))
+    assert result.verified, [c for c in result.checks if not c.ok]
+
+
 def test_the_same_sizes_on_a_card_whose_segments_hold_them_run_and_verify() -> None:
     result = run_scenario(catalog.load(None, {**REPRO, "adapter.vram": "32MiB"}))
     assert result.verified, [c for c in result.checks if not c.ok]

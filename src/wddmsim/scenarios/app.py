@@ -154,7 +154,9 @@ class App:
             self.pool = self._create(_infra(f"p{index}.pool", config.workload.tile_pool * TILE, Placement.LOCAL))
             self.gpu.expose(self.pool.name, self.pool.handle, self.pool.spec.size)  # also reachable untiled
             persistent.append(self.pool)
-        if not self._make_resident(persistent) and not self._make_resident(persistent, cant_trim=True):
+        self.ready = self._make_resident(persistent) or self._make_resident(persistent, cant_trim=True)
+        """Staging, readback (and tile pool) resident: False, no GPU work may name them (decision 0168)."""
+        if not self.ready:
             self.problems.append(
                 Problem(f"process {index}: setup", "MakeResident", "E_OUTOFMEMORY for the staging and readback buffers")
             )
