@@ -154,7 +154,9 @@ class App:
             self.pool = self._create(_infra(f"p{index}.pool", config.workload.tile_pool * TILE, Placement.LOCAL))
             self.gpu.expose(self.pool.name, self.pool.handle, self.pool.spec.size)  # also reachable untiled
             persistent.append(self.pool)
-        if not self._make_resident(persistent) and not self._make_resident(persistent, cant_trim=True):
+        self.ready = self._make_resident(persistent) or self._make_resident(persistent, cant_trim=True)
+        """Staging, readback (and tile pool) resident: False, no GPU work may name them (decision 0168)."""
+        if not self.ready:
             self.problems.append(
                 Problem(f"process {index}: setup", "MakeResident", "E_OUTOFMEMORY for the staging and readback buffers")
             )
@@ -221,31 +223,28 @@ class App:
             for r in group:
                 r.last_use = -1
 
-    def _bring(self, working: list[Resource], frame: int) -> None:
+    def _bring(self, working: list[Resource], frame: int) -> list[Resource]:
         """The working set resident: MakeResident of the newcomers; refused, trim the rest and retry, then try
-        with ``CantTrimFurther``."""
+        with ``CantTrimFurther``.  Still refused, the newcomers leave ``working`` (no GPU work may name them: their
+        VAs would fault) and are returned."""
         new = [r for r in working if r.last_use < 0]
+        refused: list[Resource] = []
         if new and not self._make_resident(new):
             others = [r for r in self.resources if r.last_use >= 0 and r not in working]
             if others:
                 self._evict(others)
             if not self._make_resident(new) and not self._make_resident(new, cant_trim=True):
-                self.problems.append(
-                    Problem(
-                        f"process {self.index}, frame {frame}: make the working set resident",
-                        "MakeResident",
-                        f"E_OUTOFMEMORY for {len(new)} allocation(s) even with CantTrimFurther",
-                    )
-                )
+                refused = new
                 for r in new:
                     working.remove(r)
         for r in working:
             r.last_use = frame
+        return refused
 
-    def bring_for_readback(self, r: Resource) -> None:
-        """Make ``r`` resident so GPU work can copy it out (verification)."""
-        working = [r]
-        self._bring(working, self.frames_done)
+    def bring_for_readback(self, r: Resource) -> bool:
+        """Make ``r`` resident so GPU work can copy it out (verification); False if VidMm refused even with
+        ``CantTrimFurther`` (the caller must then not copy it: the GPU would fault on its VA)."""
+        return not self._bring([r], self.frames_done)
 
     def release_after_readback(self, r: Resource) -> None:
         self._evict([r])
@@ -340,7 +339,15 @@ class App:
 
     def frame(self, frame: int, chosen: list[int]) -> None:
         working = [self.resources[i] for i in chosen]
-        self._bring(working, frame)
+        refused = self._bring(working, frame)
+        if refused:
+            self.problems.append(
+                Problem(
+                    f"process {self.index}, frame {frame}: make the working set resident",
+                    "MakeResident",
+                    f"E_OUTOFMEMORY for {len(refused)} allocation(s) even with CantTrimFurther",
+                )
+            )
         ops: list[GpuOp] = []
         staged: list[tuple[int, int, int]] = []  # (staging offset, size, seed)
         for _ in range(self.config.workload.uploads if working else 0):

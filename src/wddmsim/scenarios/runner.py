@@ -20,6 +20,7 @@ from wddmsim.core.errors import ConfigurationError
 from wddmsim.core.units import format_size
 from wddmsim.scenarios.app import App
 from wddmsim.scenarios.config import PolicyWrap, ScenarioConfig
+from wddmsim.scenarios.fit import check_fits, check_setup
 from wddmsim.scenarios.model import Model
 from wddmsim.scenarios.record import CallLog, TracedRuntime
 from wddmsim.scenarios.result import Check
@@ -139,6 +140,8 @@ def run_scenario(
     for i in range(w.processes):
         apps.append(App(runtime, config, i, model, umd=adapter.umd, capabilities=adapter.capabilities))
         step(f"process {i}: setup")
+    check_fits(adapter, apps)  # decisions 0166, 0168: before any frame, never GPU work on a non-resident buffer
+    check_setup(adapter, apps)
     plans = [
         frames(config, len(app.resources), np.random.default_rng([config.seed, i, 1])) for i, app in enumerate(apps)
     ]

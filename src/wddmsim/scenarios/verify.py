@@ -39,9 +39,9 @@ def _gpu_read(app: App, view: str, offset: int, size: int) -> bytes:
     return app.read(app.readback, 0, size)
 
 
-def _read_resource(app: App, r: Resource) -> tuple[ByteArray, ByteArray, str]:
+def _read_resource(app: App, r: Resource) -> tuple[ByteArray, ByteArray, str] | None:
     """What ``r`` holds and what it should, over the bytes a reader can see (each level of a swizzled surface,
-    through its own swizzling range)."""
+    through its own swizzling range); None when ``r`` could not be made resident for its GPU readback."""
     expected = app.model.bytes[r.name]
     if r.spec.cpu_visible:
         regions = r.spec.regions()
@@ -49,12 +49,23 @@ def _read_resource(app: App, r: Resource) -> tuple[ByteArray, ByteArray, str]:
         want = [expected[start : start + n] for start, n in regions]
         return np.concatenate(got), np.concatenate(want), "pfnLock2Cb" if app.wddm2 else "pfnLockCb"
     borrowed = r.last_use < 0 and r is not app.pool
-    if borrowed:
-        app.bring_for_readback(r)
+    if borrowed and not app.bring_for_readback(r):
+        return None
     parts = [_gpu_read(app, r.name, at, min(READBACK, r.spec.size - at)) for at in range(0, r.spec.size, READBACK)]
     if borrowed:
         app.release_after_readback(r)
     return np.frombuffer(b"".join(parts), dtype=np.uint8), expected, "COPY to readback"
+
+
+def _unreadable(app: App, r: Resource) -> Check:
+    """A resource VidMm would not make resident for its readback: a failed check, never GPU work on its VA."""
+    return Check(
+        f"process {app.index}: {r.name} ({r.spec.kind.name.lower()}, {r.spec.placement.value})",
+        "MakeResident",
+        False,
+        f"E_OUTOFMEMORY even with CantTrimFurther for its {r.spec.size / 2**20:.1f} MiB: not read back "
+        "(a GPU copy from it would fault)",
+    )
 
 
 def verify(app: App) -> list[Check]:
@@ -65,7 +76,11 @@ def verify(app: App) -> list[Check]:
         targets.append(app.pool)
     good = 0
     for r in targets:
-        data, expected, how = _read_resource(app, r)
+        read = _read_resource(app, r)
+        if read is None:
+            checks.append(_unreadable(app, r))
+            continue
+        data, expected, how = read
         problem = compare(data, expected)
         if problem is None:
             good += r.spec.size
