@@ -14,25 +14,18 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
 from wddmsim.core.errors import ConfigurationError
+from wddmsim.research.frames import CSV_COLUMNS
 
 POLICY_KEYS = ("policy", "adapter.policy")
 """Grid keys that name the eviction policy (the alias and the setting)."""
 
-FRAME_COLUMNS = (
-    "frame",
-    "paged_in_bytes",
-    "paged_out_bytes",
-    "paging_stall_ns",
-    "faults",
-    "evictions",
-    "resident_local_bytes",
-    "resident_aperture_bytes",
-)
+FRAME_COLUMNS: Final = CSV_COLUMNS
+"""The columns of a run's ``frames.csv`` (decision 0157)."""
 
 _T975 = (
     12.706205, 4.302653, 3.182446, 2.776445, 2.570582, 2.446912, 2.364624, 2.306004, 2.262157, 2.228139,

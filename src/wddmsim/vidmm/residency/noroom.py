@@ -46,7 +46,8 @@ def _reasons(v: object, space: SegmentSpace, protected: set[HANDLE], policy: Evi
     return "; ".join(reasons)
 
 
-def _longest(ranges: Iterable[tuple[int, int]]) -> int:
+def longest_run(ranges: Iterable[tuple[int, int]]) -> int:
+    """The size of the longest stretch that ``[start, end)`` ranges cover without a gap."""
     longest = start = end = 0
     for s, e in sorted(ranges):
         if s != end:
@@ -79,7 +80,7 @@ def no_room(
             if why.endswith("evictable"):
                 open_ranges.append((offset, offset + size))
         holes = max((e - s for s, e in free), default=0)
-        segments.append((space.id, space.size, space.ranges.free_bytes, holes, _longest(open_ranges)))
+        segments.append((space.id, space.size, space.ranges.free_bytes, holes, longest_run(open_ranges)))
     event = VidMmNoRoom(
         time=time,
         allocation=int(a.handle),

@@ -44,7 +44,7 @@ from wddmsim.vidmm.policy import (
     VictimClass,
     make_room,
 )
-from wddmsim.vidmm.residency.noroom import no_room
+from wddmsim.vidmm.residency.noroom import longest_run, no_room
 from wddmsim.vidmm.segments import IdleTables, Placement, Segments, SegmentSpace
 
 Victims = Callable[[VidMmAllocation], bool]
@@ -346,7 +346,7 @@ class Placer:
             and v.pin_count == 0
             and self.policy.may_evict(v, request)
         ]
-        return _longest_run(open_ranges)
+        return longest_run(open_ranges)
 
     def into_memory(self, a: VidMmAllocation, *, cause: MoveCause) -> bool:
         """Put ``a`` in a memory segment (out of an aperture or system memory) (the move is built, not waited
@@ -398,14 +398,3 @@ class Placer:
         self.clock += 1
         a.last_use = self.clock
         self.policy.used(a)  # after the stamp: a policy may read last_use
-
-
-def _longest_run(ranges: list[tuple[int, int]]) -> int:
-    """The size of the longest stretch that ``[start, end)`` ranges cover without a gap."""
-    longest = run_start = run_end = 0
-    for start, end in sorted(ranges):
-        if start != run_end:
-            run_start = start
-        run_end = end
-        longest = max(longest, run_end - run_start)
-    return longest
