@@ -32,6 +32,7 @@ GOALS: dict[str, Callable[[dict[str, Any]], bool]] = {
     "check_driver_suite": lambda r: "seconds" in r and r["seconds"] <= 60,
     "opt_bound_100k": lambda r: r["seconds"] <= 10 and r["exact_on_equal_sizes"],
     "sweep_scaleout": lambda r: r["speedup_2_workers"] >= 1.7,
+    "oversub_frames": lambda r: r["goal_met"],
 }
 
 
