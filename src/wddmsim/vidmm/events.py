@@ -329,3 +329,56 @@ class VidMmNoRoom(Event):
     offset, size, reasons joined by "; ")."""
     diagnosis: str
     """The same as one paragraph of text."""
+
+
+# --- memory pressure on processes (issue 23) -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VidMmProcessBudgetChange(Event):
+    """A process's budget in one segment group changed (ETW ``VidMmProcessBudgetChange``): what
+    ``QueryVideoMemoryInfo`` reports as ``Budget`` from now on."""
+
+    NAME: ClassVar[str] = "VidMmProcessBudgetChange"
+    process: int
+    group: int
+    """``D3DKMT_MEMORY_SEGMENT_GROUP``: 0 local, 1 non-local."""
+    budget: int
+    previous: int
+    cause: str
+    """``process-start``, ``process-exit``, ``focus``, ``priority``, ``imposed`` (the OS set it), ``released``
+    (the imposed budget lifted), ``reservation`` or ``usage`` (the others' usage changed the shares)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VidMmProcessPriorityChange(Event):
+    """A process gained or lost the foreground, or its scheduling priority class changed
+    (``D3DKMTSetProcessSchedulingPriorityClass``): its weight in the sharing of budgets changes."""
+
+    NAME: ClassVar[str] = "VidMmProcessPriorityChange"
+    process: int
+    priority_class: int
+    """``D3DKMT_SCHEDULINGPRIORITYCLASS``: IDLE 0 ... REALTIME 5."""
+    foreground: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VidMmTrimNotification(Event):
+    """VidMm asked a process to trim (the callback registered with ``D3DKMTRegisterTrimNotification``):
+    ``flags`` are ``D3DDDI_TRIMRESIDENCYSET_FLAGS``; ``delivered``: how many registered callbacks it reached."""
+
+    NAME: ClassVar[str] = "VidMmTrimNotification"
+    process: int
+    flags: int
+    bytes_to_trim: int
+    delivered: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProcessLifetime(Event):
+    """A process started using the adapter (``action`` ``start``) or exited (``exit``, after
+    :class:`ObjectDestroyed` of its devices and itself)."""
+
+    NAME: ClassVar[str] = "ProcessLifetime"
+    process: int
+    action: str
