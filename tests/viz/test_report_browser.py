@@ -9,6 +9,7 @@ prints the DOM after the scripts ran.
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from html.parser import HTMLParser
@@ -46,6 +47,8 @@ class _Dom(HTMLParser):
         self.root: dict[str, str | None] = {}
         self.stack: list[str] = []
         self.counts: dict[str, int] = {}
+        self.charts: list[str] = []
+        """``data-process`` of each usage-against-budget chart, in page order."""
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         found = dict(attrs)
@@ -60,6 +63,11 @@ class _Dom(HTMLParser):
             key = "svg.chart"
         elif tag == "table" and found.get("class") == "blocks":
             key = "table.blocks"
+        elif tag == "div" and found.get("class") == "process-chart":
+            key = "div.process-chart"
+            self.charts.append(found.get("data-process") or "")
+        elif tag == "line" and found.get("class") == "mark":
+            key = "line.mark"
         self.counts[key] = self.counts.get(key, 0) + 1
 
 
@@ -95,6 +103,16 @@ def test_the_report_loads_without_errors_and_its_charts_and_tables_render(
     assert dom.counts.get("table", 0) >= 5, "checks, statistics, traffic totals"
     if run == "residency":
         assert dom.counts.get("rect.block", 0) > 10, "blocks drawn along the segments"
+
+
+def test_the_report_shows_usage_against_budget_per_process(pressured: SavedRun, tmp_path: Path) -> None:
+    """Issue 23: the chart per process survives a real browser, pressure events marked (decision 0175)."""
+    dom, console = _load(pressured.outputs.report, tmp_path)
+    assert console == [] and "data-errors" not in dom.root and dom.root.get("data-rendered") == "1"
+    processes = json.loads(pressured.outputs.summary.read_text())["processes"]["by_process"]
+    assert dom.charts == list(processes), "one chart per process, in the summary's order"
+    assert dom.counts.get("svg.chart", 0) >= 3 + len(processes)
+    assert dom.counts.get("line.mark", 0) == 4 + (len(processes) - 1), "the squeezed one's 4, a start on the others"
 
 
 def test_a_broken_page_is_caught(tmp_path: Path) -> None:
