@@ -92,9 +92,9 @@ class _Pass:
 
     def see(self, r: Record) -> None:
         name = r["event"]
-        if name == "ReportSegment":
-            self.capacity[r["MemorySegmentGroup"]] += r["Size"]
-            if r["Aperture"]:
+        if name == "ReportSegment":  # an older log may lack the group: an aperture's is non-local
+            self.capacity[r.get("MemorySegmentGroup", int(bool(r.get("Aperture"))))] += r["Size"]
+            if r.get("Aperture"):
                 self.apertures.add(r["ulSegmentId"])
         elif name == "AdapterAllocation" and r.get("hProcess"):
             self._allocation(r)
@@ -123,7 +123,7 @@ class _Pass:
         segment = r["uiSegmentId"] if entering else r["SegmentId"]
         kind = "aperture" if segment in self.apertures else "resident"
         delta = {kind: r["Size"] if entering else -r["Size"]}
-        if not entering and r["Destination"] != "aperture" and r["Cause"] != "destroy":
+        if not entering and r.get("Destination") != "aperture" and r.get("Cause") != "destroy":
             delta["evicted_total"] = r["Size"]
         self._change(r, *owner, **delta)
 
