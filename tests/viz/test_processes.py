@@ -97,7 +97,7 @@ def _ranges(rows: list[Record]) -> dict[tuple[int, int], list[int]]:
 
 def _check_run(saved: SavedRun) -> dict[str, Any]:
     rows = saved.rows
-    summary = json.loads(saved.outputs.summary.read_text())["processes"]
+    summary: dict[str, Any] = json.loads(saved.outputs.summary.read_text())["processes"]
     processes = saved.run.adapter.vidmm.residency.processes
     usage = _last(rows, "VidMmProcessUsageChange", "CurrentUsage")
     commitment = _last(rows, "VidMmProcessCommitmentChange", "Commitment")

@@ -12,9 +12,10 @@ from the allocations after every step (:func:`wddmsim.testing.residency.check_re
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, final
+from typing import Protocol, final
 
 from wddmsim.core.events import EventLog
+from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.residency import D3DKMT_MEMORY_SEGMENT_GROUP
 from wddmsim.vidmm.events import (
     AdapterAllocation,
@@ -22,11 +23,25 @@ from wddmsim.vidmm.events import (
     VidMmProcessDemotedCommitmentChange,
     VidMmProcessUsageChange,
 )
-
-if TYPE_CHECKING:
-    from wddmsim.vidmm.allocation import VidMmAllocation
+from wddmsim.vidmm.segments import Placement
 
 LOCAL = D3DKMT_MEMORY_SEGMENT_GROUP.D3DKMT_MEMORY_SEGMENT_GROUP_LOCAL
+
+
+class Accountable(Protocol):
+    """What the account reads of an allocation (a :class:`~wddmsim.vidmm.allocation.Accountable`; a protocol,
+    so that this module sits below the allocation's, decision 0060)."""
+
+    handle: HANDLE
+    size: int
+    group: D3DKMT_MEMORY_SEGMENT_GROUP
+    accounted: bool
+
+    @property
+    def residency_count(self) -> int: ...
+
+    @property
+    def placement(self) -> Placement | None: ...
 
 
 def _pair() -> list[int]:
@@ -75,14 +90,17 @@ class ProcessAccount:
             self.usage[group], self.committed[group], self.resident[group], self.aperture[group], self.demoted[group]
         )
 
-    def created(self, a: VidMmAllocation) -> None:
-        """A new allocation of this process (not listed, not placed)."""
+    def created(self, a: Accountable) -> None:
+        """A new allocation of this process (not listed, not placed): ``AdapterAllocation``, then the commitment."""
+        self._allocation(a, "create")
         a.accounted = True
         self.committed[a.group] += a.size
         self._commitment(a.group)
 
-    def destroyed(self, a: VidMmAllocation) -> None:
-        """An allocation gone (its placement already left): its listing and commitment go with it."""
+    def destroyed(self, a: Accountable) -> None:
+        """An allocation gone (its placement already left): ``AdapterAllocation``, then its listing and commitment
+        go with it."""
+        self._allocation(a, "destroy")
         if not a.accounted:
             return
         if a.residency_count:
@@ -93,7 +111,7 @@ class ProcessAccount:
         self.committed[a.group] -= a.size
         self._commitment(a.group)
 
-    def listed(self, a: VidMmAllocation, listed: bool) -> None:
+    def listed(self, a: Accountable, listed: bool) -> None:
         """``a``'s residency count left zero (``listed``) or came back to it."""
         self.usage[a.group] += a.size if listed else -a.size
         if self.events is not None:
@@ -103,7 +121,7 @@ class ProcessAccount:
                 )
             )
 
-    def moved(self, a: VidMmAllocation, source: int | None, destination: int | None) -> None:
+    def moved(self, a: Accountable, source: int | None, destination: int | None) -> None:
         """``a`` left segment ``source`` and/or entered ``destination`` (None: no segment)."""
         demoted = self.demoted[a.group]
         for segment, sign in ((source, -1), (destination, 1)):
@@ -122,6 +140,19 @@ class ProcessAccount:
                 )
             )
 
+    def _allocation(self, a: Accountable, action: str) -> None:
+        if self.events is not None:
+            self.events.emit(
+                AdapterAllocation(
+                    time=self.events.clock.now,
+                    allocation=a.handle,
+                    size=a.size,
+                    action=action,
+                    process=self.process,
+                    group=int(a.group),
+                )
+            )
+
     def _commitment(self, group: int) -> None:
         if self.events is not None:
             self.events.emit(
@@ -131,16 +162,4 @@ class ProcessAccount:
             )
 
 
-def adapter_allocation(a: VidMmAllocation, action: str, time: int) -> AdapterAllocation:
-    """The ``AdapterAllocation`` record of ``a`` being created or destroyed, with its process and group."""
-    return AdapterAllocation(
-        time=time,
-        allocation=a.handle,
-        size=a.size,
-        action=action,
-        process=int(a.device.process.handle),
-        group=int(a.group),
-    )
-
-
-__all__ = ["Figures", "ProcessAccount", "adapter_allocation"]
+__all__ = ["Accountable", "Figures", "ProcessAccount"]

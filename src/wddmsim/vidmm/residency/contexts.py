@@ -22,7 +22,6 @@ from wddmsim.ddi.paging import (
     DXGK_BUILDPAGINGBUFFER_UPDATECONTEXTALLOCATION,
 )
 from wddmsim.ddi.status import NTSTATUS, DdiError, InvalidArgument
-from wddmsim.vidmm.accounting import adapter_allocation
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.device import Device
 from wddmsim.vidmm.move_kinds import MoveCause
@@ -95,7 +94,6 @@ class ContextAllocations:
             context=True,
         )
         self.objects.allocations[a.handle] = a
-        self.events.emit(adapter_allocation(a, "create", self.events.clock.now))
         device.process.account.created(a)
         a.residency_count = 1
         self.pending.append(a)
@@ -184,6 +182,5 @@ class ContextAllocations:
             self.mm.free_pages(a.backing)
         del self.objects.allocations[a.handle]
         self.placement.policy.freed(a)
-        self.events.emit(adapter_allocation(a, "destroy", self.events.clock.now))
         a.device.process.account.destroyed(a)
         return NTSTATUS.STATUS_SUCCESS

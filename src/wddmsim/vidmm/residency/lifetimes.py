@@ -18,7 +18,7 @@ from wddmsim.ddi.allocation import (
 from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.driver import KernelModeDriver, SystemMemoryServices
 from wddmsim.ddi.status import HRESULT, NT_SUCCESS, NTSTATUS, DdiError
-from wddmsim.vidmm.accounting import ProcessAccount, adapter_allocation
+from wddmsim.vidmm.accounting import ProcessAccount
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.device import Device, Process
 from wddmsim.vidmm.move_kinds import Destination, MoveCause
@@ -146,7 +146,6 @@ class Lifetimes:
             raise
         for a in made:
             self.objects.allocations[a.handle] = a
-            self.events.emit(adapter_allocation(a, "create", self.events.clock.now))
             device.process.account.created(a)
         return made
 
@@ -201,7 +200,6 @@ class Lifetimes:
         del self.objects.allocations[handle]
         self.placement.policy.freed(a)
         self.driver.destroy_allocation(DXGKARG_DESTROYALLOCATION(NumAllocations=1, pAllocationList=(a.handle,)))
-        self.events.emit(adapter_allocation(a, "destroy", self.events.clock.now))
         a.device.process.account.destroyed(a)
 
     def set_priority(self, device: Device, args: D3DDDICB_SETPRIORITY) -> HRESULT:
