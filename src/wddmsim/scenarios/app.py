@@ -142,6 +142,8 @@ class App:
         self._hold_locks()
         self.paused = False
         """Without the foreground (a timeline's focus event): the application renders nothing."""
+        self.alive = True
+        """False once the process exited (a timeline's exit event, or the end of the run)."""
         self.client: Client = make_client(client or config.workload.client, self)
         """How the application manages residency (``workload.client``; decision 0170)."""
         self.client.setup()
