@@ -68,7 +68,9 @@ def test_a_trim_notification_reaches_the_registered_callback_with_the_bytes_over
     assert (event.bytes_to_trim, event.delivered, event.flags) == (384 * KiB, 1, 4)
     desk.adapter.runtime.request_trim(desk.process, D3DDDI_TRIMRESIDENCYSET_FLAGS(PeriodicTrim=True))
     assert desk.adapter.runtime.deliver_trim_notifications() == 1 and got[-1].Flags.PeriodicTrim
-    desk.process.unregister_trim_notification(D3DKMT_UNREGISTERTRIMNOTIFICATION(Handle=args.Handle, Callback=got.append))
+    desk.process.unregister_trim_notification(
+        D3DKMT_UNREGISTERTRIMNOTIFICATION(Handle=args.Handle, Callback=got.append)
+    )
     desk.adapter.runtime.request_trim(desk.process, D3DDDI_TRIMRESIDENCYSET_FLAGS(TrimToBudget=True))
     assert desk.adapter.runtime.deliver_trim_notifications() == 0 and len(got) == 2
     assert desk.adapter.events.of_type(VidMmTrimNotification)[-1].delivered == 0
