@@ -15,7 +15,8 @@ from collections.abc import Sequence
 
 from wddmsim.core.errors import ConfigurationError
 from wddmsim.core.units import format_size
-from wddmsim.scenarios.app import App, Resource
+from wddmsim.scenarios.app import App
+from wddmsim.scenarios.held import Resource
 from wddmsim.system import Adapter
 
 

@@ -24,8 +24,8 @@ from wddmsim.scenarios.fit import check_fits, check_setup
 from wddmsim.scenarios.model import Model
 from wddmsim.scenarios.record import CallLog, TracedRuntime
 from wddmsim.scenarios.result import Check
+from wddmsim.scenarios.timeline_run import Timeline
 from wddmsim.scenarios.traffic import event_digest, traffic
-from wddmsim.scenarios.verify import verify
 from wddmsim.scenarios.workload import frames
 from wddmsim.system import Adapter, build_adapter
 
@@ -127,7 +127,7 @@ def run_scenario(
     runtime = TracedRuntime(adapter.runtime, log)
     model = Model()
     w = config.workload
-    total = w.processes * (w.frames + 2)
+    total = w.processes * (w.frames + 2) + sum(w.frames - e.frame + 1 for e in config.timeline if e.event == "start")
     done = 0
 
     def step(what: str) -> None:
@@ -146,6 +146,16 @@ def run_scenario(
         frames(config, len(app.resources), np.random.default_rng([config.seed, i, 1])) for i, app in enumerate(apps)
     ]
     marks: list[int] = []
+    result = RunResult(config, adapter)
+
+    def exited(app: App, checks: list[Check]) -> None:
+        result.checks.extend(checks)
+        stats = ProcessStats(
+            app.index, len(app.resources), sum(r.spec.size for r in app.resources), app.frames_done, app.gpu.submissions
+        )
+        result.processes.append(stats)
+
+    timeline = Timeline(config, runtime, model, adapter, apps, plans, exited)
 
     def mark() -> None:
         marks.append(log.seq if log is not None else 0)
@@ -156,25 +166,21 @@ def run_scenario(
         mark()
         if w.power != "none" and frame == w.frames // 2:
             runtime.power_transition(w.power)  # decision 0045
+        timeline.at(frame)
         for app, plan in zip(apps, plans, strict=True):
-            app.frame(frame, next(plan))
+            if not app.alive:
+                continue
+            chosen = next(plan)
+            if not app.paused:
+                app.frame(frame, chosen)
+            timeline.deliver()
             step(f"frame {frame + 1}/{w.frames}")
     mark()
-    result = RunResult(config, adapter)
     for app in apps:
-        result.checks += verify(app)
-        app.destroy()
-        app.process.close()  # the process exits: what it still holds (contexts, queues, fences, VAs) goes
-        result.processes.append(
-            ProcessStats(
-                app.index,
-                len(app.resources),
-                sum(r.spec.size for r in app.resources),
-                app.frames_done,
-                app.gpu.submissions,
-            )
-        )
-        step(f"process {app.index}: verified")
+        if app.alive:
+            timeline.exit(app)
+            step(f"process {app.index}: verified")
+    result.processes.sort(key=lambda p: p.index)
     leaks = adapter.footprint().leaks(start)
     result.checks.append(
         Check(
