@@ -4,16 +4,19 @@ against a second reading of the log; in summary.json, trace.json and report.html
 from __future__ import annotations
 
 import json
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import Any
 
+from wddmsim.ddi.residency import D3DKMT_MEMORY_SEGMENT_GROUP
+from wddmsim.system import Adapter
 from wddmsim.viz.eventlog import Record
-from wddmsim.viz.processes import FIGURES, Row, process_series, process_summary
+from wddmsim.viz.outputs import Outputs
+from wddmsim.viz.processes import FIGURES, PRESSURE_EVENTS, process_series, process_summary
 from wddmsim.viz.report import build_report
 from wddmsim.viz.svg import human
 from wddmsim.viz.trace import TRACKED, chrome_trace
 
-from .conftest import LOCAL, SavedRun
+from .conftest import LOCAL, SavedRun, WorkloadRun
 
 MiB = 1 << 20
 
@@ -95,10 +98,10 @@ def _ranges(rows: list[Record]) -> dict[tuple[int, int], list[int]]:
     return out
 
 
-def _check_run(saved: SavedRun) -> dict[str, Any]:
-    rows = saved.rows
-    summary: dict[str, Any] = json.loads(saved.outputs.summary.read_text())["processes"]
-    processes = saved.run.adapter.vidmm.residency.processes
+def _check_run(rows: list[Record], saved: Outputs, adapter: Adapter) -> dict[str, Any]:
+    """The summary's figures against the last change events, the segment ranges, and VidMm's own counters."""
+    summary: dict[str, Any] = json.loads(saved.summary.read_text())["processes"]
+    processes = {int(h): p for h, p in adapter.vidmm.residency.processes.items()}
     usage = _last(rows, "VidMmProcessUsageChange", "CurrentUsage")
     commitment = _last(rows, "VidMmProcessCommitmentChange", "Commitment")
     demoted = _last(rows, "VidMmProcessDemotedCommitmentChange", "DemotedCommitment")
@@ -106,7 +109,7 @@ def _check_run(saved: SavedRun) -> dict[str, Any]:
     assert summary["by_process"], "some process allocated"
     for name, groups in summary["by_process"].items():
         pid = int(name, 16)
-        process = next((p for h, p in processes.items() if int(h) == pid), None)
+        process = processes.get(pid)
         for g, figures in ((0, groups.get("local")), (1, groups.get("non_local"))):
             if figures is None:
                 continue
@@ -117,18 +120,22 @@ def _check_run(saved: SavedRun) -> dict[str, Any]:
             assert [final["resident"], final["aperture"]] == ranges[(pid, g)]
             assert final["evicted"] == final["committed"] - final["resident"] - final["aperture"] >= 0
             assert all(figures["peak"][k] >= final[k] for k in FIGURES)
-            kept = process.account.figures(g) if process is not None else None  # VidMm's incremental counters
-            if kept is not None:
-                assert (kept.usage, kept.committed, kept.resident, kept.aperture, kept.demoted) == (
-                    final["usage"], final["committed"], final["resident"], final["aperture"], final["demoted"]
-                )  # fmt: skip
-                assert final["budget"] == process.budgets[g]  # type: ignore[union-attr,index]
+            if process is None:  # exited: nothing of it is left
+                assert final["committed"] == final["usage"] == 0
+                continue
+            kept = process.account.figures(g)  # VidMm's incremental counters
+            assert (kept.usage, kept.committed, kept.resident, kept.aperture, kept.demoted) == (
+                final["usage"], final["committed"], final["resident"], final["aperture"], final["demoted"]
+            )  # fmt: skip
+            assert final["budget"] == process.budgets[D3DKMT_MEMORY_SEGMENT_GROUP(g)]
+    pressure = Counter(r["event"] for r in rows if r["event"] in PRESSURE_EVENTS)
+    assert summary["pressure_events"] == dict(sorted(pressure.items()))
     return summary
 
 
 def test_the_per_process_counters_are_the_sums_of_the_event_log(residency: SavedRun) -> None:
-    summary = _check_run(residency)
-    assert len(summary["by_process"]) == 4 and summary["pressure_events"] == {}
+    summary = _check_run(residency.rows, residency.outputs, residency.run.adapter)
+    assert len(summary["by_process"]) == 4 and summary["pressure_events"] == {"ProcessLifetime": 4}
 
 
 def test_a_run_of_the_driver_alone_has_no_process(tour: SavedRun) -> None:
@@ -136,57 +143,62 @@ def test_a_run_of_the_driver_alone_has_no_process(tour: SavedRun) -> None:
     assert processes == {"by_process": {}, "pressure_events": {}}, "the tour's allocations are the driver's own"
 
 
-def test_a_budget_change_trim_and_start_are_in_the_series_and_the_summary(pressured: SavedRun) -> None:
-    summary = _check_run(pressured)
-    assert summary["pressure_events"] == {
-        "ProcessLifetime": 1,
-        "VidMmProcessBudgetChange": 2,
-        "VidMmTrimNotification": 1,
-    }
-    change = [r for r in pressured.rows if r["event"] == "VidMmProcessBudgetChange"]
-    pid = change[0]["hProcess"]
-    rows: list[Row] = process_series(pressured.rows)[pid][LOCAL]
-    budgets = [(r.time, r.budget) for r in rows if r.event == "VidMmProcessBudgetChange"]
-    full = change[0]["PreviousBudget"]
-    assert budgets == [(change[0]["time"], full // 2), (change[1]["time"], full)]
-    assert summary["by_process"][f"{pid:#x}"]["local"]["final"]["budget"] == full
+def test_under_pressure_the_counters_still_add_up_and_budgets_follow_their_changes(newcomer: WorkloadRun) -> None:
+    rows = newcomer.rows
+    summary = _check_run(rows, newcomer.outputs, newcomer.adapter)
+    assert len(summary["by_process"]) == 2
+    events = summary["pressure_events"]
+    assert events["VidMmProcessBudgetChange"] > 0 and events["VidMmTrimNotification"] > 0
+    assert events["ProcessLifetime"] == 4, "each process starts and exits"
+    series = process_series(rows)
+    for pid, groups in series.items():
+        for group, got in groups.items():
+            changes = [(r["time"], r["Budget"]) for r in rows if r["event"] == "VidMmProcessBudgetChange"
+                       and (r["hProcess"], r["MemorySegmentGroup"]) == (pid, group)]  # fmt: skip
+            assert [(r.time, r.budget) for r in got if r.event == "VidMmProcessBudgetChange"] == changes
+            assert all(r.budget == changes[-1][1] for r in got if changes and r.time > changes[-1][0])
+    first = min(series)
+    assert min(r.budget for r in series[first][LOCAL]) < series[first][LOCAL][0].budget, "the newcomer took a share"
 
 
-def test_the_trace_has_counter_tracks_per_process_and_pressure_instants(pressured: SavedRun) -> None:
-    rows = pressured.rows
-    events = chrome_trace(rows)["traceEvents"]
+def test_the_trace_has_counter_tracks_per_process_and_pressure_instants(newcomer: WorkloadRun) -> None:
+    rows = newcomer.rows
+    events = json.loads(newcomer.outputs.trace.read_text())["traceEvents"]
+    assert events == chrome_trace(rows, metadata={"scenario": "newcomer", "seed": 0})["traceEvents"]
     counters = [e for e in events if e["ph"] == "C" and e.get("cat") == "process accounting"]
     series = process_series(rows)
     assert len(counters) == sum(len(r) for groups in series.values() for r in groups.values())
     for pid, groups in series.items():
-        track = [e for e in counters if e["name"] == f"process {pid:#x} local"]
-        assert [tuple(e["args"].values()) for e in track] == [
-            tuple(getattr(r, k) for k in TRACKED) for r in groups[LOCAL]
-        ]
-        assert [e["ts"] for e in track] == [r.time / 1000 for r in groups[LOCAL]]
+        for group, got in groups.items():
+            name = f"process {pid:#x} {('local', 'non_local')[group]}"
+            track = [e for e in counters if e["name"] == name]
+            assert [e["args"] for e in track] == [{k: getattr(r, k) for k in TRACKED} for r in got]
+            assert [e["ts"] for e in track] == [r.time / 1000 for r in got]
     instants = [e for e in events if e["ph"] == "i" and e.get("cat") == "pressure"]
-    pressure = [r for r in rows if r["event"] in ("VidMmProcessBudgetChange", "VidMmTrimNotification",
-                                                  "ProcessLifetime")]  # fmt: skip
+    pressure = [r for r in rows if r["event"] in PRESSURE_EVENTS]
     assert [(e["name"], e["ts"], e["s"]) for e in instants] == [(r["event"], r["time"] / 1000, "g") for r in pressure]
-    assert instants[0]["args"]["hProcess"] == pressure[0]["hProcess"]
+    trims = [e for e in instants if e["name"] == "VidMmTrimNotification"]
+    assert trims and all(e["args"]["NumBytesToTrim"] >= 0 and e["args"]["hProcess"] in series for e in trims)
 
 
-def test_the_report_charts_usage_against_budget_per_process_with_the_pressure_marked(pressured: SavedRun) -> None:
-    rows = pressured.rows
-    page = build_report(rows, summary={"verified": True})
-    pids = sorted(process_series(rows))
-    assert page.count('class="process-chart"') == len(pids)
-    for pid in pids:
-        assert f'data-process="{pid:#x}" data-group="local"' in page
-    squeezed = next(r["hProcess"] for r in rows if r["event"] == "VidMmProcessBudgetChange")
-    start = page.index(f'data-process="{squeezed:#x}"')
-    chart = page[start : page.index("</div>", start)]
-    assert chart.count('class="mark"') == 4, "its two budget changes, its trim, and the process start"
-    full = next(r["PreviousBudget"] for r in rows if r["event"] == "VidMmProcessBudgetChange")
-    assert f"budget {human(full // 2)} (imposed)" in chart and f"budget {human(full)} (released)" in chart
-    assert "trim 4 KiB" in chart and "usage (residency lists)" in chart
-    others = page[page.index('class="process-chart"') : start] + page[page.index("</div>", start) :]
-    assert "(imposed)" not in others, "another process's budget change is not marked on its chart"
+def test_the_report_charts_usage_against_budget_per_process_with_the_pressure_marked(newcomer: WorkloadRun) -> None:
+    rows = newcomer.rows
+    page = newcomer.outputs.report.read_text()
+    series = process_series(rows)
+    pressure = [r for r in rows if r["event"] in PRESSURE_EVENTS]
+    for pid, groups in series.items():
+        for group in groups:
+            name = ("local", "non-local")[group]
+            start = page.index(f'data-process="{pid:#x}" data-group="{name}"')
+            chart = page[start : page.index("</div>", start)]
+            concern = [r for r in pressure if r["event"] == "ProcessLifetime" or (
+                r.get("hProcess", pid) == pid and r.get("MemorySegmentGroup", group) == group)]  # fmt: skip
+            assert chart.count('class="mark"') == min(len(concern), 40)
+            assert "usage (residency lists)" in chart and "budget" in chart
+            for r in concern:
+                if r["event"] == "VidMmProcessBudgetChange":
+                    assert f"budget {human(r['Budget'])} ({r['Cause']})" in chart
+    assert page.count('class="process-chart"') == sum(len(g) for g in series.values())
 
 
 def test_a_run_without_processes_says_so() -> None:
