@@ -148,3 +148,29 @@ def test_bad_pressure_calls_are_refused_naming_the_argument_and_change_nothing(c
         call(desk)
     assert argument in str(error.value)
     assert (query(desk), len(desk.adapter.events), dict(desk.process.process.trim_callbacks)) == before
+
+
+def test_a_residency_list_that_can_never_fit_its_segments_is_refused_at_make_resident() -> None:
+    """Decision 0172: CPU-visible buffers can live only in the 2 MiB BAR segment or the 4 MiB aperture; a list
+    asking for more than those 6 MiB is refused when asked (E_OUTOFMEMORY, no count changed), never admitted to
+    stop the device's next submission."""
+    from wddmsim.ddi.residency import D3DDDI_MAKERESIDENT, D3DDDI_MAKERESIDENT_FLAGS
+    from wddmsim.ddi.status import HRESULT
+
+    desk = Desk()
+    first = [desk.buffer(1024 * KiB) for _ in range(5)]  # 5 MiB of the 6
+    for h in first:
+        assert desk.resident(h) in (HRESULT.S_OK, HRESULT.E_PENDING)
+    extra = desk.buffer(1536 * KiB)  # 6.5 MiB in all: no room for it anywhere, whatever is evicted
+    args = D3DDDI_MAKERESIDENT(
+        hPagingQueue=desk.queue,
+        NumAllocations=1,
+        AllocationList=(extra,),
+        Flags=D3DDDI_MAKERESIDENT_FLAGS(CantTrimFurther=True),
+    )
+    assert desk.device.make_resident(args) == HRESULT.E_OUTOFMEMORY
+    assert desk.a(extra).residency_count == 0
+    assert [desk.a(h).residency_count for h in first] == [1] * 5
+    desk.evict(first[0])
+    assert desk.resident(extra) in (HRESULT.S_OK, HRESULT.E_PENDING)  # room once the list shrank
+    desk.check()

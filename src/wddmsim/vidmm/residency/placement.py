@@ -82,6 +82,7 @@ RULES: dict[MoveCause, str] = {
     MoveCause.RESET: "an adapter reset lost the memory segments",
     MoveCause.POWER: "a power transition purges its range",
     MoveCause.LOCK: "a CPU lock needs its range, or it leaves for the lock",
+    MoveCause.COMPACT: "its device's residency list is packed anew so that all of it fits",
 }
 """Why an allocation leaves when no eviction policy chose it: the rule of its cause (decision 0140)."""
 
@@ -304,6 +305,24 @@ class Placer:
             self.paging.wait(self.paging.flush())
             self.mm.free_pages(a.backing)
             a.backing = None
+
+    def segments_for(self, a: VidMmAllocation) -> set[int]:
+        """The ids of the segments ``a`` may be placed in."""
+        return {s.id for s in self._candidates(a)}
+
+    def overflow(self, needed: list[VidMmAllocation]) -> int:
+        """Bytes by which ``needed`` -- a residency list that must be resident at once -- exceeds the segments it
+        may use, whatever is evicted (decision 0172): for each set of segments some member may use, the members
+        confined to that set must fit its bytes.  A necessary condition only (fragmentation is the placement's
+        to solve, by repacking the list); ``short`` names a member of the worst set."""
+        sets = {frozenset(self.segments_for(a)) for a in needed}
+        worst = 0
+        for allowed in sets:
+            confined = [a for a in needed if self.segments_for(a) <= allowed]
+            over = sum(a.size for a in confined) - sum(self.segments.get(i).size for i in allowed)
+            if over > worst:
+                worst, self.short = over, max(confined, key=lambda a: a.size)
+        return worst
 
     def unplaceable(self, wanted: list[VidMmAllocation]) -> int:
         """Bytes of ``wanted`` that no segment could hold even with every allocation it may evict gone: the
