@@ -174,3 +174,27 @@ def test_a_residency_list_that_can_never_fit_its_segments_is_refused_at_make_res
     desk.evict(first[0])
     assert desk.resident(extra) in (HRESULT.S_OK, HRESULT.E_PENDING)  # room once the list shrank
     desk.check()
+
+
+@pytest.mark.parametrize("imposed", [False, True], ids=["no-budget", "over-budget"])
+def test_an_over_budget_process_is_evicted_before_one_within_its_budget(imposed: bool) -> None:
+    """Decision 0173: two processes hold equal buffers in the local segment; lru alone takes the older one (the
+    first process's); with the second process over its (imposed) budget, the second's goes instead."""
+    desk = Desk(policy="lru")
+    desk.crowd(desk.cpu_segment)
+    desk.crowd(desk.aperture_segment)  # no free room anywhere: the newcomer must take some
+    size = (desk.vidmm.spaces.get(desk.local_segment).size // 3) // (64 * KiB) * (64 * KiB)
+    polite = desk.buffer(size, usage=0)
+    desk.resident(polite)  # first: least recently used, lru's victim
+    other, device, queue = desk.other()
+    greedy = desk.buffer(size, usage=0, device=device)
+    desk.resident(greedy, device=device, queue=queue)
+    filler = desk.buffer(size, usage=0)
+    desk.resident(filler)
+    if imposed:
+        desk.adapter.runtime.impose_budget(other, LOCAL, 0)  # the other process is now over its budget
+    desk.resident(desk.buffer(size, usage=0))
+    victim = greedy if imposed else polite
+    kept = polite if imposed else greedy
+    assert desk.where(victim) != desk.local_segment and desk.where(kept) == desk.local_segment
+    desk.check()
