@@ -72,10 +72,7 @@ def test_a_newcomer_shrinks_the_budget_of_the_first_process_until_it_exits() -> 
 
 def _paged(result: RunResult, process: int | None = None) -> int:
     """Bytes paged in (transfers and aperture maps, not first-touch fills) and out to system memory."""
-    owner: dict[int, int] = {}
-    for e in result.adapter.events.of_type(SegmentRange):
-        if e.allocation:
-            owner[e.allocation] = e.process
+    owner = {r.allocation: r.process for r in result.adapter.events.of_type(SegmentRange) if r.allocation}
     total = 0
     for e in result.adapter.events:
         mine = process is None or owner.get(getattr(e, "allocation", 0)) == process
