@@ -438,8 +438,9 @@ def run(
 ) -> None:
     """Run a workload scenario and verify every byte it wrote.
 
-    SCENARIO is a built-in name (default, stress, uploads, tiles -- see --list), a TOML file, or one of the
-    demonstrations `tour` (every paging operation driven directly) and `residency`.  Without it, the built-in
+    SCENARIO is a built-in name (default, stress, uploads, tiles, focus-loss, newcomer, careless -- see --list),
+    a TOML file, or one of the demonstrations `tour` (every paging operation driven directly) and `residency`.
+    Without it, the built-in
     default: several processes run a frame loop over textures and buffers whose total exceeds local memory --
     residency, locks, GPU work through VAs, eviction, the aperture -- then every byte is read back and compared
     with a reference model.  Options override the scenario's settings.
