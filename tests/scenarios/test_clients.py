@@ -122,11 +122,14 @@ def test_the_timeline_reads_back_from_its_document() -> None:
     config = catalog.load("newcomer")
     doc = config.to_dict()
     assert doc["timeline"] == [
-        {"frame": 4, "event": "start", "bytes": 32 << 20, "client": "residency-library", "foreground": True},
+        {"frame": 4, "event": "start", "share": 0.5, "client": "residency-library", "foreground": True},
         {"frame": 12, "event": "exit", "process": 1},
     ]
     assert from_dict(doc) == config
     assert "timeline" not in catalog.load("default").to_dict()
+    assert config.timeline[0].bytes == 32 << 20
+    bigger = catalog.load("newcomer", {"adapter.vram": "128MiB"})
+    assert bigger.timeline[0].bytes == 64 << 20, "a share scales with local memory"
 
 
 BASE = {"workload": {"processes": 1, "frames": 8}}
@@ -142,6 +145,10 @@ BASE = {"workload": {"processes": 1, "frames": 8}}
         ({"frame": 1, "event": "budget", "process": 0}, "timeline[0].local", "sets local, non_local or both"),
         ({"frame": 1, "event": "budget", "process": 0, "local": "lots"}, "timeline[0].local", "a size"),
         ({"frame": 1, "event": "start", "bytes": "1MiB", "client": "polite"}, "timeline[0].client", "one of"),
+        ({"frame": 1, "event": "start"}, "timeline[0].bytes", "bytes or share"),
+        ({"frame": 1, "event": "start", "bytes": "1MiB", "share": 0.5}, "timeline[0].bytes", "bytes or share"),
+        ({"frame": 1, "event": "start", "share": 20}, "timeline[0].share", "(0, 16]"),
+        ({"frame": 1, "event": "start", "bytes": 100}, "timeline[0].bytes", "at least 4 KiB"),
         ({"frame": 1, "event": "sleep", "kind": "nap"}, "timeline[0].kind", "standby"),
         ({"frame": 1, "event": "trim", "flags": "all"}, "timeline[0].flags", "trim-to-budget"),
         ({"frame": 1, "event": "exit", "process": 0, "bytes": 1}, "timeline[0].bytes", "not a key of a exit"),

@@ -531,17 +531,18 @@ def from_dict(doc: Mapping[str, object], *, name: str | None = None) -> Scenario
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 1 << 63:
         raise ConfigurationError("seed", seed, "must be an integer between 0 and 2**63 - 1")
     workload: WorkloadSettings = _read(WorkloadSettings, doc.get("workload", {}), "workload.")  # type: ignore[arg-type]
+    adapter = _package_model(
+        _read(AdapterSettings, doc.get("adapter", {}), "adapter."),  # type: ignore[arg-type]
+        doc.get("adapter", {}),
+    )
     config = ScenarioConfig(
         name=title,
         description=description,
         seed=seed,
-        adapter=_package_model(
-            _read(AdapterSettings, doc.get("adapter", {}), "adapter."),  # type: ignore[arg-type]
-            doc.get("adapter", {}),
-        ),
+        adapter=adapter,
         workload=workload,
         research=_read(ResearchSettings, doc.get("research", {}), "research."),  # type: ignore[arg-type]
-        timeline=read_timeline(doc.get("timeline"), workload.frames, workload.processes, CLIENTS),
+        timeline=read_timeline(doc.get("timeline"), workload.frames, workload.processes, CLIENTS, adapter.vram),
     )
     check(config)
     return config

@@ -51,7 +51,7 @@ def _share(size: int, vram: int, base_vram: int) -> int:
 def _scaled(base: ScenarioConfig, vram: int) -> dict[str, Any]:
     """The settings of ``base`` scaled to ``vram`` bytes of local memory."""
     a = base.adapter
-    workload = int(base.workload.oversubscription * vram)
+    workload = int(_oversubscription(base) * vram)
     return {
         "adapter.cpu_visible": _share(a.cpu_visible, vram, a.vram),
         "adapter.aperture": _share(a.aperture, vram, a.vram),
@@ -59,15 +59,32 @@ def _scaled(base: ScenarioConfig, vram: int) -> dict[str, Any]:
     }
 
 
+def _oversubscription(base: ScenarioConfig) -> float:
+    """Bytes of every process's resources over local memory: the workload's and those of the processes its
+    timeline starts (a ``share`` scales with local memory; ``bytes`` do not, and count at the scenario's size)."""
+    started = sum(
+        e.share if e.share is not None else e.bytes / base.adapter.vram for e in base.timeline if e.event == "start"
+    )
+    return base.workload.oversubscription + started
+
+
 def vram_range(base: ScenarioConfig) -> tuple[int, int]:
     """The smallest and the largest local memory ``base`` runs and verifies on, scaled (decision 0048)."""
-    high = MODEL_LIMIT * 1000 // round(base.workload.oversubscription * 1000) // UNIT * UNIT
-    while int(base.workload.oversubscription * high) > MODEL_LIMIT:
+    high = MODEL_LIMIT * 1000 // round(_oversubscription(base) * 1000) // UNIT * UNIT
+    while int(_oversubscription(base) * high) > MODEL_LIMIT:
         high -= UNIT
     return min(_floor(base), high), high
 
 
-FLOORS: Final = {"default": 8 * MiB, "stress": 8 * MiB, "tiles": 8 * MiB, "uploads": 16 * MiB}
+FLOORS: Final = {
+    "default": 8 * MiB,
+    "stress": 8 * MiB,
+    "tiles": 8 * MiB,
+    "uploads": 16 * MiB,
+    "focus-loss": 8 * MiB,
+    "newcomer": 8 * MiB,
+    "careless": 8 * MiB,
+}
 """The smallest local memory each built-in scenario runs and verifies on, scaled: below it the per-process
 buffers every frame needs resident at once (staging, readback, tile pool, a working set of CPU-visible and
 aperture-only resources) outgrow the scaled BAR and aperture.  Measured with the scenario's own frame count by
