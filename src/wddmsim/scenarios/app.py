@@ -55,7 +55,7 @@ from wddmsim.scenarios.gpu import ListGpu, VaGpu
 from wddmsim.scenarios.model import GpuCopy, GpuFill, GpuOp, Model, Ref, Tile, TileState
 from wddmsim.scenarios.patterns import pattern
 from wddmsim.scenarios.record import TracedDevice, TracedProcess, TracedRuntime
-from wddmsim.scenarios.workload import Placement, ResourceSpec, resources
+from wddmsim.scenarios.workload import CapturedSpec, Placement, ResourceSpec, captured, resources
 
 GRANULE: Final = 256
 """Offsets and sizes of uploads and GPU operations are multiples of this (smaller than a page, on purpose)."""
@@ -136,7 +136,13 @@ class App:
         self.queue = args.hPagingQueue
         self.gpu: VaGpu | ListGpu = VaGpu(self.device, self.queue) if self.wddm2 else ListGpu(self.device)
         """The GPU path: by VA on WDDM 2.x, by allocation and patch-location lists on WDDM 1.x."""
-        self.resources = [self._create(spec) for spec in resources(config, index, self.rng, umd, capabilities)]
+        self.captured: list[CapturedSpec] = [] if config.capture is None else captured(config, index)
+        """A capture's allocations: created at their first frame, destroyed after their last (decision 0180)."""
+        specs = [] if self.captured else resources(config, index, self.rng, umd, capabilities)
+        self.resources = [self._create(spec) for spec in specs]
+        """The resources alive now, in creation order (the indices of a frame's working set)."""
+        self.created: list[ResourceSpec] = list(specs)
+        """Every resource of the workload the process created (a capture's come and go)."""
         self.pool: Resource | None = None
         self.tiled = ""
         self.sync = HANDLE(0)
@@ -181,6 +187,38 @@ class App:
                 r.held = False
         handles = tuple(r.handle for r in self._all())
         self.device.deallocate(D3DDDICB_DEALLOCATE(NumAllocations=len(handles), HandleList=handles))
+
+    def _arrive(self, frame: int) -> None:
+        """A capture's allocations whose life starts at ``frame``: ``pfnAllocateCb``, a GPU VA, and ``MakeResident``
+        for those the application's heap creation made resident."""
+        for c in self.captured:
+            if c.first != frame:
+                continue
+            r = self._create(c.spec)
+            self.gpu.expose(r.name, r.handle, r.spec.size)
+            self.resources.append(r)
+            self.created.append(c.spec)
+            if c.resident and self._make_resident([r]):
+                r.last_use = frame
+
+    def leaving(self, frame: int) -> list[Resource]:
+        """A capture's allocations whose life ends with ``frame`` (those alive to the last frame stay to the end of
+        the run, verified with the rest)."""
+        if frame >= self.config.workload.frames - 1:
+            return []
+        ending = {c.spec.name for c in self.captured if c.last == frame}
+        return [r for r in self.resources if r.name in ending]
+
+    def retire(self, r: Resource) -> None:
+        """``pfnDeallocateCb`` of one resource mid-run (its VA goes with it); the model forgets it.  The caller has
+        read it back first (verification)."""
+        if r.held:
+            self._unlock(r)
+            r.held = False
+        self.device.deallocate(D3DDDICB_DEALLOCATE(NumAllocations=1, HandleList=(r.handle,)))
+        self.resources.remove(r)
+        self.gpu.forget(r.name)
+        self.model.forget(r.name)
 
     def _all(self) -> list[Resource]:
         return self.resources + [self.staging, self.readback] + ([self.pool] if self.pool is not None else [])
@@ -338,6 +376,7 @@ class App:
         return GRANULE * int(self.rng.integers(0, (size - extent) // GRANULE + 1))
 
     def frame(self, frame: int, chosen: list[int]) -> None:
+        self._arrive(frame)
         working = [self.resources[i] for i in chosen]
         refused = self._bring(working, frame)
         if refused:

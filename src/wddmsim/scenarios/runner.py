@@ -20,13 +20,13 @@ from wddmsim.core.errors import ConfigurationError
 from wddmsim.core.units import format_size
 from wddmsim.scenarios.app import App
 from wddmsim.scenarios.config import PolicyWrap, ScenarioConfig
-from wddmsim.scenarios.fit import check_fits, check_setup
+from wddmsim.scenarios.fit import check_capture, check_fits, check_setup
 from wddmsim.scenarios.model import Model
 from wddmsim.scenarios.record import CallLog, TracedRuntime
 from wddmsim.scenarios.result import Check
 from wddmsim.scenarios.traffic import event_digest, traffic
-from wddmsim.scenarios.verify import verify
-from wddmsim.scenarios.workload import frames
+from wddmsim.scenarios.verify import Retired, verify, verify_retiring
+from wddmsim.scenarios.workload import frames, live_counts
 from wddmsim.system import Adapter, build_adapter
 
 Progress = Callable[[int, int, str], None]
@@ -142,9 +142,16 @@ def run_scenario(
         step(f"process {i}: setup")
     check_fits(adapter, apps)  # decisions 0166, 0168: before any frame, never GPU work on a non-resident buffer
     check_setup(adapter, apps)
+    check_capture(adapter, config)
     plans = [
-        frames(config, len(app.resources), np.random.default_rng([config.seed, i, 1])) for i, app in enumerate(apps)
+        frames(
+            config,
+            len(app.resources) if config.capture is None else live_counts(config, i),
+            np.random.default_rng([config.seed, i, 1]),
+        )
+        for i, app in enumerate(apps)
     ]
+    retired = [Retired() for _ in apps]
     marks: list[int] = []
 
     def mark() -> None:
@@ -156,20 +163,23 @@ def run_scenario(
         mark()
         if w.power != "none" and frame == w.frames // 2:
             runtime.power_transition(w.power)  # decision 0045
-        for app, plan in zip(apps, plans, strict=True):
+        for app, plan, gone in zip(apps, plans, retired, strict=True):
             app.frame(frame, next(plan))
+            for r in app.leaving(frame):  # decision 0182: read back before pfnDeallocateCb
+                verify_retiring(app, r, gone)
+                app.retire(r)
             step(f"frame {frame + 1}/{w.frames}")
     mark()
     result = RunResult(config, adapter)
-    for app in apps:
-        result.checks += verify(app)
+    for app, gone in zip(apps, retired, strict=True):
+        result.checks += verify(app, gone)
         app.destroy()
         app.process.close()  # the process exits: what it still holds (contexts, queues, fences, VAs) goes
         result.processes.append(
             ProcessStats(
                 app.index,
-                len(app.resources),
-                sum(r.spec.size for r in app.resources),
+                len(app.created),
+                sum(spec.size for spec in app.created),
                 app.frames_done,
                 app.gpu.submissions,
             )

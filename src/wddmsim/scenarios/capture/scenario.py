@@ -32,14 +32,22 @@ def _pow2(n: int) -> int:
 
 
 def adapter_for(capture: Capture) -> dict[str, Any]:
-    """An adapter where the largest heap fits: the aperture holds the largest heap the CPU sees or that lives in
-    system memory, local memory twice the largest local heap (decision 0181); never below the defaults."""
-    sizes = [align_up(h.size, PAGE_SIZE) for h in capture.heaps]
-    local = [s for h, s in zip(capture.heaps, sizes, strict=True) if h.local and not h.cpu_visible]
-    shared = [s for h, s in zip(capture.heaps, sizes, strict=True) if h.cpu_visible or not h.local]
-    vram = max(64 * MiB, _pow2(2 * max(local, default=0)))
-    aperture = max(32 * MiB, _pow2(max(shared, default=0)))
-    return {"vram": format_size(vram).replace(" ", ""), "aperture": format_size(aperture).replace(" ", "")}
+    """An adapter where every heap fits with room beside it (decision 0181): the CPU-visible part of local memory
+    twice the largest local heap the CPU sees, local memory twice the largest local heap and twice that part, the
+    aperture twice the largest non-local heap; never below the defaults (local memory is sparse: only what is
+    written costs RAM)."""
+    sizes = [(h, align_up(h.size, PAGE_SIZE)) for h in capture.heaps]
+    local = max((s for h, s in sizes if h.local), default=0)
+    visible = max((s for h, s in sizes if h.local and h.cpu_visible), default=0)
+    shared = max((s for h, s in sizes if not h.local), default=0)
+    cpu_visible = max(16 * MiB, _pow2(2 * visible))
+    vram = max(64 * MiB, _pow2(2 * local), 2 * cpu_visible)
+    aperture = max(32 * MiB, _pow2(2 * shared))
+    return {"vram": _size(vram), "cpu_visible": _size(cpu_visible), "aperture": _size(aperture)}
+
+
+def _size(n: int) -> str:
+    return format_size(n).replace(" ", "")
 
 
 def _resource(capture: Capture, heap: CapturedHeap, name: str, frames: int) -> dict[str, Any]:
