@@ -100,7 +100,13 @@ def document(capture: Capture, *, frames: int = DEFAULT_FRAMES, name: str | None
     }
 
 
+def _tables(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, dict) for v in value)
+
+
 def _value(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_value(v) for v in value) + "]"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):
@@ -109,19 +115,20 @@ def _value(value: Any) -> str:
 
 
 def to_toml(doc: dict[str, Any]) -> str:
-    """``doc`` as TOML: top-level values, then tables, then arrays of tables (what :func:`document` builds)."""
+    """``doc`` as TOML: each table's values, then its tables and arrays of tables (a scenario document: strings,
+    numbers, booleans, lists of them, tables; no None)."""
     lines: list[str] = []
 
     def table(prefix: str, body: dict[str, Any], header: str) -> None:
         if header:
             lines.extend(["", header])
         for key, value in body.items():
-            if not isinstance(value, (dict, list)):
+            if not isinstance(value, dict) and not _tables(value):
                 lines.append(f"{key} = {_value(value)}")
         for key, value in body.items():
             if isinstance(value, dict):
                 table(f"{prefix}{key}.", value, f"[{prefix}{key}]")
-            elif isinstance(value, list):
+            elif _tables(value):
                 for item in value:
                     table(f"{prefix}{key}.", item, f"[[{prefix}{key}]]")
 
