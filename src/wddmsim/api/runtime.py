@@ -25,11 +25,16 @@ from wddmsim.ddi.render import D3DDDI_ALLOCATIONLIST, D3DDDICB_RENDER
 from wddmsim.ddi.residency import (
     D3DDDI_CREATEPAGINGQUEUE,
     D3DDDI_MAKERESIDENT,
+    D3DDDI_TRIMRESIDENCYSET_FLAGS,
     D3DDDIARG_TRIMRESIDENCYSET,
     D3DDDICB_EVICT,
+    D3DKMT_MEMORY_SEGMENT_GROUP,
     D3DKMT_OFFERALLOCATIONS,
     D3DKMT_QUERYVIDEOMEMORYINFO,
     D3DKMT_RECLAIMALLOCATIONS2,
+    D3DKMT_REGISTERTRIMNOTIFICATION,
+    D3DKMT_TRIMNOTIFICATION,
+    D3DKMT_UNREGISTERTRIMNOTIFICATION,
 )
 from wddmsim.ddi.status import HRESULT, NTSTATUS, DdiError, InvalidArgument
 from wddmsim.ddi.va import (
@@ -102,6 +107,55 @@ class Runtime:
     def open_process(self) -> UserProcess:
         """A new process using the adapter (its own budgets, GPU VA space and CPU address space)."""
         return UserProcess(self, self.vidmm.residency.create_process())
+
+    # --- what the OS does to processes (not calls of theirs): memory pressure, issue 23 --------------------------
+
+    def _process(self, process: UserProcess) -> Process:
+        if not isinstance(process, UserProcess) or process.runtime is not self or process.closed:
+            raise _bad("hProcess", getattr(process, "handle", process), "is not a live process of this adapter")
+        return process.process
+
+    def set_focus(self, process: UserProcess, foreground: bool) -> None:
+        """The process gains (or loses) the foreground: its weight in the sharing of budgets doubles (halves)."""
+        p = self._process(process)
+        self.vidmm.residency.budgets.set_priority(p, p.priority_class, bool(foreground))
+
+    def set_scheduling_priority_class(self, process: UserProcess, priority: int) -> None:
+        """``D3DKMTSetProcessSchedulingPriorityClass`` (``D3DKMT_SCHEDULINGPRIORITYCLASS``)."""
+        p = self._process(process)
+        self.vidmm.residency.budgets.set_priority(p, priority, p.foreground)
+
+    def impose_budget(self, process: UserProcess, group: D3DKMT_MEMORY_SEGMENT_GROUP, budget: int | None) -> None:
+        """The OS sets the process's budget in ``group`` outright (``None``: back to the shared model)."""
+        p = self._process(process)
+        try:
+            group = D3DKMT_MEMORY_SEGMENT_GROUP(group)
+        except ValueError:
+            raise _bad("MemorySegmentGroup", group, "must be LOCAL (0) or NON_LOCAL (1)") from None
+        self.vidmm.residency.budgets.impose(p, group, budget)
+
+    def request_trim(self, process: UserProcess, flags: D3DDDI_TRIMRESIDENCYSET_FLAGS) -> None:
+        """The OS asks the process to trim: a notification to its registered callbacks (delivered by
+        :meth:`deliver_trim_notifications`)."""
+        p = self._process(process)
+        _struct(flags, D3DDDI_TRIMRESIDENCYSET_FLAGS, "Flags")
+        if flags.Reserved:
+            raise _bad("Flags", flags.Value, "reserved bits must be zero")
+        self.vidmm.residency.budgets.notify(p, flags.Value)
+
+    def deliver_trim_notifications(self) -> int:
+        """Call the trim-notification callbacks due (outside every VidMm call, as DxgKrnl's worker does);
+        returns how many callbacks ran."""
+        ran = 0
+        for _, notification, callbacks in self.vidmm.residency.budgets.deliver():
+            for callback, context in callbacks:
+                callback(
+                    D3DKMT_TRIMNOTIFICATION(
+                        Context=context, Flags=notification.Flags, NumBytesToTrim=notification.NumBytesToTrim
+                    )
+                )
+                ran += 1
+        return ran
 
 
 @final
@@ -201,6 +255,23 @@ class UserProcess:
         args.hProcess = self.handle
         self.vidmm.residency.query_video_memory_info(args)
         return HRESULT.S_OK
+
+    def register_trim_notification(self, args: D3DKMT_REGISTERTRIMNOTIFICATION) -> NTSTATUS:
+        """``D3DKMTRegisterTrimNotification``: ``Callback`` is called with ``Context`` when VidMm asks this
+        process to trim; ``Handle`` [out] names the registration."""
+        self._alive()
+        _struct(args, D3DKMT_REGISTERTRIMNOTIFICATION)
+        if not any(d.handle == args.hDevice for d in self.devices):
+            raise _bad("hDevice", args.hDevice, "is not a device of this process")
+        args.Handle = self.vidmm.residency.budgets.register_trim_notification(self.process, args.Callback, args.Context)
+        return NTSTATUS.STATUS_SUCCESS
+
+    def unregister_trim_notification(self, args: D3DKMT_UNREGISTERTRIMNOTIFICATION) -> NTSTATUS:
+        """``D3DKMTUnregisterTrimNotification``."""
+        self._alive()
+        _struct(args, D3DKMT_UNREGISTERTRIMNOTIFICATION)
+        self.vidmm.residency.budgets.unregister_trim_notification(self.process, args.Handle, args.Callback)
+        return NTSTATUS.STATUS_SUCCESS
 
 
 @final

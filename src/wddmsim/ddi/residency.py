@@ -8,6 +8,7 @@ fields are mutable: VidMm writes them, as in C.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import IntEnum
 
@@ -127,6 +128,53 @@ class D3DKMT_QUERYVIDEOMEMORYINFO:
     AvailableForReservation: int = 0
     """[out]"""
     PhysicalAdapterIndex: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class D3DKMT_TRIMNOTIFICATION:
+    """``D3DKMT_TRIMNOTIFICATION``: what a trim-notification callback is given -- the ``Context`` it registered,
+    the ``D3DDDI_TRIMRESIDENCYSET_FLAGS`` and, with ``TrimToBudget``, the bytes to evict to meet the budget."""
+
+    Context: object = None
+    Flags: D3DDDI_TRIMRESIDENCYSET_FLAGS = field(default_factory=D3DDDI_TRIMRESIDENCYSET_FLAGS)
+    NumBytesToTrim: int = 0
+
+
+TrimNotificationCallback = Callable[[D3DKMT_TRIMNOTIFICATION], None]
+"""``PFND3DKMT_TRIMNOTIFICATIONCALLBACK``."""
+
+
+@dataclass(slots=True, kw_only=True)
+class D3DKMT_REGISTERTRIMNOTIFICATION:
+    """``D3DKMT_REGISTERTRIMNOTIFICATION`` (``D3DKMTRegisterTrimNotification``): a device's callback for the
+    trim notifications VidMm sends its process."""
+
+    AdapterLuid: int = 0
+    hDevice: HANDLE = NULL
+    Callback: TrimNotificationCallback | None = None
+    Context: object = None
+    Handle: int = 0
+    """[out] the registration, for ``D3DKMTUnregisterTrimNotification``."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class D3DKMT_UNREGISTERTRIMNOTIFICATION:
+    """``D3DKMT_UNREGISTERTRIMNOTIFICATION`` (``D3DKMTUnregisterTrimNotification``)."""
+
+    Handle: int = 0
+    Callback: TrimNotificationCallback | None = None
+
+
+class D3DKMT_SCHEDULINGPRIORITYCLASS(IntEnum):
+    """``D3DKMT_SCHEDULINGPRIORITYCLASS`` (``D3DKMTSetProcessSchedulingPriorityClass``): a process's GPU
+    scheduling class; the budget model weighs processes by it (decision 0169)."""
+
+    D3DKMT_SCHEDULINGPRIORITYCLASS_IDLE = 0
+    D3DKMT_SCHEDULINGPRIORITYCLASS_BELOW_NORMAL = 1
+    D3DKMT_SCHEDULINGPRIORITYCLASS_NORMAL = 2
+    D3DKMT_SCHEDULINGPRIORITYCLASS_ABOVE_NORMAL = 3
+    D3DKMT_SCHEDULINGPRIORITYCLASS_HIGH = 4
+    D3DKMT_SCHEDULINGPRIORITYCLASS_REALTIME = 5
 
 
 class D3DDDI_OFFER_PRIORITY(IntEnum):

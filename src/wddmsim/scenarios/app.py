@@ -50,8 +50,10 @@ from wddmsim.ddi.va import (
 )
 from wddmsim.drivers.package import DriverCapabilities, DriverModel, UserModeDriver
 from wddmsim.drivers.resources import ResourceDesc, ResourceKind, ResourceUsage
+from wddmsim.scenarios.clients import Client, bring, make_client
 from wddmsim.scenarios.config import TILE, ScenarioConfig
 from wddmsim.scenarios.gpu import ListGpu, VaGpu
+from wddmsim.scenarios.held import Resource
 from wddmsim.scenarios.model import GpuCopy, GpuFill, GpuOp, Model, Ref, Tile, TileState
 from wddmsim.scenarios.patterns import pattern
 from wddmsim.scenarios.record import TracedDevice, TracedProcess, TracedRuntime
@@ -63,32 +65,6 @@ MAX_UPLOAD: Final = 128 * KiB
 MAX_GPU_OP: Final = 128 * KiB
 READBACK: Final = 1 * MiB
 UpdateType = D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION_TYPE
-LOCAL = D3DKMT_MEMORY_SEGMENT_GROUP.D3DKMT_MEMORY_SEGMENT_GROUP_LOCAL
-NON_LOCAL = D3DKMT_MEMORY_SEGMENT_GROUP.D3DKMT_MEMORY_SEGMENT_GROUP_NON_LOCAL
-
-
-@dataclass(slots=True)
-class Resource:
-    """A resource as its application holds it."""
-
-    spec: ResourceSpec
-    handle: HANDLE
-    view: int = 0
-    """``pData`` of its locks (the address stays for the allocation's life)."""
-    held: bool = False
-    """Locked for the whole run."""
-    last_use: int = -1
-    """The last frame that used it; -1: not in the residency set."""
-    written: bool = False
-    """Written since it was last made resident (an Evict of it may not say ``NotWrittenTo``)."""
-
-    @property
-    def name(self) -> str:
-        return self.spec.name
-
-    @property
-    def group(self) -> D3DKMT_MEMORY_SEGMENT_GROUP:
-        return NON_LOCAL if self.spec.placement == Placement.APERTURE else LOCAL
 
 
 @dataclass(slots=True)
@@ -120,6 +96,7 @@ class App:
         *,
         umd: UserModeDriver,
         capabilities: DriverCapabilities,
+        client: str = "",
     ) -> None:
         self.config = config
         self.umd = umd
@@ -160,7 +137,7 @@ class App:
             self.pool = self._create(_infra(f"p{index}.pool", config.workload.tile_pool * TILE, Placement.LOCAL))
             self.gpu.expose(self.pool.name, self.pool.handle, self.pool.spec.size)  # also reachable untiled
             persistent.append(self.pool)
-        self.ready = self._make_resident(persistent) or self._make_resident(persistent, cant_trim=True)
+        self.ready = self.make_resident(persistent) or self.make_resident(persistent, cant_trim=True)
         """Staging, readback (and tile pool) resident: False, no GPU work may name them (decision 0168)."""
         if not self.ready:
             self.problems.append(
@@ -169,6 +146,11 @@ class App:
         if config.workload.tiles:
             self._setup_tiles()
         self._hold_locks()
+        self.paused = False
+        """Without the foreground (a timeline's focus event): the application renders nothing."""
+        self.client: Client = make_client(client or config.workload.client, self)
+        """How the application manages residency (``workload.client``; decision 0170)."""
+        self.client.setup()
 
     # --- allocations ---------------------------------------------------------------------------------------
 
@@ -198,7 +180,7 @@ class App:
             self.gpu.expose(r.name, r.handle, r.spec.size)
             self.resources.append(r)
             self.created.append(c.spec)
-            if c.resident and self._make_resident([r]):
+            if c.resident and self.make_resident([r]):
                 r.last_use = frame
 
     def leaving(self, frame: int) -> list[Resource]:
@@ -225,7 +207,12 @@ class App:
 
     # --- residency -------------------------------------------------------------------------------------------
 
-    def _make_resident(self, listed: list[Resource], *, cant_trim: bool = False) -> bool:
+    def pinned(self) -> list[Resource]:
+        """The application's plumbing: staging, readback (and tile pool), resident from setup to exit."""
+        return [self.staging, self.readback] + ([self.pool] if self.pool is not None else [])
+
+    def make_resident(self, listed: list[Resource], *, cant_trim: bool = False) -> bool:
+        """``MakeResident`` of ``listed``, then a wait for its paging fence; False: ``E_OUTOFMEMORY``."""
         handles = tuple(r.handle for r in listed)
         args = D3DDDI_MAKERESIDENT(
             hPagingQueue=self.queue,
@@ -242,7 +229,7 @@ class App:
             r.written = False
         return True
 
-    def _evict(self, listed: list[Resource]) -> None:
+    def evict(self, listed: list[Resource]) -> None:
         """``Evict``: those nothing wrote since they were made resident say ``NotWrittenTo``; some calls say
         ``EvictOnlyIfNecessary``."""
         lazy = bool(self.rng.random() < self.config.workload.lazy_evictions)
@@ -261,54 +248,26 @@ class App:
             for r in group:
                 r.last_use = -1
 
-    def _bring(self, working: list[Resource], frame: int) -> list[Resource]:
-        """The working set resident: MakeResident of the newcomers; refused, trim the rest and retry, then try
-        with ``CantTrimFurther``.  Still refused, the newcomers leave ``working`` (no GPU work may name them: their
-        VAs would fault) and are returned."""
-        new = [r for r in working if r.last_use < 0]
-        refused: list[Resource] = []
-        if new and not self._make_resident(new):
-            others = [r for r in self.resources if r.last_use >= 0 and r not in working]
-            if others:
-                self._evict(others)
-            if not self._make_resident(new) and not self._make_resident(new, cant_trim=True):
-                refused = new
-                for r in new:
-                    working.remove(r)
-        for r in working:
-            r.last_use = frame
-        return refused
+    def budget(self, group: D3DKMT_MEMORY_SEGMENT_GROUP) -> tuple[int, int]:
+        """``QueryVideoMemoryInfo`` of ``group``: (Budget, CurrentUsage)."""
+        info = D3DKMT_QUERYVIDEOMEMORYINFO(MemorySegmentGroup=group)
+        self.process.query_video_memory_info(info)
+        return info.Budget, info.CurrentUsage
+
+    def register_trim_notification(self, callback: object) -> None:
+        """``D3DKMTRegisterTrimNotification`` for this application's device."""
+        self.process.register_trim_notification(self.device, callback)
+
+    def problem(self, step: str, operation: str, detail: str) -> None:
+        self.problems.append(Problem(step, operation, detail))
 
     def bring_for_readback(self, r: Resource) -> bool:
         """Make ``r`` resident so GPU work can copy it out (verification); False if VidMm refused even with
         ``CantTrimFurther`` (the caller must then not copy it: the GPU would fault on its VA)."""
-        return not self._bring([r], self.frames_done)
+        return not bring(self, [r], self.frames_done)
 
     def release_after_readback(self, r: Resource) -> None:
-        self._evict([r])
-
-    def _trim(self, working: list[Resource]) -> None:
-        """Back under this process's share of each budget: evict the least recently used of the rest."""
-        w = self.config.workload
-        for group in (LOCAL, NON_LOCAL):
-            info = D3DKMT_QUERYVIDEOMEMORYINFO(MemorySegmentGroup=group)
-            self.process.query_video_memory_info(info)
-            target = int(info.Budget * w.resident_target / w.processes)
-            over = info.CurrentUsage - target
-            if over <= 0:
-                continue
-            candidates = sorted(
-                (r for r in self.resources if r.last_use >= 0 and r.group == group and r not in working),
-                key=lambda r: r.last_use,
-            )
-            chosen: list[Resource] = []
-            for r in candidates:
-                if over <= 0:
-                    break
-                chosen.append(r)
-                over -= r.spec.size
-            if chosen:
-                self._evict(chosen)
+        self.evict([r])
 
     # --- CPU access ----------------------------------------------------------------------------------------
 
@@ -378,7 +337,7 @@ class App:
     def frame(self, frame: int, chosen: list[int]) -> None:
         self._arrive(frame)
         working = [self.resources[i] for i in chosen]
-        refused = self._bring(working, frame)
+        refused = self.client.prepare(working, frame)
         if refused:
             self.problems.append(
                 Problem(
@@ -416,7 +375,12 @@ class App:
         for op in ops:
             self.model.apply(op)
         self.gpu.run(ops)
-        self._trim(working)
+        self.client.finish(working, frame)
+        broken = self.client.check(frame)
+        if broken:
+            self.problem(
+                f"process {self.index}, frame {frame}: the {self.client.name} client's promise", "budget", broken
+            )
         self.frames_done += 1
 
     def _gpu_ops(self, working: list[Resource]) -> list[GpuOp]:

@@ -35,6 +35,7 @@ from wddmsim.drivers.package import DriverModel, DriverPackage, DriverSettings
 from wddmsim.drivers.registry import DEFAULT as DEFAULT_DRIVER
 from wddmsim.drivers.registry import driver_package
 from wddmsim.hw.gpu import GpuConfig
+from wddmsim.scenarios.timeline import TimelineEvent, read_timeline
 from wddmsim.system import SystemConfig
 from wddmsim.vidmm.config import VidMmConfig
 from wddmsim.vidmm.policy import Belady, EvictionPolicy, UseRecorder, registry
@@ -82,6 +83,8 @@ def _fraction(v: float) -> bool:
 
 
 ACCESS_PATTERNS: Final = ("hot-cold", "sequential", "random", "streaming")
+CLIENTS: Final = ("trim-to-share", "residency-library", "careless")
+BUDGET_MODELS: Final = ("capacity", "shared")
 DISTRIBUTIONS: Final = ("log-uniform", "uniform", "fixed")
 
 
@@ -176,6 +179,14 @@ class AdapterSettings:
         lambda v: registry.valid_placement_name(v, "adapter.placement"),
         f"must be one of the placement policies {registry.names(registry.PLACEMENT)} or a module:Class",
         "VidMm's placement policy: which segments, in which order, with which victims; or module:Class.",
+    )
+    budgets: str = setting(
+        "capacity",
+        Kind.STR,
+        lambda v: v in BUDGET_MODELS,
+        f"must be one of {', '.join(BUDGET_MODELS)}",
+        "How the OS sets process budgets (decision 0169): capacity (each may use all of a segment group unless a "
+        "timeline event imposes a budget) or shared (re-shared by priority, focus and usage under pressure).",
     )
 
     @property
@@ -304,6 +315,15 @@ class WorkloadSettings:
         "must lie between 1 and 4096",
         "64 KiB tiles in each process's tile pool.",
     )
+    client: str = setting(
+        "trim-to-share",
+        Kind.STR,
+        lambda v: v in CLIENTS,
+        f"must be one of {', '.join(CLIENTS)}",
+        "How each process manages residency (decision 0170): trim-to-share (trims to its share after each frame), "
+        "residency-library (the D3D12 residency library's algorithm: budgets, LRU, batches), careless (ignores "
+        "budgets and trim notifications).",
+    )
     sizes: SizeDistribution = field(default_factory=SizeDistribution)
 
 
@@ -387,6 +407,8 @@ class ScenarioConfig:
     research: ResearchSettings = field(default_factory=ResearchSettings)
     capture: CaptureSettings | None = None
     """A captured application's allocations, replayed instead of the generated resources."""
+    timeline: tuple[TimelineEvent, ...] = ()
+    """Pressure at chosen frames (:mod:`~wddmsim.scenarios.timeline`), in frame order."""
 
     @property
     def workload_bytes(self) -> int:
@@ -394,6 +416,11 @@ class ScenarioConfig:
         if self.capture is not None:
             return self.capture.bytes
         return int(self.workload.oversubscription * self.adapter.vram)
+
+    @property
+    def started_bytes(self) -> int:
+        """Bytes of the resources of the processes the timeline starts."""
+        return sum(e.bytes for e in self.timeline if e.event == "start")
 
     @property
     def offline_policy(self) -> bool:
@@ -435,7 +462,7 @@ class ScenarioConfig:
                     paging_buffers_in_aperture=a.paging_buffer_segment == "aperture",
                 )
             ),
-            vidmm=VidMmConfig(eviction_policy=policy, placement_policy=a.placement),
+            vidmm=VidMmConfig(eviction_policy=policy, placement_policy=a.placement, budgets=a.budgets),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -448,6 +475,15 @@ class ScenarioConfig:
             del out["adapter"]["placement"]
         if self.research == ResearchSettings():
             del out["research"]  # newer than the summaries and traces already written: left out at its defaults
+        # Settings newer than the summaries and traces already written are left out at their defaults (decision
+        # 0170), so that those read back and the built-in runs' summaries stay as they were.
+        if self.adapter.budgets == "capacity":
+            del out["adapter"]["budgets"]
+        if self.workload.client == "trim-to-share":
+            del out["workload"]["client"]
+        del out["timeline"]
+        if self.timeline:
+            out["timeline"] = [e.to_dict() for e in self.timeline]
         if self.adapter.driver == DEFAULT_DRIVER:
             # Documents written before there were driver packages (recorded traces, summaries) have no such key:
             # the default is left out, so they and these read back the same.
@@ -558,7 +594,7 @@ def read_adapter(doc: Mapping[str, object]) -> AdapterSettings:
     return settings
 
 
-_TOP = ("name", "description", "seed", "adapter", "workload", "research", "capture")
+_TOP = ("name", "description", "seed", "adapter", "workload", "research", "timeline", "capture")
 
 
 def from_dict(doc: Mapping[str, object], *, name: str | None = None) -> ScenarioConfig:
@@ -575,6 +611,7 @@ def from_dict(doc: Mapping[str, object], *, name: str | None = None) -> Scenario
     seed = doc.get("seed", 1)
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 1 << 63:
         raise ConfigurationError("seed", seed, "must be an integer between 0 and 2**63 - 1")
+    workload: WorkloadSettings = _read(WorkloadSettings, doc.get("workload", {}), "workload.")  # type: ignore[arg-type]
     config = ScenarioConfig(
         name=title,
         description=description,
@@ -583,8 +620,9 @@ def from_dict(doc: Mapping[str, object], *, name: str | None = None) -> Scenario
             _read(AdapterSettings, doc.get("adapter", {}), "adapter."),  # type: ignore[arg-type]
             doc.get("adapter", {}),
         ),
-        workload=_read(WorkloadSettings, doc.get("workload", {}), "workload."),  # type: ignore[arg-type]
+        workload=workload,
         research=_read(ResearchSettings, doc.get("research", {}), "research."),  # type: ignore[arg-type]
+        timeline=read_timeline(doc.get("timeline"), workload.frames, workload.processes, CLIENTS),
         capture=None if "capture" not in doc else _read(CaptureSettings, doc["capture"], "capture."),  # type: ignore[arg-type]
     )
     check(config)
@@ -624,6 +662,13 @@ def check(config: ScenarioConfig) -> None:
             w.aperture,
             f"workload.cpu_visible + workload.aperture must not exceed 1 ({w.cpu_visible} + {w.aperture})",
         )
+    if config.workload_bytes + config.started_bytes > MODEL_LIMIT and config.started_bytes:
+        raise ConfigurationError(
+            "timeline",
+            format_size(config.started_bytes),
+            f"the processes it starts and the workload's {format_size(config.workload_bytes)} exceed "
+            f"{format_size(MODEL_LIMIT)}, the most the reference model holds in RAM",
+        )
     if config.capture is not None:
         _check_capture(config.capture, w)
     elif config.workload_bytes < w.processes * w.sizes.min:
@@ -640,11 +685,12 @@ def check(config: ScenarioConfig) -> None:
             "the reference model holds in RAM (lower adapter.vram or workload.oversubscription; "
             "`wddmsim run tour --vram 80GiB` shows a large sparse GPU)",
         )
-    if a.system_memory < 2 * config.workload_bytes + 64 * MiB:
+    need = 2 * (config.workload_bytes + config.started_bytes) + 64 * MiB
+    if a.system_memory < need:
         raise ConfigurationError(
             "adapter.system_memory",
             a.system_memory,
-            f"must hold every backing store and the paging buffers: at least {format_size(2 * config.workload_bytes + 64 * MiB)}",
+            f"must hold every backing store and the paging buffers: at least {format_size(need)}",
         )
     _check_driver(config)
     if w.tiles and w.tile_pool * TILE > a.vram // 4:

@@ -15,8 +15,9 @@ from collections.abc import Sequence
 
 from wddmsim.core.errors import ConfigurationError
 from wddmsim.core.units import format_size
-from wddmsim.scenarios.app import App, Resource
+from wddmsim.scenarios.app import App
 from wddmsim.scenarios.config import ScenarioConfig
+from wddmsim.scenarios.held import Resource
 from wddmsim.system import Adapter
 
 

@@ -26,10 +26,13 @@ from wddmsim.ddi.render import D3DDDICB_RENDER
 from wddmsim.ddi.residency import (
     D3DDDI_CREATEPAGINGQUEUE,
     D3DDDI_MAKERESIDENT,
+    D3DDDI_TRIMRESIDENCYSET_FLAGS,
     D3DDDICB_EVICT,
+    D3DKMT_MEMORY_SEGMENT_GROUP,
     D3DKMT_OFFERALLOCATIONS,
     D3DKMT_QUERYVIDEOMEMORYINFO,
     D3DKMT_RECLAIMALLOCATIONS2,
+    D3DKMT_REGISTERTRIMNOTIFICATION,
 )
 from wddmsim.ddi.status import HRESULT, DdiError
 from wddmsim.ddi.va import (
@@ -115,6 +118,34 @@ class TracedRuntime:
         if self.log is not None:
             self.log.call({"call": "power_transition", "kind": kind})
 
+    # What the OS does to processes (issue 23): not their calls, but part of their history, so recorded.
+
+    def set_focus(self, process: TracedProcess, foreground: bool) -> None:
+        self.runtime.set_focus(process.process, foreground)
+        if self.log is not None:
+            self.log.call({"call": "set_focus", "process": process.name, "foreground": foreground})
+
+    def set_scheduling_priority_class(self, process: TracedProcess, priority: int) -> None:
+        self.runtime.set_scheduling_priority_class(process.process, priority)
+        if self.log is not None:
+            self.log.call({"call": "set_scheduling_priority_class", "process": process.name, "priority": priority})
+
+    def impose_budget(self, process: TracedProcess, group: D3DKMT_MEMORY_SEGMENT_GROUP, budget: int | None) -> None:
+        self.runtime.impose_budget(process.process, group, budget)
+        if self.log is not None:
+            self.log.call({"call": "impose_budget", "process": process.name, "group": int(group), "budget": budget})
+
+    def request_trim(self, process: TracedProcess, flags: D3DDDI_TRIMRESIDENCYSET_FLAGS) -> None:
+        self.runtime.request_trim(process.process, flags)
+        if self.log is not None:
+            self.log.call({"call": "request_trim", "process": process.name, "flags": flags.Value})
+
+    def deliver_trim_notifications(self) -> int:
+        """The trim notifications due, delivered (the callbacks' own calls are recorded as they make them)."""
+        if self.log is not None:
+            self.log.call({"call": "deliver_trim_notifications"})
+        return self.runtime.deliver_trim_notifications()
+
 
 @final
 class TracedProcess:
@@ -185,6 +216,14 @@ class TracedProcess:
                 }
             )
         return data
+
+    def register_trim_notification(self, device: TracedDevice, callback: object) -> int:
+        """``D3DKMTRegisterTrimNotification`` for ``device``; returns the registration's handle."""
+        args = D3DKMT_REGISTERTRIMNOTIFICATION(hDevice=device.device.handle, Callback=callback)  # type: ignore[arg-type]
+        self.process.register_trim_notification(args)
+        if self.log is not None:
+            self.log.call({"call": "register_trim_notification", "process": self.name, "device": device.name})
+        return args.Handle
 
     def query_video_memory_info(self, args: D3DKMT_QUERYVIDEOMEMORYINFO) -> HRESULT:
         result = self.process.query_video_memory_info(args)

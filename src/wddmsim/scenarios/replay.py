@@ -44,12 +44,14 @@ from wddmsim.ddi.residency import (
     D3DDDI_MAKERESIDENT_FLAGS,
     D3DDDI_OFFER_PRIORITY,
     D3DDDI_PAGINGQUEUE_PRIORITY,
+    D3DDDI_TRIMRESIDENCYSET_FLAGS,
     D3DDDICB_EVICT,
     D3DKMT_MEMORY_SEGMENT_GROUP,
     D3DKMT_OFFER_FLAGS,
     D3DKMT_OFFERALLOCATIONS,
     D3DKMT_QUERYVIDEOMEMORYINFO,
     D3DKMT_RECLAIMALLOCATIONS2,
+    D3DKMT_REGISTERTRIMNOTIFICATION,
 )
 from wddmsim.ddi.status import HRESULT, DdiError
 from wddmsim.ddi.va import (
@@ -567,6 +569,37 @@ class _Replayer:
         result = self.device(rec).free_gpu_va(D3DDDICB_FREEGPUVIRTUALADDRESS(BaseAddress=base, Size=a["Size"]))
         vas.remove(base)
         return result
+
+    def do_register_trim_notification(self, rec: dict[str, Json]) -> None:
+        """The callback was the application's: in the replay it does nothing (its calls follow in the trace)."""
+        device = self.devices[str(rec["device"])]
+        args = D3DKMT_REGISTERTRIMNOTIFICATION(hDevice=device.handle, Callback=lambda _notification: None)
+        self.processes[str(rec["process"])].register_trim_notification(args)
+
+    def do_set_focus(self, rec: dict[str, Json]) -> None:
+        self.adapter.runtime.set_focus(self.processes[str(rec["process"])], bool(rec["foreground"]))
+
+    def do_set_scheduling_priority_class(self, rec: dict[str, Json]) -> None:
+        priority = int(rec["priority"])  # malformed: a TypeError, so a TraceFormatError
+        self.adapter.runtime.set_scheduling_priority_class(self.processes[str(rec["process"])], priority)
+
+    def do_impose_budget(self, rec: dict[str, Json]) -> None:
+        budget = rec["budget"]
+        group = D3DKMT_MEMORY_SEGMENT_GROUP(int(rec["group"]))
+        self.adapter.runtime.impose_budget(
+            self.processes[str(rec["process"])],
+            group,
+            None if budget is None else int(budget),
+        )
+
+    def do_request_trim(self, rec: dict[str, Json]) -> None:
+        flags = int(rec["flags"])
+        self.adapter.runtime.request_trim(
+            self.processes[str(rec["process"])], D3DDDI_TRIMRESIDENCYSET_FLAGS.from_value(flags)
+        )
+
+    def do_deliver_trim_notifications(self, rec: dict[str, Json]) -> None:
+        self.adapter.runtime.deliver_trim_notifications()
 
     def do_power_transition(self, rec: dict[str, Json]) -> None:
         self.adapter.vidmm.power_transition(str(rec["kind"]))

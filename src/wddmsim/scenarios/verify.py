@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from wddmsim.core.pointer import ByteArray
-from wddmsim.scenarios.app import READBACK, App, Resource
+from wddmsim.scenarios.app import READBACK, App
+from wddmsim.scenarios.held import Resource
 from wddmsim.scenarios.model import GpuCopy, Ref
 from wddmsim.scenarios.result import Check
 

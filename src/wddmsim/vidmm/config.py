@@ -26,6 +26,9 @@ class VidMmConfig:
     placement_policy: str | PlacementPolicy = "free-first"
     """The placement policy: a name of :data:`wddmsim.vidmm.policy.registry.PLACEMENT`, ``module:Class``, or an
     object."""
+    budgets: str = "capacity"
+    """How the OS sets budgets (decision 0169): ``capacity`` (each process may use the whole group unless the OS
+    imposes a budget) or ``shared`` (re-shared by priority, focus and usage under pressure)."""
     deferred_paging: bool = True
     """``MakeResident`` is admitted at the call and serviced by the paging worker, highest queue priority first
     (decision 0043); False services each request within its call (queue priorities then change nothing)."""

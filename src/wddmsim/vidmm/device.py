@@ -114,6 +114,14 @@ class Process:
     cpu: CpuAddressSpace
     budgets: dict[D3DKMT_MEMORY_SEGMENT_GROUP, int] = field(default_factory=dict)
     reservations: dict[D3DKMT_MEMORY_SEGMENT_GROUP, int] = field(default_factory=dict)
+    priority_class: int = 2
+    """``D3DKMT_SCHEDULINGPRIORITYCLASS`` (NORMAL): its weight in the sharing of budgets (decision 0169)."""
+    foreground: bool = False
+    """The process has the focus (the foreground weighs double in the sharing of budgets)."""
+    imposed: dict[D3DKMT_MEMORY_SEGMENT_GROUP, int] = field(default_factory=dict)
+    """Budgets the OS set outright (a timeline's ``budget`` event), over the shared model."""
+    trim_callbacks: dict[int, tuple[Callable[..., None], object]] = field(default_factory=dict)
+    """``D3DKMTRegisterTrimNotification`` registrations: handle -> (callback, context)."""
 
 
 @dataclass(slots=True, eq=False)

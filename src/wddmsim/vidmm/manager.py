@@ -234,6 +234,7 @@ class VideoMemoryManager:
             process=self.paging_process,
             deferred=self.config.deferred_paging,
             placement=placement_policy(self.config.placement_policy),
+            budgets=self.config.budgets,
         )
 
     def _build_services(self) -> None:

@@ -36,7 +36,7 @@ from wddmsim.ddi.driver import KernelModeDriver
 from wddmsim.ddi.status import NT_SUCCESS, DdiError, InvalidArgument
 from wddmsim.vidmm.cpu.locks import AllocationLocks
 from wddmsim.vidmm.device import Device, Process
-from wddmsim.vidmm.events import ObjectDestroyed
+from wddmsim.vidmm.events import ObjectDestroyed, ProcessLifetime
 from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.paging.buffers import PagingBufferPool
 from wddmsim.vidmm.residency import ResidencyManager
@@ -191,6 +191,10 @@ class Teardown:
             self.va.destroy_space(process)
         del self.objects.processes[process.handle]
         self._emit("process", process.handle, HANDLE(0))
+        events = residency.events
+        events.emit(ProcessLifetime(time=events.clock.now, process=int(process.handle), action="exit"))
+        residency.budgets.pending.pop(process, None)
+        residency.budgets.rebalance("process-exit")
 
     def _devices(self, process: Process) -> list[Device]:
         return self.objects.devices_of(process)

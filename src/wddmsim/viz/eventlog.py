@@ -182,6 +182,25 @@ SCHEMA: dict[str, tuple[str, dict[str, str]]] = {
     "PageTablesEvicted": ("PageTablesEvicted", {"process": "hProcess", "tables": "NumPageTables", "bytes": "Size"}),
     "PageTablesRestored": ("PageTablesRestored", {"process": "hProcess", "tables": "NumPageTables"}),
     "PageTableConverted": ("PageTableConverted", {"process": "hProcess", "va": "VirtualAddress"}),
+    "VidMmProcessBudgetChange": (
+        "VidMmProcessBudgetChange",
+        {
+            "process": "hProcess",
+            "group": "MemorySegmentGroup",
+            "budget": "Budget",
+            "previous": "PreviousBudget",
+            "cause": "Cause",
+        },
+    ),
+    "VidMmProcessPriorityChange": (
+        "VidMmProcessPriorityChange",
+        {"process": "hProcess", "priority_class": "PriorityClass", "foreground": "Foreground"},
+    ),
+    "VidMmTrimNotification": (
+        "VidMmTrimNotification",
+        {"process": "hProcess", "flags": "Flags", "bytes_to_trim": "NumBytesToTrim", "delivered": "Delivered"},
+    ),
+    "ProcessLifetime": ("ProcessLifetime", {"process": "hProcess", "action": "Action"}),
 }
 """Model event ``NAME`` -> (exported name, {field: exported field}).  Fields not listed keep their names."""
 

@@ -1,28 +1,42 @@
 """Budgets per process and segment group, ``QueryVideoMemoryInfo``, and ``TrimResidencySet`` as a reference
 user-mode driver would answer it (wddm-spec section 3.9).
+
+Budgets move (decision 0169): with ``budgets = "shared"`` the OS re-shares each group whenever a process's usage,
+priority, focus, reservation or imposed budget changes, or a process starts or exits
+(:mod:`~wddmsim.vidmm.policy.shares`); with ``"capacity"`` (the default) every process may use the whole group
+unless the OS imposes a budget.  Every change is a :class:`~wddmsim.vidmm.events.VidMmProcessBudgetChange`; a
+process a change leaves over its budget is sent a trim notification (``D3DKMTRegisterTrimNotification``'s
+callback) when VidMm next delivers them -- between the process's calls, never inside another's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import final
 
+from wddmsim.core.events import EventLog
 from wddmsim.ddi.residency import (
+    D3DDDI_TRIMRESIDENCYSET_FLAGS,
     D3DDDIARG_TRIMRESIDENCYSET,
     D3DKMT_MEMORY_SEGMENT_GROUP,
     D3DKMT_QUERYVIDEOMEMORYINFO,
+    D3DKMT_TRIMNOTIFICATION,
 )
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.device import Device, Process
+from wddmsim.vidmm.events import VidMmProcessBudgetChange, VidMmProcessPriorityChange, VidMmTrimNotification
 from wddmsim.vidmm.move_kinds import MoveCause
 from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.paging.stream import PagingStream
+from wddmsim.vidmm.policy import shares
 from wddmsim.vidmm.residency.checks import bad, reserved
 from wddmsim.vidmm.residency.placement import Placer
 from wddmsim.vidmm.residency.servicing import PagingService
 from wddmsim.vidmm.segments import Segments
 
 GROUPS = tuple(D3DKMT_MEMORY_SEGMENT_GROUP)
+BUDGET_MODELS = ("capacity", "shared")
+TRIM_TO_BUDGET = D3DDDI_TRIMRESIDENCYSET_FLAGS(TrimToBudget=True).Value
 
 
 @final
@@ -36,12 +50,24 @@ class Budgets:
         placement: Placer,
         servicing: PagingService,
         paging: PagingStream,
+        events: EventLog,
+        *,
+        model: str = "capacity",
     ) -> None:
+        if model not in BUDGET_MODELS:
+            raise bad("budgets", model, f"must be one of {', '.join(BUDGET_MODELS)}")
         self.objects = objects
         self.segments = segments
         self.placement = placement
         self.servicing = servicing
         self.paging = paging
+        self.events = events
+        self.model = model
+        self.exempt: Process | None = None
+        """VidMm's own process (the system device's): outside the sharing."""
+        self.pending: dict[Process, int] = {}
+        """Trim notifications to deliver: process -> ``D3DDDI_TRIMRESIDENCYSET_FLAGS`` bits (TrimToBudget)."""
+        self._next_registration = 1
 
     def capacity(self, group: D3DKMT_MEMORY_SEGMENT_GROUP) -> int:
         """Bytes of the segments in ``group``: the maximum budget."""
@@ -57,9 +83,126 @@ class Budgets:
 
     def set_budget(self, process: Process, group: D3DKMT_MEMORY_SEGMENT_GROUP, budget: int) -> None:
         """Impose a budget (the OS does so under pressure): at most the group's capacity."""
-        if not 0 <= budget <= self.capacity(group):
+        self.impose(process, group, budget)
+
+    def impose(self, process: Process, group: D3DKMT_MEMORY_SEGMENT_GROUP, budget: int | None) -> None:
+        """The OS sets ``process``'s budget in ``group`` outright (``None``: back to the model)."""
+        if budget is not None and not (isinstance(budget, int) and 0 <= budget <= self.capacity(group)):
             raise bad("Budget", budget, f"must lie in [0, {self.capacity(group):#x}] (the group's capacity)")
-        process.budgets[group] = budget
+        if budget is None:
+            process.imposed.pop(group, None)
+        else:
+            process.imposed[group] = budget
+        self.rebalance("imposed" if budget is not None else "released")
+
+    def set_priority(self, process: Process, priority_class: int, foreground: bool) -> None:
+        """``D3DKMTSetProcessSchedulingPriorityClass``, or the focus moving: the process's weight changes."""
+        if not isinstance(priority_class, int) or not 0 <= priority_class <= 5:
+            raise bad("Priority", priority_class, "must be a D3DKMT_SCHEDULINGPRIORITYCLASS (0 IDLE ... 5 REALTIME)")
+        focus = foreground != process.foreground
+        process.priority_class = priority_class
+        process.foreground = foreground
+        self.events.emit(
+            VidMmProcessPriorityChange(
+                time=self.events.clock.now,
+                process=int(process.handle),
+                priority_class=priority_class,
+                foreground=foreground,
+            )
+        )
+        self.rebalance("focus" if focus else "priority")
+
+    def _sharing(self) -> list[Process]:
+        return [p for p in self.objects.processes.values() if p is not self.exempt]
+
+    def rebalance(self, cause: str) -> None:
+        """Every process's budget per the model, each change an event; those left over their budget are queued a
+        ``TrimToBudget`` notification."""
+        processes = self._sharing()
+        for group in GROUPS:
+            capacity = self.capacity(group)
+            usage = [self.usage(p, group) for p in processes]
+            if self.model == "shared":
+                claims = [
+                    shares.Claim(
+                        shares.weight(p.priority_class, p.foreground),
+                        used,
+                        p.reservations.get(group, 0),
+                        p.imposed.get(group),
+                    )
+                    for p, used in zip(processes, usage, strict=True)
+                ]
+                wanted = shares.budgets(capacity, claims)
+            else:
+                wanted = [p.imposed.get(group, capacity) for p in processes]
+            for p, used, budget in zip(processes, usage, wanted, strict=True):
+                previous = p.budgets.get(group, capacity)
+                if budget == previous:
+                    continue
+                p.budgets[group] = budget
+                self.events.emit(
+                    VidMmProcessBudgetChange(
+                        time=self.events.clock.now,
+                        process=int(p.handle),
+                        group=int(group),
+                        budget=budget,
+                        previous=previous,
+                        cause=cause,
+                    )
+                )
+                if used > budget:
+                    self.pending[p] = TRIM_TO_BUDGET
+
+    def usage_changed(self) -> None:
+        """A residency list grew or shrank: under the shared model the shares move with it."""
+        if self.model == "shared":
+            self.rebalance("usage")
+
+    # --- trim notifications (D3DKMTRegisterTrimNotification) ---------------------------------------------------
+
+    def register_trim_notification(self, process: Process, callback: object, context: object) -> int:
+        """A callback VidMm calls with a ``D3DKMT_TRIMNOTIFICATION`` when the process should trim."""
+        if not callable(callback):
+            raise bad("Callback", callback, "must be a PFND3DKMT_TRIMNOTIFICATIONCALLBACK")
+        handle = self._next_registration
+        self._next_registration += 1
+        process.trim_callbacks[handle] = (callback, context)
+        return handle
+
+    def unregister_trim_notification(self, process: Process, handle: object, callback: object) -> None:
+        registered = process.trim_callbacks.get(handle) if isinstance(handle, int) else None
+        if registered is None or not isinstance(handle, int):
+            raise bad("Handle", handle, "is not a trim-notification registration of this process")
+        if registered[0] is not callback:
+            raise bad("Callback", callback, "is not the callback registered with this handle")
+        del process.trim_callbacks[handle]
+
+    def notify(self, process: Process, flags: int) -> None:
+        """Queue a trim notification for ``process`` (delivered by :meth:`deliver`)."""
+        self.pending[process] = self.pending.get(process, 0) | flags
+
+    def deliver(self) -> list[tuple[Process, D3DKMT_TRIMNOTIFICATION, list[tuple[Callable[..., None], object]]]]:
+        """The notifications due, each with the callbacks to call: the caller (the runtime, outside every
+        VidMm call) calls them.  ``NumBytesToTrim`` is how far the process is over its budget now."""
+        due, self.pending = self.pending, {}
+        out = []
+        for process, bits_ in due.items():
+            if process.handle not in self.objects.processes:
+                continue  # exited before delivery
+            over = max(0, self.trim_need(process))
+            flags = D3DDDI_TRIMRESIDENCYSET_FLAGS.from_value(bits_)
+            callbacks = list(process.trim_callbacks.values())
+            self.events.emit(
+                VidMmTrimNotification(
+                    time=self.events.clock.now,
+                    process=int(process.handle),
+                    flags=bits_,
+                    bytes_to_trim=over,
+                    delivered=len(callbacks),
+                )
+            )
+            out.append((process, D3DKMT_TRIMNOTIFICATION(Flags=flags, NumBytesToTrim=over), callbacks))
+        return out
 
     def query_video_memory_info(self, args: D3DKMT_QUERYVIDEOMEMORYINFO) -> None:
         """``D3DKMTQueryVideoMemoryInfo``: Budget, CurrentUsage, CurrentReservation, AvailableForReservation."""

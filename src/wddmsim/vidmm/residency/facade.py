@@ -38,6 +38,7 @@ from wddmsim.ddi.residency import (
 from wddmsim.ddi.status import HRESULT
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.device import Device, FenceArea, PagingQueue, Process, SyncObject
+from wddmsim.vidmm.events import ProcessLifetime
 from wddmsim.vidmm.moves.causes import MoveObserver
 from wddmsim.vidmm.moves.mover import Mover
 from wddmsim.vidmm.moves.scratch import Scratch
@@ -84,6 +85,7 @@ class ResidencyManager:
         process: SystemPagingProcess | None = None,
         deferred: bool = True,
         placement: PlacementPolicy | None = None,
+        budgets: str = "capacity",
     ) -> None:
         self.paging = paging
         self.segments = segments
@@ -105,7 +107,7 @@ class ResidencyManager:
         self.fences = PagingFences(paging, events, objects, fences, gpu_fences=gpu_fences)
         self.servicing = PagingService(objects, self.placement, self.fences, paging)
         self.waits = Waits(self.servicing, self.fences, paging, objects, wait_companions=wait_companions)
-        self.budgets = Budgets(objects, segments, self.placement, self.servicing, paging)
+        self.budgets = Budgets(objects, segments, self.placement, self.servicing, paging, events, model=budgets)
         self.requests = Requests(
             objects, self.placement, self.servicing, self.waits, self.budgets, paging, events, deferred=deferred
         )
@@ -124,6 +126,7 @@ class ResidencyManager:
         )
         self.system_device = self.lifetimes.create_device(self.lifetimes.create_process())
         """The system device: owner of context allocations created with ``hDevice`` NULL."""
+        self.budgets.exempt = self.system_device.process
         self.context_allocations = ContextAllocations(
             objects,
             self.placement,
@@ -171,8 +174,11 @@ class ResidencyManager:
     # --- processes, devices, allocations --------------------------------------------------------------------
 
     def create_process(self) -> Process:
-        """A process, its budgets at the groups' capacities."""
-        return self.lifetimes.create_process()
+        """A process, its budgets at the groups' capacities (then shared, under the shared model)."""
+        process = self.lifetimes.create_process()
+        self.events.emit(ProcessLifetime(time=self.events.clock.now, process=int(process.handle), action="start"))
+        self.budgets.rebalance("process-start")
+        return process
 
     def create_device(self, process: Process) -> Device:
         return self.lifetimes.create_device(process)
@@ -186,6 +192,7 @@ class ResidencyManager:
     def destroy_allocation(self, handle: HANDLE) -> None:
         """``pfnDeallocateCb`` for one allocation: its content is dropped, its range and backing store freed."""
         self.lifetimes.destroy_allocation(handle)
+        self.budgets.usage_changed()
 
     def set_priority(self, device: Device, args: D3DDDICB_SETPRIORITY) -> HRESULT:
         """``pfnSetPriorityCb``."""
@@ -207,15 +214,21 @@ class ResidencyManager:
 
     def make_resident(self, args: D3DDDI_MAKERESIDENT) -> HRESULT:
         """``pfnMakeResidentCb`` / ``D3DKMTMakeResident``."""
-        return self.requests.make_resident(args)
+        result = self.requests.make_resident(args)
+        self.budgets.usage_changed()
+        return result
 
     def evict(self, args: D3DDDICB_EVICT) -> HRESULT:
         """``pfnEvictCb`` / ``D3DKMTEvict``."""
-        return self.requests.evict(args)
+        result = self.requests.evict(args)
+        self.budgets.usage_changed()
+        return result
 
     def trim_residency_set(self, device: Device, args: D3DDDIARG_TRIMRESIDENCYSET) -> int:
         """``pfnTrimResidencySet`` as a reference user-mode driver answers it; returns the bytes trimmed."""
-        return self.budgets.trim_residency_set(device, args)
+        trimmed = self.budgets.trim_residency_set(device, args)
+        self.budgets.usage_changed()
+        return trimmed
 
     def query_video_memory_info(self, args: D3DKMT_QUERYVIDEOMEMORYINFO) -> None:
         """``D3DKMTQueryVideoMemoryInfo``."""
