@@ -8,6 +8,9 @@ What it models:
   readback buffer (verification), and optionally a tiled resource: a reserved VA range whose 64 KiB tiles
   ``UpdateGpuVirtualAddress`` maps onto a tile pool.  Some CPU-visible resources may stay locked for the whole
   run (persistently mapped buffers).
+- **A capture** (``[capture]``, decision 0180) -- no generated resources: each captured allocation is created at
+  the start of its first frame (and made resident if the application's heap was) and, read back first, destroyed
+  after its last (decision 0182).
 - **A frame** -- ``MakeResident`` of the working set's newcomers, then a wait for the paging fence; CPU uploads
   through locks (``pfnLock2Cb`` on WDDM 2.x, ``pfnLockCb`` on WDDM 1.x) -- in place for CPU-visible resources,
   through the staging buffer and a GPU copy for the others; on WDDM 2.x a tile remap and GPU copies and fills,

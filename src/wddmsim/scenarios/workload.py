@@ -10,6 +10,10 @@ them alone (it would see their tiled layout).
 
 The access pattern says which resources a frame uses (its working set).  Everything is drawn from one seeded
 generator, in a fixed order, so a seed names a workload.
+
+A scenario with ``[capture]`` replaces the generated resources with a real application's allocations
+(:func:`captured`), each alive over its own frames; working sets are then drawn from those alive in each frame
+(decision 0180).
 """
 
 from __future__ import annotations
