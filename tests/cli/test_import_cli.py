@@ -76,3 +76,13 @@ def test_an_imported_scenario_refuses_fewer_frames_than_its_lifetimes(tmp_path: 
     result = CliRunner().invoke(main, ["run", str(out), "--frames", "6"])
     assert result.exit_code == 2
     assert "error: capture.resources[0].last_frame=11: must be below workload.frames (6)" in result.output
+
+
+def test_an_imported_scenario_runs_on_a_larger_card_without_growing(tmp_path: Path) -> None:
+    """``--vram`` scales the BAR and the aperture; a capture's bytes stay its own (no oversubscription cap)."""
+    out = tmp_path / "dawn.toml"
+    assert CliRunner().invoke(main, ["import", "gpgmm", str(DAWN), "-o", str(out)]).exit_code == 0
+    result = CliRunner().invoke(main, ["run", str(out), "--vram", "4GiB", "--out", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["workload"]["local_memory"] == 4 << 30 and summary["workload"]["bytes"] == 16 << 20

@@ -268,3 +268,24 @@ def test_the_directml_capture_runs_verified() -> None:
     result = run_scenario(loads(scenario.to_toml(scenario.document(_capture(DML)))))
     assert result.verified, [c for c in result.checks if not c.ok]
     assert result.processes[0].resources == 8 and result.processes[0].bytes == 1068 * MiB
+
+
+def test_two_processes_of_a_capture_each_get_their_heaps() -> None:
+    def heap(pid: int, ident: str, ts: int, size: int) -> list[dict[str, Any]]:
+        return [
+            {"name": "Heap", "ph": "N", "id": ident, "ts": ts, "pid": pid},
+            {"name": "Heap", "ph": "O", "id": ident, "ts": ts, "pid": pid, "args": {"snapshot": {"Size": size}}},
+        ]
+
+    events = heap(9, "0xa", 0, 65536) + heap(4, "0xa", 50, 100000) + heap(9, "0xb", 99, 4096)
+    events.append({"name": "Heap", "ph": "D", "id": "0xa", "ts": 60, "pid": 9})
+    c = gpgmm.parse(_events(*events), "two.json")
+    assert c.processes == (9, 4)
+    doc = scenario.document(c, frames=4)
+    rows = [
+        (r["name"], r["process"], r["size"], r["first_frame"], r["last_frame"]) for r in doc["capture"]["resources"]
+    ]
+    assert rows == [("p0.heap0", 0, 65536, 0, 2), ("p1.heap0", 1, 102400, 2, 3), ("p0.heap1", 0, 4096, 3, 3)]
+    result = run_scenario(loads(scenario.to_toml(doc)))
+    assert result.verified, [c for c in result.checks if not c.ok]
+    assert [(p.resources, p.bytes) for p in result.processes] == [(2, 69632), (1, 102400)]
