@@ -65,6 +65,7 @@ class Desk:
         placement: str = "ladder",
         driver: dict[str, Any] | None = None,
         package: str | None = None,
+        budgets: str = "capacity",
     ) -> None:
         """``model`` None: the package's own (wddm2 on the reference driver); a model the package cannot present
         skips the test (its capabilities do not allow it).  ``driver``: fields of the package's configuration.
@@ -75,7 +76,7 @@ class Desk:
             gpu=gpu,
             driver_package=name,
             driver=_driver_config(name, model, driver or {}),
-            vidmm=VidMmConfig(eviction_policy=policy, placement_policy=placement),
+            vidmm=VidMmConfig(eviction_policy=policy, placement_policy=placement, budgets=budgets),
         )
         self.package = name
         self.adapter: Adapter = build_adapter(config, wrap_driver=wrap)

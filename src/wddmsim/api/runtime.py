@@ -143,6 +143,10 @@ class Runtime:
             raise _bad("Flags", flags.Value, "reserved bits must be zero")
         self.vidmm.residency.budgets.notify(p, flags.Value)
 
+    def trim_notifications_due(self) -> bool:
+        """Some trim notification waits to be delivered."""
+        return bool(self.vidmm.residency.budgets.pending)
+
     def deliver_trim_notifications(self) -> int:
         """Call the trim-notification callbacks due (outside every VidMm call, as DxgKrnl's worker does);
         returns how many callbacks ran."""

@@ -23,7 +23,7 @@ What it models:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 import numpy as np
@@ -60,6 +60,7 @@ from wddmsim.scenarios.held import Resource
 from wddmsim.scenarios.model import GpuCopy, GpuFill, GpuOp, Model, Ref, Tile, TileState
 from wddmsim.scenarios.patterns import pattern
 from wddmsim.scenarios.record import TracedDevice, TracedProcess, TracedRuntime
+from wddmsim.scenarios.result import Check
 from wddmsim.scenarios.workload import CapturedSpec, Placement, ResourceSpec, captured, resources
 
 GRANULE: Final = 256
@@ -68,6 +69,16 @@ MAX_UPLOAD: Final = 128 * KiB
 MAX_GPU_OP: Final = 128 * KiB
 READBACK: Final = 1 * MiB
 UpdateType = D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION_TYPE
+
+
+@dataclass(slots=True)
+class Retired:
+    """What the read-backs before mid-run destructions found, for the process's summary check (decision 0182)."""
+
+    count: int = 0
+    good: int = 0
+    """Bytes that matched."""
+    failed: list[Check] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -118,11 +129,14 @@ class App:
         """The GPU path: by VA on WDDM 2.x, by allocation and patch-location lists on WDDM 1.x."""
         self.captured: list[CapturedSpec] = [] if config.capture is None else captured(config, index)
         """A capture's allocations: created at their first frame, destroyed after their last (decision 0180)."""
-        specs = [] if self.captured else resources(config, index, self.rng, umd, capabilities)
+        own = config.capture is not None and index < config.workload.processes  # not a timeline's newcomer
+        specs = [] if own else resources(config, index, self.rng, umd, capabilities)
         self.resources = [self._create(spec) for spec in specs]
         """The resources alive now, in creation order (the indices of a frame's working set)."""
         self.created: list[ResourceSpec] = list(specs)
         """Every resource of the workload the process created (a capture's come and go)."""
+        self.retired = Retired()
+        """What the read-backs before mid-run destructions found (decision 0182)."""
         self.pool: Resource | None = None
         self.tiled = ""
         self.sync = HANDLE(0)
@@ -151,6 +165,8 @@ class App:
         self._hold_locks()
         self.paused = False
         """Without the foreground (a timeline's focus event): the application renders nothing."""
+        self.alive = True
+        """False once the process exited (a timeline's exit event, or the end of the run)."""
         self.client: Client = make_client(client or config.workload.client, self)
         """How the application manages residency (``workload.client``; decision 0170)."""
         self.client.setup()
@@ -173,7 +189,7 @@ class App:
         handles = tuple(r.handle for r in self._all())
         self.device.deallocate(D3DDDICB_DEALLOCATE(NumAllocations=len(handles), HandleList=handles))
 
-    def _arrive(self, frame: int) -> None:
+    def arrive(self, frame: int) -> None:
         """A capture's allocations whose life starts at ``frame``: ``pfnAllocateCb``, a GPU VA, and ``MakeResident``
         for those the application's heap creation made resident."""
         for c in self.captured:
@@ -338,7 +354,6 @@ class App:
         return GRANULE * int(self.rng.integers(0, (size - extent) // GRANULE + 1))
 
     def frame(self, frame: int, chosen: list[int]) -> None:
-        self._arrive(frame)
         working = [self.resources[i] for i in chosen]
         refused = self.client.prepare(working, frame)
         if refused:

@@ -17,7 +17,7 @@ from wddmsim.core.errors import ConfigurationError
 from wddmsim.scenarios.config import ScenarioConfig, apply_overrides, from_dict
 from wddmsim.scenarios.sizing import scaled_to_vram
 
-BUILTIN: Final = ("default", "stress", "uploads", "tiles")
+BUILTIN: Final = ("default", "stress", "uploads", "tiles", "focus-loss", "newcomer", "careless")
 """The workload scenarios shipped with wddmsim (``wddmsim run NAME``)."""
 TOUR: Final = "tour"
 

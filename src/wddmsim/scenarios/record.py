@@ -142,6 +142,8 @@ class TracedRuntime:
 
     def deliver_trim_notifications(self) -> int:
         """The trim notifications due, delivered (the callbacks' own calls are recorded as they make them)."""
+        if not self.runtime.trim_notifications_due():
+            return 0
         if self.log is not None:
             self.log.call({"call": "deliver_trim_notifications"})
         return self.runtime.deliver_trim_notifications()

@@ -24,8 +24,9 @@ from wddmsim.scenarios.fit import check_capture, check_fits, check_setup
 from wddmsim.scenarios.model import Model
 from wddmsim.scenarios.record import CallLog, TracedRuntime
 from wddmsim.scenarios.result import Check
+from wddmsim.scenarios.timeline_run import Timeline
 from wddmsim.scenarios.traffic import event_digest, traffic
-from wddmsim.scenarios.verify import Retired, verify, verify_retiring
+from wddmsim.scenarios.verify import verify_retiring
 from wddmsim.scenarios.workload import frames, live_counts
 from wddmsim.system import Adapter, build_adapter
 
@@ -127,7 +128,7 @@ def run_scenario(
     runtime = TracedRuntime(adapter.runtime, log)
     model = Model()
     w = config.workload
-    total = w.processes * (w.frames + 2)
+    total = w.processes * (w.frames + 2) + sum(w.frames - e.frame + 1 for e in config.timeline if e.event == "start")
     done = 0
 
     def step(what: str) -> None:
@@ -151,8 +152,17 @@ def run_scenario(
         )
         for i, app in enumerate(apps)
     ]
-    retired = [Retired() for _ in apps]
     marks: list[int] = []
+    result = RunResult(config, adapter)
+
+    def exited(app: App, checks: list[Check]) -> None:
+        result.checks.extend(checks)
+        stats = ProcessStats(
+            app.index, len(app.created), sum(spec.size for spec in app.created), app.frames_done, app.gpu.submissions
+        )
+        result.processes.append(stats)
+
+    timeline = Timeline(config, runtime, model, adapter, apps, plans, exited)
 
     def mark() -> None:
         marks.append(log.seq if log is not None else 0)
@@ -163,28 +173,25 @@ def run_scenario(
         mark()
         if w.power != "none" and frame == w.frames // 2:
             runtime.power_transition(w.power)  # decision 0045
-        for app, plan, gone in zip(apps, plans, retired, strict=True):
-            app.frame(frame, next(plan))
+        timeline.at(frame)
+        for app, plan in zip(apps, plans, strict=True):
+            if not app.alive:
+                continue
+            chosen = next(plan)
+            app.arrive(frame)  # decision 0180: a capture's allocations come and go with their frames, paused or not
+            if not app.paused:
+                app.frame(frame, chosen)
             for r in app.leaving(frame):  # decision 0182: read back before pfnDeallocateCb
-                verify_retiring(app, r, gone)
+                verify_retiring(app, r)
                 app.retire(r)
+            timeline.deliver()
             step(f"frame {frame + 1}/{w.frames}")
     mark()
-    result = RunResult(config, adapter)
-    for app, gone in zip(apps, retired, strict=True):
-        result.checks += verify(app, gone)
-        app.destroy()
-        app.process.close()  # the process exits: what it still holds (contexts, queues, fences, VAs) goes
-        result.processes.append(
-            ProcessStats(
-                app.index,
-                len(app.created),
-                sum(spec.size for spec in app.created),
-                app.frames_done,
-                app.gpu.submissions,
-            )
-        )
-        step(f"process {app.index}: verified")
+    for app in apps:
+        if app.alive:
+            timeline.exit(app)
+            step(f"process {app.index}: verified")
+    result.processes.sort(key=lambda p: p.index)
     leaks = adapter.footprint().leaks(start)
     result.checks.append(
         Check(

@@ -12,8 +12,6 @@ unverified.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from wddmsim.core.pointer import ByteArray
@@ -73,16 +71,6 @@ def _unreadable(app: App, r: Resource) -> Check:
     )
 
 
-@dataclass(slots=True)
-class Retired:
-    """What the read-backs before mid-run destructions found, for the process's summary check."""
-
-    count: int = 0
-    good: int = 0
-    """Bytes that matched."""
-    failed: list[Check] = field(default_factory=list)
-
-
 def _check(app: App, r: Resource) -> Check | None:
     """None when ``r`` holds what the model says; else the failed check."""
     read = _read_resource(app, r)
@@ -98,8 +86,10 @@ def _check(app: App, r: Resource) -> Check | None:
     )
 
 
-def verify_retiring(app: App, r: Resource, retired: Retired) -> None:
-    """Read ``r`` back before the application destroys it mid-run (its bytes go with it)."""
+def verify_retiring(app: App, r: Resource) -> None:
+    """Read ``r`` back before the application destroys it mid-run (its bytes go with it); the process's summary
+    check counts it (``app.retired``)."""
+    retired = app.retired
     retired.count += 1
     failed = _check(app, r)
     if failed is None:
@@ -108,10 +98,10 @@ def verify_retiring(app: App, r: Resource, retired: Retired) -> None:
         retired.failed.append(failed)
 
 
-def verify(app: App, retired: Retired | None = None) -> list[Check]:
-    """The checks of one process: one per resource that differs, one summary; and what the app reported.
-    ``retired``: what was verified before mid-run destructions (counted in the summary)."""
-    before = retired or Retired()
+def verify(app: App) -> list[Check]:
+    """The checks of one process: one per resource that differs, one summary; and what the app reported (and
+    what was verified before mid-run destructions, counted in the summary)."""
+    before = app.retired
     checks = [Check(p.step, p.operation, False, p.detail) for p in app.problems] + before.failed
     targets = [r for r in app.resources if r.held] + [r for r in app.resources if not r.held] + [app.staging]
     if app.pool is not None:

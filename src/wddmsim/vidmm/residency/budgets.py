@@ -67,6 +67,8 @@ class Budgets:
         """VidMm's own process (the system device's): outside the sharing."""
         self.pending: dict[Process, int] = {}
         """Trim notifications to deliver: process -> ``D3DDDI_TRIMRESIDENCYSET_FLAGS`` bits (TrimToBudget)."""
+        self.asked: set[Process] = set()
+        """Processes the OS asked to trim (delivered even when within their budget)."""
         self._next_registration = 1
 
     def capacity(self, group: D3DKMT_MEMORY_SEGMENT_GROUP) -> int:
@@ -151,7 +153,7 @@ class Budgets:
                     )
                 )
                 if used > budget:
-                    self.pending[p] = TRIM_TO_BUDGET
+                    self.pending.setdefault(p, TRIM_TO_BUDGET)
 
     def usage_changed(self) -> None:
         """A residency list grew or shrank: under the shared model the shares move with it."""
@@ -173,23 +175,27 @@ class Budgets:
         registered = process.trim_callbacks.get(handle) if isinstance(handle, int) else None
         if registered is None or not isinstance(handle, int):
             raise bad("Handle", handle, "is not a trim-notification registration of this process")
-        if registered[0] is not callback:
+        if registered[0] != callback:  # equal, not identical: a bound method is a new object at each access
             raise bad("Callback", callback, "is not the callback registered with this handle")
         del process.trim_callbacks[handle]
 
     def notify(self, process: Process, flags: int) -> None:
-        """Queue a trim notification for ``process`` (delivered by :meth:`deliver`)."""
+        """Queue a trim notification for ``process`` (delivered by :meth:`deliver`), asked for by the OS."""
         self.pending[process] = self.pending.get(process, 0) | flags
+        self.asked.add(process)
 
     def deliver(self) -> list[tuple[Process, D3DKMT_TRIMNOTIFICATION, list[tuple[Callable[..., None], object]]]]:
         """The notifications due, each with the callbacks to call: the caller (the runtime, outside every
         VidMm call) calls them.  ``NumBytesToTrim`` is how far the process is over its budget now."""
         due, self.pending = self.pending, {}
+        asked, self.asked = self.asked, set()
         out = []
         for process, bits_ in due.items():
             if process.handle not in self.objects.processes:
                 continue  # exited before delivery
             over = max(0, self.trim_need(process))
+            if not over and process not in asked:
+                continue  # queued when a change left it over its budget; another change put it back within
             flags = D3DDDI_TRIMRESIDENCYSET_FLAGS.from_value(bits_)
             callbacks = list(process.trim_callbacks.values())
             self.events.emit(

@@ -1,0 +1,149 @@
+"""Budgets that move, and the trim notifications that follow them (issue 23, decision 0169): imposed budgets,
+the shared model under pressure, focus, ``D3DKMTRegisterTrimNotification``; bad input refused, nothing changed."""
+
+from __future__ import annotations
+
+import pytest
+
+from wddmsim.ddi.residency import (
+    D3DDDI_TRIMRESIDENCYSET_FLAGS,
+    D3DKMT_MEMORY_SEGMENT_GROUP,
+    D3DKMT_QUERYVIDEOMEMORYINFO,
+    D3DKMT_REGISTERTRIMNOTIFICATION,
+    D3DKMT_TRIMNOTIFICATION,
+    D3DKMT_UNREGISTERTRIMNOTIFICATION,
+)
+from wddmsim.ddi.status import DdiError
+from wddmsim.vidmm.events import (
+    ProcessLifetime,
+    VidMmProcessBudgetChange,
+    VidMmProcessPriorityChange,
+    VidMmTrimNotification,
+)
+
+from .desk import Desk, KiB
+
+LOCAL = D3DKMT_MEMORY_SEGMENT_GROUP.D3DKMT_MEMORY_SEGMENT_GROUP_LOCAL
+
+
+def query(desk: Desk, process: object = None) -> tuple[int, int]:
+    info = D3DKMT_QUERYVIDEOMEMORYINFO(MemorySegmentGroup=LOCAL)
+    (process or desk.process).query_video_memory_info(info)  # type: ignore[attr-defined]
+    return info.Budget, info.CurrentUsage
+
+
+def capacity(desk: Desk) -> int:
+    return desk.vidmm.residency.budgets.capacity(LOCAL)
+
+
+def test_an_imposed_budget_is_reported_logged_and_released() -> None:
+    desk = Desk()
+    runtime = desk.adapter.runtime
+    runtime.impose_budget(desk.process, LOCAL, 256 * KiB)
+    assert query(desk)[0] == 256 * KiB
+    runtime.impose_budget(desk.process, LOCAL, None)
+    assert query(desk)[0] == capacity(desk)
+    changes = desk.adapter.events.of_type(VidMmProcessBudgetChange)
+    assert [(c.budget, c.previous, c.cause) for c in changes] == [
+        (256 * KiB, capacity(desk), "imposed"),
+        (capacity(desk), 256 * KiB, "released"),
+    ]
+    assert all(c.process == int(desk.process.handle) and c.group == 0 for c in changes)
+
+
+def test_a_trim_notification_reaches_the_registered_callback_with_the_bytes_over_budget() -> None:
+    desk = Desk()
+    got: list[D3DKMT_TRIMNOTIFICATION] = []
+    args = D3DKMT_REGISTERTRIMNOTIFICATION(hDevice=desk.device.handle, Callback=got.append, Context="mine")
+    desk.process.register_trim_notification(args)
+    assert args.Handle
+    buffer = desk.buffer(512 * KiB, usage=0)
+    desk.resident(buffer)
+    desk.adapter.runtime.impose_budget(desk.process, LOCAL, 128 * KiB)  # over it: a TrimToBudget is queued
+    assert got == []  # delivered between calls, never inside one
+    assert desk.adapter.runtime.deliver_trim_notifications() == 1
+    assert len(got) == 1 and got[0].Context == "mine" and got[0].Flags.TrimToBudget
+    assert got[0].NumBytesToTrim == 512 * KiB - 128 * KiB
+    event = desk.adapter.events.of_type(VidMmTrimNotification)[-1]
+    assert (event.bytes_to_trim, event.delivered, event.flags) == (384 * KiB, 1, 4)
+    desk.adapter.runtime.request_trim(desk.process, D3DDDI_TRIMRESIDENCYSET_FLAGS(PeriodicTrim=True))
+    assert desk.adapter.runtime.deliver_trim_notifications() == 1 and got[-1].Flags.PeriodicTrim
+    desk.process.unregister_trim_notification(
+        D3DKMT_UNREGISTERTRIMNOTIFICATION(Handle=args.Handle, Callback=got.append)
+    )
+    desk.adapter.runtime.request_trim(desk.process, D3DDDI_TRIMRESIDENCYSET_FLAGS(TrimToBudget=True))
+    assert desk.adapter.runtime.deliver_trim_notifications() == 0 and len(got) == 2
+    assert desk.adapter.events.of_type(VidMmTrimNotification)[-1].delivered == 0
+    desk.check()
+
+
+def test_under_the_shared_model_a_newcomer_in_the_foreground_takes_its_share() -> None:
+    desk = Desk(budgets="shared")
+    whole = capacity(desk)
+    first = desk.buffer(whole // 2 // (64 * KiB) * (64 * KiB), usage=0)
+    desk.resident(first)
+    assert query(desk)[0] == whole  # alone: no pressure, nothing imposed
+    other, device, queue = desk.other()
+    desk.adapter.runtime.set_focus(other, True)
+    second = desk.buffer(whole // 2 // (64 * KiB) * (64 * KiB) + 256 * KiB, usage=0, device=device)
+    desk.resident(second, device=device, queue=queue)  # past the capacity: pressure, the shares are imposed
+    mine, used = query(desk)
+    theirs, their_use = query(desk, other)
+    # Water-filled by weight 4 : 8 (the foreground doubles): the newcomer's demand is under its share, so it is
+    # met, and the first process gets what is left; the level is that over 4, the newcomer's budget 8 times it.
+    assert mine == whole - their_use and theirs == 2 * mine
+    assert used > mine
+    causes = {c.cause for c in desk.adapter.events.of_type(VidMmProcessBudgetChange)}
+    assert causes == {"usage"}
+    assert desk.vidmm.residency.budgets.pending  # the first process is over its budget: a notification is due
+    focus = desk.adapter.events.of_type(VidMmProcessPriorityChange)
+    assert [(f.process, f.foreground) for f in focus] == [(int(other.handle), True)]
+    other.close()
+    assert query(desk)[0] == whole  # the newcomer exited: no pressure any more
+    lifetimes = [(e.process, e.action) for e in desk.adapter.events.of_type(ProcessLifetime)]
+    assert lifetimes[-1] == (int(other.handle), "exit")
+    assert desk.adapter.runtime.deliver_trim_notifications() == 0  # back within its budget: nothing to say
+    assert not desk.adapter.events.of_type(VidMmTrimNotification)
+    desk.check()
+
+
+@pytest.mark.parametrize(
+    ("call", "argument"),
+    [
+        (lambda d: d.adapter.runtime.impose_budget(d.process, LOCAL, 1 << 62), "Budget"),
+        (lambda d: d.adapter.runtime.impose_budget(d.process, 7, 0), "MemorySegmentGroup"),
+        (lambda d: d.adapter.runtime.impose_budget("nobody", LOCAL, 0), "hProcess"),
+        (lambda d: d.adapter.runtime.set_scheduling_priority_class(d.process, 9), "Priority"),
+        (lambda d: d.adapter.runtime.request_trim(d.process, 4), "Flags"),
+        (
+            lambda d: d.adapter.runtime.request_trim(d.process, D3DDDI_TRIMRESIDENCYSET_FLAGS(Reserved=1)),
+            "Flags",
+        ),
+        (
+            lambda d: d.process.register_trim_notification(
+                D3DKMT_REGISTERTRIMNOTIFICATION(hDevice=d.device.handle, Callback=None)
+            ),
+            "Callback",
+        ),
+        (
+            lambda d: d.process.register_trim_notification(
+                D3DKMT_REGISTERTRIMNOTIFICATION(hDevice=12345, Callback=print)
+            ),
+            "hDevice",
+        ),
+        (
+            lambda d: d.process.unregister_trim_notification(
+                D3DKMT_UNREGISTERTRIMNOTIFICATION(Handle=99, Callback=print)
+            ),
+            "Handle",
+        ),
+    ],
+    ids=["budget-too-big", "group", "process", "priority", "flags-type", "reserved", "callback", "device", "handle"],
+)
+def test_bad_pressure_calls_are_refused_naming_the_argument_and_change_nothing(call, argument: str) -> None:  # type: ignore[no-untyped-def]
+    desk = Desk()
+    before = (query(desk), len(desk.adapter.events), dict(desk.process.process.trim_callbacks))
+    with pytest.raises(DdiError) as error:
+        call(desk)
+    assert argument in str(error.value)
+    assert (query(desk), len(desk.adapter.events), dict(desk.process.process.trim_callbacks)) == before
