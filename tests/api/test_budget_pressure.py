@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.residency import (
     D3DDDI_TRIMRESIDENCYSET_FLAGS,
     D3DKMT_MEMORY_SEGMENT_GROUP,
@@ -127,7 +128,7 @@ def test_under_the_shared_model_a_newcomer_in_the_foreground_takes_its_share() -
         ),
         (
             lambda d: d.process.register_trim_notification(
-                D3DKMT_REGISTERTRIMNOTIFICATION(hDevice=12345, Callback=print)
+                D3DKMT_REGISTERTRIMNOTIFICATION(hDevice=HANDLE(12345), Callback=print)
             ),
             "hDevice",
         ),

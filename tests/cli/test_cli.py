@@ -153,7 +153,7 @@ def test_bad_settings_exit_2_naming_the_key_the_value_and_the_rule(args: list[st
 
 
 def test_a_failed_verification_exits_1(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from wddmsim.scenarios import runner
+    from wddmsim.scenarios import timeline_run as runner
     from wddmsim.scenarios.app import App
     from wddmsim.scenarios.result import Check
     from wddmsim.scenarios.verify import verify

@@ -146,7 +146,7 @@ def test_variations_verify(changes: dict[str, object]) -> None:
 
 
 def test_a_wrong_expectation_fails_the_run_and_names_the_allocation(monkeypatch: pytest.MonkeyPatch) -> None:
-    from wddmsim.scenarios import runner
+    from wddmsim.scenarios import timeline_run as runner
     from wddmsim.scenarios.app import App
     from wddmsim.scenarios.result import Check
     from wddmsim.scenarios.verify import verify
