@@ -148,3 +148,53 @@ def test_bad_pressure_calls_are_refused_naming_the_argument_and_change_nothing(c
         call(desk)
     assert argument in str(error.value)
     assert (query(desk), len(desk.adapter.events), dict(desk.process.process.trim_callbacks)) == before
+
+
+def test_a_residency_list_that_can_never_fit_its_segments_is_refused_at_make_resident() -> None:
+    """Decision 0172: CPU-visible buffers can live only in the 2 MiB BAR segment or the 4 MiB aperture; a list
+    asking for more than those 6 MiB is refused when asked (E_OUTOFMEMORY, no count changed), never admitted to
+    stop the device's next submission."""
+    from wddmsim.ddi.residency import D3DDDI_MAKERESIDENT, D3DDDI_MAKERESIDENT_FLAGS
+    from wddmsim.ddi.status import HRESULT
+
+    desk = Desk()
+    first = [desk.buffer(1024 * KiB) for _ in range(5)]  # 5 MiB of the 6
+    for h in first:
+        assert desk.resident(h) in (HRESULT.S_OK, HRESULT.E_PENDING)
+    extra = desk.buffer(1536 * KiB)  # 6.5 MiB in all: no room for it anywhere, whatever is evicted
+    args = D3DDDI_MAKERESIDENT(
+        hPagingQueue=desk.queue,
+        NumAllocations=1,
+        AllocationList=(extra,),
+        Flags=D3DDDI_MAKERESIDENT_FLAGS(CantTrimFurther=True),
+    )
+    assert desk.device.make_resident(args) == HRESULT.E_OUTOFMEMORY
+    assert desk.a(extra).residency_count == 0
+    assert [desk.a(h).residency_count for h in first] == [1] * 5
+    desk.evict(first[0])
+    assert desk.resident(extra) in (HRESULT.S_OK, HRESULT.E_PENDING)  # room once the list shrank
+    desk.check()
+
+
+@pytest.mark.parametrize("imposed", [False, True], ids=["no-budget", "over-budget"])
+def test_an_over_budget_process_is_evicted_before_one_within_its_budget(imposed: bool) -> None:
+    """Decision 0173: two processes hold equal buffers in the local segment; lru alone takes the older one (the
+    first process's); with the second process over its (imposed) budget, the second's goes instead."""
+    desk = Desk(policy="lru")
+    desk.crowd(desk.cpu_segment)
+    desk.crowd(desk.aperture_segment)  # no free room anywhere: the newcomer must take some
+    size = (desk.vidmm.spaces.get(desk.local_segment).size // 3) // (64 * KiB) * (64 * KiB)
+    polite = desk.buffer(size, usage=0)
+    desk.resident(polite)  # first: least recently used, lru's victim
+    other, device, queue = desk.other()
+    greedy = desk.buffer(size, usage=0, device=device)
+    desk.resident(greedy, device=device, queue=queue)
+    filler = desk.buffer(size, usage=0)
+    desk.resident(filler)
+    if imposed:
+        desk.adapter.runtime.impose_budget(other, LOCAL, 0)  # the other process is now over its budget
+    desk.resident(desk.buffer(size, usage=0))
+    victim = greedy if imposed else polite
+    kept = polite if imposed else greedy
+    assert desk.where(victim) != desk.local_segment and desk.where(kept) == desk.local_segment
+    desk.check()

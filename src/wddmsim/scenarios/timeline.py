@@ -17,7 +17,8 @@ Events:
 - ``budget`` (``process``, ``local`` and/or ``non_local``: a size, or ``"released"``): the OS sets the process's
   budget outright, or gives it back to the model.
 - ``start`` (``bytes``, optional ``client``, ``foreground``): another process starts; it creates ``bytes`` of
-  resources and uses all of them every frame.  It takes the next process index.
+  resources (the workload's kinds and sizes) and uses them frame by frame as the workload's access pattern and
+  working set say.  It takes the next process index.
 - ``exit`` (``process``): the process verifies what it holds and exits.
 - ``trim`` (``process``, optional; ``flags``: ``trim-to-budget`` or ``periodic``): the OS asks the process (every
   process when none is named) to trim -- the callback registered with ``D3DKMTRegisterTrimNotification``.

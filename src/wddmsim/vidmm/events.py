@@ -145,8 +145,8 @@ class VidMmMakeResident(Event):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class VidMmEvict(Event):
     """An allocation leaving a segment (ETW ``VidMmEvict``): ``cause`` is ``evict``, ``pressure``, ``trim``,
-    ``offer``, ``destroy``, ``reset``, ``power`` (out of a range a power transition purges) or ``lock`` (to make a
-    lock succeed, or a range taken from a lock)."""
+    ``offer``, ``destroy``, ``reset``, ``power`` (out of a range a power transition purges), ``lock`` (to make a
+    lock succeed, or a range taken from a lock) or ``compact`` (its device's list packed anew: decision 0172)."""
 
     NAME: ClassVar[str] = "VidMmEvict"
     allocation: int

@@ -34,6 +34,8 @@ class MoveCause(Enum):
     """Out of a range a power transition purges (decision 0045)."""
     LOCK = "lock"
     """To make a CPU lock succeed, or a range taken from a lock."""
+    COMPACT = "compact"
+    """Its device's residency list is packed anew so that all of it fits before a context runs (decision 0172)."""
 
 
 class Destination(Enum):

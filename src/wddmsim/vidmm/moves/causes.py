@@ -28,6 +28,7 @@ def demotes(cause: MoveCause) -> bool:
             | MoveCause.RESET
             | MoveCause.POWER
             | MoveCause.LOCK
+            | MoveCause.COMPACT
         ):
             return False
         case _:
@@ -47,6 +48,7 @@ def unswizzles(cause: MoveCause) -> bool:
             | MoveCause.DESTROY
             | MoveCause.RESET
             | MoveCause.POWER
+            | MoveCause.COMPACT
         ):
             return False
         case _:

@@ -82,6 +82,7 @@ RULES: dict[MoveCause, str] = {
     MoveCause.RESET: "an adapter reset lost the memory segments",
     MoveCause.POWER: "a power transition purges its range",
     MoveCause.LOCK: "a CPU lock needs its range, or it leaves for the lock",
+    MoveCause.COMPACT: "its device's residency list is packed anew so that all of it fits",
 }
 """Why an allocation leaves when no eviction policy chose it: the rule of its cause (decision 0140)."""
 
@@ -131,6 +132,9 @@ class Placer:
         self.moved = False
         """Whether the request in progress built any paging operation."""
         self._entering: set[HANDLE] = set()
+        self.over_budget: Callable[[VidMmAllocation], bool] = lambda a: False
+        """Whether ``a``'s process is over its budget: room that may take what residency lists hold is taken from
+        those first (decision 0173; the budgets set it)."""
         self.short: VidMmAllocation | None = None
         """The first allocation :meth:`unplaceable` found no room for (None: it found room for all)."""
 
@@ -195,6 +199,14 @@ class Placer:
         def allocate(hole: int | None) -> int | None:
             return space.allocate(size, owner, alignment=alignment, from_end=from_end, at=hole)
 
+        if victims is anyone:  # processes over their budget pay first (decision 0173)
+            over = [v for v in candidates if v.residency_count and self.over_budget(v)]
+            if over:
+                free = space.ranges.free_bytes
+                offset = make_room(space, request, over, self.policy, free_bytes=free, allocate=allocate, evict=evict)
+                if offset is not None:
+                    return offset
+                candidates = [v for v in candidates if v.placement is not None and v.placement.segment_id == space.id]
         free = space.ranges.free_bytes
         return make_room(space, request, candidates, self.policy, free_bytes=free, allocate=allocate, evict=evict)
 
@@ -304,6 +316,24 @@ class Placer:
             self.paging.wait(self.paging.flush())
             self.mm.free_pages(a.backing)
             a.backing = None
+
+    def segments_for(self, a: VidMmAllocation) -> set[int]:
+        """The ids of the segments ``a`` may be placed in."""
+        return {s.id for s in self._candidates(a)}
+
+    def overflow(self, needed: list[VidMmAllocation]) -> int:
+        """Bytes by which ``needed`` -- a residency list that must be resident at once -- exceeds the segments it
+        may use, whatever is evicted (decision 0172): for each set of segments some member may use, the members
+        confined to that set must fit its bytes.  A necessary condition only (fragmentation is the placement's
+        to solve, by repacking the list); ``short`` names a member of the worst set."""
+        sets = {frozenset(self.segments_for(a)) for a in needed}
+        worst = 0
+        for allowed in sets:
+            confined = [a for a in needed if self.segments_for(a) <= allowed]
+            over = sum(a.size for a in confined) - sum(self.segments.get(i).size for i in allowed)
+            if over > worst:
+                worst, self.short = over, max(confined, key=lambda a: a.size)
+        return worst
 
     def unplaceable(self, wanted: list[VidMmAllocation]) -> int:
         """Bytes of ``wanted`` that no segment could hold even with every allocation it may evict gone: the

@@ -32,7 +32,7 @@ from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.paging.stream import PagingStream
 from wddmsim.vidmm.residency.budgets import Budgets
 from wddmsim.vidmm.residency.checks import bad, reserved
-from wddmsim.vidmm.residency.placement import Placer
+from wddmsim.vidmm.residency.placement import Placer, in_use
 from wddmsim.vidmm.residency.servicing import PagingService
 from wddmsim.vidmm.residency.waits import Waits
 from wddmsim.vidmm.residency.worker import PagingRequest
@@ -83,6 +83,13 @@ class Requests:
             over = self.budgets.over_budget(device, wanted, hard=True)
         if over > 0:
             return self._refuse(args, device, over, "over budget")
+        unplaced = self.placement.unplaceable(wanted) or self.placement.overflow(self._needed(device, wanted))
+        if unplaced:
+            short = self.placement.short
+            if short is not None and args.Flags.CantTrimFurther:
+                # The caller cannot trim further: the refusal is final, so say what stood in the way (0158).
+                self.placement.no_room(short, {a.handle for a in wanted}, "MakeResident")
+            return self._refuse(args, device, unplaced, "segments full")
         if self.deferred:
             return self._admit(args, queue, wanted)
         self.placement.moved = False
@@ -107,6 +114,14 @@ class Requests:
         self._emit_make_resident(device, len(wanted), result, args.PagingFenceValue, 0)
         return result
 
+    def _needed(self, device: Device, wanted: list[VidMmAllocation]) -> list[VidMmAllocation]:
+        """What must be resident together before the device's contexts run once ``wanted`` joins its residency
+        list: ``wanted`` and what the list already holds (decision 0172).  A request that could never fit with
+        them is refused now (``E_OUTOFMEMORY``: the caller evicts and retries) rather than admitted to stop the
+        device's next submission."""
+        listed = {a.handle for a in wanted}
+        return wanted + [a for a in self.objects.allocations_of(device) if in_use(a) and a.handle not in listed]
+
     @staticmethod
     def _check_priorities(args: D3DDDI_MAKERESIDENT) -> None:
         """``PriorityList`` is NULL or one UINT priority per listed allocation (ignored by VidMm, but checked)."""
@@ -122,13 +137,6 @@ class Requests:
         """The deferred form (decision 0043): the counts are taken now; what must move is queued for the paging
         worker under the queue's next fence value (``E_PENDING``); ``S_OK`` with 0 if everything is in place."""
         device = queue.device
-        unplaced = self.placement.unplaceable(wanted)
-        if unplaced:
-            short = self.placement.short
-            if short is not None and args.Flags.CantTrimFurther:
-                # The caller cannot trim further: the refusal is final, so say what stood in the way (0158).
-                self.placement.no_room(short, {a.handle for a in wanted}, "MakeResident")
-            return self._refuse(args, device, unplaced, "segments full")
         for a in wanted:
             self.placement.use(a)
             if a.residency_count == 0:

@@ -123,8 +123,11 @@ class PagingService:
         protected = {a.handle for a in wanted}
         self.placement.moved = False
         for a in wanted:
-            if a.placement is None and not self.placement.place(a, protected, cause=MoveCause.PRESSURE):
-                why = self.placement.no_room(a, protected, "its residency list, before a context runs")
+            if a.placement is not None or self.placement.place(a, protected, cause=MoveCause.PRESSURE):
+                continue
+            failed = self._repack(wanted, a, protected)
+            if failed is not None:
+                why = self.placement.no_room(failed, protected, "its residency list, before a context runs")
                 raise DdiError(
                     NTSTATUS.STATUS_GRAPHICS_NO_VIDEO_MEMORY,
                     f"device {int(device.handle):#x}'s residency list ({sum(x.size for x in wanted):#x} bytes) "
@@ -135,6 +138,30 @@ class PagingService:
         fence = self.paging.flush()
         self.paging.wait(fence)
         return fence
+
+    def _repack(
+        self, wanted: list[VidMmAllocation], a: VidMmAllocation, protected: set[HANDLE]
+    ) -> VidMmAllocation | None:
+        """``a`` found no range although the list may fit: its own placed members scatter the segments ``a`` may
+        use, or took the room only ``a`` can use.  They leave those segments (to their backing stores:
+        ``compact``) and the list's unplaced part is placed again -- those with the fewest segments to go to
+        first, then the largest (decision 0172).  Returns the one left without a range (None: all placed)."""
+        segments = self.placement.segments_for(a)
+        movable = [
+            x
+            for x in wanted
+            if x.placement is not None and x.placement.segment_id in segments and x.pin_count == 0 and x.lock is None
+        ]
+        if not movable:
+            return a
+        for x in movable:
+            self.placement.leave(x, cause=MoveCause.COMPACT)
+        unplaced = [x for x in wanted if x.placement is None]
+        unplaced.sort(key=lambda x: (len(self.placement.segments_for(x)), -x.size))
+        for x in unplaced:
+            if not self.placement.place(x, protected, cause=MoveCause.PRESSURE):
+                return x
+        return None
 
     def cancel_requests(self, device: Device) -> int:
         """The device is being destroyed: requests its queues admitted that the worker has not serviced are
