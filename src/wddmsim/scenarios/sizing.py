@@ -16,7 +16,15 @@ from typing import Any, Final
 
 from wddmsim.core.errors import ConfigurationError
 from wddmsim.core.units import GiB, KiB, MiB, align_up, format_size
-from wddmsim.scenarios.config import MODEL_LIMIT, VRAM_MINIMUM, ScenarioConfig, apply_overrides, from_dict, read_adapter
+from wddmsim.scenarios.config import (
+    MODEL_LIMIT,
+    VRAM_LIMIT,
+    VRAM_MINIMUM,
+    ScenarioConfig,
+    apply_overrides,
+    from_dict,
+    read_adapter,
+)
 
 UNIT: Final = 64 * KiB
 """Segment sizes are whole 64 KiB units."""
@@ -51,7 +59,7 @@ def _share(size: int, vram: int, base_vram: int) -> int:
 def _scaled(base: ScenarioConfig, vram: int) -> dict[str, Any]:
     """The settings of ``base`` scaled to ``vram`` bytes of local memory."""
     a = base.adapter
-    workload = int(_oversubscription(base) * vram)
+    workload = base.workload_bytes if base.capture is not None else int(_oversubscription(base) * vram)
     return {
         "adapter.cpu_visible": _share(a.cpu_visible, vram, a.vram),
         "adapter.aperture": _share(a.aperture, vram, a.vram),
@@ -69,7 +77,10 @@ def _oversubscription(base: ScenarioConfig) -> float:
 
 
 def vram_range(base: ScenarioConfig) -> tuple[int, int]:
-    """The smallest and the largest local memory ``base`` runs and verifies on, scaled (decision 0048)."""
+    """The smallest and the largest local memory ``base`` runs and verifies on, scaled (decision 0048); a capture's
+    bytes do not grow with local memory (decision 0180)."""
+    if base.capture is not None:
+        return _floor(base), VRAM_LIMIT
     high = MODEL_LIMIT * 1000 // round(_oversubscription(base) * 1000) // UNIT * UNIT
     while int(_oversubscription(base) * high) > MODEL_LIMIT:
         high -= UNIT
