@@ -1,5 +1,5 @@
 """The command line: ``wddmsim run | replay | inspect | disasm | vm-decode | bench | check-driver | include-dir |
-reproduce | sweep | plot``.  Thin: parse, render.
+reproduce | sweep | plot | import``.  Thin: parse, render.
 
 Scenarios live in :mod:`wddmsim.scenarios`, views and the files of ``--out`` in :mod:`wddmsim.viz`.
 """
@@ -174,6 +174,7 @@ def main() -> None:
       wddmsim check-driver LIB.so          the conformance run of your driver's paging buffers
       wddmsim sweep --grid policy=lru,arc --seeds 5 --out sweep/    a grid of runs in parallel, one table
       wddmsim plot sweep/                  a sweep's figures (PNG, SVG) and its report.html
+      wddmsim import gpgmm CAPTURE.json -o app.toml    a real application's allocations as a scenario
 
     Each command has its own --help with examples.
     """
@@ -438,8 +439,9 @@ def run(
 ) -> None:
     """Run a workload scenario and verify every byte it wrote.
 
-    SCENARIO is a built-in name (default, stress, uploads, tiles -- see --list), a TOML file, or one of the
-    demonstrations `tour` (every paging operation driven directly) and `residency`.  Without it, the built-in
+    SCENARIO is a built-in name (default, stress, uploads, tiles, focus-loss, newcomer, careless -- see --list),
+    a TOML file, or one of the demonstrations `tour` (every paging operation driven directly) and `residency`.
+    Without it, the built-in
     default: several processes run a frame loop over textures and buffers whose total exceeds local memory --
     residency, locks, GPU work through VAs, eviction, the aperture -- then every byte is read back and compared
     with a reference model.  Options override the scenario's settings.
@@ -904,6 +906,53 @@ def _number(value: str, option: str, *, bits: int = 64) -> int:
 
 def _address(_ctx: click.Context, _param: click.Parameter, value: str) -> int:
     return _number(value, "VA")
+
+
+@main.group("import", context_settings=CONTEXT)
+def import_group() -> None:
+    """Turn a captured allocation trace of a real application into a scenario (wddmsim run FILE replays it)."""
+
+
+@import_group.command("gpgmm", context_settings=CONTEXT)
+@click.argument("file", type=_Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("-o", "--out", required=True, type=_Path(dir_okay=False, path_type=Path), help="The scenario file.")
+@click.option(
+    "--frames",
+    type=click.IntRange(1, 100_000),
+    default=12,
+    show_default=True,
+    help="Frames the capture's time span is cut into.",
+)
+@click.option("--name", help="The scenario's name (default: gpgmm-FILE).")
+def import_gpgmm(file: Path, out: Path, frames: int, name: str | None) -> None:
+    """A GPGMM capture (Chrome trace-event JSON) as a scenario: its heaps become the allocations, created and
+    destroyed in the frames their lifetimes fall in.  Captured: sizes, segment groups, CPU visibility, residency
+    at creation, lifetimes.  Modelled: which live heaps each frame uses, uploads, GPU work, the adapter (see
+    docs/capture.md).  A malformed capture is refused naming its line, column and the rule (exit 2).
+
+    \b
+    Examples:
+      wddmsim import gpgmm trace.json -o app.toml && wddmsim run app.toml
+      wddmsim import gpgmm trace.json -o app.toml --frames 48
+    """
+    from wddmsim.scenarios.capture import gpgmm, scenario
+    from wddmsim.scenarios.config import from_dict
+
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        _fail(ConfigurationError("FILE", str(file), f"cannot be read as UTF-8 text: {error}"))
+    try:
+        capture = gpgmm.parse(text, file.name)
+        doc = scenario.document(capture, frames=frames, name=name)
+        from_dict(doc)  # what wddmsim run will read back, checked now
+    except ConfigurationError as error:
+        _fail(error)
+    try:
+        out.write_text(scenario.to_toml(doc), encoding="utf-8")
+    except OSError as error:
+        _fail(ConfigurationError("--out", str(out), f"cannot be written: {error.strerror}"))
+    click.echo(f"wrote {out}: {doc['description']}")
 
 
 @main.command("vm-decode", context_settings=CONTEXT)

@@ -22,7 +22,7 @@ from wddmsim.vidmm.events import (
     VidMmTrimNotification,
 )
 
-from .desk import Desk, KiB
+from .desk import APERTURE_ONLY, CPU, Desk, KiB
 
 LOCAL = D3DKMT_MEMORY_SEGMENT_GROUP.D3DKMT_MEMORY_SEGMENT_GROUP_LOCAL
 
@@ -173,4 +173,33 @@ def test_a_residency_list_that_can_never_fit_its_segments_is_refused_at_make_res
     assert [desk.a(h).residency_count for h in first] == [1] * 5
     desk.evict(first[0])
     assert desk.resident(extra) in (HRESULT.S_OK, HRESULT.E_PENDING)  # room once the list shrank
+    desk.check()
+
+
+@pytest.mark.parametrize("imposed", [False, True], ids=["no-budget", "over-budget"])
+def test_an_over_budget_process_is_evicted_before_one_within_its_budget(imposed: bool) -> None:
+    """Decision 0173: two other processes hold equal buffers in the local segment; lru alone takes the older one
+    (the polite process's); with the greedy process over its (imposed) budget, the greedy one's goes instead."""
+    desk = Desk(policy="lru")
+    desk.crowd(desk.cpu_segment)
+    _, hog_device, hog_queue = desk.other()
+    aperture = desk.vidmm.spaces.get(desk.aperture_segment).size
+    for _ in range(4):  # no free room anywhere: the newcomer must take some from the local segment
+        hog = desk.buffer(aperture // 4, usage=CPU | APERTURE_ONLY, device=hog_device)
+        desk.resident(hog, device=hog_device, queue=hog_queue)
+    size = (desk.vidmm.spaces.get(desk.local_segment).size // 3) // (64 * KiB) * (64 * KiB)
+    _, polite_device, polite_queue = desk.other()
+    greedy_process, greedy_device, greedy_queue = desk.other()
+    polite = desk.buffer(size, usage=0, device=polite_device)
+    desk.resident(polite, device=polite_device, queue=polite_queue)  # first: the least recently used
+    greedy = desk.buffer(size, usage=0, device=greedy_device)
+    desk.resident(greedy, device=greedy_device, queue=greedy_queue)
+    filler = desk.buffer(size, usage=0, device=polite_device)
+    desk.resident(filler, device=polite_device, queue=polite_queue)
+    if imposed:
+        desk.adapter.runtime.impose_budget(greedy_process, LOCAL, 0)  # now over its budget
+    desk.resident(desk.buffer(size, usage=0))
+    victim = greedy if imposed else polite
+    kept = polite if imposed else greedy
+    assert desk.where(victim) != desk.local_segment and desk.where(kept) == desk.local_segment
     desk.check()

@@ -27,7 +27,7 @@ CPU-visible segment (tests/vidmm/test_paging_process_room.py)."""
 
 def run(scenario: str, size: str, frames: int) -> Result:
     args = ["run", scenario, "--vram", size]
-    if scenario in WORKLOADS:
+    if scenario in WORKLOADS and not catalog.load(scenario).timeline:  # a timeline needs its own frames
         args += ["--frames", str(frames)]
     return CliRunner().invoke(main, args)
 

@@ -15,6 +15,7 @@ from wddmsim.scenarios.replay import read_trace, replay
 from wddmsim.scenarios.runner import RunResult, run_scenario
 from wddmsim.vidmm.events import (
     ProcessLifetime,
+    SegmentRange,
     VidMmEvict,
     VidMmPageIn,
     VidMmProcessBudgetChange,
@@ -69,13 +70,42 @@ def test_a_newcomer_shrinks_the_budget_of_the_first_process_until_it_exits() -> 
     assert result.processes[1].frames == 8  # frames 4 to 11
 
 
-def test_the_careless_scenario_verifies_both_processes() -> None:
-    result = run("careless")
-    assert len(result.processes) == 2 and result.verified
-    notices = result.adapter.events.of_type(VidMmTrimNotification)
-    assert {e.delivered for e in notices} <= {0, 1}
-    careless = [e for e in notices if e.delivered == 0]
-    assert careless, "the OS's trim reached the careless process, which never registered"
+def _paged(result: RunResult, process: int | None = None) -> int:
+    """Bytes paged in (transfers and aperture maps, not first-touch fills) and out to system memory."""
+    owner = {r.allocation: r.process for r in result.adapter.events.of_type(SegmentRange) if r.allocation}
+    total = 0
+    for e in result.adapter.events:
+        mine = process is None or owner.get(getattr(e, "allocation", 0)) == process
+        if (isinstance(e, VidMmPageIn) and e.how != "fill" and mine) or (
+            isinstance(e, VidMmEvict) and e.destination == "system" and mine
+        ):
+            total += e.size
+    return total
+
+
+def test_under_the_same_pressure_the_library_pages_less_than_a_careless_game() -> None:
+    library = run("newcomer", **{"workload.client": "residency-library"})
+    careless = run("newcomer", **{"workload.client": "careless"})
+    assert _paged(library) < _paged(careless) * 0.8, (_paged(library), _paged(careless))
+    game = next(e.process for e in library.adapter.events.of_type(ProcessLifetime))
+    careless_game = next(e.process for e in careless.adapter.events.of_type(ProcessLifetime))
+    assert _paged(library, game) < _paged(careless, careless_game)
+
+
+def test_a_careless_neighbour_costs_the_well_behaved_process(tmp_path: Path) -> None:
+    careless = run("careless")
+    assert len(careless.processes) == 2 and careless.verified
+    notices = careless.adapter.events.of_type(VidMmTrimNotification)
+    assert [e for e in notices if e.delivered == 0], "the OS's trim reached the careless process, unregistered"
+    polite_toml = tmp_path / "polite.toml"
+    polite_toml.write_text(
+        catalog.builtin_text("careless").replace('client = "careless"', 'client = "residency-library"')
+    )
+    polite = run_scenario(catalog.load(str(polite_toml)))
+    assert polite.verified
+    first = next(e.process for e in careless.adapter.events.of_type(ProcessLifetime))
+    first_polite = next(e.process for e in polite.adapter.events.of_type(ProcessLifetime))
+    assert _paged(careless, first) > _paged(polite, first_polite), "the same process pages more beside a careless one"
 
 
 def test_a_timeline_run_replays_with_the_same_events(tmp_path: Path) -> None:
@@ -92,11 +122,14 @@ def test_the_timeline_reads_back_from_its_document() -> None:
     config = catalog.load("newcomer")
     doc = config.to_dict()
     assert doc["timeline"] == [
-        {"frame": 4, "event": "start", "bytes": 32 << 20, "foreground": True},
+        {"frame": 4, "event": "start", "share": 0.5, "client": "residency-library", "foreground": True},
         {"frame": 12, "event": "exit", "process": 1},
     ]
     assert from_dict(doc) == config
     assert "timeline" not in catalog.load("default").to_dict()
+    assert config.timeline[0].bytes == 32 << 20
+    bigger = catalog.load("newcomer", {"adapter.vram": "128MiB"})
+    assert bigger.timeline[0].bytes == 64 << 20, "a share scales with local memory"
 
 
 BASE = {"workload": {"processes": 1, "frames": 8}}
@@ -112,6 +145,10 @@ BASE = {"workload": {"processes": 1, "frames": 8}}
         ({"frame": 1, "event": "budget", "process": 0}, "timeline[0].local", "sets local, non_local or both"),
         ({"frame": 1, "event": "budget", "process": 0, "local": "lots"}, "timeline[0].local", "a size"),
         ({"frame": 1, "event": "start", "bytes": "1MiB", "client": "polite"}, "timeline[0].client", "one of"),
+        ({"frame": 1, "event": "start"}, "timeline[0].bytes", "bytes or share"),
+        ({"frame": 1, "event": "start", "bytes": "1MiB", "share": 0.5}, "timeline[0].bytes", "bytes or share"),
+        ({"frame": 1, "event": "start", "share": 20}, "timeline[0].share", "(0, 16]"),
+        ({"frame": 1, "event": "start", "bytes": 100}, "timeline[0].bytes", "at least 4 KiB"),
         ({"frame": 1, "event": "sleep", "kind": "nap"}, "timeline[0].kind", "standby"),
         ({"frame": 1, "event": "trim", "flags": "all"}, "timeline[0].flags", "trim-to-budget"),
         ({"frame": 1, "event": "exit", "process": 0, "bytes": 1}, "timeline[0].bytes", "not a key of a exit"),

@@ -8,6 +8,9 @@ What it models:
   readback buffer (verification), and optionally a tiled resource: a reserved VA range whose 64 KiB tiles
   ``UpdateGpuVirtualAddress`` maps onto a tile pool.  Some CPU-visible resources may stay locked for the whole
   run (persistently mapped buffers).
+- **A capture** (``[capture]``, decision 0180) -- no generated resources: each captured allocation is created at
+  the start of its first frame (and made resident if the application's heap was) and, read back first, destroyed
+  after its last (decision 0182).
 - **A frame** -- ``MakeResident`` of the working set's newcomers, then a wait for the paging fence; CPU uploads
   through locks (``pfnLock2Cb`` on WDDM 2.x, ``pfnLockCb`` on WDDM 1.x) -- in place for CPU-visible resources,
   through the staging buffer and a GPU copy for the others; on WDDM 2.x a tile remap and GPU copies and fills,
@@ -20,7 +23,7 @@ What it models:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 import numpy as np
@@ -57,7 +60,8 @@ from wddmsim.scenarios.held import Resource
 from wddmsim.scenarios.model import GpuCopy, GpuFill, GpuOp, Model, Ref, Tile, TileState
 from wddmsim.scenarios.patterns import pattern
 from wddmsim.scenarios.record import TracedDevice, TracedProcess, TracedRuntime
-from wddmsim.scenarios.workload import Placement, ResourceSpec, resources
+from wddmsim.scenarios.result import Check
+from wddmsim.scenarios.workload import CapturedSpec, Placement, ResourceSpec, captured, resources
 
 GRANULE: Final = 256
 """Offsets and sizes of uploads and GPU operations are multiples of this (smaller than a page, on purpose)."""
@@ -65,6 +69,16 @@ MAX_UPLOAD: Final = 128 * KiB
 MAX_GPU_OP: Final = 128 * KiB
 READBACK: Final = 1 * MiB
 UpdateType = D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION_TYPE
+
+
+@dataclass(slots=True)
+class Retired:
+    """What the read-backs before mid-run destructions found, for the process's summary check (decision 0182)."""
+
+    count: int = 0
+    good: int = 0
+    """Bytes that matched."""
+    failed: list[Check] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -113,7 +127,16 @@ class App:
         self.queue = args.hPagingQueue
         self.gpu: VaGpu | ListGpu = VaGpu(self.device, self.queue) if self.wddm2 else ListGpu(self.device)
         """The GPU path: by VA on WDDM 2.x, by allocation and patch-location lists on WDDM 1.x."""
-        self.resources = [self._create(spec) for spec in resources(config, index, self.rng, umd, capabilities)]
+        self.captured: list[CapturedSpec] = [] if config.capture is None else captured(config, index)
+        """A capture's allocations: created at their first frame, destroyed after their last (decision 0180)."""
+        own = config.capture is not None and index < config.workload.processes  # not a timeline's newcomer
+        specs = [] if own else resources(config, index, self.rng, umd, capabilities)
+        self.resources = [self._create(spec) for spec in specs]
+        """The resources alive now, in creation order (the indices of a frame's working set)."""
+        self.created: list[ResourceSpec] = list(specs)
+        """Every resource of the workload the process created (a capture's come and go)."""
+        self.retired = Retired()
+        """What the read-backs before mid-run destructions found (decision 0182)."""
         self.pool: Resource | None = None
         self.tiled = ""
         self.sync = HANDLE(0)
@@ -165,6 +188,38 @@ class App:
                 r.held = False
         handles = tuple(r.handle for r in self._all())
         self.device.deallocate(D3DDDICB_DEALLOCATE(NumAllocations=len(handles), HandleList=handles))
+
+    def arrive(self, frame: int) -> None:
+        """A capture's allocations whose life starts at ``frame``: ``pfnAllocateCb``, a GPU VA, and ``MakeResident``
+        for those the application's heap creation made resident."""
+        for c in self.captured:
+            if c.first != frame:
+                continue
+            r = self._create(c.spec)
+            self.gpu.expose(r.name, r.handle, r.spec.size)
+            self.resources.append(r)
+            self.created.append(c.spec)
+            if c.resident and self.make_resident([r]):
+                r.last_use = frame
+
+    def leaving(self, frame: int) -> list[Resource]:
+        """A capture's allocations whose life ends with ``frame`` (those alive to the last frame stay to the end of
+        the run, verified with the rest)."""
+        if frame >= self.config.workload.frames - 1:
+            return []
+        ending = {c.spec.name for c in self.captured if c.last == frame}
+        return [r for r in self.resources if r.name in ending]
+
+    def retire(self, r: Resource) -> None:
+        """``pfnDeallocateCb`` of one resource mid-run (its VA goes with it); the model forgets it.  The caller has
+        read it back first (verification)."""
+        if r.held:
+            self._unlock(r)
+            r.held = False
+        self.device.deallocate(D3DDDICB_DEALLOCATE(NumAllocations=1, HandleList=(r.handle,)))
+        self.resources.remove(r)
+        self.gpu.forget(r.name)
+        self.model.forget(r.name)
 
     def _all(self) -> list[Resource]:
         return self.resources + [self.staging, self.readback] + ([self.pool] if self.pool is not None else [])

@@ -340,6 +340,61 @@ class ResearchSettings:
     )
 
 
+def _page_multiple(v: int) -> bool:
+    return 0 < v <= MODEL_LIMIT and v % (4 * KiB) == 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CapturedAllocation:
+    """``[[capture.resources]]``: one allocation of a captured application (a D3D12 heap), with its lifetime."""
+
+    name: str = setting(
+        "", Kind.STR, lambda v: bool(v) and not any(c.isspace() for c in v), "must be a name without spaces", "Name."
+    )
+    size: int = setting(
+        0, Kind.SIZE, _page_multiple, "must be a positive multiple of 4 KiB up to 2 GiB", "Bytes (whole pages)."
+    )
+    group: str = setting(
+        "local", Kind.STR, lambda v: v in ("local", "non-local"), "must be local or non-local", "Segment group."
+    )
+    kind: str = setting(
+        "gpu-only",
+        Kind.STR,
+        lambda v: v in ("gpu-only", "cpu-visible"),
+        "must be gpu-only or cpu-visible",
+        "Whether the CPU can see it.",
+    )
+    resident: bool = setting(True, Kind.BOOL, lambda v: True, "", "Made resident when it is created.")
+    process: int = setting(0, Kind.INT, lambda v: 0 <= v < 64, "must lie between 0 and 63", "The owning process.")
+    first_frame: int = setting(
+        0, Kind.INT, lambda v: 0 <= v < 100_000, "must lie between 0 and 99999", "The frame it is created in."
+    )
+    last_frame: int = setting(
+        0, Kind.INT, lambda v: 0 <= v < 100_000, "must lie between 0 and 99999", "The last frame it lives in."
+    )
+
+
+CAPTURED_REQUIRED: Final = ("name", "size", "first_frame", "last_frame")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CaptureSettings:
+    """``[capture]``: a real application's allocations replayed instead of generated ones (decision 0180)."""
+
+    source: str = setting("", Kind.STR, lambda v: bool(v), "must name the capture", "The capture file it came from.")
+    start_us: float = setting(
+        0.0, Kind.FLOAT, lambda v: v >= 0, "must be at least 0", "Capture time (us) where frame 0 starts."
+    )
+    end_us: float = setting(
+        0.0, Kind.FLOAT, lambda v: v >= 0, "must be at least 0", "Capture time (us) where the last frame ends."
+    )
+    resources: tuple[CapturedAllocation, ...] = field(default=(), metadata={"table_list": CapturedAllocation})
+
+    @property
+    def bytes(self) -> int:
+        return sum(r.size for r in self.resources)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ScenarioConfig:
     """One scenario: a name, a seed, an adapter and a workload."""
@@ -350,12 +405,16 @@ class ScenarioConfig:
     adapter: AdapterSettings = field(default_factory=AdapterSettings)
     workload: WorkloadSettings = field(default_factory=WorkloadSettings)
     research: ResearchSettings = field(default_factory=ResearchSettings)
+    capture: CaptureSettings | None = None
+    """A captured application's allocations, replayed instead of the generated resources."""
     timeline: tuple[TimelineEvent, ...] = ()
     """Pressure at chosen frames (:mod:`~wddmsim.scenarios.timeline`), in frame order."""
 
     @property
     def workload_bytes(self) -> int:
-        """Bytes of all processes' resources (before rounding to whole pages)."""
+        """Bytes of all processes' resources (before rounding to whole pages; a capture's own)."""
+        if self.capture is not None:
+            return self.capture.bytes
         return int(self.workload.oversubscription * self.adapter.vram)
 
     @property
@@ -429,6 +488,10 @@ class ScenarioConfig:
             # Documents written before there were driver packages (recorded traces, summaries) have no such key:
             # the default is left out, so they and these read back the same.
             del out["adapter"]["driver"]
+        if self.capture is None:
+            del out["capture"]  # newer than the summaries and traces already written: only there when given
+        else:
+            out["capture"]["resources"] = [dataclasses.asdict(r) for r in self.capture.resources]
         return out
 
     def with_changes(self, overrides: Mapping[str, object]) -> ScenarioConfig:
@@ -495,6 +558,9 @@ def _read(cls: type[Any], doc: Mapping[str, object], prefix: str) -> Any:
         if name not in doc:
             continue
         key = prefix + name
+        if "table_list" in f.metadata:  # an array of tables
+            values[name] = _read_tables(f.metadata["table_list"], doc[name], key)
+            continue
         if "kind" not in f.metadata:  # a nested table
             nested = f.default_factory if f.default_factory is not dataclasses.MISSING else None
             assert nested is not None
@@ -507,13 +573,28 @@ def _read(cls: type[Any], doc: Mapping[str, object], prefix: str) -> Any:
     return cls(**values)
 
 
+def _read_tables(cls: type[Any], doc: object, key: str) -> tuple[Any, ...]:
+    """An array of tables (``[[capture.resources]]``), each read and checked; its required keys must be given."""
+    if not isinstance(doc, (list, tuple)):
+        raise ConfigurationError(key, doc, "must be an array of tables")
+    out = []
+    for i, table in enumerate(doc):
+        prefix = f"{key}[{i}]."
+        if isinstance(table, Mapping):
+            missing = [k for k in CAPTURED_REQUIRED if k not in table]
+            if missing:
+                raise ConfigurationError(prefix + missing[0], None, "is required")
+        out.append(_read(cls, table, prefix))
+    return tuple(out)
+
+
 def read_adapter(doc: Mapping[str, object]) -> AdapterSettings:
     """``[adapter]`` settings read and checked one by one (not against each other)."""
     settings: AdapterSettings = _read(AdapterSettings, doc, "adapter.")
     return settings
 
 
-_TOP = ("name", "description", "seed", "adapter", "workload", "research", "timeline")
+_TOP = ("name", "description", "seed", "adapter", "workload", "research", "timeline", "capture")
 
 
 def from_dict(doc: Mapping[str, object], *, name: str | None = None) -> ScenarioConfig:
@@ -531,17 +612,19 @@ def from_dict(doc: Mapping[str, object], *, name: str | None = None) -> Scenario
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 1 << 63:
         raise ConfigurationError("seed", seed, "must be an integer between 0 and 2**63 - 1")
     workload: WorkloadSettings = _read(WorkloadSettings, doc.get("workload", {}), "workload.")  # type: ignore[arg-type]
+    adapter = _package_model(
+        _read(AdapterSettings, doc.get("adapter", {}), "adapter."),  # type: ignore[arg-type]
+        doc.get("adapter", {}),
+    )
     config = ScenarioConfig(
         name=title,
         description=description,
         seed=seed,
-        adapter=_package_model(
-            _read(AdapterSettings, doc.get("adapter", {}), "adapter."),  # type: ignore[arg-type]
-            doc.get("adapter", {}),
-        ),
+        adapter=adapter,
         workload=workload,
         research=_read(ResearchSettings, doc.get("research", {}), "research."),  # type: ignore[arg-type]
-        timeline=read_timeline(doc.get("timeline"), workload.frames, workload.processes, CLIENTS),
+        timeline=read_timeline(doc.get("timeline"), workload.frames, workload.processes, CLIENTS, adapter.vram),
+        capture=None if "capture" not in doc else _read(CaptureSettings, doc["capture"], "capture."),  # type: ignore[arg-type]
     )
     check(config)
     return config
@@ -587,6 +670,14 @@ def check(config: ScenarioConfig) -> None:
             f"the processes it starts and the workload's {format_size(config.workload_bytes)} exceed "
             f"{format_size(MODEL_LIMIT)}, the most the reference model holds in RAM",
         )
+    if config.capture is not None:
+        _check_capture(config.capture, w)
+    elif config.workload_bytes < w.processes * w.sizes.min:
+        raise ConfigurationError(
+            "workload.oversubscription",
+            w.oversubscription,
+            f"gives {format_size(config.workload_bytes)}: less than one {format_size(w.sizes.min)} allocation per process",
+        )
     if config.workload_bytes > MODEL_LIMIT:
         raise ConfigurationError(
             "workload.oversubscription",
@@ -594,12 +685,6 @@ def check(config: ScenarioConfig) -> None:
             f"{w.oversubscription} x {format_size(a.vram)} of resources exceeds {format_size(MODEL_LIMIT)}, the most "
             "the reference model holds in RAM (lower adapter.vram or workload.oversubscription; "
             "`wddmsim run tour --vram 80GiB` shows a large sparse GPU)",
-        )
-    if config.workload_bytes < w.processes * w.sizes.min:
-        raise ConfigurationError(
-            "workload.oversubscription",
-            w.oversubscription,
-            f"gives {format_size(config.workload_bytes)}: less than one {format_size(w.sizes.min)} allocation per process",
         )
     need = 2 * (config.workload_bytes + config.started_bytes) + 64 * MiB
     if a.system_memory < need:
@@ -637,6 +722,37 @@ def check(config: ScenarioConfig) -> None:
         raise ConfigurationError(
             "adapter.cpu_visible", a.cpu_visible, "must leave local memory the CPU cannot see (less than adapter.vram)"
         )
+
+
+def _check_capture(capture: CaptureSettings, w: WorkloadSettings) -> None:
+    """A capture's allocations against the workload: owners among its processes, lifetimes within its frames,
+    names unique, and no more bytes than the reference model holds."""
+    if not capture.resources:
+        raise ConfigurationError("capture.resources", [], "must list at least one allocation")
+    if capture.end_us < capture.start_us:
+        raise ConfigurationError(
+            "capture.end_us", capture.end_us, f"must not precede capture.start_us ({capture.start_us})"
+        )
+    if capture.bytes > MODEL_LIMIT:
+        raise ConfigurationError(
+            "capture.resources",
+            format_size(capture.bytes),
+            f"exceeds {format_size(MODEL_LIMIT)} in all, the most the reference model holds in RAM",
+        )
+    seen: dict[str, int] = {}
+    for i, r in enumerate(capture.resources):
+        key = f"capture.resources[{i}]."
+        if r.name in seen:
+            raise ConfigurationError(key + "name", r.name, f"is the name of capture.resources[{seen[r.name]}] too")
+        seen[r.name] = i
+        if r.process >= w.processes:
+            raise ConfigurationError(key + "process", r.process, f"must be below workload.processes ({w.processes})")
+        if r.last_frame < r.first_frame:
+            raise ConfigurationError(
+                key + "last_frame", r.last_frame, f"must not precede first_frame ({r.first_frame})"
+            )
+        if r.last_frame >= w.frames:
+            raise ConfigurationError(key + "last_frame", r.last_frame, f"must be below workload.frames ({w.frames})")
 
 
 def _check_driver(config: ScenarioConfig) -> None:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from wddmsim.core.errors import ConfigurationError
 from wddmsim.core.units import format_size
 from wddmsim.scenarios.app import App
+from wddmsim.scenarios.config import ScenarioConfig
 from wddmsim.scenarios.held import Resource
 from wddmsim.system import Adapter
 
@@ -28,6 +29,24 @@ def check_fits(adapter: Adapter, apps: Sequence[App]) -> None:
             room = _room(adapter, allocation.usable_set)
             if allocation.size > max(room.values()):
                 raise _too_large(app, r, allocation.size, room)
+
+
+def check_capture(adapter: Adapter, config: ScenarioConfig) -> None:
+    """Raise :class:`ConfigurationError` for a captured allocation larger than every segment of the adapter: it
+    could never be made resident (decision 0181).  Checked before the first frame, before any is created."""
+    if config.capture is None:
+        return
+    room = _room(adapter, ~0)
+    largest = max(room.values())
+    for i, r in enumerate(config.capture.resources):
+        if r.size > largest:
+            segments = ", ".join(f"segment {s}: {format_size(n)}" for s, n in sorted(room.items(), key=lambda i: -i[1]))
+            raise ConfigurationError(
+                f"capture.resources[{i}].size",
+                format_size(r.size).replace(" ", ""),
+                f"{r.name} is larger than every segment of the adapter ({segments}), so it could never be made "
+                "resident: raise adapter.vram or adapter.aperture",
+            )
 
 
 def check_setup(adapter: Adapter, apps: Sequence[App]) -> None:

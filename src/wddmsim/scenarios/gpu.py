@@ -43,6 +43,10 @@ class GpuPath(Protocol):
         """Run ``ops`` in order on the GPU and return once they completed."""
         ...
 
+    def forget(self, view: str) -> None:
+        """The resource behind ``view`` was destroyed (its VA went with it)."""
+        ...
+
 
 @final
 class VaGpu:
@@ -66,6 +70,9 @@ class VaGpu:
         if self.device.map_gpu_va(args) == HRESULT.E_PENDING:
             self.device.wait_for_paging_fence(self.queue, args.PagingFenceValue)
         self.bases[view] = args.VirtualAddress
+
+    def forget(self, view: str) -> None:
+        del self.bases[view]
 
     def reserve(self, view: str, size: int) -> int:
         """``ReserveGpuVirtualAddress``: a range for a tiled resource (no access until tiles are mapped)."""
@@ -104,6 +111,9 @@ class ListGpu:
 
     def expose(self, view: str, hAllocation: HANDLE, size: int) -> None:
         self.handles[view] = hAllocation
+
+    def forget(self, view: str) -> None:
+        del self.handles[view]
 
     def run(self, ops: Sequence[GpuOp]) -> None:
         if not ops:

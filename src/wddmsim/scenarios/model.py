@@ -90,6 +90,10 @@ class Model:
     def create(self, name: str, size: int) -> None:
         self.bytes[name] = np.zeros(size, dtype=np.uint8)
 
+    def forget(self, name: str) -> None:
+        """Resource ``name`` was destroyed: no view may name it again."""
+        del self.bytes[name]
+
     def create_tiled(self, name: str, tiles: int) -> None:
         """A reserved VA range of ``tiles`` tiles, none accessible yet."""
         self.tiles[name] = [Tile(TileState.NO_ACCESS)] * tiles

@@ -20,13 +20,14 @@ from wddmsim.core.errors import ConfigurationError
 from wddmsim.core.units import format_size
 from wddmsim.scenarios.app import App
 from wddmsim.scenarios.config import PolicyWrap, ScenarioConfig
-from wddmsim.scenarios.fit import check_fits, check_setup
+from wddmsim.scenarios.fit import check_capture, check_fits, check_setup
 from wddmsim.scenarios.model import Model
 from wddmsim.scenarios.record import CallLog, TracedRuntime
 from wddmsim.scenarios.result import Check
 from wddmsim.scenarios.timeline_run import Timeline
 from wddmsim.scenarios.traffic import event_digest, traffic
-from wddmsim.scenarios.workload import frames
+from wddmsim.scenarios.verify import verify_retiring
+from wddmsim.scenarios.workload import frames, live_counts
 from wddmsim.system import Adapter, build_adapter
 
 Progress = Callable[[int, int, str], None]
@@ -142,8 +143,14 @@ def run_scenario(
         step(f"process {i}: setup")
     check_fits(adapter, apps)  # decisions 0166, 0168: before any frame, never GPU work on a non-resident buffer
     check_setup(adapter, apps)
+    check_capture(adapter, config)
     plans = [
-        frames(config, len(app.resources), np.random.default_rng([config.seed, i, 1])) for i, app in enumerate(apps)
+        frames(
+            config,
+            len(app.resources) if config.capture is None else live_counts(config, i),
+            np.random.default_rng([config.seed, i, 1]),
+        )
+        for i, app in enumerate(apps)
     ]
     marks: list[int] = []
     result = RunResult(config, adapter)
@@ -151,7 +158,7 @@ def run_scenario(
     def exited(app: App, checks: list[Check]) -> None:
         result.checks.extend(checks)
         stats = ProcessStats(
-            app.index, len(app.resources), sum(r.spec.size for r in app.resources), app.frames_done, app.gpu.submissions
+            app.index, len(app.created), sum(spec.size for spec in app.created), app.frames_done, app.gpu.submissions
         )
         result.processes.append(stats)
 
@@ -171,8 +178,12 @@ def run_scenario(
             if not app.alive:
                 continue
             chosen = next(plan)
+            app.arrive(frame)  # decision 0180: a capture's allocations come and go with their frames, paused or not
             if not app.paused:
                 app.frame(frame, chosen)
+            for r in app.leaving(frame):  # decision 0182: read back before pfnDeallocateCb
+                verify_retiring(app, r)
+                app.retire(r)
             timeline.deliver()
             step(f"frame {frame + 1}/{w.frames}")
     mark()

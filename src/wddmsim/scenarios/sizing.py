@@ -16,7 +16,15 @@ from typing import Any, Final
 
 from wddmsim.core.errors import ConfigurationError
 from wddmsim.core.units import GiB, KiB, MiB, align_up, format_size
-from wddmsim.scenarios.config import MODEL_LIMIT, VRAM_MINIMUM, ScenarioConfig, apply_overrides, from_dict, read_adapter
+from wddmsim.scenarios.config import (
+    MODEL_LIMIT,
+    VRAM_LIMIT,
+    VRAM_MINIMUM,
+    ScenarioConfig,
+    apply_overrides,
+    from_dict,
+    read_adapter,
+)
 
 UNIT: Final = 64 * KiB
 """Segment sizes are whole 64 KiB units."""
@@ -51,7 +59,7 @@ def _share(size: int, vram: int, base_vram: int) -> int:
 def _scaled(base: ScenarioConfig, vram: int) -> dict[str, Any]:
     """The settings of ``base`` scaled to ``vram`` bytes of local memory."""
     a = base.adapter
-    workload = int(base.workload.oversubscription * vram)
+    workload = base.workload_bytes if base.capture is not None else int(_oversubscription(base) * vram)
     return {
         "adapter.cpu_visible": _share(a.cpu_visible, vram, a.vram),
         "adapter.aperture": _share(a.aperture, vram, a.vram),
@@ -59,15 +67,35 @@ def _scaled(base: ScenarioConfig, vram: int) -> dict[str, Any]:
     }
 
 
+def _oversubscription(base: ScenarioConfig) -> float:
+    """Bytes of every process's resources over local memory: the workload's and those of the processes its
+    timeline starts (a ``share`` scales with local memory; ``bytes`` do not, and count at the scenario's size)."""
+    started = sum(
+        e.share if e.share is not None else e.bytes / base.adapter.vram for e in base.timeline if e.event == "start"
+    )
+    return base.workload.oversubscription + started
+
+
 def vram_range(base: ScenarioConfig) -> tuple[int, int]:
-    """The smallest and the largest local memory ``base`` runs and verifies on, scaled (decision 0048)."""
-    high = MODEL_LIMIT * 1000 // round(base.workload.oversubscription * 1000) // UNIT * UNIT
-    while int(base.workload.oversubscription * high) > MODEL_LIMIT:
+    """The smallest and the largest local memory ``base`` runs and verifies on, scaled (decision 0048); a capture's
+    bytes do not grow with local memory (decision 0180)."""
+    if base.capture is not None:
+        return _floor(base), VRAM_LIMIT
+    high = MODEL_LIMIT * 1000 // round(_oversubscription(base) * 1000) // UNIT * UNIT
+    while int(_oversubscription(base) * high) > MODEL_LIMIT:
         high -= UNIT
     return min(_floor(base), high), high
 
 
-FLOORS: Final = {"default": 8 * MiB, "stress": 8 * MiB, "tiles": 8 * MiB, "uploads": 16 * MiB}
+FLOORS: Final = {
+    "default": 8 * MiB,
+    "stress": 8 * MiB,
+    "tiles": 8 * MiB,
+    "uploads": 16 * MiB,
+    "focus-loss": 8 * MiB,
+    "newcomer": 8 * MiB,
+    "careless": 8 * MiB,
+}
 """The smallest local memory each built-in scenario runs and verifies on, scaled: below it the per-process
 buffers every frame needs resident at once (staging, readback, tile pool, a working set of CPU-visible and
 aperture-only resources) outgrow the scaled BAR and aperture.  Measured with the scenario's own frame count by

@@ -16,8 +16,10 @@ Events:
 - ``priority`` (``process``, ``priority``): ``D3DKMTSetProcessSchedulingPriorityClass`` (0 IDLE ... 5 REALTIME).
 - ``budget`` (``process``, ``local`` and/or ``non_local``: a size, or ``"released"``): the OS sets the process's
   budget outright, or gives it back to the model.
-- ``start`` (``bytes``, optional ``client``, ``foreground``): another process starts; it creates ``bytes`` of
-  resources and uses all of them every frame.  It takes the next process index.
+- ``start`` (``bytes``, or ``share`` of local memory; optional ``client``, ``foreground``): another process starts;
+  it creates ``bytes`` (or ``share x adapter.vram``: it scales with ``--vram``) of
+  resources (the workload's kinds and sizes) and uses them frame by frame as the workload's access pattern and
+  working set say.  It takes the next process index.
 - ``exit`` (``process``): the process verifies what it holds and exits.
 - ``trim`` (``process``, optional; ``flags``: ``trim-to-budget`` or ``periodic``): the OS asks the process (every
   process when none is named) to trim -- the callback registered with ``D3DKMTRegisterTrimNotification``.
@@ -45,7 +47,7 @@ _KEYS: Final = {
     "focus": {"process", "foreground"},
     "priority": {"process", "priority"},
     "budget": {"process", "local", "non_local"},
-    "start": {"bytes", "client", "foreground"},
+    "start": {"bytes", "share", "client", "foreground"},
     "exit": {"process"},
     "trim": {"process", "flags"},
     "sleep": {"kind"},
@@ -54,7 +56,7 @@ _REQUIRED: Final = {
     "focus": {"process", "foreground"},
     "priority": {"process", "priority"},
     "budget": {"process"},
-    "start": {"bytes"},
+    "start": set(),
     "exit": {"process"},
     "trim": set(),
     "sleep": {"kind"},
@@ -74,6 +76,8 @@ class TimelineEvent:
     """``budget``: the local budget in bytes; None: unchanged; -1: released (back to the model)."""
     non_local: int | None = None
     bytes: int = 0
+    share: float | None = None
+    """``start``: the newcomer's bytes as a share of local memory (``bytes`` is then that share of it)."""
     client: str = ""
     """``start``: the newcomer's residency client ("": the workload's)."""
     flags: str = "trim-to-budget"
@@ -89,6 +93,8 @@ class TimelineEvent:
                     continue
                 value = RELEASED if value < 0 else value
             if key == "process" and value is None:
+                continue
+            if (key == "share" and value is None) or (key == "bytes" and self.share is not None):
                 continue
             if key == "client" and not value:
                 continue
@@ -116,7 +122,7 @@ def _size(key: str, value: object, *, released: bool) -> int:
     raise ConfigurationError(key, value, f"must be a size such as 64MiB or 0{extra}")
 
 
-def _entry(index: int, doc: object, frames: int, clients: Sequence[str]) -> TimelineEvent:
+def _entry(index: int, doc: object, frames: int, clients: Sequence[str], vram: int) -> TimelineEvent:
     at = f"timeline[{index}]"
     if not isinstance(doc, Mapping):
         raise ConfigurationError(at, doc, "must be a table")
@@ -146,10 +152,22 @@ def _entry(index: int, doc: object, frames: int, clients: Sequence[str]) -> Time
             values[key] = _size(f"{at}.{key}", doc[key], released=True)
     if event == "budget" and "local" not in doc and "non_local" not in doc:
         raise ConfigurationError(f"{at}.local", None, "a budget event sets local, non_local or both")
+    if event == "start" and ("bytes" in doc) == ("share" in doc):
+        raise ConfigurationError(f"{at}.bytes", doc.get("bytes"), "a start event gives bytes or share, one of them")
+    if "share" in doc:
+        share = doc["share"]
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 16:
+            raise ConfigurationError(f"{at}.share", share, "must be a number in (0, 16]: bytes / local memory")
+        values["share"] = float(share)
+        values["bytes"] = int(share * vram)
     if "bytes" in doc:
         values["bytes"] = _size(f"{at}.bytes", doc["bytes"], released=False)
-        if values["bytes"] < 4096:
-            raise ConfigurationError(f"{at}.bytes", doc["bytes"], "must be at least 4 KiB")
+    if event == "start" and values["bytes"] < 4096:
+        raise ConfigurationError(
+            f"{at}.{'share' if 'share' in doc else 'bytes'}",
+            doc.get("share", doc.get("bytes")),
+            "must give at least 4 KiB",
+        )
     if "client" in doc:
         if doc["client"] not in clients:
             raise ConfigurationError(f"{at}.client", doc["client"], f"must be one of {', '.join(clients)}")
@@ -165,14 +183,16 @@ def _entry(index: int, doc: object, frames: int, clients: Sequence[str]) -> Time
     return TimelineEvent(**values)
 
 
-def read_timeline(doc: object, frames: int, processes: int, clients: Sequence[str]) -> tuple[TimelineEvent, ...]:
+def read_timeline(
+    doc: object, frames: int, processes: int, clients: Sequence[str], vram: int
+) -> tuple[TimelineEvent, ...]:
     """The ``[[timeline]]`` array, checked entry by entry and as a whole (a process named must exist then: one
     of the workload's, or one a ``start`` event before it began, and not exited)."""
     if doc is None:
         return ()
     if not isinstance(doc, list):
         raise ConfigurationError("timeline", doc, "must be an array of tables ([[timeline]])")
-    events = [_entry(i, entry, frames, clients) for i, entry in enumerate(doc)]
+    events = [_entry(i, entry, frames, clients, vram) for i, entry in enumerate(doc)]
     order = sorted(range(len(events)), key=lambda i: events[i].frame)  # stable: same-frame entries keep their order
     alive = set(range(processes))
     count = processes

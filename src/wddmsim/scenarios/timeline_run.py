@@ -94,15 +94,13 @@ class Timeline:
                 self.runtime.power_transition(e.kind)
 
     def _start(self, e: TimelineEvent) -> None:
-        """A newcomer: ``bytes`` of resources, all of them used every frame (a sliding window as wide as them)."""
+        """A newcomer: ``bytes`` of resources, used frame by frame as the workload's access pattern says."""
         index = len(self.apps)
         w = self.config.workload
         workload = dataclasses.replace(
             w,
             processes=1,
             oversubscription=e.bytes / self.config.adapter.vram,
-            working_set=1.0,
-            access="sequential",
             persistent_locks=0,
             tiles=0,
         )

@@ -5,7 +5,9 @@ What it models: how an application checks its data -- CPU-visible resources thro
 ``pfnLockCb``, and the locks it held all along through their views first), the others by GPU work that copies
 them into a CPU-visible readback buffer, which is then read through a lock.  A tiled resource is also read
 through its tiled VA range, so the tile mappings themselves are checked (Zero tiles must read zero).  Each
-resource not in the process's residency set is made resident for the copy and evicted again.
+resource not in the process's residency set is made resident for the copy and evicted again.  A resource destroyed
+mid-run (a capture's, decision 0182) is read back the same way just before its ``pfnDeallocateCb``, so nothing goes
+unverified.
 """
 
 from __future__ import annotations
@@ -69,39 +71,56 @@ def _unreadable(app: App, r: Resource) -> Check:
     )
 
 
+def _check(app: App, r: Resource) -> Check | None:
+    """None when ``r`` holds what the model says; else the failed check."""
+    read = _read_resource(app, r)
+    if read is None:
+        return _unreadable(app, r)
+    data, expected, how = read
+    problem = compare(data, expected)
+    if problem is None:
+        return None
+    where = "held lock" if r.held else how
+    return Check(
+        f"process {app.index}: {r.name} ({r.spec.kind.name.lower()}, {r.spec.placement.value})", where, False, problem
+    )
+
+
+def verify_retiring(app: App, r: Resource) -> None:
+    """Read ``r`` back before the application destroys it mid-run (its bytes go with it); the process's summary
+    check counts it (``app.retired``)."""
+    retired = app.retired
+    retired.count += 1
+    failed = _check(app, r)
+    if failed is None:
+        retired.good += r.spec.size
+    else:
+        retired.failed.append(failed)
+
+
 def verify(app: App) -> list[Check]:
-    """The checks of one process: one per resource that differs, one summary; and what the app reported."""
-    checks = [Check(p.step, p.operation, False, p.detail) for p in app.problems]
+    """The checks of one process: one per resource that differs, one summary; and what the app reported (and
+    what was verified before mid-run destructions, counted in the summary)."""
+    before = app.retired
+    checks = [Check(p.step, p.operation, False, p.detail) for p in app.problems] + before.failed
     targets = [r for r in app.resources if r.held] + [r for r in app.resources if not r.held] + [app.staging]
     if app.pool is not None:
         targets.append(app.pool)
-    good = 0
+    good = before.good
     for r in targets:
-        read = _read_resource(app, r)
-        if read is None:
-            checks.append(_unreadable(app, r))
-            continue
-        data, expected, how = read
-        problem = compare(data, expected)
-        if problem is None:
+        failed = _check(app, r)
+        if failed is None:
             good += r.spec.size
-            continue
-        where = "held lock" if r.held else how
-        checks.append(
-            Check(
-                f"process {app.index}: {r.name} ({r.spec.kind.name.lower()}, {r.spec.placement.value})",
-                where,
-                False,
-                problem,
-            )
-        )
-    failed = sum(1 for c in checks if not c.ok)
+        else:
+            checks.append(failed)
+    failed_count = sum(1 for c in checks if not c.ok)
+    total = len(targets) + before.count
     checks.append(
         Check(
-            f"process {app.index}: {len(targets)} allocations, {good / 2**20:.1f} MiB match the reference model",
+            f"process {app.index}: {total} allocations, {good / 2**20:.1f} MiB match the reference model",
             "pfnLock2Cb + COPY" if app.wddm2 else "pfnLockCb + pfnRenderCb",
-            failed == 0,
-            f"{app.frames_done} frames; {len(targets) - failed} of {len(targets)} allocations verified",
+            failed_count == 0,
+            f"{app.frames_done} frames; {total - failed_count} of {total} allocations verified",
         )
     )
     if app.tiled:

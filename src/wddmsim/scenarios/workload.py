@@ -10,11 +10,15 @@ them alone (it would see their tiled layout).
 
 The access pattern says which resources a frame uses (its working set).  Everything is drawn from one seeded
 generator, in a fixed order, so a seed names a workload.
+
+A scenario with ``[capture]`` replaces the generated resources with a real application's allocations
+(:func:`captured`), each alive over its own frames; working sets are then drawn from those alive in each frame
+(decision 0180).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import Enum
 
@@ -123,24 +127,71 @@ def resources(
     return out
 
 
-def frames(config: ScenarioConfig, count: int, rng: np.random.Generator) -> Iterator[list[int]]:
-    """Per frame, the indices (into the process's resources) its working set uses, in use order."""
+@dataclass(frozen=True, slots=True)
+class CapturedSpec:
+    """A captured allocation of a process: what it is, and the frames it lives in."""
+
+    spec: ResourceSpec
+    first: int
+    last: int
+    resident: bool
+    """Made resident when it is created (a D3D12 heap is, unless created not resident)."""
+
+
+def captured(config: ScenarioConfig, process: int) -> list[CapturedSpec]:
+    """The allocations of ``[capture]`` process ``process`` owns, in capture order: each a buffer of its captured
+    size, CPU-visible or not, local or in the aperture (a non-local heap lives in system memory)."""
+    assert config.capture is not None
+    out: list[CapturedSpec] = []
+    for r in config.capture.resources:
+        if r.process != process:
+            continue
+        if r.group == "non-local":
+            placement = Placement.APERTURE
+        else:
+            placement = Placement.CPU_VISIBLE if r.kind == "cpu-visible" else Placement.LOCAL
+        usage = 0
+        if placement != Placement.LOCAL:
+            usage |= ResourceUsage.CPU_VISIBLE
+        if placement == Placement.APERTURE:
+            usage |= ResourceUsage.APERTURE_ONLY
+        desc = ResourceDesc(ResourceKind.BUFFER, size=r.size, usage=usage)
+        spec = ResourceSpec(r.name, ResourceKind.BUFFER, placement, desc, r.size)
+        out.append(CapturedSpec(spec, r.first_frame, r.last_frame, r.resident))
+    return out
+
+
+def live_counts(config: ScenarioConfig, process: int) -> Callable[[int], int]:
+    """How many of process ``process``'s captured allocations live in a frame (those created by then and not yet
+    destroyed: the process's resources during that frame, in creation order)."""
+    lives = [(c.first, c.last) for c in captured(config, process)]
+    return lambda frame: sum(1 for first, last in lives if first <= frame <= last)
+
+
+def frames(config: ScenarioConfig, count: int | Callable[[int], int], rng: np.random.Generator) -> Iterator[list[int]]:
+    """Per frame, the indices (into the process's resources) its working set uses, in use order; ``count``: how
+    many resources the process has (per frame, when they come and go: a capture)."""
+    w = config.workload
+    for frame in range(w.frames):
+        live = count if isinstance(count, int) else count(frame)
+        yield _working_set(config, frame, live, rng) if live else []
+
+
+def _working_set(config: ScenarioConfig, frame: int, count: int, rng: np.random.Generator) -> list[int]:
     w = config.workload
     k = max(1, min(count, round(w.working_set * count)))
     hot = max(1, count // 5)
-    for frame in range(w.frames):
-        match w.access:
-            case "sequential":  # a window sliding by half its width
-                start = (frame * max(1, k // 2)) % count
-                chosen = [(start + i) % count for i in range(k)]
-            case "streaming":  # disjoint windows, each resource once per pass
-                start = (frame * k) % count
-                chosen = [(start + i) % count for i in range(k)]
-            case "random":
-                chosen = [int(i) for i in rng.choice(count, size=k, replace=False)]
-            case _:  # hot-cold: the hot fifth every frame, the rest drawn from the cold ones
-                cold = list(range(hot, count))
-                extra = max(0, k - hot)
-                picked = [int(i) for i in rng.choice(cold, size=min(extra, len(cold)), replace=False)] if cold else []
-                chosen = list(range(min(hot, count))) + picked
-        yield chosen
+    match w.access:
+        case "sequential":  # a window sliding by half its width
+            start = (frame * max(1, k // 2)) % count
+            return [(start + i) % count for i in range(k)]
+        case "streaming":  # disjoint windows, each resource once per pass
+            start = (frame * k) % count
+            return [(start + i) % count for i in range(k)]
+        case "random":
+            return [int(i) for i in rng.choice(count, size=k, replace=False)]
+        case _:  # hot-cold: the hot fifth every frame, the rest drawn from the cold ones
+            cold = list(range(hot, count))
+            extra = max(0, k - hot)
+            picked = [int(i) for i in rng.choice(cold, size=min(extra, len(cold)), replace=False)] if cold else []
+            return list(range(min(hot, count))) + picked

@@ -67,6 +67,8 @@ class Budgets:
         """VidMm's own process (the system device's): outside the sharing."""
         self.pending: dict[Process, int] = {}
         """Trim notifications to deliver: process -> ``D3DDDI_TRIMRESIDENCYSET_FLAGS`` bits (TrimToBudget)."""
+        self.over: set[Process] = set()
+        """Processes over their budget in some group, as of the last rebalance (decision 0173)."""
         self.asked: set[Process] = set()
         """Processes the OS asked to trim (delivered even when within their budget)."""
         self._next_registration = 1
@@ -118,6 +120,7 @@ class Budgets:
         """Every process's budget per the model, each change an event; those left over their budget are queued a
         ``TrimToBudget`` notification."""
         processes = self._sharing()
+        self.over = set()
         for group in GROUPS:
             capacity = self.capacity(group)
             usage = [self.usage(p, group) for p in processes]
@@ -135,6 +138,8 @@ class Budgets:
             else:
                 wanted = [p.imposed.get(group, capacity) for p in processes]
             for p, used, budget in zip(processes, usage, wanted, strict=True):
+                if used > budget:
+                    self.over.add(p)
                 previous = p.budgets.get(group, capacity)
                 if budget == previous:
                     continue
@@ -153,9 +158,14 @@ class Budgets:
                     self.pending.setdefault(p, TRIM_TO_BUDGET)
 
     def usage_changed(self) -> None:
-        """A residency list grew or shrank: under the shared model the shares move with it."""
-        if self.model == "shared":
+        """A residency list grew or shrank: under the shared model the shares move with it (and with a budget
+        imposed, who is over it may change)."""
+        if self.model == "shared" or any(p.imposed for p in self._sharing()):
             self.rebalance("usage")
+
+    def is_over(self, a: VidMmAllocation) -> bool:
+        """``a``'s process is over its budget (decision 0173)."""
+        return a.device.process in self.over
 
     # --- trim notifications (D3DKMTRegisterTrimNotification) ---------------------------------------------------
 

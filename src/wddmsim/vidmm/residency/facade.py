@@ -127,6 +127,7 @@ class ResidencyManager:
         self.system_device = self.lifetimes.create_device(self.lifetimes.create_process())
         """The system device: owner of context allocations created with ``hDevice`` NULL."""
         self.budgets.exempt = self.system_device.process
+        self.placement.over_budget = self.budgets.is_over
         self.context_allocations = ContextAllocations(
             objects,
             self.placement,

@@ -132,6 +132,9 @@ class Placer:
         self.moved = False
         """Whether the request in progress built any paging operation."""
         self._entering: set[HANDLE] = set()
+        self.over_budget: Callable[[VidMmAllocation], bool] = lambda a: False
+        """Whether ``a``'s process is over its budget: room that may take what residency lists hold is taken from
+        those first (decision 0173; the budgets set it)."""
         self.short: VidMmAllocation | None = None
         """The first allocation :meth:`unplaceable` found no room for (None: it found room for all)."""
 
@@ -196,6 +199,14 @@ class Placer:
         def allocate(hole: int | None) -> int | None:
             return space.allocate(size, owner, alignment=alignment, from_end=from_end, at=hole)
 
+        if victims is anyone:  # processes over their budget pay first (decision 0173)
+            over = [v for v in candidates if v.residency_count and self.over_budget(v)]
+            if over:
+                free = space.ranges.free_bytes
+                offset = make_room(space, request, over, self.policy, free_bytes=free, allocate=allocate, evict=evict)
+                if offset is not None:
+                    return offset
+                candidates = [v for v in candidates if v.placement is not None and v.placement.segment_id == space.id]
         free = space.ranges.free_bytes
         return make_room(space, request, candidates, self.policy, free_bytes=free, allocate=allocate, evict=evict)
 

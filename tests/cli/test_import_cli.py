@@ -1,0 +1,88 @@
+"""``wddmsim import gpgmm FILE -o scenario.toml``, then ``wddmsim run scenario.toml`` (issue 23 part 4)."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from wddmsim.cli import main
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "gpgmm"
+DAWN = DATA / "dawn_end2end_queuewritebuffertests_manywritebuffer.json"
+DML = DATA / "directml_samples_directmlxsuperresolution.json"
+
+
+def test_the_dawn_capture_imports_and_runs_verified(tmp_path: Path) -> None:
+    out = tmp_path / "dawn.toml"
+    result = CliRunner().invoke(main, ["import", "gpgmm", str(DAWN), "-o", str(out), "--frames", "12"])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(f"wrote {out}: GPGMM capture {DAWN.name}: 4 heaps (16 MiB)")
+    doc = tomllib.loads(out.read_text())
+    assert "Captured: heap sizes" in doc["description"] and "Modelled: which live heaps" in doc["description"]
+    assert [r["last_frame"] for r in doc["capture"]["resources"]] == [11, 11, 11, 10]
+    run = CliRunner().invoke(main, ["run", str(out), "--out", str(tmp_path / "run")])
+    assert run.exit_code == 0, run.output
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["verified"] is True
+    assert summary["workload"]["allocations"] == 4 and summary["workload"]["bytes"] == 16 << 20
+    assert summary["config"]["capture"]["source"] == DAWN.name
+
+
+def test_the_directml_capture_imports_with_an_adapter_its_1_gib_heap_fits(tmp_path: Path) -> None:
+    out = tmp_path / "dml.toml"
+    result = CliRunner().invoke(main, ["import", "gpgmm", str(DML), "-o", str(out), "--name", "sr"])
+    assert result.exit_code == 0, result.output
+    doc = tomllib.loads(out.read_text())
+    assert doc["name"] == "sr" and doc["workload"] == {"processes": 1, "frames": 12}
+    assert doc["adapter"] == {"vram": "4GiB", "cpu_visible": "2GiB", "aperture": "32MiB"}
+    assert max(r["size"] for r in doc["capture"]["resources"]) == 1 << 30
+    # On a 64 MiB adapter the 1 GiB heap fits no segment: refused before anything runs.
+    small = CliRunner().invoke(main, ["run", str(out), "--vram", "64MiB"])
+    assert small.exit_code == 2
+    assert "error: capture.resources[6].size='1GiB': p0.heap6 is larger than every segment" in small.output
+
+
+def test_a_malformed_capture_is_refused_with_its_line_and_nothing_is_written(tmp_path: Path) -> None:
+    events = json.loads(DAWN.read_text())["traceEvents"]
+    snapshot = next(e for e in events if e["name"] == "Heap" and e["ph"] == "O")
+    del snapshot["args"]["snapshot"]["SizeInBytes"]
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"traceEvents": [\n' + ",\n".join(json.dumps(e) for e in events) + "\n]}\n")
+    out = tmp_path / "bad.toml"
+    result = CliRunner().invoke(main, ["import", "gpgmm", str(bad), "-o", str(out)])
+    assert result.exit_code == 2
+    line = events.index(snapshot) + 2
+    assert result.output == (
+        f"error: bad.json: line {line}, column 1 (event {line - 2}, Heap 'O'): "
+        "a Heap snapshot must give its size (SizeInBytes, or Size)\n"
+    )
+    assert not out.exists()
+
+
+def test_a_capture_that_is_not_text_is_refused_naming_file(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(b"\xff\xfe\x00")
+    result = CliRunner().invoke(main, ["import", "gpgmm", str(bad), "-o", str(tmp_path / "x.toml")])
+    assert result.exit_code == 2
+    assert result.output.startswith(f"error: FILE={str(bad)!r}: cannot be read as UTF-8 text")
+
+
+def test_an_imported_scenario_refuses_fewer_frames_than_its_lifetimes(tmp_path: Path) -> None:
+    out = tmp_path / "dawn.toml"
+    assert CliRunner().invoke(main, ["import", "gpgmm", str(DAWN), "-o", str(out)]).exit_code == 0
+    result = CliRunner().invoke(main, ["run", str(out), "--frames", "6"])
+    assert result.exit_code == 2
+    assert "error: capture.resources[0].last_frame=11: must be below workload.frames (6)" in result.output
+
+
+def test_an_imported_scenario_runs_on_a_larger_card_without_growing(tmp_path: Path) -> None:
+    """``--vram`` scales the BAR and the aperture; a capture's bytes stay its own (no oversubscription cap)."""
+    out = tmp_path / "dawn.toml"
+    assert CliRunner().invoke(main, ["import", "gpgmm", str(DAWN), "-o", str(out)]).exit_code == 0
+    result = CliRunner().invoke(main, ["run", str(out), "--vram", "4GiB", "--out", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["workload"]["local_memory"] == 4 << 30 and summary["workload"]["bytes"] == 16 << 20
