@@ -12,7 +12,7 @@ from wddmsim.system import Adapter
 from wddmsim.viz.eventlog import Record
 from wddmsim.viz.outputs import Outputs
 from wddmsim.viz.processes import FIGURES, PRESSURE_EVENTS, process_series, process_summary
-from wddmsim.viz.report import build_report
+from wddmsim.viz.report import MAX_MARKS, build_report
 from wddmsim.viz.svg import human
 from wddmsim.viz.trace import TRACKED, chrome_trace
 
@@ -193,9 +193,9 @@ def test_the_report_charts_usage_against_budget_per_process_with_the_pressure_ma
             chart = page[start : page.index("</div>", start)]
             concern = [r for r in pressure if r["event"] == "ProcessLifetime" or (
                 r.get("hProcess", pid) == pid and r.get("MemorySegmentGroup", group) == group)]  # fmt: skip
-            assert chart.count('class="mark"') == min(len(concern), 40)
+            assert chart.count('class="mark"') == min(len(concern), MAX_MARKS)
             assert "usage (residency lists)" in chart and "budget" in chart
-            for r in concern:
+            for r in concern[:MAX_MARKS]:
                 if r["event"] == "VidMmProcessBudgetChange":
                     assert f"budget {human(r['Budget'])} ({r['Cause']})" in chart
     assert page.count('class="process-chart"') == sum(len(g) for g in series.values())

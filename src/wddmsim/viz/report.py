@@ -321,7 +321,7 @@ def _snapshot_data(rows: Sequence[Record], replay: SegmentReplay) -> dict[str, A
     }
 
 
-MAX_MARKS = 40
+MAX_MARKS = 200
 """At most this many pressure events marked on one process's chart (the first ones)."""
 
 _ACCOUNT_LINES = (
@@ -553,4 +553,4 @@ def build_report(
     )
 
 
-__all__ = ["SNAPSHOTS", "build_report"]
+__all__ = ["MAX_MARKS", "SNAPSHOTS", "build_report"]
