@@ -78,6 +78,7 @@ def test_the_series_from_a_few_records_by_hand() -> None:
     summary = process_summary(series, [])
     assert summary["by_process"]["0x7"]["local"]["final"]["budget"] == 2 * MiB
     assert summary["by_process"]["0x7"]["local"]["peak"]["budget"] == 8 * MiB
+    assert summary["by_process"]["0x7"]["local"]["lowest_budget"] == 2 * MiB
     assert summary["by_process"]["0x7"]["non_local"]["changes"] == 4
     assert summary["pressure_events"] == {}
 

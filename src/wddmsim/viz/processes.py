@@ -146,13 +146,18 @@ def _peaks(rows: Sequence[Row]) -> dict[str, int]:
 
 
 def process_summary(series: Series, pressure: Sequence[Record]) -> dict[str, Any]:
-    """``summary.json``'s ``processes``: per process (``0x``-hex handle) and group, the final and peak figures
-    and how many rows the series has (the rows themselves are ``trace.json``'s counter tracks); then the
-    pressure events by name."""
+    """``summary.json``'s ``processes``: per process (``0x``-hex handle) and group, the final and peak figures,
+    the lowest budget it was given (where pressure shows), and how many rows the series has (the rows themselves
+    are ``trace.json``'s counter tracks); then the pressure events by name."""
     processes: dict[str, Any] = {}
     for process, groups in series.items():
         processes[f"{process:#x}"] = {
-            GROUP_NAMES[g]: {"final": rows[-1].figures(), "peak": _peaks(rows), "changes": len(rows)}
+            GROUP_NAMES[g]: {
+                "final": rows[-1].figures(),
+                "peak": _peaks(rows),
+                "lowest_budget": min(row.budget for row in rows),
+                "changes": len(rows),
+            }
             for g, rows in groups.items()
         }
     counts: dict[str, int] = {}
