@@ -203,3 +203,36 @@ def test_an_over_budget_process_is_evicted_before_one_within_its_budget(imposed:
     kept = polite if imposed else greedy
     assert desk.where(victim) != desk.local_segment and desk.where(kept) == desk.local_segment
     desk.check()
+
+
+def test_a_reservation_is_reported_and_floors_the_shared_budget() -> None:
+    """``D3DKMTChangeVideoMemoryReservation``: reported as ``CurrentReservation``; under pressure the process's
+    budget stays at least its reservation (decision 0169); more than ``AvailableForReservation`` is refused."""
+    from wddmsim.ddi.residency import D3DKMT_CHANGEVIDEOMEMORYRESERVATION
+
+    desk = Desk(budgets="shared")
+    whole = capacity(desk)
+    reserve = D3DKMT_CHANGEVIDEOMEMORYRESERVATION(MemorySegmentGroup=LOCAL, Reservation=whole // 2)
+    desk.process.change_video_memory_reservation(reserve)
+    info = D3DKMT_QUERYVIDEOMEMORYINFO(MemorySegmentGroup=LOCAL)
+    desk.process.query_video_memory_info(info)
+    assert (info.CurrentReservation, info.AvailableForReservation) == (whole // 2, whole // 2)
+    quarter = whole // 4 // (64 * KiB) * (64 * KiB)
+    for _ in range(2):
+        desk.resident(desk.buffer(quarter, usage=0))
+    other, device, queue = desk.other()
+    desk.adapter.runtime.set_focus(other, True)
+    for _ in range(3):
+        desk.resident(desk.buffer(quarter, usage=0, device=device), device=device, queue=queue)
+    mine, used = query(desk)
+    theirs, their_use = query(desk, other)
+    assert used + their_use > whole, "pressure"
+    # Water-filled 4 : 8, the level whole / 12: the newcomer gets 8/12 of it, this process 4/12 -- raised to its
+    # reservation, the half.
+    assert theirs == whole * 8 // 12 and mine == whole // 2, "the reservation is a floor"
+    with pytest.raises(DdiError) as error:
+        desk.process.change_video_memory_reservation(
+            D3DKMT_CHANGEVIDEOMEMORYRESERVATION(MemorySegmentGroup=LOCAL, Reservation=whole)
+        )
+    assert "Reservation" in str(error.value) and "AvailableForReservation" in str(error.value)
+    desk.check()

@@ -28,6 +28,7 @@ from wddmsim.ddi.residency import (
     D3DDDI_TRIMRESIDENCYSET_FLAGS,
     D3DDDIARG_TRIMRESIDENCYSET,
     D3DDDICB_EVICT,
+    D3DKMT_CHANGEVIDEOMEMORYRESERVATION,
     D3DKMT_MEMORY_SEGMENT_GROUP,
     D3DKMT_OFFERALLOCATIONS,
     D3DKMT_QUERYVIDEOMEMORYINFO,
@@ -259,6 +260,22 @@ class UserProcess:
         args.hProcess = self.handle
         self.vidmm.residency.query_video_memory_info(args)
         return HRESULT.S_OK
+
+    def change_video_memory_reservation(self, args: D3DKMT_CHANGEVIDEOMEMORYRESERVATION) -> NTSTATUS:
+        """``D3DKMTChangeVideoMemoryReservation`` (``hProcess`` NULL: this process): the memory of a segment group
+        this process cannot go without (DXGI's ``SetVideoMemoryReservation``)."""
+        self._alive()
+        _struct(args, D3DKMT_CHANGEVIDEOMEMORYRESERVATION)
+        if args.PhysicalAdapterIndex != 0:
+            raise _bad("PhysicalAdapterIndex", args.PhysicalAdapterIndex, "the adapter has one physical adapter (0)")
+        if args.hProcess not in (NULL, self.handle):
+            raise _bad("hProcess", args.hProcess, "a process may reserve only for itself")
+        try:
+            group = D3DKMT_MEMORY_SEGMENT_GROUP(args.MemorySegmentGroup)
+        except ValueError:
+            raise _bad("MemorySegmentGroup", args.MemorySegmentGroup, "must be LOCAL (0) or NON_LOCAL (1)") from None
+        self.vidmm.residency.budgets.reserve(self.process, group, args.Reservation)
+        return NTSTATUS.STATUS_SUCCESS
 
     def register_trim_notification(self, args: D3DKMT_REGISTERTRIMNOTIFICATION) -> NTSTATUS:
         """``D3DKMTRegisterTrimNotification``: ``Callback`` is called with ``Context`` when VidMm asks this

@@ -130,6 +130,19 @@ class D3DKMT_QUERYVIDEOMEMORYINFO:
     PhysicalAdapterIndex: int = 0
 
 
+@dataclass(slots=True, kw_only=True)
+class D3DKMT_CHANGEVIDEOMEMORYRESERVATION:
+    """``D3DKMT_CHANGEVIDEOMEMORYRESERVATION`` (``D3DKMTChangeVideoMemoryReservation``, behind DXGI's
+    ``SetVideoMemoryReservation``): the memory of a segment group the process cannot go without, at most what
+    ``QueryVideoMemoryInfo`` reports as ``AvailableForReservation``."""
+
+    hProcess: HANDLE = NULL
+    hAdapter: HANDLE = NULL
+    MemorySegmentGroup: D3DKMT_MEMORY_SEGMENT_GROUP = D3DKMT_MEMORY_SEGMENT_GROUP.D3DKMT_MEMORY_SEGMENT_GROUP_LOCAL
+    Reservation: int = 0
+    PhysicalAdapterIndex: int = 0
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class D3DKMT_TRIMNOTIFICATION:
     """``D3DKMT_TRIMNOTIFICATION``: what a trim-notification callback is given -- the ``Context`` it registered,

@@ -96,6 +96,15 @@ class Budgets:
             process.imposed[group] = budget
         self.rebalance("imposed" if budget is not None else "released")
 
+    def reserve(self, process: Process, group: D3DKMT_MEMORY_SEGMENT_GROUP, reservation: int) -> None:
+        """``D3DKMTChangeVideoMemoryReservation``: at most ``AvailableForReservation``; under the shared model a
+        floor of the process's budget (decision 0169)."""
+        available = process.budgets[group] // 2
+        if not isinstance(reservation, int) or isinstance(reservation, bool) or not 0 <= reservation <= available:
+            raise bad("Reservation", reservation, f"must lie in [0, {available:#x}] (AvailableForReservation)")
+        process.reservations[group] = reservation
+        self.rebalance("reservation")
+
     def set_priority(self, process: Process, priority_class: int, foreground: bool) -> None:
         """``D3DKMTSetProcessSchedulingPriorityClass``, or the focus moving: the process's weight changes."""
         if not isinstance(priority_class, int) or not 0 <= priority_class <= 5:
