@@ -44,7 +44,7 @@ def test_a_budget_of_zero_for_every_process_runs_verified(client: str) -> None:
     assert [p.frames for p in result.processes] == [6, 6]
 
 
-def test_the_library_still_breaks_its_promise_when_it_keeps_what_it_could_trim() -> None:
+def test_the_library_still_breaks_its_promise_when_it_keeps_what_it_could_trim(monkeypatch: pytest.MonkeyPatch) -> None:
     """The check still bites: a library that never trims is over its budget of 0 by more than its frame."""
     from wddmsim.scenarios.clients import library
 
@@ -57,28 +57,18 @@ def test_the_library_still_breaks_its_promise_when_it_keeps_what_it_could_trim()
             self.working = working
             return []
 
-    config = from_dict(scenario(zero(0, 1), frames=3))
-    original = library.ResidencyLibrary.prepare
-    try:
-        library.ResidencyLibrary.prepare = Hoarder.prepare  # type: ignore[method-assign]
-        result = run_scenario(config)
-    finally:
-        library.ResidencyLibrary.prepare = original  # type: ignore[method-assign]
+    monkeypatch.setattr(library.ResidencyLibrary, "prepare", Hoarder.prepare)
+    result = run_scenario(from_dict(scenario(zero(0, 1), frames=3)))
     broken = [c.step for c in result.checks if not c.ok and c.operation == "budget"]
     assert broken == [f"process 0, frame {f}: the residency-library client's promise" for f in (1, 2)]
 
 
-def test_a_failed_promise_is_not_counted_as_an_unverified_allocation() -> None:
+def test_a_failed_promise_is_not_counted_as_an_unverified_allocation(monkeypatch: pytest.MonkeyPatch) -> None:
     """The per-process summary counts allocations: a client's broken promise is its own failed check."""
     from wddmsim.scenarios.clients import library
 
-    config = from_dict(scenario(frames=2))
-    original = library.ResidencyLibrary.check
-    try:
-        library.ResidencyLibrary.check = lambda self, frame: "broken on purpose"  # type: ignore[method-assign]
-        result = run_scenario(config)
-    finally:
-        library.ResidencyLibrary.check = original  # type: ignore[method-assign]
+    monkeypatch.setattr(library.ResidencyLibrary, "check", lambda self, frame: "broken on purpose")
+    result = run_scenario(from_dict(scenario(frames=2)))
     summaries = [c for c in result.checks if "match the reference model" in c.step]
     assert [(c.ok, c.detail.split("; ")[1]) for c in summaries] == [
         (True, "23 of 23 allocations verified"),
