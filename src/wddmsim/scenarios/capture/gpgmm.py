@@ -326,6 +326,8 @@ def parse(text: str, source: str = "<capture>") -> Capture:
         json.loads(text)
     except json.JSONDecodeError as error:
         raise CaptureError(source, error.lineno, error.colno, "the document", f"is not JSON: {error.msg}") from None
+    except RecursionError:  # arrays or objects nested past the decoder's depth: no capture nests so
+        raise CaptureError(source, 1, 1, "the document", "is not JSON: nested too deeply") from None
     events = _events(doc)
     reader = _Reader(doc)
     for index, (offset, event) in enumerate(events):
