@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -47,3 +48,20 @@ def test_a_newcomer_on_a_captures_timeline_creates_the_bytes_it_was_given() -> N
     assert captured.bytes == 16 << 20
     assert 1 << 20 <= newcomer.bytes < 2 << 20, newcomer
     assert newcomer.frames == 3
+
+
+def test_a_capture_of_more_processes_than_a_scenario_runs_is_refused_at_the_first_one_too_many() -> None:
+    events = []
+    for pid in range(65):
+        events.append({"name": "Heap", "ph": "N", "id": f"0x{pid:x}", "ts": pid, "pid": pid})
+        snapshot = {"SizeInBytes": 65536, "HeapSegment": 0}
+        events.append(
+            {"name": "Heap", "ph": "O", "id": f"0x{pid:x}", "ts": pid, "pid": pid, "args": {"snapshot": snapshot}}
+        )
+    text = '{"traceEvents": [\n' + ",\n".join(json.dumps(e) for e in events) + "\n]}\n"
+    with pytest.raises(gpgmm.CaptureError) as caught:
+        gpgmm.parse(text, "crowd.json")
+    assert str(caught.value) == (
+        "crowd.json: line 130, column 1 (Heap creation): the capture's 65th process (pid 64): a scenario runs at "
+        "most 64 processes"
+    )

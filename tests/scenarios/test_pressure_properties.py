@@ -26,7 +26,7 @@ SIZES = [0, "1MiB", "4MiB", "12MiB", "released"]
 """Budgets the OS may impose: nothing, a little, a lot, the model's again (within both groups of the adapter)."""
 
 
-def _event(draw: st.DrawFn, frame: int, alive: list[int], started: int) -> dict[str, Any]:
+def _event(draw: st.DrawFn, frame: int, alive: list[int]) -> dict[str, Any]:
     kinds = ["start", "trim", "sleep"] + (["focus", "priority", "budget", "exit"] if alive else [])
     kind = draw(st.sampled_from(kinds))
     e: dict[str, Any] = {"frame": frame, "event": kind}
@@ -46,7 +46,8 @@ def _event(draw: st.DrawFn, frame: int, alive: list[int], started: int) -> dict[
         e["client"] = draw(st.sampled_from(sorted(CLIENTS)))
     elif kind == "trim":
         e["flags"] = draw(st.sampled_from(["trim-to-budget", "periodic"]))
-        if alive and draw(st.booleans()):
+        named: bool = draw(st.booleans())
+        if alive and named:
             e["process"] = who
     else:
         e["kind"] = draw(st.sampled_from(["standby", "hibernate", "hybrid_sleep"]))
@@ -59,7 +60,7 @@ def scenarios(draw: st.DrawFn, most_events: int = 6) -> dict[str, Any]:
     frames = draw(st.integers(1, 4))
     alive, started, timeline = list(range(processes)), processes, []
     for frame in sorted(draw(st.lists(st.integers(0, frames - 1), max_size=most_events))):
-        e = _event(draw, frame, alive, started)
+        e = _event(draw, frame, alive)
         if e["event"] == "start":
             alive.append(started)
             started += 1
