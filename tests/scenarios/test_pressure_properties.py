@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from wddmsim.scenarios.clients import CLIENTS
@@ -36,9 +36,7 @@ def _event(draw: st.DrawFn, frame: int, alive: list[int]) -> dict[str, Any]:
     elif kind == "priority":
         e |= {"process": who, "priority": draw(st.integers(0, 5))}
     elif kind == "budget":
-        e |= {"process": who, "local": draw(st.sampled_from(SIZES))}
-        if draw(st.booleans()):
-            e["non_local"] = draw(st.sampled_from(SIZES))
+        e |= {"process": who, "local": draw(st.sampled_from(SIZES)), "non_local": draw(st.sampled_from(SIZES))}
     elif kind == "exit":
         e["process"] = who
     elif kind == "start":
@@ -101,8 +99,21 @@ def _holds(doc: dict[str, Any]) -> None:
     ), "every process, started or exited, is summarised"
 
 
+ZERO: dict[str, Any] = {
+    "seed": 0,
+    "adapter": {"vram": "32MiB", "cpu_visible": "8MiB", "aperture": "16MiB", "budgets": "shared"},
+    "workload": {"processes": 1, "frames": 3, "oversubscription": 0.5, "working_set": 0.6},
+    "timeline": [
+        {"frame": 0, "event": "budget", "process": 0, "local": 0, "non_local": 0},
+        {"frame": 1, "event": "sleep", "kind": "hibernate"},
+    ],
+}
+"""A budget of 0 in both groups from the first frame (decision 0185): over it by the frame alone."""
+
+
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios(most_events=4))
+@example({**ZERO, "workload": {**ZERO["workload"], "client": "residency-library"}})
 def test_small_random_timelines_run_to_a_verdict(doc: dict[str, Any]) -> None:
     _holds(doc)
 
