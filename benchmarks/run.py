@@ -33,6 +33,8 @@ GOALS: dict[str, Callable[[dict[str, Any]], bool]] = {
     "opt_bound_100k": lambda r: r["seconds"] <= 10 and r["exact_on_equal_sizes"],
     "sweep_scaleout": lambda r: r["speedup_2_workers"] >= 1.7,
     "oversub_frames": lambda r: r["goal_met"],
+    "run_default": lambda r: r.get("ratio") is not None and r["ratio"] >= 2.0,
+    "run_stress": lambda r: r.get("ratio") is not None and r["ratio"] >= 2.0,
 }
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from wddmsim.vidmm.policy.shares import Claim, budgets, weight
 
@@ -41,3 +43,45 @@ def test_under_pressure_the_demands_up_to_the_level_add_up_to_the_capacity() -> 
     got = budgets(100 * MiB, claims)
     met = sum(min(c.usage, b) for c, b in zip(claims, got, strict=True))
     assert 100 * MiB - len(claims) <= met <= 100 * MiB  # integer truncation only
+
+
+claims_st = st.lists(
+    st.builds(
+        Claim,
+        weight=st.sampled_from([1, 2, 4, 8, 16, 32, 64]),
+        usage=st.integers(0, 128 * MiB),
+        reservation=st.integers(0, 8 * MiB),
+        imposed=st.one_of(st.none(), st.integers(0, 64 * MiB)),
+    ),
+    min_size=1,
+    max_size=8,
+)
+
+
+@given(claims_st)
+def test_the_sharing_rules_hold_for_any_claims(claims: list[Claim]) -> None:
+    capacity = 64 * MiB
+    got = budgets(capacity, claims)
+    demands = [
+        min(max(c.usage, c.reservation), c.imposed) if c.imposed is not None else max(c.usage, c.reservation)
+        for c in claims
+    ]
+    for c, b in zip(claims, got, strict=True):
+        if c.imposed is not None:
+            assert b == c.imposed
+        else:
+            assert min(c.reservation, capacity) <= b <= capacity
+    if sum(demands) <= capacity:
+        assert all(b == capacity for c, b in zip(claims, got, strict=True) if c.imposed is None)
+    else:
+        # Under pressure the level is set so that the demands it meets use the capacity, up to truncation.
+        met = sum(min(d, max(b, 0)) for d, b in zip(demands, got, strict=True))
+        assert met >= capacity - len(claims) - sum(c.reservation for c in claims)
+
+
+@given(claims_st, st.integers(0, 7))
+def test_more_weight_never_means_less_budget(claims: list[Claim], which: int) -> None:
+    i = which % len(claims)
+    heavier = list(claims)
+    heavier[i] = Claim(claims[i].weight * 2, claims[i].usage, claims[i].reservation, claims[i].imposed)
+    assert budgets(64 * MiB, heavier)[i] >= budgets(64 * MiB, claims)[i]
