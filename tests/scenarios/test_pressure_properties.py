@@ -24,6 +24,12 @@ from wddmsim.scenarios.runner import run_scenario
 
 SIZES = [0, "1MiB", "4MiB", "12MiB", "released"]
 """Budgets the OS may impose: nothing, a little, a lot, the model's again (within both groups of the adapter)."""
+DRIVERS: list[dict[str, str]] = [
+    {"driver": "reference", "driver_model": "wddm2"},
+    {"driver": "reference", "driver_model": "wddm1"},
+    {"driver": "simple"},
+]
+"""The reference driver as WDDM 2.x and 1.x, and the minimal segment-model driver."""
 
 
 def _event(draw: st.DrawFn, frame: int, alive: list[int]) -> dict[str, Any]:
@@ -72,7 +78,7 @@ def scenarios(draw: st.DrawFn, most_events: int = 6) -> dict[str, Any]:
             "cpu_visible": "8MiB",
             "aperture": "16MiB",
             "budgets": draw(st.sampled_from(["capacity", "shared"])),
-            "driver_model": draw(st.sampled_from(["wddm2", "wddm1"])),
+            **draw(st.sampled_from(DRIVERS)),
         },
         "workload": {
             "processes": processes,
