@@ -19,7 +19,14 @@ from wddmsim.research.runs import frame_calls, observed_replay, observed_run, ru
 from wddmsim.scenarios import catalog
 from wddmsim.scenarios.callfmt import TraceFormatError
 from wddmsim.scenarios.replay import read_trace
-from wddmsim.vidmm.events import PagingBufferSubmitted, ReportSegment, VidMmEvict, VidMmPageIn
+from wddmsim.vidmm.events import (
+    PagingBufferSubmitted,
+    PagingQueuePacket,
+    ReportSegment,
+    VidMmEvict,
+    VidMmMakeResident,
+    VidMmPageIn,
+)
 
 LOCAL, APERTURE = 1, 2
 
@@ -102,7 +109,52 @@ def test_each_frame_and_the_totals_match_the_hand_computed_values() -> None:
         "frame_stall_ns_p50": 30,  # of 30, 20, 30
         "frame_stall_ns_p99": 30,
         "frame_stall_ns_max": 30,
+        "frame_residency_stall_ns_p50": 0,  # no MakeResident returned E_PENDING
+        "frame_residency_stall_ns_p99": 0,
+        "frame_residency_stall_ns_max": 0,
     }
+
+
+def pending(time: int, value: int) -> VidMmMakeResident:
+    return VidMmMakeResident(
+        time=time, device=5, allocations=1, result="E_PENDING", paging_fence=value, bytes_to_trim=0
+    )
+
+
+def packet(time: int, value: int, submission: int) -> PagingQueuePacket:
+    return PagingQueuePacket(time=time, queue=6, device=5, value=value, submission=submission)
+
+
+# Frame 0 (t 10..100): two calls wait together -- value 1 from 20 to 60, value 2 from 30 to 90 (70 ns covered);
+# value 3 needed no paging buffer (no packet: reached at once); a call that returned S_OK never waits.  Frame 1
+# (t 100..200): value 4 from 120 until its buffer completes at 250, in frame 2 -- the frame that called waits.
+STALLS: list[Event] = [
+    PagingBufferSubmitted(time=10, node=0, fence=1, start=0, end=64, operations=1),
+    pending(20, 1),
+    packet(20, 1, 1),
+    pending(30, 2),
+    pending(35, 3),
+    VidMmMakeResident(time=36, device=5, allocations=1, result="S_OK", paging_fence=0, bytes_to_trim=0),
+    packet(40, 2, 2),
+    PagingBufferSubmitted(time=40, node=0, fence=2, start=0, end=64, operations=1),
+    DmaBufferCompleted(time=60, engine=0, fence=1),
+    DmaBufferCompleted(time=90, engine=1, fence=2),  # a render engine's fence 2: not the paging buffer
+    DmaBufferCompleted(time=90, engine=0, fence=2),
+    pending(120, 4),  # frame 1 from index 11
+    packet(120, 4, 3),
+    PagingBufferSubmitted(time=120, node=0, fence=3, start=0, end=64, operations=1),
+    DmaBufferCompleted(time=250, engine=0, fence=3),  # frame 2 from index 14
+]
+
+
+def test_the_residency_stall_is_the_time_pending_calls_wait_for_their_paging_fence() -> None:
+    summary, frames = frame_metrics(STALLS, [(0, 10), (11, 100), (14, 200), (15, 300)])
+    assert [f.residency_stall_ns for f in frames] == [70, 130, 0]
+    assert (
+        summary["frame_residency_stall_ns_p50"],
+        summary["frame_residency_stall_ns_p99"],
+        summary["frame_residency_stall_ns_max"],
+    ) == (70, 130, 130)
 
 
 def test_a_refetch_later_than_the_window_is_not_thrash() -> None:
@@ -121,10 +173,10 @@ def test_frames_csv_has_the_contract_header_and_a_row_per_frame(tmp_path: Path) 
     write_frames_csv(path, frame_metrics(EVENTS, MARKS)[1])
     assert path.read_text(encoding="utf-8").splitlines() == [
         "frame,paged_in_bytes,paged_out_bytes,paging_stall_ns,faults,evictions,resident_local_bytes,"
-        "resident_aperture_bytes",
-        "0,200,100,30,0,1,0,200",
-        "1,100,0,20,1,0,100,200",
-        "2,0,0,30,0,1,100,0",
+        "resident_aperture_bytes,residency_stall_ns",
+        "0,200,100,30,0,1,0,200,0",
+        "1,100,0,20,1,0,100,200,0",
+        "2,0,0,30,0,1,100,0,0",
     ]
     assert ",".join(CSV_COLUMNS) == path.read_text(encoding="utf-8").splitlines()[0]
 
@@ -142,6 +194,7 @@ def test_a_run_and_its_replay_mark_the_same_frames(tmp_path: Path) -> None:
     assert sum(f.faults for f in frames) <= summary["faults"]
     assert sum(f.paging_stall_ns for f in frames) <= marks.marks[-1][1] - marks.marks[0][1]
     assert summary["frame_stall_ns_max"] == max(f.paging_stall_ns for f in frames) > 0
+    assert sum(f.residency_stall_ns for f in frames) <= marks.marks[-1][1] - marks.marks[0][1]
     placements = result.adapter.events.of_type(VidMmPageIn)
     assert summary["compulsory_faults"] + summary["faults"] == len(placements)
     assert summary["compulsory_faults"] == len({e.allocation for e in placements}), "no handle is used again"

@@ -152,7 +152,8 @@ def test_the_sweep_directory_follows_the_contract(swept: tuple[Path, Plan]) -> N
     assert not [p for p in out.rglob("*") if p.name.endswith(".tmp")]
     frames = (out / "runs" / ids[0] / "frames.csv").read_text().splitlines()
     assert frames[0] == (
-        "frame,paged_in_bytes,paged_out_bytes,paging_stall_ns,faults,evictions,resident_local_bytes,resident_aperture_bytes"
+        "frame,paged_in_bytes,paged_out_bytes,paging_stall_ns,faults,evictions,resident_local_bytes,"
+        "resident_aperture_bytes,residency_stall_ns"
     )
     summary = json.loads((out / "runs" / ids[0] / "summary.json").read_text())
     assert len(frames) - 1 == summary["frames"] == record["metrics"]["frames"] > 0

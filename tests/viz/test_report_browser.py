@@ -9,6 +9,7 @@ prints the DOM after the scripts ran.
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from html.parser import HTMLParser
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import SavedRun
+from .conftest import SavedRun, WorkloadRun
 
 CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = (
@@ -46,6 +47,8 @@ class _Dom(HTMLParser):
         self.root: dict[str, str | None] = {}
         self.stack: list[str] = []
         self.counts: dict[str, int] = {}
+        self.charts: list[str] = []
+        """``data-process`` of each usage-against-budget chart, in page order."""
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         found = dict(attrs)
@@ -60,6 +63,11 @@ class _Dom(HTMLParser):
             key = "svg.chart"
         elif tag == "table" and found.get("class") == "blocks":
             key = "table.blocks"
+        elif tag == "div" and found.get("class") == "process-chart":
+            key = "div.process-chart"
+            self.charts.append(found.get("data-process") or "")
+        elif tag == "line" and found.get("class") == "mark":
+            key = "line.mark"
         self.counts[key] = self.counts.get(key, 0) + 1
 
 
@@ -95,6 +103,17 @@ def test_the_report_loads_without_errors_and_its_charts_and_tables_render(
     assert dom.counts.get("table", 0) >= 5, "checks, statistics, traffic totals"
     if run == "residency":
         assert dom.counts.get("rect.block", 0) > 10, "blocks drawn along the segments"
+
+
+def test_the_report_shows_usage_against_budget_per_process(newcomer: WorkloadRun, tmp_path: Path) -> None:
+    """Issue 23: a chart per process and group survives a real browser, pressure events marked (decision 0175)."""
+    dom, console = _load(newcomer.outputs.report, tmp_path)
+    assert console == [] and "data-errors" not in dom.root and dom.root.get("data-rendered") == "1"
+    processes = json.loads(newcomer.outputs.summary.read_text())["processes"]["by_process"]
+    assert dom.charts == [p for p, groups in processes.items() for _ in groups], "one per process and group"
+    assert dom.counts.get("svg.chart", 0) >= 3 + len(dom.charts)
+    budget_changes = sum(r["event"] == "VidMmProcessBudgetChange" for r in newcomer.rows)
+    assert dom.counts.get("line.mark", 0) >= budget_changes > 0, "every budget change marked"
 
 
 def test_a_broken_page_is_caught(tmp_path: Path) -> None:

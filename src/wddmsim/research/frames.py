@@ -14,7 +14,11 @@ Everything is computed from the event log in one pass (plus one ``numpy`` pass f
 * faults: a ``VidMmPageIn`` of an allocation placed before (a re-fetch); its first placement is compulsory;
 * thrash: the bytes of a re-fetch within ``window`` frames of that allocation's last eviction, both in frames;
 * stall: the simulated time the paging engine spent running paging buffers inside the frame (the clock runs
-  only while the CPU waits, so that is time the frame's work waited on paging).
+  only while the CPU waits, so that is time the frame's work waited on paging);
+* residency stall, the client's side (decision 0176): for each ``MakeResident`` of the frame that returned
+  ``E_PENDING``, the time from the call to the completion of the paging buffer carrying its paging fence value
+  (``PagingQueuePacket`` names it); calls waiting at once count once (the union of the spans).  A value whose
+  work needed no paging buffer was reached at the call: no stall.
 """
 
 from __future__ import annotations
@@ -31,7 +35,14 @@ import numpy as np
 from wddmsim.core.events import Event
 from wddmsim.hw.events import DmaBufferCompleted, DmaBufferStarted
 from wddmsim.system import Adapter
-from wddmsim.vidmm.events import PagingBufferSubmitted, ReportSegment, VidMmEvict, VidMmPageIn
+from wddmsim.vidmm.events import (
+    PagingBufferSubmitted,
+    PagingQueuePacket,
+    ReportSegment,
+    VidMmEvict,
+    VidMmMakeResident,
+    VidMmPageIn,
+)
 
 THRASH_WINDOW: Final = 4
 """Frames after an eviction within which a re-fetch counts as thrash (``thrash_window_frames``)."""
@@ -45,6 +56,7 @@ CSV_COLUMNS: Final = (
     "evictions",
     "resident_local_bytes",
     "resident_aperture_bytes",
+    "residency_stall_ns",
 )
 
 
@@ -75,6 +87,8 @@ class Frame:
     evictions: int = 0
     resident_local_bytes: int = 0
     resident_aperture_bytes: int = 0
+    residency_stall_ns: int = 0
+    """Waiting for residency, the client's side (decision 0176)."""
 
 
 @dataclass(slots=True)
@@ -94,6 +108,14 @@ class _Pass:
     paging: set[tuple[int, int]] = field(default_factory=set)
     started: dict[tuple[int, int], int] = field(default_factory=dict)
     busy: list[tuple[int, int]] = field(default_factory=list)
+    pending: dict[tuple[int, int], list[tuple[int, int]]] = field(default_factory=dict)
+    """(device, paging fence value) -> (frame, time) of each ``MakeResident`` that returned ``E_PENDING`` with it
+    and awaits the packet that carries its work."""
+    carried: dict[tuple[int, int], list[tuple[int, int]]] = field(default_factory=dict)
+    """(paging node, submission fence) -> (frame, time) of the pending ``MakeResident`` calls it completes."""
+    waits: list[list[tuple[int, int]]] = field(default_factory=list)
+    """Per frame: (call, paging fence reached) of its ``MakeResident`` calls that returned ``E_PENDING``."""
+    paging_node: int | None = None
     totals: dict[str, int] = field(
         default_factory=lambda: dict.fromkeys(("in", "out", "unframed", "faults", "compulsory", "thrash"), 0)
     )
@@ -106,12 +128,27 @@ class _Pass:
             self._evict(e, frame, row)
         elif isinstance(e, PagingBufferSubmitted):
             self.paging.add((e.node, e.fence))
+            self.paging_node = e.node
         elif isinstance(e, DmaBufferStarted) and (e.engine, e.fence) in self.paging:
             self.started[(e.engine, e.fence)] = e.time
-        elif isinstance(e, DmaBufferCompleted) and (e.engine, e.fence) in self.started:
-            self.busy.append((self.started.pop((e.engine, e.fence)), e.time))
+        elif isinstance(e, DmaBufferCompleted):
+            if (e.engine, e.fence) in self.started:
+                self.busy.append((self.started.pop((e.engine, e.fence)), e.time))
+            for call_frame, called in self.carried.pop((e.engine, e.fence), ()):
+                self.waits[call_frame].append((called, e.time))
+        elif isinstance(e, VidMmMakeResident) and e.result == "E_PENDING" and frame is not None:
+            self.pending.setdefault((e.device, e.paging_fence), []).append((frame, e.time))
+        elif isinstance(e, PagingQueuePacket):
+            self._packet(e)
         elif isinstance(e, ReportSegment) and e.aperture:
             self.apertures.add(e.segment)
+
+    def _packet(self, e: PagingQueuePacket) -> None:
+        """The work of a paging fence value is carried by paging buffer ``submission``: the calls that wait for
+        the value wait for that buffer's completion (on the paging node, where the paging buffers run)."""
+        calls = self.pending.pop((e.device, e.value), None)
+        if calls is not None and self.paging_node is not None:
+            self.carried.setdefault((self.paging_node, e.submission), []).extend(calls)
 
     def _page_in(self, e: VidMmPageIn, frame: int | None, row: Frame | None) -> None:
         self.totals["in"] += e.size
@@ -161,6 +198,19 @@ def _busy_until(busy: list[tuple[int, int]], times: np.ndarray) -> np.ndarray:
     return np.asarray(done[over] + partial, dtype=np.int64)
 
 
+def _covered(spans: list[tuple[int, int]]) -> int:
+    """Nanoseconds covered by the union of ``(start, end)`` spans (calls waiting together stall once)."""
+    total, reach = 0, None
+    for start, end in sorted(spans):
+        if reach is None or start > reach:
+            total += end - start
+            reach = end
+        elif end > reach:
+            total += end - reach
+            reach = end
+    return total
+
+
 def _percentiles(values: Sequence[int], name: str) -> dict[str, int | None]:
     """p50, p99 and max of the frames' values: observed values (numpy's ``inverted_cdf``), None without frames."""
     if not values:
@@ -176,6 +226,7 @@ def frame_metrics(
     and frame marks."""
     count = max(len(marks) - 1, 0)
     state = _Pass(window, [Frame() for _ in range(count)])
+    state.waits = [[] for _ in range(count)]
     bounds = [index for index, _ in marks]
     frame: int | None = None
     following = 0  # the next mark to cross
@@ -193,8 +244,9 @@ def frame_metrics(
         following += 1
     times = np.array([time for _, time in marks], dtype=np.int64)
     stalls = np.diff(_busy_until(state.busy, times)) if count else np.zeros(0, dtype=np.int64)
-    for row, stall in zip(state.frames, stalls, strict=True):
+    for row, stall, waits in zip(state.frames, stalls, state.waits, strict=True):
         row.paging_stall_ns = int(stall)
+        row.residency_stall_ns = _covered(waits)
     t = state.totals
     summary: dict[str, Any] = {
         "paged_out_bytes": t["out"],
@@ -206,6 +258,7 @@ def frame_metrics(
         "frames": count,
         **_percentiles([f.paged_in_bytes + f.paged_out_bytes for f in state.frames], "frame_paging_bytes"),
         **_percentiles([f.paging_stall_ns for f in state.frames], "frame_stall_ns"),
+        **_percentiles([f.residency_stall_ns for f in state.frames], "frame_residency_stall_ns"),
     }
     return summary, state.frames
 
@@ -226,6 +279,7 @@ def frames_csv(frames: Sequence[Frame]) -> str:
                 f.evictions,
                 f.resident_local_bytes,
                 f.resident_aperture_bytes,
+                f.residency_stall_ns,
             )
         )
     return stream.getvalue()

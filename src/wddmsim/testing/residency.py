@@ -18,7 +18,9 @@ from wddmsim.hw.aperture import Aperture
 from wddmsim.hw.faults import AccessKind
 from wddmsim.hw.memsys import read_runs, write_runs
 from wddmsim.system import Adapter
+from wddmsim.vidmm.accounting import Figures
 from wddmsim.vidmm.allocation import Content, VidMmAllocation
+from wddmsim.vidmm.device import Process
 from wddmsim.vidmm.paging.buffers import PagingBuffer
 from wddmsim.vidmm.residency import GROUPS
 
@@ -100,10 +102,44 @@ def check_residency(adapter: Adapter, *, settled: bool = True) -> list[str]:
             if other != a.handle:
                 problems.append(f"system page {pfn:#x} backs both {other:#x} and {int(a.handle):#x}")
     problems += check_locks(adapter)
+    problems += check_accounts(adapter)
     for process in manager.processes.values():
         for group in GROUPS:
             if manager.budgets.usage(process, group) > manager.budgets.capacity(group):
                 problems.append(f"process {int(process.handle):#x} uses more of {group.name} than exists")
+    return problems
+
+
+def recount(adapter: Adapter, process: Process, group: int) -> Figures:
+    """A process's figures in ``group`` counted afresh from the live allocations (what its
+    :class:`~wddmsim.vidmm.accounting.ProcessAccount` keeps incrementally)."""
+    usage = committed = resident = aperture = 0
+    vidmm = adapter.vidmm
+    for a in vidmm.residency.allocations.values():
+        if a.device.process is not process or a.group != group:
+            continue
+        committed += a.size
+        usage += a.size if a.residency_count else 0
+        if a.placement is not None:
+            if vidmm.spaces.get(a.placement.segment_id).aperture:
+                aperture += a.size
+            else:
+                resident += a.size
+    demoted = aperture if group == GROUPS[0] else 0
+    return Figures(usage, committed, resident, aperture, demoted)
+
+
+def check_accounts(adapter: Adapter) -> list[str]:
+    """Every process's incremental figures against a recount (decision 0175): a drifted counter is named."""
+    problems: list[str] = []
+    for process in adapter.vidmm.residency.processes.values():
+        for group in GROUPS:
+            kept, counted = process.account.figures(group), recount(adapter, process, group)
+            if kept != counted:
+                problems.append(
+                    f"process {int(process.handle):#x} {group.name}: kept {kept} but the allocations add up to "
+                    f"{counted}"
+                )
     return problems
 
 

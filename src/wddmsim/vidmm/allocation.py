@@ -69,7 +69,7 @@ class VidMmAllocation:
     """The budget group it is charged to: that of its most preferred segment (decision 0013)."""
     backing: MDL | None
     """The system pages holding the content while the allocation is not in a memory segment."""
-    placement: Placement | None = None
+    _placement: Placement | None = None
     content: Content = Content.ZERO
     backing_current: bool = True
     """The backing store holds the same bytes as the placement (true right after a page-in, or after
@@ -78,8 +78,7 @@ class VidMmAllocation:
     """Nothing but the GPU has written the placement since it last equalled the backing store (a page-in), and
     no period of use ended without ``NotWrittenTo`` since: an ``Evict`` with ``NotWrittenTo`` then leaves the
     backing store as good as the segment (decision 0015)."""
-    residency_count: int = 0
-    """``MakeResident`` calls not yet matched by ``Evict`` (the device's residency list holds it while > 0)."""
+    _residency_count: int = 0
     last_use: int = 0
     """A stamp from VidMm's use counter: the eviction policies' recency."""
     ready_fence: int = 0
@@ -112,6 +111,8 @@ class VidMmAllocation:
     paging: PagingTicket | None = None
     """The paging work of its last move (a copy, fill or map built and maybe not yet run): no CPU view shows its
     bytes before that work ran (decision 0058); None once it is known to have run."""
+    accounted: bool = False
+    """Live in its process's :class:`~wddmsim.vidmm.accounting.ProcessAccount`: its transitions move the counts."""
 
     @staticmethod
     def from_info(
@@ -139,6 +140,31 @@ class VidMmAllocation:
             swizzled=segment_model and bool(info.Flags.Swizzled),  # bit 7 means something else in WDDM 2.x
             large_pages_disabled=bool(info.FlagsWddm2.DisableLargePageMapping),
         )
+
+    @property
+    def residency_count(self) -> int:
+        """``MakeResident`` calls not yet matched by ``Evict`` (the device's residency list holds it while > 0)."""
+        return self._residency_count
+
+    @residency_count.setter
+    def residency_count(self, value: int) -> None:
+        # A property, so that no path can change the listing behind the process's CurrentUsage (decision 0175).
+        if self.accounted and (value > 0) != (self._residency_count > 0):
+            self.device.process.account.listed(self, value > 0)
+        self._residency_count = value
+
+    @property
+    def placement(self) -> Placement | None:
+        return self._placement
+
+    @placement.setter
+    def placement(self, value: Placement | None) -> None:
+        old = self._placement
+        self._placement = value
+        if self.accounted and old != value:
+            self.device.process.account.moved(
+                self, None if old is None else old.segment_id, None if value is None else value.segment_id
+            )
 
     @property
     def usable_set(self) -> int:

@@ -20,6 +20,7 @@ from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.driver import CpuAddressSpace, SystemMemoryServices
 from wddmsim.ddi.residency import D3DDDI_PAGINGQUEUE_PRIORITY, D3DKMT_MEMORY_SEGMENT_GROUP
 from wddmsim.ddi.status import NTSTATUS, DdiError
+from wddmsim.vidmm.accounting import ProcessAccount
 from wddmsim.vidmm.paging.process import FENCE_PAGES, SystemPagingProcess
 
 FENCE_SIZE: Final = 8
@@ -114,6 +115,8 @@ class Process:
     cpu: CpuAddressSpace
     budgets: dict[D3DKMT_MEMORY_SEGMENT_GROUP, int] = field(default_factory=dict)
     reservations: dict[D3DKMT_MEMORY_SEGMENT_GROUP, int] = field(default_factory=dict)
+    account: ProcessAccount = field(default_factory=ProcessAccount)
+    """Its bytes per segment group, kept as its allocations change (decision 0175)."""
     priority_class: int = 2
     """``D3DKMT_SCHEDULINGPRIORITYCLASS`` (NORMAL): its weight in the sharing of budgets (decision 0169)."""
     foreground: bool = False

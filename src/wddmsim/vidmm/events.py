@@ -115,6 +115,10 @@ class AdapterAllocation(Event):
     size: int
     action: str
     """``create`` or ``destroy``."""
+    process: int = 0
+    """The owning process's handle (0: the driver's own, outside every process)."""
+    group: int = 0
+    """The segment group it is charged to (``D3DKMT_MEMORY_SEGMENT_GROUP``, decision 0013)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -382,3 +386,39 @@ class ProcessLifetime(Event):
     NAME: ClassVar[str] = "ProcessLifetime"
     process: int
     action: str
+
+
+# --- per-process accounting (issue 23; decision 0175) ----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VidMmProcessUsageChange(Event):
+    """A process's ``CurrentUsage`` in one segment group changed (ETW ``VidMmProcessUsageChange``): ``bytes`` of
+    its allocations its devices' residency lists hold, from now on."""
+
+    NAME: ClassVar[str] = "VidMmProcessUsageChange"
+    process: int
+    group: int
+    bytes: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VidMmProcessCommitmentChange(Event):
+    """A process's committed bytes in one segment group changed (ETW ``VidMmProcessCommitmentChange``): the bytes
+    of its live allocations charged to the group, from now on."""
+
+    NAME: ClassVar[str] = "VidMmProcessCommitmentChange"
+    process: int
+    group: int
+    bytes: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VidMmProcessDemotedCommitmentChange(Event):
+    """A process's demoted bytes changed (ETW ``VidMmProcessDemotedCommitmentChange``): bytes charged to the
+    local group that sit in an aperture segment, from now on."""
+
+    NAME: ClassVar[str] = "VidMmProcessDemotedCommitmentChange"
+    process: int
+    group: int
+    bytes: int

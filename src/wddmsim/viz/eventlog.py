@@ -42,7 +42,13 @@ SCHEMA: dict[str, tuple[str, dict[str, str]]] = {
     ),
     "AdapterAllocation": (
         "AdapterAllocation",
-        {"allocation": "hVidMmGlobalAlloc", "size": "allocSize", "action": "Action"},
+        {
+            "allocation": "hVidMmGlobalAlloc",
+            "size": "allocSize",
+            "action": "Action",
+            "process": "hProcess",
+            "group": "MemorySegmentGroup",
+        },
     ),
     "TotalBytesResidentInSegment": (
         "TotalBytesResidentInSegment",
@@ -182,6 +188,18 @@ SCHEMA: dict[str, tuple[str, dict[str, str]]] = {
     "PageTablesEvicted": ("PageTablesEvicted", {"process": "hProcess", "tables": "NumPageTables", "bytes": "Size"}),
     "PageTablesRestored": ("PageTablesRestored", {"process": "hProcess", "tables": "NumPageTables"}),
     "PageTableConverted": ("PageTableConverted", {"process": "hProcess", "va": "VirtualAddress"}),
+    "VidMmProcessUsageChange": (
+        "VidMmProcessUsageChange",
+        {"process": "hProcess", "group": "MemorySegmentGroup", "bytes": "CurrentUsage"},
+    ),
+    "VidMmProcessCommitmentChange": (
+        "VidMmProcessCommitmentChange",
+        {"process": "hProcess", "group": "MemorySegmentGroup", "bytes": "Commitment"},
+    ),
+    "VidMmProcessDemotedCommitmentChange": (
+        "VidMmProcessDemotedCommitmentChange",
+        {"process": "hProcess", "group": "MemorySegmentGroup", "bytes": "DemotedCommitment"},
+    ),
     "VidMmProcessBudgetChange": (
         "VidMmProcessBudgetChange",
         {

@@ -20,6 +20,7 @@ from wddmsim.system import Adapter
 from wddmsim.viz.capture import PagingCapture
 from wddmsim.viz.eventlog import records, write_jsonl
 from wddmsim.viz.pagetables import address_spaces
+from wddmsim.viz.processes import pressure_events, process_series, process_summary
 from wddmsim.viz.report import build_report
 from wddmsim.viz.summary import statistics
 from wddmsim.viz.trace import write_trace
@@ -77,7 +78,7 @@ def write_outputs(
     out.mkdir(parents=True, exist_ok=True)
     rows = records(adapter.events)
     stats = statistics(rows)
-    values = {**summary, **stats}
+    values = {**summary, **stats, "processes": process_summary(process_series(rows), pressure_events(rows))}
     if frames is not None:
         values["evictions_by_cause"] = stats["EvictionsByCause"]
         write_frames_csv(out / "frames.csv", frames)

@@ -21,6 +21,7 @@ table{border-collapse:collapse;margin:6px 0}td,th{padding:2px 10px;border-bottom
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}.ok{color:#2e7d32}.bad{color:#c62828;font-weight:bold}
 svg.chart{width:100%;height:auto;background:#fff;border:1px solid #e0e0e0;font-size:11px}
 svg .plot{fill:#fff;stroke:#cfd8dc}svg .grid{stroke:#eceff1}svg .axis{stroke:#90a4ae}
+svg .mark{stroke:#e65100;stroke-dasharray:4 3}svg .mark-label{fill:#e65100;font-size:10px}
 .cols{display:flex;flex-wrap:wrap;gap:24px}.cols>div{flex:1 1 320px}
 pre{background:#fff;border:1px solid #e0e0e0;padding:8px;overflow-x:auto;font-size:12px}
 .split{color:#c62828}.op{color:#1565c0}details{margin:2px 0 2px 14px}summary{cursor:pointer}

@@ -1,6 +1,7 @@
 """``report.html``: one self-contained, offline page about a run (decision 0029).
 
 Sections: the verdict and the checks; the statistics; segment occupancy over time (a step chart per segment);
+usage against budget per process and segment group, pressure events marked (decision 0175);
 bytes paged in each direction per time slice (mirrored bars: to memory above, to system memory below); evictions
 by cause; GPU faults and adapter resets; the segment map at a chosen moment, after GPUView's segment viewer (a slider steps through up to
 ``SNAPSHOTS`` moments; blocks coloured by process, VidMm's page tables grey); the page-table tree of each
@@ -26,6 +27,7 @@ from wddmsim.viz.disasm import disassemble
 from wddmsim.viz.eventlog import Record
 from wddmsim.viz.page import document, table
 from wddmsim.viz.pagetables import AddressSpaceTree, TableNode
+from wddmsim.viz.processes import GROUP_NAMES, pressure_events, process_series
 from wddmsim.viz.segmap import SegmentMap, SegmentReplay
 from wddmsim.viz.summary import BYTE_COUNTERS, EVICTION_COUNTERS, byte_counter
 from wddmsim.viz.svg import COLOURS, Series, envelope, horizontal_bars, human, mirrored_bars, step_chart
@@ -116,6 +118,9 @@ RESEARCH_KEYS = (
     "frame_stall_ns_p50",
     "frame_stall_ns_p99",
     "frame_stall_ns_max",
+    "frame_residency_stall_ns_p50",
+    "frame_residency_stall_ns_p99",
+    "frame_residency_stall_ns_max",
 )
 
 
@@ -316,6 +321,84 @@ def _snapshot_data(rows: Sequence[Record], replay: SegmentReplay) -> dict[str, A
     }
 
 
+MAX_MARKS = 200
+"""At most this many pressure events marked on one process's chart (the first ones)."""
+
+_ACCOUNT_LINES = (
+    ("budget", "budget", "#d62728"),
+    ("usage", "usage (residency lists)", "#1f77b4"),
+    ("resident", "resident in memory", "#2ca02c"),
+    ("aperture", "in the aperture", "#9467bd"),
+    ("committed", "committed", "#8c564b"),
+)
+
+
+def _mark_label(r: Record) -> str:
+    name = r["event"]
+    if name == "VidMmProcessBudgetChange":
+        return f"budget {human(r['Budget'])} ({r.get('Cause', '')})"
+    if name == "VidMmTrimNotification":
+        return f"trim {human(r['NumBytesToTrim'])}"
+    if name == "VidMmProcessPriorityChange":
+        return "foreground" if r.get("Foreground") else "background"
+    if name == "ProcessLifetime":
+        return f"process {r['hProcess']:#x} {r['Action']}"
+    if name == "AdapterPowerState":
+        return f"{r['DevicePowerState']} ({r['Transition']})"
+    return str(name)
+
+
+def _marks(pressure: Sequence[Record], process: int, group: int) -> list[tuple[int, str]]:
+    """The pressure events that concern ``process`` in ``group``: its own, and those of the whole system (a
+    process starting or exiting, a power transition)."""
+    out: list[tuple[int, str]] = []
+    for r in pressure:
+        mine = r["event"] == "ProcessLifetime" or r.get("hProcess", process) == process
+        if mine and r.get("MemorySegmentGroup", group) == group:
+            out.append((r["time"], _mark_label(r)))
+    return out[:MAX_MARKS]
+
+
+def _processes(rows: Sequence[Record]) -> str:
+    """Per process and segment group: usage against budget over time, pressure events marked (decision 0175)."""
+    start, end = _span(rows)
+    pressure = pressure_events(rows)
+    parts: list[str] = []
+    for process, groups in process_series(rows).items():
+        for group, series in groups.items():
+            if not any(row.committed or row.budget != series[0].budget for row in series):
+                continue
+            lines = [
+                Series(
+                    label, colour, envelope([(row.time, getattr(row, key)) for row in series], start, end, CHART_POINTS)
+                )
+                for key, label, colour in _ACCOUNT_LINES
+                if key in ("budget", "usage") or any(getattr(row, key) for row in series)
+            ]
+            top = max(max(row.budget, row.committed, row.usage) for row in series)
+            name = GROUP_NAMES[group].replace("_", "-")
+            final = series[-1]
+            chart = step_chart(
+                lines,
+                start=start,
+                end=end,
+                y_max=top,
+                title=f"process {process:#x} {name}: usage against budget",
+                marks=_marks(pressure, process, group),
+            )
+            parts.append(
+                f'<div class="process-chart" data-process="{process:#x}" data-group="{name}">'
+                f"<h3>process {process:#x}, {name} memory</h3>{chart}"
+                f'<p class="muted">at the end: usage {human(final.usage)} of a {human(final.budget)} budget; '
+                f"committed {human(final.committed)}, resident {human(final.resident)}, in the aperture "
+                f"{human(final.aperture)} (demoted {human(final.demoted)}), in system memory "
+                f"{human(final.evicted)}; {human(final.evicted_total)} evicted in all</p></div>"
+            )
+    if not parts:
+        return '<p class="muted">no process allocated video memory</p>'
+    return "".join(parts)
+
+
 def _process_legend(rows: Sequence[Record]) -> str:
     processes = sorted({r["hProcess"] for r in rows if r["event"] == "SegmentRange" and r["hProcess"]})
     items = [
@@ -452,6 +535,7 @@ def build_report(
         ("checks", "Checks", _checks(checks)),
         ("statistics", "Statistics", _statistics(summary)),
         ("occupancy", "Segment occupancy over time", _occupancy(rows, replay)),
+        ("processes", "Usage against budget per process", _processes(rows)),
         ("traffic", "Bytes paged in each direction", traffic_chart + traffic_totals),
         ("evictions", "Evictions by cause", _evictions(rows)),
         ("incidents", "GPU faults and adapter resets", _incidents(rows)),
@@ -469,4 +553,4 @@ def build_report(
     )
 
 
-__all__ = ["SNAPSHOTS", "build_report"]
+__all__ = ["MAX_MARKS", "SNAPSHOTS", "build_report"]

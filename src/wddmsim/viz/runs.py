@@ -62,6 +62,10 @@ def research_table(metrics: dict[str, object]) -> Table:
             " / ".join(_metric(m(f"frame_stall_ns_{p}"), "ns") for p in ("p50", "p99", "max")),
         ),
         (
+            "waiting for residency p50 / p99 / max",
+            " / ".join(_metric(m(f"frame_residency_stall_ns_{p}"), "ns") for p in ("p50", "p99", "max")),
+        ),
+        (
             "frame paging bytes p50 / p99 / max",
             " / ".join(_metric(m(f"frame_paging_bytes_{p}"), "bytes") for p in ("p50", "p99", "max")),
         ),

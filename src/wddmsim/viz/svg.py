@@ -106,8 +106,11 @@ def step_chart(
     width: int = 900,
     height: int = 260,
     y_format: Callable[[float], str] = nice_bytes,
+    marks: Sequence[tuple[int, str]] = (),
 ) -> str:
-    """Step lines of ``series`` over ``[start, end]`` (simulated ns), y from 0 to ``y_max``, with a legend."""
+    """Step lines of ``series`` over ``[start, end]`` (simulated ns), y from 0 to ``y_max``, with a legend;
+    ``marks`` are ``(time, label)`` moments drawn as vertical lines (events on the timeline), each labelled where
+    the label finds room in one of four rows and titled (a tooltip) always."""
     layout = _legend_layout(series, left=70, width=width)
     legend_h = 16 * (1 + max((row for _, row, _ in layout), default=0))
     left, right, top, bottom = 70, 40, 10, 26 + legend_h
@@ -144,6 +147,17 @@ def step_chart(
         if previous is not None:
             coords.append(f"{x(end):.1f},{y(previous):.1f}")
         body.append(f'<polyline points="{" ".join(coords)}" fill="none" stroke="{s.colour}" stroke-width="1.5"/>')
+    free = [float(left)] * 4  # per label row: where the room to the right starts
+    for t, label in marks:
+        xx = x(min(max(t, start), end))
+        body.append(
+            f'<line x1="{xx:.1f}" x2="{xx:.1f}" y1="{top}" y2="{top + h}" class="mark">'
+            f"<title>{escape(label)} at {_ns_label(t)}</title></line>"
+        )
+        row = next((r for r, at in enumerate(free) if at <= xx), None)
+        if row is not None:  # else too crowded to write: the line's title still says it
+            body.append(f'<text x="{xx + 3:.1f}" y="{top + 10 + 11 * row}" class="mark-label">{escape(label)}</text>')
+            free[row] = xx + 3 + 6 * len(label) + 6
     body += _legend(layout, top + h + 24)
     return _frame(width, height, title, body)
 

@@ -26,6 +26,8 @@ POLICY_KEYS = ("policy", "adapter.policy")
 
 FRAME_COLUMNS: Final = CSV_COLUMNS
 """The columns of a run's ``frames.csv`` (decision 0157)."""
+LATER_FRAME_COLUMNS: Final = frozenset({"residency_stall_ns"})
+"""Columns added after decision 0157 (0176): a ``frames.csv`` written before them is read with them NaN."""
 
 _T975 = (
     12.706205, 4.302653, 3.182446, 2.776445, 2.570582, 2.446912, 2.364624, 2.306004, 2.262157, 2.228139,
@@ -169,7 +171,7 @@ def _read_frames(path: Path) -> dict[str, np.ndarray[Any, np.dtype[np.float64]]]
     with path.open(newline="", encoding="utf-8") as f:
         reader = csv.DictReader(f)
         header = reader.fieldnames or []
-        if not set(FRAME_COLUMNS) <= set(header):
+        if not set(FRAME_COLUMNS) - LATER_FRAME_COLUMNS <= set(header):
             return None
         rows = [[number(row.get(c)) for c in FRAME_COLUMNS] for row in reader]
     data = np.array([[math.nan if v is None else v for v in row] for row in rows], dtype=float).reshape(

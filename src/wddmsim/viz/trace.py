@@ -9,7 +9,10 @@ Built from the exported event log alone (decision 0028):
 - process "VidMm": one async track per paging queue (``ph: b``/``e``), a slice per fence value from the moment
   VidMm gave it to the work (``PagingQueuePacket``) to the completion of the paging buffer that carries it;
   instants (``ph: i``) for MakeResident, evictions, page-ins, CPU locks, faults and resets on a "VidMm (CPU)" track;
-  counters (``ph: C``) of bytes resident per segment and per process (local / non-local).
+  counters (``ph: C``) of bytes resident per segment and per process (local / non-local), and each process's
+  accounting per segment group (``process 0x… local``: budget, usage, committed, resident, aperture, demoted;
+  decision 0175); the pressure events (budget and priority changes, trim notifications, process start and
+  exit, power transitions) as global instants (``s: g``).
 - metadata (``ph: M``) names the processes and tracks.
 
 Timestamps are microseconds of simulated time (``ts`` = ns / 1000).
@@ -25,6 +28,7 @@ from typing import Any
 
 from wddmsim.viz.buffers import DmaBuffer, dma_buffers
 from wddmsim.viz.eventlog import Record
+from wddmsim.viz.processes import GROUP_NAMES, pressure_events, process_series
 from wddmsim.viz.segmap import segments_of
 
 GPU_PID = 1
@@ -33,6 +37,9 @@ CPU_TID = 1
 QUEUE_CAT = "paging queue"
 
 TraceEvent = dict[str, Any]
+
+TRACKED = ("budget", "usage", "committed", "resident", "aperture", "demoted")
+"""The per-process counters of ``trace.json`` (one track each in Perfetto)."""
 
 _INSTANTS = {
     "VidMmMakeResident": ("Result", "NumAllocations", "PagingFenceValue", "NumBytesToTrim", "hDevice"),
@@ -106,6 +113,7 @@ class _Builder:
         self._engine_slices()
         self._queue_slices(queue_packets, completions)
         self._counters()
+        self._process_accounts()
         return self._metadata() + self.out
 
     def _engine_slices(self) -> None:
@@ -209,6 +217,37 @@ class _Builder:
                     }
                 )
 
+    def _process_accounts(self) -> None:
+        """Per process and group, a counter track of its accounting (decision 0175); every pressure event an
+        instant across the whole timeline."""
+        for process, groups in process_series(self.rows).items():
+            for group, series in groups.items():
+                name = f"process {process:#x} {GROUP_NAMES[group]}"
+                for row in series:
+                    self.out.append(
+                        {
+                            "name": name,
+                            "cat": "process accounting",
+                            "ph": "C",
+                            "ts": _us(row.time),
+                            "pid": VIDMM_PID,
+                            "args": {k: getattr(row, k) for k in TRACKED},
+                        }
+                    )
+        for r in pressure_events(self.rows):
+            self.out.append(
+                {
+                    "name": r["event"],
+                    "cat": "pressure",
+                    "ph": "i",
+                    "s": "g",
+                    "ts": _us(r["time"]),
+                    "pid": VIDMM_PID,
+                    "tid": CPU_TID,
+                    "args": {k: v for k, v in r.items() if k not in ("time", "event")},
+                }
+            )
+
     def _metadata(self) -> list[TraceEvent]:
         meta: list[TraceEvent] = [
             {"name": "process_name", "ph": "M", "pid": GPU_PID, "tid": 0, "args": {"name": "GPU (simulated)"}},
@@ -247,4 +286,4 @@ def write_trace(path: Path, rows: Sequence[Record], *, metadata: dict[str, Any] 
     path.write_text(json.dumps(chrome_trace(rows, metadata=metadata), separators=(",", ":")) + "\n", encoding="utf-8")
 
 
-__all__ = ["CPU_TID", "GPU_PID", "QUEUE_CAT", "VIDMM_PID", "chrome_trace", "write_trace"]
+__all__ = ["CPU_TID", "GPU_PID", "QUEUE_CAT", "TRACKED", "VIDMM_PID", "chrome_trace", "write_trace"]

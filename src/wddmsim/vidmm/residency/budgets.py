@@ -78,12 +78,9 @@ class Budgets:
         return sum(s.size for s in self.segments if s.group == group)
 
     def usage(self, process: Process, group: D3DKMT_MEMORY_SEGMENT_GROUP) -> int:
-        """Bytes of the process's allocations that residency lists hold, charged to ``group``."""
-        return sum(
-            a.size
-            for a in self.objects.allocations.values()
-            if a.residency_count and a.group == group and a.device.process is process
-        )
+        """Bytes of the process's allocations that residency lists hold, charged to ``group`` (kept as they
+        change: decision 0175)."""
+        return process.account.usage[group]
 
     def set_budget(self, process: Process, group: D3DKMT_MEMORY_SEGMENT_GROUP, budget: int) -> None:
         """Impose a budget (the OS does so under pressure): at most the group's capacity."""

@@ -24,9 +24,6 @@ from wddmsim.ddi.paging import (
 from wddmsim.ddi.status import NTSTATUS, DdiError, InvalidArgument
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.device import Device
-from wddmsim.vidmm.events import (
-    AdapterAllocation,
-)
 from wddmsim.vidmm.move_kinds import MoveCause
 from wddmsim.vidmm.moves.scratch import Scratch
 from wddmsim.vidmm.objects import ObjectTable
@@ -97,12 +94,10 @@ class ContextAllocations:
             context=True,
         )
         self.objects.allocations[a.handle] = a
+        device.process.account.created(a)
         a.residency_count = 1
         self.pending.append(a)
         args.hAllocation = a.handle
-        self.events.emit(
-            AdapterAllocation(time=self.events.clock.now, allocation=a.handle, size=a.size, action="create")
-        )
         return NTSTATUS.STATUS_SUCCESS
 
     def initialize_contexts(self) -> None:
@@ -187,7 +182,5 @@ class ContextAllocations:
             self.mm.free_pages(a.backing)
         del self.objects.allocations[a.handle]
         self.placement.policy.freed(a)
-        self.events.emit(
-            AdapterAllocation(time=self.events.clock.now, allocation=a.handle, size=a.size, action="destroy")
-        )
+        a.device.process.account.destroyed(a)
         return NTSTATUS.STATUS_SUCCESS

@@ -18,11 +18,9 @@ from wddmsim.ddi.allocation import (
 from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.driver import KernelModeDriver, SystemMemoryServices
 from wddmsim.ddi.status import HRESULT, NT_SUCCESS, NTSTATUS, DdiError
+from wddmsim.vidmm.accounting import ProcessAccount
 from wddmsim.vidmm.allocation import VidMmAllocation
 from wddmsim.vidmm.device import Device, Process
-from wddmsim.vidmm.events import (
-    AdapterAllocation,
-)
 from wddmsim.vidmm.move_kinds import Destination, MoveCause
 from wddmsim.vidmm.objects import ObjectTable
 from wddmsim.vidmm.paging.stream import PagingStream
@@ -95,7 +93,10 @@ class Lifetimes:
         self.gpu_fences = gpu_fences
 
     def create_process(self) -> Process:
-        process = Process(self.objects.new_handle(), self.mm.create_address_space())
+        handle = self.objects.new_handle()
+        apertures = frozenset(s.id for s in self.segments if s.aperture)
+        account = ProcessAccount(int(handle), apertures, self.events)
+        process = Process(handle, self.mm.create_address_space(), account=account)
         for group in GROUPS:
             process.budgets[group] = self.budgets.capacity(group)
         self.objects.processes[process.handle] = process
@@ -145,9 +146,7 @@ class Lifetimes:
             raise
         for a in made:
             self.objects.allocations[a.handle] = a
-            self.events.emit(
-                AdapterAllocation(time=self.events.clock.now, allocation=a.handle, size=a.size, action="create")
-            )
+            device.process.account.created(a)
         return made
 
     def _record(self, device: Device, info: DXGK_ALLOCATIONINFO) -> VidMmAllocation:
@@ -201,9 +200,7 @@ class Lifetimes:
         del self.objects.allocations[handle]
         self.placement.policy.freed(a)
         self.driver.destroy_allocation(DXGKARG_DESTROYALLOCATION(NumAllocations=1, pAllocationList=(a.handle,)))
-        self.events.emit(
-            AdapterAllocation(time=self.events.clock.now, allocation=a.handle, size=a.size, action="destroy")
-        )
+        a.device.process.account.destroyed(a)
 
     def set_priority(self, device: Device, args: D3DDDICB_SETPRIORITY) -> HRESULT:
         """``pfnSetPriorityCb``: each listed allocation's eviction priority (what ``priority-lru`` ranks by); all
