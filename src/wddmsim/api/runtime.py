@@ -119,7 +119,9 @@ class Runtime:
     def set_focus(self, process: UserProcess, foreground: bool) -> None:
         """The process gains (or loses) the foreground: its weight in the sharing of budgets doubles (halves)."""
         p = self._process(process)
-        self.vidmm.residency.budgets.set_priority(p, p.priority_class, bool(foreground))
+        if not isinstance(foreground, bool):
+            raise _bad("foreground", foreground, "must be True or False")
+        self.vidmm.residency.budgets.set_priority(p, p.priority_class, foreground)
 
     def set_scheduling_priority_class(self, process: UserProcess, priority: int) -> None:
         """``D3DKMTSetProcessSchedulingPriorityClass`` (``D3DKMT_SCHEDULINGPRIORITYCLASS``)."""
@@ -142,6 +144,10 @@ class Runtime:
         _struct(flags, D3DDDI_TRIMRESIDENCYSET_FLAGS, "Flags")
         if flags.Reserved:
             raise _bad("Flags", flags.Value, "reserved bits must be zero")
+        if not flags.Value:
+            raise _bad(
+                "Flags", flags.Value, "must ask for something: TrimToBudget, PeriodicTrim or RestartPeriodicTrim"
+            )
         self.vidmm.residency.budgets.notify(p, flags.Value)
 
     def trim_notifications_due(self) -> bool:
@@ -150,16 +156,23 @@ class Runtime:
 
     def deliver_trim_notifications(self) -> int:
         """Call the trim-notification callbacks due (outside every VidMm call, as DxgKrnl's worker does);
-        returns how many callbacks ran."""
+        returns how many callbacks ran.  A callback that raises does not keep the others from running (each runs
+        in its own process): the first exception is raised once every callback due has run (decision 0186)."""
         ran = 0
+        crashed: BaseException | None = None
         for _, notification, callbacks in self.vidmm.residency.budgets.deliver():
             for callback, context in callbacks:
-                callback(
-                    D3DKMT_TRIMNOTIFICATION(
-                        Context=context, Flags=notification.Flags, NumBytesToTrim=notification.NumBytesToTrim
+                try:
+                    callback(
+                        D3DKMT_TRIMNOTIFICATION(
+                            Context=context, Flags=notification.Flags, NumBytesToTrim=notification.NumBytesToTrim
+                        )
                     )
-                )
+                except Exception as error:  # re-raised below, after the other processes' callbacks
+                    crashed = crashed or error
                 ran += 1
+        if crashed is not None:
+            raise crashed
         return ran
 
 
@@ -172,6 +185,8 @@ class UserProcess:
         self.vidmm = runtime.vidmm
         self.process = process
         self.devices: list[UserDevice] = []
+        self.trim_devices: dict[int, UserDevice] = {}
+        """Trim-notification registrations -> the device each was made with (they go with it)."""
         self.closed = False
 
     @property
@@ -193,6 +208,9 @@ class UserProcess:
             raise _bad("hDevice", getattr(device, "handle", device), "is not a device of this process")
         self.vidmm.destroy_device(device.handle)
         self.devices.remove(device)
+        for handle in [h for h, d in self.trim_devices.items() if d is device]:  # decision 0186
+            del self.trim_devices[handle]
+            self.vidmm.residency.budgets.forget_trim_notification(self.process, handle)
         return HRESULT.S_OK
 
     def close(self) -> None:
@@ -282,9 +300,11 @@ class UserProcess:
         process to trim; ``Handle`` [out] names the registration."""
         self._alive()
         _struct(args, D3DKMT_REGISTERTRIMNOTIFICATION)
-        if not any(d.handle == args.hDevice for d in self.devices):
+        device = next((d for d in self.devices if d.handle == args.hDevice), None)
+        if device is None:
             raise _bad("hDevice", args.hDevice, "is not a device of this process")
         args.Handle = self.vidmm.residency.budgets.register_trim_notification(self.process, args.Callback, args.Context)
+        self.trim_devices[args.Handle] = device
         return NTSTATUS.STATUS_SUCCESS
 
     def unregister_trim_notification(self, args: D3DKMT_UNREGISTERTRIMNOTIFICATION) -> NTSTATUS:
@@ -292,6 +312,7 @@ class UserProcess:
         self._alive()
         _struct(args, D3DKMT_UNREGISTERTRIMNOTIFICATION)
         self.vidmm.residency.budgets.unregister_trim_notification(self.process, args.Handle, args.Callback)
+        self.trim_devices.pop(args.Handle, None)
         return NTSTATUS.STATUS_SUCCESS
 
 

@@ -17,7 +17,7 @@ from wddmsim.core.errors import ConfigurationError
 from wddmsim.core.units import format_size
 from wddmsim.scenarios.app import App
 from wddmsim.scenarios.config import ScenarioConfig
-from wddmsim.scenarios.held import Resource
+from wddmsim.scenarios.held import LOCAL, NON_LOCAL, Resource
 from wddmsim.system import Adapter
 
 
@@ -47,6 +47,23 @@ def check_capture(adapter: Adapter, config: ScenarioConfig) -> None:
                 f"{r.name} is larger than every segment of the adapter ({segments}), so it could never be made "
                 "resident: raise adapter.vram or adapter.aperture",
             )
+
+
+def check_timeline(adapter: Adapter, config: ScenarioConfig) -> None:
+    """Raise :class:`ConfigurationError` for a timeline ``budget`` larger than its segment group: the OS cannot
+    grant more than the group holds (decision 0185).  Checked before the first frame, once the adapter is built
+    (the group's capacity is what its segments hold, not ``adapter.vram``)."""
+    budgets = adapter.vidmm.residency.budgets
+    for e in config.timeline:
+        for key, group, value in (("local", LOCAL, e.local), ("non_local", NON_LOCAL, e.non_local)):
+            capacity = budgets.capacity(group)
+            if value is not None and value > capacity:
+                raise ConfigurationError(
+                    f"timeline[{e.index}].{key}",
+                    format_size(value).replace(" ", ""),
+                    f"exceeds the capacity of the {key.replace('_', '-')} segment group ({format_size(capacity)}): "
+                    'lower it, give "released", or raise adapter.vram or adapter.aperture',
+                )
 
 
 def check_setup(adapter: Adapter, apps: Sequence[App]) -> None:

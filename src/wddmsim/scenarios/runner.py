@@ -20,7 +20,7 @@ from wddmsim.core.errors import ConfigurationError
 from wddmsim.core.units import format_size
 from wddmsim.scenarios.app import App
 from wddmsim.scenarios.config import PolicyWrap, ScenarioConfig
-from wddmsim.scenarios.fit import check_capture, check_fits, check_setup
+from wddmsim.scenarios.fit import check_capture, check_fits, check_setup, check_timeline
 from wddmsim.scenarios.model import Model
 from wddmsim.scenarios.record import CallLog, TracedRuntime
 from wddmsim.scenarios.result import Check
@@ -144,6 +144,7 @@ def run_scenario(
     check_fits(adapter, apps)  # decisions 0166, 0168: before any frame, never GPU work on a non-resident buffer
     check_setup(adapter, apps)
     check_capture(adapter, config)
+    check_timeline(adapter, config)
     plans = [
         frames(
             config,

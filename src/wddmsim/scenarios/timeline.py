@@ -32,7 +32,7 @@ Each entry is checked as it is read; a bad one is a :class:`~wddmsim.core.errors
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from wddmsim.core.errors import ConfigurationError
@@ -82,6 +82,8 @@ class TimelineEvent:
     """``start``: the newcomer's residency client ("": the workload's)."""
     flags: str = "trim-to-budget"
     kind: str = "standby"
+    index: int = field(default=0, compare=False)
+    """Where the entry stood in the file (``timeline[index]`` in errors found once the adapter is known)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The TOML table this event reads back from (only the keys its kind takes)."""
@@ -138,7 +140,7 @@ def _entry(index: int, doc: object, frames: int, clients: Sequence[str], vram: i
     for key in _REQUIRED[event] | {"frame"}:
         if key not in doc:
             raise ConfigurationError(f"{at}.{key}", None, f"is required by a {event} event")
-    values: dict[str, Any] = {"event": event, "frame": _int(f"{at}.frame", doc["frame"], 0, frames - 1)}
+    values: dict[str, Any] = {"event": event, "frame": _int(f"{at}.frame", doc["frame"], 0, frames - 1), "index": index}
     if "process" in doc:
         values["process"] = _int(f"{at}.process", doc["process"], 0, 63)
     if "foreground" in doc:

@@ -104,7 +104,8 @@ class Timeline:
             persistent_locks=0,
             tiles=0,
         )
-        config = dataclasses.replace(self.config, workload=workload)
+        # Its own resources, never a capture's: a capture sizes the workload by its heaps (decision 0188).
+        config = dataclasses.replace(self.config, workload=workload, capture=None)
         app = App(
             self.runtime,
             config,

@@ -102,7 +102,8 @@ def verify(app: App) -> list[Check]:
     """The checks of one process: one per resource that differs, one summary; and what the app reported (and
     what was verified before mid-run destructions, counted in the summary)."""
     before = app.retired
-    checks = [Check(p.step, p.operation, False, p.detail) for p in app.problems] + before.failed
+    reported = [Check(p.step, p.operation, False, p.detail) for p in app.problems]
+    checks = list(before.failed)
     targets = [r for r in app.resources if r.held] + [r for r in app.resources if not r.held] + [app.staging]
     if app.pool is not None:
         targets.append(app.pool)
@@ -113,7 +114,7 @@ def verify(app: App) -> list[Check]:
             good += r.spec.size
         else:
             checks.append(failed)
-    failed_count = sum(1 for c in checks if not c.ok)
+    failed_count = len(checks)  # allocations only: what the application reported is its own check (decision 0185)
     total = len(targets) + before.count
     checks.append(
         Check(
@@ -141,4 +142,4 @@ def verify(app: App) -> list[Check]:
                 or f"{size // 65536} tiles over a {app.model.size(app.pool.name) // 65536 if app.pool else 0}-tile pool",
             )
         )
-    return checks
+    return reported + checks

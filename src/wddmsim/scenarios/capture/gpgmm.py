@@ -319,6 +319,24 @@ class _Step:
             self.reader.resource_calls[self.pid] = width
 
 
+MOST_PROCESSES = 64
+"""A scenario's processes at most (``workload.processes``)."""
+
+
+def _at_most_processes(doc: _Text, heaps: list[_Open]) -> None:
+    """Refuse a capture of more processes than a scenario runs, at the first heap of the first one too many."""
+    pids: dict[int, None] = {}
+    for heap in heaps:
+        pids.setdefault(heap.pid)
+        if len(pids) > MOST_PROCESSES:
+            raise doc.error(
+                heap.offset,
+                "Heap creation",
+                f"the capture's {len(pids)}th process (pid {heap.pid}): a scenario runs at most {MOST_PROCESSES} "
+                "processes",
+            )
+
+
 def parse(text: str, source: str = "<capture>") -> Capture:
     """The capture in ``text`` (``source`` names it in errors); :class:`CaptureError` if it breaks a rule."""
     doc = _Text(source, text)
@@ -326,6 +344,8 @@ def parse(text: str, source: str = "<capture>") -> Capture:
         json.loads(text)
     except json.JSONDecodeError as error:
         raise CaptureError(source, error.lineno, error.colno, "the document", f"is not JSON: {error.msg}") from None
+    except RecursionError:  # arrays or objects nested past the decoder's depth: no capture nests so
+        raise CaptureError(source, 1, 1, "the document", "is not JSON: nested too deeply") from None
     events = _events(doc)
     reader = _Reader(doc)
     for index, (offset, event) in enumerate(events):
@@ -337,6 +357,7 @@ def parse(text: str, source: str = "<capture>") -> Capture:
     if not heaps:
         raise doc.error(0, "the document", "holds no Heap: no allocation to replay")
     heaps.sort(key=lambda item: item[1].offset)
+    _at_most_processes(doc, [h for _, h, _ in heaps])
     resources = reader.done_resources + [(key[1], r, None) for key, r in reader.resources.items()]
     resources.sort(key=lambda item: item[1].offset)
     return Capture(

@@ -15,7 +15,8 @@ library (steps as ``policies-and-clients.md`` lists them):
    when the application loses the foreground (releasing everything it may) and restores it on return.
 
 Its promise, checked after every frame (:meth:`ResidencyLibrary.check`): the process never exceeds its budget by
-more than one batch -- the last one it made resident -- plus the application's own plumbing it never trims.
+more than one batch -- the last one it made resident -- plus the application's own plumbing it never trims; or,
+when the frame alone needs more than the budget, it holds nothing but the frame and its plumbing (decision 0185).
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ class ResidencyLibrary(Client):
         self.last_batch = 0
         """Bytes of the last batch made resident this frame (the allowance of the budget promise)."""
         self.trimmed_on_notice = 0
+        self.working: list[Resource] = []
+        """The frame's residency set (what it may not trim before the frame's work)."""
 
     def setup(self) -> None:
         self.host.register_trim_notification(self.on_trim)
@@ -71,6 +74,7 @@ class ResidencyLibrary(Client):
 
     def prepare(self, working: list[Resource], frame: int) -> list[Resource]:
         self.last_batch = 0
+        self.working = working
         budget, usage = self.budget()
         grace = self.grace(budget, usage)
         stale = [r for r in self._unused(working) if frame - r.last_use > grace]
@@ -121,12 +125,15 @@ class ResidencyLibrary(Client):
         budget, usage = self.budget()
         pinned = sum(r.size for r in self.host.pinned())
         over = usage - budget
-        if over > self.last_batch + pinned:
-            return (
-                f"usage {usage:#x} exceeds the budget {budget:#x} by {over:#x}: more than the last batch "
-                f"({self.last_batch:#x}) and the plumbing ({pinned:#x})"
-            )
-        return ""
+        if over <= self.last_batch + pinned:
+            return ""
+        kept = sum(r.size for r in self._unused(self.working))
+        if not kept:
+            return ""  # nothing left to trim: the frame alone is over the budget (a budget of 0, decision 0185)
+        return (
+            f"usage {usage:#x} exceeds the budget {budget:#x} by {over:#x}: more than the last batch "
+            f"({self.last_batch:#x}) and the plumbing ({pinned:#x}), keeping {kept:#x} the frame does not use"
+        )
 
     # --- what the OS and the user do -----------------------------------------------------------------------
 

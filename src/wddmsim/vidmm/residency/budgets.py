@@ -88,7 +88,9 @@ class Budgets:
 
     def impose(self, process: Process, group: D3DKMT_MEMORY_SEGMENT_GROUP, budget: int | None) -> None:
         """The OS sets ``process``'s budget in ``group`` outright (``None``: back to the model)."""
-        if budget is not None and not (isinstance(budget, int) and 0 <= budget <= self.capacity(group)):
+        if budget is not None and not (
+            isinstance(budget, int) and not isinstance(budget, bool) and 0 <= budget <= self.capacity(group)
+        ):
             raise bad("Budget", budget, f"must lie in [0, {self.capacity(group):#x}] (the group's capacity)")
         if budget is None:
             process.imposed.pop(group, None)
@@ -107,7 +109,7 @@ class Budgets:
 
     def set_priority(self, process: Process, priority_class: int, foreground: bool) -> None:
         """``D3DKMTSetProcessSchedulingPriorityClass``, or the focus moving: the process's weight changes."""
-        if not isinstance(priority_class, int) or not 0 <= priority_class <= 5:
+        if isinstance(priority_class, bool) or not isinstance(priority_class, int) or not 0 <= priority_class <= 5:
             raise bad("Priority", priority_class, "must be a D3DKMT_SCHEDULINGPRIORITYCLASS (0 IDLE ... 5 REALTIME)")
         focus = foreground != process.foreground
         process.priority_class = priority_class
@@ -194,6 +196,10 @@ class Budgets:
         if registered[0] != callback:  # equal, not identical: a bound method is a new object at each access
             raise bad("Callback", callback, "is not the callback registered with this handle")
         del process.trim_callbacks[handle]
+
+    def forget_trim_notification(self, process: Process, handle: int) -> None:
+        """The registration's device was destroyed: its callback is called no more (decision 0186)."""
+        process.trim_callbacks.pop(handle, None)
 
     def notify(self, process: Process, flags: int) -> None:
         """Queue a trim notification for ``process`` (delivered by :meth:`deliver`), asked for by the OS."""
