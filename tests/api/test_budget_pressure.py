@@ -236,3 +236,35 @@ def test_a_reservation_is_reported_and_floors_the_shared_budget() -> None:
         )
     assert "Reservation" in str(error.value) and "AvailableForReservation" in str(error.value)
     desk.check()
+
+
+def past(desk: Desk, handle: HANDLE) -> None:
+    """MakeResident with CantTrimFurther: over the budget, within the capacity."""
+    from wddmsim.ddi.residency import D3DDDI_MAKERESIDENT, D3DDDI_MAKERESIDENT_FLAGS
+    from wddmsim.ddi.status import HRESULT
+
+    args = D3DDDI_MAKERESIDENT(
+        hPagingQueue=desk.queue,
+        NumAllocations=1,
+        AllocationList=(handle,),
+        Flags=D3DDDI_MAKERESIDENT_FLAGS(CantTrimFurther=True),
+    )
+    result = desk.device.make_resident(args)
+    assert result in (HRESULT.S_OK, HRESULT.E_PENDING)
+    if result == HRESULT.E_PENDING:
+        desk.device.wait_for_paging_fence(desk.queue, args.PagingFenceValue)
+
+
+def test_going_over_an_unchanged_budget_queues_one_notification_per_crossing() -> None:
+    desk = Desk()
+    got: list[D3DKMT_TRIMNOTIFICATION] = []
+    desk.process.register_trim_notification(
+        D3DKMT_REGISTERTRIMNOTIFICATION(hDevice=desk.device.handle, Callback=got.append)
+    )
+    desk.adapter.runtime.impose_budget(desk.process, LOCAL, 256 * KiB)
+    assert desk.adapter.runtime.deliver_trim_notifications() == 0  # within it: nothing to say
+    past(desk, desk.buffer(512 * KiB, usage=0))  # past it, the budget unchanged
+    assert desk.adapter.runtime.deliver_trim_notifications() == 1 and got[-1].NumBytesToTrim == 256 * KiB
+    past(desk, desk.buffer(64 * KiB, usage=0))  # further past it: still the same crossing
+    assert desk.adapter.runtime.deliver_trim_notifications() == 0 and len(got) == 1
+    desk.check()

@@ -173,3 +173,20 @@ def test_a_process_that_exited_cannot_be_named_later() -> None:
             }
         )
     assert error.value.setting == "timeline[1].process"
+
+
+def test_a_process_given_the_foreground_takes_it_from_the_one_that_had_it() -> None:
+    config = from_dict(
+        {
+            "workload": {"processes": 2, "frames": 3, "oversubscription": 0.5},
+            "timeline": [
+                {"frame": 0, "event": "focus", "process": 0, "foreground": True},
+                {"frame": 1, "event": "focus", "process": 1, "foreground": True},
+            ],
+        }
+    )
+    result = run_scenario(config)
+    assert result.verified
+    first, second = (e.process for e in result.adapter.events.of_type(ProcessLifetime) if e.action == "start")
+    focus = [(e.process, e.foreground) for e in result.adapter.events.of_type(VidMmProcessPriorityChange)]
+    assert focus == [(first, True), (first, False), (second, True)], "one foreground at a time"

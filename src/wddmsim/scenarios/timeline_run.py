@@ -69,7 +69,10 @@ class Timeline:
         match e.event:
             case "focus":
                 app = self._app(e)
-                self.runtime.set_focus(app.process, e.foreground)
+                if e.foreground:
+                    self._take_focus(app)
+                else:
+                    self.runtime.set_focus(app.process, False)
                 app.paused = not e.foreground
                 app.client.on_focus(e.foreground)
             case "priority":
@@ -119,10 +122,15 @@ class Timeline:
         self.apps.append(app)
         self.plans.append(frames(config, len(app.resources), np.random.default_rng([self.config.seed, index, 1])))
         if e.foreground:
-            for other in self.apps:
-                if other is not app and other.alive and other.process.process.process.foreground:
-                    self.runtime.set_focus(other.process, False)  # one foreground; the others keep running
-            self.runtime.set_focus(app.process, True)
+            self._take_focus(app)
+
+    def _take_focus(self, app: App) -> None:
+        """``app`` gets the foreground; whoever had it loses it in VidMm's weighting (one foreground) but keeps
+        running (a window behind another still renders)."""
+        for other in self.apps:
+            if other is not app and other.alive and other.process.process.process.foreground:
+                self.runtime.set_focus(other.process, False)
+        self.runtime.set_focus(app.process, True)
 
     def exit(self, app: App) -> None:
         """The process verifies what it holds, frees it, and exits."""

@@ -128,10 +128,11 @@ class Budgets:
         return [p for p in self.objects.processes.values() if p is not self.exempt]
 
     def rebalance(self, cause: str) -> None:
-        """Every process's budget per the model, each change an event; those left over their budget are queued a
-        ``TrimToBudget`` notification."""
+        """Every process's budget per the model, each change an event; a process that a change leaves over its
+        budget, or that went over an unchanged one, is queued a ``TrimToBudget`` notification (once per crossing:
+        a process staying over its budget is not asked again until a change)."""
         processes = self._sharing()
-        self.over = set()
+        before, self.over = self.over, set()
         for group in GROUPS:
             capacity = self.capacity(group)
             usage = [self.usage(p, group) for p in processes]
@@ -151,6 +152,8 @@ class Budgets:
             for p, used, budget in zip(processes, usage, wanted, strict=True):
                 if used > budget:
                     self.over.add(p)
+                    if p not in before:
+                        self.pending.setdefault(p, TRIM_TO_BUDGET)
                 previous = p.budgets.get(group, capacity)
                 if budget == previous:
                     continue
