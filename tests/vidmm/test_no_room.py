@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from wddmsim.cli import main
 from wddmsim.core.units import MiB
 from wddmsim.ddi.status import HRESULT
+from wddmsim.scenarios import catalog
 from wddmsim.vidmm.events import VidMmNoRoom
 
 from .test_policy_seam import Vetoing, _filled
@@ -77,10 +78,18 @@ def test_evictable_ranges_that_are_not_side_by_side_are_named_evictable() -> Non
 
 @pytest.mark.slow
 def test_a_run_that_ends_for_want_of_room_says_why_and_leaves_its_log(tmp_path: Path) -> None:
-    """The hostile review's case (tests/vidmm/test_hostile_fragmentation.py): the aperture holds the device's own
-    list in holes too small for the rest of it."""
+    """A card too small for what a process needs before its first GPU work: the focus-loss scenario on 4 MiB (a
+    1 MiB BAR, 956 KiB of it free beside VidMm's page tables, and a 1 MiB readback buffer that may live only
+    there or in the aperture the rest of its list fills).  (The hostile review's fragmentation case that used to
+    end this way now completes: decision 0172.)"""
     out = tmp_path / "out"
-    args = ["run", "stress", "--vram", "16MiB", "--cpu-visible", "4MiB", "--policy", "clock", "--out", str(out)]
+    small = catalog.builtin_text("focus-loss")
+    for big, little in (('vram = "64MiB"', 'vram = "4MiB"'), ('cpu_visible = "16MiB"', 'cpu_visible = "1MiB"'),
+                        ('aperture = "32MiB"', 'aperture = "2MiB"')):  # fmt: skip
+        small = small.replace(big, little)
+    scenario = tmp_path / "small.toml"
+    scenario.write_text(small)
+    args = ["run", str(scenario), "--out", str(out)]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 1, result.output
     assert "STATUS_GRAPHICS_NO_VIDEO_MEMORY" in result.stderr and "needed by this request" in result.stderr
