@@ -140,7 +140,7 @@ def test_a_failed_make_resident_changes_no_count_and_reports_bytes_to_trim() -> 
     w = World()
     a, b = w.buffer(1 * MiB), w.buffer(1 * MiB)
     w.make_resident(a)
-    w.rm.budgets.set_budget(w.process, LOCAL_GROUP, 1 * MiB + 512 * KiB)
+    w.rm.budgets.impose(w.process, LOCAL_GROUP, 1 * MiB + 512 * KiB)
     result, args = w.make_resident(a, b)
     assert result == HRESULT.E_OUTOFMEMORY
     assert args.NumBytesToTrim == 512 * KiB and args.NumAllocations == 0 and args.PagingFenceValue == 0

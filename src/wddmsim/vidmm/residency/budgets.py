@@ -82,10 +82,6 @@ class Budgets:
         change: decision 0175)."""
         return process.account.usage[group]
 
-    def set_budget(self, process: Process, group: D3DKMT_MEMORY_SEGMENT_GROUP, budget: int) -> None:
-        """Impose a budget (the OS does so under pressure): at most the group's capacity."""
-        self.impose(process, group, budget)
-
     def impose(self, process: Process, group: D3DKMT_MEMORY_SEGMENT_GROUP, budget: int | None) -> None:
         """The OS sets ``process``'s budget in ``group`` outright (``None``: back to the model)."""
         if budget is not None and not (

@@ -326,10 +326,10 @@ class Placer:
         may use, whatever is evicted (decision 0172): for each set of segments some member may use, the members
         confined to that set must fit its bytes.  A necessary condition only (fragmentation is the placement's
         to solve, by repacking the list); ``short`` names a member of the worst set."""
-        sets = {frozenset(self.segments_for(a)) for a in needed}
+        usable = [(a, frozenset(self.segments_for(a))) for a in needed]  # once per member: this runs per request
         worst = 0
-        for allowed in sets:
-            confined = [a for a in needed if self.segments_for(a) <= allowed]
+        for allowed in {segments for _, segments in usable}:
+            confined = [a for a, segments in usable if segments <= allowed]
             over = sum(a.size for a in confined) - sum(self.segments.get(i).size for i in allowed)
             if over > worst:
                 worst, self.short = over, max(confined, key=lambda a: a.size)
