@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from wddmsim.bench import run_cases
-from wddmsim.bench.baseline import NoBaseline
+from wddmsim.bench.baseline import BASELINE_COMMIT, NoBaseline, this_python
 
 
 @pytest.fixture(autouse=True)
@@ -16,7 +16,7 @@ def _once(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_run_against_a_baseline_reports_the_command_ratio_and_the_fixed_costs_beside_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(run_cases, "baseline_python", run_cases.this_python)  # the same code on both sides
+    monkeypatch.setattr(run_cases, "baseline_python", this_python)  # the same code on both sides
     record = run_cases._whole_run("run_default", "default")
     assert record["name"] == "run_default" and record["unit"] == "events/s"
     assert record["events"] > 1000
@@ -25,7 +25,7 @@ def test_a_run_against_a_baseline_reports_the_command_ratio_and_the_fixed_costs_
     # the ratio is the baseline's command time over ours (events per second, the same events on both sides)
     assert record["ratio"] == pytest.approx(record["baseline_seconds"] / record["seconds"], rel=0.02)
     assert record["events_per_second"] == pytest.approx(record["events"] / record["seconds"], rel=0.01)
-    assert record["baseline_commit"] == run_cases.BASELINE_COMMIT
+    assert record["baseline_commit"] == BASELINE_COMMIT
 
 
 def test_without_a_baseline_the_record_says_why_and_has_no_ratio(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -40,4 +40,4 @@ def test_without_a_baseline_the_record_says_why_and_has_no_ratio(monkeypatch: py
 
 def test_a_failing_child_names_the_scenario_and_its_exit_status() -> None:
     with pytest.raises(RuntimeError, match=r"wddmsim run no-such-scenario: exit 2"):
-        run_cases._timing(run_cases.this_python(), "no-such-scenario")
+        run_cases._timing(this_python(), "no-such-scenario")
