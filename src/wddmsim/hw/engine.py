@@ -1,7 +1,8 @@
 """The command processor of one GPU engine: it fetches submitted buffers, decodes packets and executes them.
 
 Work is asynchronous to the CPU side and paced by the simulated clock: a packet's effects land when it
-*completes* (start + cost), one packet after another, submission after submission.  When a submission's last
+*completes* (start + cost), one packet after another, submission after submission -- a COPY's bytes may wait a
+little longer, posted, until anything but this engine could look (:mod:`.posted`).  When a submission's last
 packet completes the engine writes the submission's fence value to its ``completed_fence`` register and raises
 a completion interrupt.  A fault halts the engine with a :class:`~.faults.FaultRecord` until it is reset.
 
@@ -320,7 +321,8 @@ class Engine:
     def _run_write_qwords(self, sub: Submission, offset: int, dst: int, count: int, repeat: bool, words: int) -> bool:
         """:meth:`_run_packet` for a WRITE_QWORDS read by :func:`~.commands.write_qwords_at`: its inline words are
         taken straight from the fetched buffer."""
-        self._posted.land()
+        if self._posted.length:
+            self._posted.land()
         try:
             self._write_words(dst, count, self._buffer[words : words + (8 if repeat else 8 * count)], repeat)
         except _EXECUTION_ERRORS as error:
@@ -418,7 +420,8 @@ class Engine:
             _check_unprivileged(packet)
         if type(packet) is cmd.Copy and self.post_copies and post(self._posted, self.memsys, packet, self._buffer_span):
             return
-        self._posted.land()
+        if self._posted.length:
+            self._posted.land()
         match packet:
             case cmd.Copy():
                 self._execute_copy(packet)

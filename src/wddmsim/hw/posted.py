@@ -168,4 +168,7 @@ def _writes_buffer(
         return linear is memory and start < hi and lo < start + size
     if other is not memory:
         return False
-    return any(s < hi and lo < s + n for s, n in zip(starts, lengths, strict=True))
+    for s, n in zip(starts, lengths, strict=True):  # noqa: SIM110  # a loop beats any() on a span or two
+        if s < hi and lo < s + n:
+            return True
+    return False
