@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from wddmsim.core.units import PAGE_SIZE, KiB, MiB
+from wddmsim.core.units import PAGE_SIZE, GiB, KiB, MiB
 from wddmsim.ddi.flags import DXGK_TRANSFERFLAGS
 from wddmsim.ddi.memory import MDL
 from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_TRANSFER, DXGK_TRANSFER_LOCATION
@@ -344,8 +344,16 @@ BOTH = DXGK_TRANSFERFLAGS(TransferStart=True, TransferEnd=True)
 LOCAL = 2
 
 
-def _round_trip(max_copy: int, size: int, scatter: int | None, posted: bool) -> tuple[bool, list[Any]]:
-    rig = PagingRig(SystemConfig(driver=DriverConfig(max_copy_bytes=max_copy)))
+def _round_trip(
+    max_copy: int, size: int, scatter: int | None, posted: bool, memory: int | None = None
+) -> tuple[bool, list[Any]]:
+    driver = DriverConfig(max_copy_bytes=max_copy)
+    config = (
+        SystemConfig(driver=driver)
+        if memory is None
+        else SystemConfig(gpu=GpuConfig(local_size=memory, system_size=memory), driver=driver)
+    )
+    rig = PagingRig(config)
     for engine in rig.gpu.engines:
         engine.post_copies = posted
     backing: MDL = rig.backing(size, scatter_seed=scatter)
@@ -377,6 +385,6 @@ def test_transfers_around_the_packet_limit_copy_every_byte_with_the_same_events(
 @pytest.mark.slow
 @pytest.mark.parametrize("size", [64 * MiB - PAGE_SIZE, 64 * MiB + PAGE_SIZE, 200 * MiB + 100])
 def test_transfers_around_the_reference_packet_limit_of_64_mib(size: int) -> None:
-    ok, events = _round_trip(64 * MiB, size, None, posted=True)
+    ok, events = _round_trip(64 * MiB, size, None, posted=True, memory=1 * GiB)
     assert ok
-    assert events == _round_trip(64 * MiB, size, None, posted=False)[1]
+    assert events == _round_trip(64 * MiB, size, None, posted=False, memory=1 * GiB)[1]
