@@ -275,6 +275,8 @@ def make_extents(pfns: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
     count = pfns.shape[0]
     if count == 0:
         return np.zeros(0, dtype=np.uint64)
+    if count == 1:  # one page: its extent word is its PFN
+        return pfns.astype(np.uint64)
     if count <= 16:  # a short list is cheaper in plain Python than in numpy's per-call overhead
         return np.array(_small_extents(pfns.tolist()), dtype=np.uint64)
     p = pfns.astype(np.int64, copy=False)
@@ -524,7 +526,8 @@ _TRANSFORMS: Final = tuple(Transform)
 
 
 def _decode_copy(buf: memoryview | bytes, offset: int, flags: int, length: int) -> Packet:
-    _expect(offset, length >= COPY_MIN_LENGTH, f"COPY length {length:#x} is shorter than its fixed part")
+    if length < COPY_MIN_LENGTH:  # the message is formatted only when it is needed
+        raise DecodeError(offset, f"COPY length {length:#x} is shorter than its fixed part")
     _, _, _, src, dst, size, pitch, count = _COPY.unpack_from(buf, offset)
     src_pages, dst_pages, transform = bool(flags & _SRC_PAGES), bool(flags & _DST_PAGES), flags >> _TRANSFORM_LSB
     if (

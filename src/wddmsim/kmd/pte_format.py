@@ -88,8 +88,15 @@ class SegmentTables:
         return found
 
 
-_Template = tuple[np.uint64, np.uint64 | None]
-"""A uniform run's words are ``(PageAddress << 12) + add``, then ``| bits`` when ``bits`` is not None."""
+_Template = tuple[U64, U64 | None]
+"""A uniform run's words are ``(PageAddress << 12) + add``, then ``| bits`` when ``bits`` is not None (0-d arrays:
+a ufunc takes one faster than a NumPy scalar, which it converts on every call)."""
+_SHIFT_0D: Final = np.array(int(_HW_ADDRESS_SHIFT), dtype=np.uint64)
+_MAX_ROWS: Final = 64
+
+
+def _u64(value: int) -> U64:
+    return np.array(value, dtype=np.uint64)
 
 
 class Translator:
@@ -100,7 +107,7 @@ class Translator:
     Entries with different flags go through the per-field lookup tables.
     """
 
-    __slots__ = ("_templates", "dual", "key", "level", "tables")
+    __slots__ = ("_rows", "_templates", "dual", "key", "level", "tables")
 
     def __init__(self, tables: SegmentTables, level: int, dual: bool, key: int) -> None:
         self.tables = tables
@@ -108,6 +115,7 @@ class Translator:
         self.dual = dual
         self.key = key
         """``DriverProtection``'s bits, already in the ``Key`` field (level 0 only)."""
+        self._rows: dict[tuple[int, int], bytes] = {}
         self._templates: dict[int, _Template] = {}
         """Per flags word of a live entry (at most one per combination of the bits that matter)."""
 
@@ -120,7 +128,7 @@ class Translator:
         if count == 0:
             return
         first = flags.item(0)
-        if count > 1 and flags.tobytes() != first.to_bytes(8, "little") * count:
+        if count > 1 and flags.tobytes() != self._row(first, count):
             out[:] = _translate_mixed(
                 entries,
                 flags,
@@ -139,10 +147,21 @@ class Translator:
                 return
             self._templates[first] = template
         add, bits = template
-        np.left_shift(entries["PageAddress"], _HW_ADDRESS_SHIFT, out)
+        np.left_shift(entries["PageAddress"], _SHIFT_0D, out)
         np.add(out, add, out)
         if bits is not None:
             np.bitwise_or(out, bits, out)
+
+    def _row(self, flag_word: int, count: int) -> bytes:
+        """``count`` copies of ``flag_word``'s bytes: what a uniform update's flags column holds (kept for the few
+        (flags, count) pairs VidMm sends, so a call compares rather than builds them)."""
+        key = (flag_word, count)
+        row = self._rows.get(key)
+        if row is None:
+            if len(self._rows) >= _MAX_ROWS:
+                self._rows.clear()
+            row = self._rows[key] = flag_word.to_bytes(8, "little") * count
+        return row
 
     def _template(self, flag_word: int, entries: PteArray, argument: str) -> _Template | None:
         low = int(_LOW_BITS[flag_word & 0x1F])
@@ -157,9 +176,9 @@ class Translator:
         shifted_base = (base << int(_HW_ADDRESS_SHIFT)) & _U64_MAX
         if not self.key:
             # Only bits below the address: adding them is OR-ing them into its zero low bits.
-            return np.uint64(shifted_base | template), None
+            return _u64(shifted_base | template), None
         # The key sits above the address, where an oversized PageAddress would carry: OR it, as for mixed entries.
-        return np.uint64(shifted_base), np.uint64(template | self.key)
+        return _u64(shifted_base), _u64(template | self.key)
 
 
 def translate(

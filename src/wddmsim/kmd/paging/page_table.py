@@ -32,7 +32,7 @@ from wddmsim.ddi.paging import (
     DXGKARG_BUILDPAGINGBUFFER,
 )
 from wddmsim.ddi.pte import PteArray
-from wddmsim.ddi.status import NTSTATUS
+from wddmsim.ddi.status import NTSTATUS, InvalidArgument
 from wddmsim.drivers.kit.dma import DmaWriter, multipass, single_packet
 from wddmsim.hw import commands as cmd
 from wddmsim.hw.addressing import HW_ADDRESS, Space, hw_address
@@ -51,6 +51,10 @@ _ADDRESS_SHIFT = np.uint64(HW_PTE["Address"].lsb)
 _ADDRESS_MASK = np.uint64(HW_PTE["Address"].mask)
 _LEAF64K = np.uint64(HW_PTE["Leaf64K"].shifted_mask)
 _PACKET_ADDRESS_MASK = HW_ADDRESS["address"].mask
+_SUCCESS = NTSTATUS.STATUS_SUCCESS
+_INSUFFICIENT = NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER
+_ALIGN_DOWN = ~(cmd.PACKET_ALIGNMENT - 1)
+_WQ_FIXED = cmd.WRITE_QWORDS_FIXED_SIZE
 
 
 def table_word(state: DriverState, address: D3DGPU_PHYSICAL_ADDRESS, argument: str) -> int:
@@ -132,6 +136,65 @@ def build_update_page_table(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER)
         base = va_word(p.PageTableAddress.GpuVirtual, "UpdatePageTable.PageTableAddress.GpuVirtual")
     else:
         base = table_word(state, p.PageTableAddress.GpuPhysical, "UpdatePageTable.PageTableAddress.GpuPhysical")
+    if chunk.plain and _fast_plain:
+        return _update_plain(args, p, chunk, base)
+    return _update_general(args, p, shape, chunk, base)
+
+
+_fast_plain = True
+"""Whether plain updates take :func:`_update_plain` (tests turn it off to hold it to the general path's bytes)."""
+
+
+def _update_plain(
+    args: DXGKARG_BUILDPAGINGBUFFER, p: DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE, chunk: _Chunker, base: int
+) -> NTSTATUS:
+    """The general path's multipass loop for one word per entry, flattened: the per-call cost of the most frequent
+    DDI call is its Python calls, not its entries.  Each WRITE_QWORDS header is packed in place and the entries
+    are translated straight into its inline words; the same checks, in the same order, as :class:`DmaWriter` and
+    :func:`multipass`."""
+    pointer = args.pDmaBuffer
+    assert pointer is not None  # the caller refused None
+    size = args.DmaSize
+    if size < 0:
+        raise InvalidArgument("DmaSize", size, "must not be negative")
+    done, total = args.MultipassOffset, p.NumPageTableEntries
+    if not 0 <= done <= total:
+        raise InvalidArgument("MultipassOffset", done, f"must lie in [0, {total}] for this operation")
+    mapping = pointer.mapping
+    buf, all_words = mapping.view, mapping.words
+    pos = start = pointer.offset
+    end = start + size
+    entries, first_word = p.pPageTableEntries, base + PTE_SIZE * p.StartIndex
+    status = _SUCCESS
+    while done < total:
+        n = min(total - done, (((end - pos) & _ALIGN_DOWN) - _WQ_FIXED) >> 3)
+        if n <= 0:
+            status = _INSUFFICIENT
+            break
+        length = cmd.encode_write_qwords_header_into(buf, pos, first_word + PTE_SIZE * done, n, n)
+        inline = pos + _WQ_FIXED
+        if all_words is not None and not inline & 7:
+            out: U64 = all_words[inline >> 3 : (inline >> 3) + n]
+        else:
+            out = mapping.data[inline : inline + 8 * n].view(cmd.LE_U64)
+        chunk.translate_into(out, entries[done : done + n], "pPageTableEntries")
+        pos += length
+        done += n
+    written = pos - start
+    args.pDmaBuffer = pointer + written
+    args.DmaSize = size - written
+    args.MultipassOffset = done
+    return status
+
+
+def _update_general(
+    args: DXGKARG_BUILDPAGINGBUFFER,
+    p: DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE,
+    shape: Geometry,
+    chunk: _Chunker,
+    base: int,
+) -> NTSTATUS:
+    """Any update: packets cut by :class:`_Chunker` (pairs of words, GPU pages larger than 4 KiB, Repeat)."""
     writer = DmaWriter(args)
 
     def emit(done: int) -> int:
@@ -147,16 +210,7 @@ def build_update_page_table(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER)
             )
         return covered
 
-    def emit_plain(done: int) -> int:
-        """One word per entry, each entry written: translated straight into the packet's inline words."""
-        n = min(p.NumPageTableEntries - done, cmd.max_qwords_in(writer.room))
-        if n <= 0:
-            return 0
-        words = writer.reserve_write_qwords(base + PTE_SIZE * (p.StartIndex + done), n, n)
-        chunk.translate_into(words, p.pPageTableEntries[done : done + n], "pPageTableEntries")
-        return n
-
-    return multipass(args, writer, p.NumPageTableEntries, emit_plain if chunk.plain else emit)
+    return multipass(args, writer, p.NumPageTableEntries, emit)
 
 
 def _update_by_cpu(args: DXGKARG_BUILDPAGINGBUFFER, chunk: _Chunker) -> NTSTATUS:

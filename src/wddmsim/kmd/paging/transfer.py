@@ -31,6 +31,9 @@ from wddmsim.kmd.state import DriverState
 
 Payload = DXGK_BUILDPAGINGBUFFER_TRANSFER | DXGK_BUILDPAGINGBUFFER_SPECIALLOCKTRANSFER
 _TRANSFORM_LSB = cmd.COPY_FLAGS["Transform"].lsb
+_SRC_PAGES = cmd.COPY_FLAGS["SrcPages"].shifted_mask  # read once: a bit-field lookup per packet adds up
+_DST_PAGES = cmd.COPY_FLAGS["DstPages"].shifted_mask
+_PLAIN_COPY_LENGTH = cmd.copy_length(0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,7 +207,7 @@ class _Emitter:
         flags = piece.transform << _TRANSFORM_LSB
         src, dst = p.Source, p.Destination
         if src.SegmentId and dst.SegmentId:
-            if writer.room < cmd.copy_length(0):
+            if writer.end - writer.pos < _PLAIN_COPY_LENGTH:
                 return 0
             pages = limit
             extents = None
@@ -213,7 +216,7 @@ class _Emitter:
         else:
             mdl_side = src if src.SegmentId == 0 else dst
             assert mdl_side.pMdl is not None
-            room_extents = cmd.max_extents_in(writer.room)
+            room_extents = cmd.max_extents_in(writer.end - writer.pos)
             if room_extents < 1:
                 return 0
             first = self.mdl_offset + done
@@ -228,10 +231,10 @@ class _Emitter:
                     return 0
                 extents = cmd.make_extents(pfns[:pages])
             if src.SegmentId == 0:
-                flags |= cmd.COPY_FLAGS["SrcPages"].shifted_mask
+                flags |= _SRC_PAGES
                 src_word, dst_word = 0, self._segment_word(dst, done)
             else:
-                flags |= cmd.COPY_FLAGS["DstPages"].shifted_mask
+                flags |= _DST_PAGES
                 src_word, dst_word = self._segment_word(src, done), 0
         size = min(pages << PAGE_SHIFT, p.TransferSize - (done << PAGE_SHIFT))
         writer.pos += cmd.encode_copy_into(
