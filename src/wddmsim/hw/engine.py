@@ -51,6 +51,7 @@ from wddmsim.hw.swizzle import check_surface
 # Enum members read once: attribute access on an enum class is slow on the per-packet path.
 _READ = AccessKind.READ
 _WRITE = AccessKind.WRITE
+_COPY_OPCODE = int(cmd.Opcode.COPY)  # the low byte of a COPY header's little-endian opcode (its high byte is 0)
 _SYSTEM = Space.SYSTEM
 _GPU_PHYS = Space.GPU_PHYS
 EXECUTOR_OPCODE = "EXECUTOR"
@@ -418,7 +419,12 @@ class Engine:
     def _execute(self, packet: cmd.Packet) -> None:
         if not self.privileged:
             _check_unprivileged(packet)
-        if type(packet) is cmd.Copy and self.post_copies and post(self._posted, self.memsys, packet, self._buffer_span):
+        if (
+            type(packet) is cmd.Copy
+            and self.post_copies
+            and (self._posted.length or self._copy_follows())
+            and post(self._posted, self.memsys, packet, self._buffer_span)
+        ):
             return
         if self._posted.length:
             self._posted.land()
@@ -457,6 +463,13 @@ class Engine:
                 pass
             case _:
                 assert_never(packet)
+
+    def _copy_follows(self) -> bool:
+        """Whether the next packet of the buffer is a COPY, which a posted COPY could join: before anything else
+        (or at the buffer's end) what is posted lands at once, so posting a lone COPY would only add bookkeeping
+        (decision 0200).  A COPY that ends a group still joins it: the group lands in one move."""
+        sub, at, buffer = self._current, self._offset, self._buffer
+        return sub is not None and at + 2 <= sub.size and buffer[at] == _COPY_OPCODE and buffer[at + 1] == 0
 
     def _write_words(self, dst: int, count: int, words: memoryview | bytes | ByteArray, repeat: bool) -> None:
         """WRITE_QWORDS: ``count`` words at ``dst``; ``words`` holds their little-endian bytes, or one word's when
