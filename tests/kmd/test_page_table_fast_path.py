@@ -123,7 +123,7 @@ def test_the_flat_path_writes_what_the_general_path_writes_at_every_size(rigs: d
     rig = rigs[rig_name]
     payload = _payload(level, entries, start, use_64k=bool(rest and rest[0]))
     state = rig.driver.state  # type: ignore[attr-defined]
-    assert page_table._Chunker(state, payload, page_table.geometry(state, payload)).plain, "a case of the flat path"
+    assert page_table._update_kind(state, payload, page_table.geometry(state, payload)).plain, "a case of the flat path"
     for dma in sorted(set(_sizes(payload.NumPageTableEntries))):
         for skew in (0, 4):
             fast, general = _both(rig, payload, dma, skew)

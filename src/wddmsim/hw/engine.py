@@ -29,7 +29,7 @@ from wddmsim.core.clock import Clock
 from wddmsim.core.events import EventLog
 from wddmsim.core.pointer import ByteArray
 from wddmsim.hw import commands as cmd
-from wddmsim.hw.addressing import Space, split_address
+from wddmsim.hw.addressing import HW_ADDRESS, Space, split_address
 from wddmsim.hw.cost import CostModel
 from wddmsim.hw.events import DmaBufferCompleted, DmaBufferStarted, EngineFaulted, EngineNote, PacketExecuted
 from wddmsim.hw.faults import AccessKind, FaultKind, FaultRecord, GpuFault
@@ -51,6 +51,8 @@ from wddmsim.hw.swizzle import check_surface
 # Enum members read once: attribute access on an enum class is slow on the per-packet path.
 _READ = AccessKind.READ
 _WRITE = AccessKind.WRITE
+_SPACE_LSB = HW_ADDRESS["space"].lsb
+_ADDRESS_MASK = HW_ADDRESS["address"].mask
 _COPY_OPCODE = int(cmd.Opcode.COPY)  # the low byte of a COPY header's little-endian opcode (its high byte is 0)
 _SYSTEM = Space.SYSTEM
 _GPU_PHYS = Space.GPU_PHYS
@@ -235,11 +237,10 @@ class Engine:
             offset = self._offset
             fast = cmd.write_qwords_at(self._buffer, offset, sub.size) if self.privileged else None
             if fast is not None:  # the paging buffer's staple, without building a packet
-                dst, count, repeat, words, length = fast
-                if self.clock.try_advance(self.clock.now + self._write_words_ns(dst, count)):
-                    self._offset += length
-                    if not self._run_write_qwords(sub, offset, dst, count, repeat, words):
-                        return
+                ran = self._write_qwords_now(sub, offset, fast)
+                if ran is None:
+                    return
+                if ran:
                     continue
                 # It completes later: the general path below keeps the packet until then.
             try:
@@ -319,16 +320,37 @@ class Engine:
             return self._failed(error, sub, offset)
         return self._executed(sub, offset, type(packet))
 
-    def _run_write_qwords(self, sub: Submission, offset: int, dst: int, count: int, repeat: bool, words: int) -> bool:
-        """:meth:`_run_packet` for a WRITE_QWORDS read by :func:`~.commands.write_qwords_at`: its inline words are
-        taken straight from the fetched buffer."""
+    def _write_qwords_now(self, sub: Submission, offset: int, fast: cmd.WriteQwordsFields) -> bool | None:
+        """Run a WRITE_QWORDS read by :func:`~.commands.write_qwords_at` if it completes before anything else is
+        due: ``True`` if it ran, ``False`` if it completes later (nothing done), ``None`` if it faulted.  Its cost,
+        its effect and :meth:`_executed` in one call, its words taken straight from the fetched buffer: a page
+        table's worth of entries per packet makes this the paging buffer's hot path."""
+        dst, count, repeat, words, length = fast
+        space = dst >> _SPACE_LSB
+        address = dst & _ADDRESS_MASK
+        pcie = space == _SYSTEM or (space == _GPU_PHYS and self.memsys.aperture.contains(address))
+        clock = self.clock
+        if not clock.try_advance(clock.now + self.cost.transfer_ns(8 * count, crosses_pcie=pcie)):
+            return False
+        self._offset += length
         if self._posted.length:
             self._posted.land()
         try:
-            self._write_words(dst, count, self._buffer[words : words + (8 if repeat else 8 * count)], repeat)
+            data = self._buffer[words : words + (8 if repeat else 8 * count)]
+            if repeat:
+                data = bytes(data[:8]) * count
+            if address & 7:
+                self._check_aligned(dst, 8)
+            write_runs(self.memsys.runs(dst, 8 * count, _WRITE, self.root, self.root_entries), data)
         except _EXECUTION_ERRORS as error:
-            return self._failed(error, sub, offset)
-        return self._executed(sub, offset, cmd.WriteQwords)
+            self._failed(error, sub, offset)
+            return None
+        self.packets_executed += 1
+        if self.events.enabled:
+            self.events.emit(
+                PacketExecuted(time=clock.now, engine=self.index, fence=sub.fence, offset=offset, opcode=_WRITE_QWORDS)
+            )
+        return True
 
     def _failed(self, error: Exception, sub: Submission, offset: int) -> bool:
         if not isinstance(error, GpuFault):
@@ -536,6 +558,9 @@ _EXECUTION_ERRORS = (GpuFault, ValueError, IndexError, OverflowError, MemoryErro
 
 
 _OPCODE_NAMES: dict[type[cmd.Packet], str] = {kind: kind.__name__.upper() for kind in get_args(cmd.Packet)}
+
+
+_WRITE_QWORDS = _OPCODE_NAMES[cmd.WriteQwords]
 
 
 def _opcode(kind: type[cmd.Packet]) -> str:

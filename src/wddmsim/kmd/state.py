@@ -11,6 +11,7 @@ from wddmsim.kmd.config import DriverConfig, DriverModel
 from wddmsim.kmd.pte_format import SegmentTables
 from wddmsim.kmd.segments import SegmentMap
 from wddmsim.kmd.table_geometry import Geometry
+from wddmsim.kmd.update_kind import UpdateKind
 
 
 @dataclass(slots=True)
@@ -24,6 +25,9 @@ class DriverState:
     """The allocation whose sub-transfers began with TransferStart and have not yet seen TransferEnd."""
     page_table_shapes: dict[tuple[int, bool], Geometry] = field(default_factory=dict)
     """UpdatePageTable's table geometry per (level, 64 KB-page leaf), worked out on first use."""
+    update_kinds: dict[tuple[int, bool, bool, int], UpdateKind] = field(default_factory=dict)
+    """UpdatePageTable's shape and translator per (level, Use64KBPages, Repeat, leaf protection key), kept from
+    the first well-formed update of each (``kmd.paging.page_table``)."""
 
     wddm2: bool = field(init=False)
     """The driver presents the GpuMmu model (read on every build: kept as a plain field)."""

@@ -19,11 +19,13 @@ Where the entries land (decision 0011):
 
 from __future__ import annotations
 
+from typing import final
+
 import numpy as np
 import numpy.typing as npt
 
 from wddmsim.core.addresses import GpuPhysAddr
-from wddmsim.core.units import PAGE_SHIFT, SIZE_64K
+from wddmsim.core.units import SIZE_64K
 from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS
 from wddmsim.ddi.flags import DXGK_PAGETABLEUPDATEMODE
 from wddmsim.ddi.paging import (
@@ -36,20 +38,17 @@ from wddmsim.ddi.status import NTSTATUS, InvalidArgument
 from wddmsim.drivers.kit.dma import DmaWriter, multipass, single_packet
 from wddmsim.hw import commands as cmd
 from wddmsim.hw.addressing import HW_ADDRESS, Space, hw_address
-from wddmsim.hw.pte import HW_PTE, PTE_SIZE
+from wddmsim.hw.pte import PTE_SIZE
 from wddmsim.kmd.errors import DriverContractError
 from wddmsim.kmd.state import DriverState
 from wddmsim.kmd.table_geometry import Geometry, table_geometry
+from wddmsim.kmd.update_kind import UpdateKind
 
 Mode = DXGK_PAGETABLEUPDATEMODE
 _CPU_VIRTUAL = Mode.DXGK_PAGETABLEUPDATE_CPU_VIRTUAL  # enum members read once (class attribute access is slow)
 _GPU_VIRTUAL = Mode.DXGK_PAGETABLEUPDATE_GPU_VIRTUAL
 _GPU_VA = Space.GPU_VA
 U64 = npt.NDArray[np.uint64]
-_ZERO = np.uint64(HW_PTE["Zero"].shifted_mask)
-_ADDRESS_SHIFT = np.uint64(HW_PTE["Address"].lsb)
-_ADDRESS_MASK = np.uint64(HW_PTE["Address"].mask)
-_LEAF64K = np.uint64(HW_PTE["Leaf64K"].shifted_mask)
 _PACKET_ADDRESS_MASK = HW_ADDRESS["address"].mask
 _SUCCESS = NTSTATUS.STATUS_SUCCESS
 _INSUFFICIENT = NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER
@@ -125,20 +124,32 @@ def build_update_page_table(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER)
     p = args.UpdatePageTable
     if not state.wddm2:
         raise DriverContractError("Operation", int(p.OPERATION), "UpdatePageTable is a GpuMmu (WDDM 2.x) operation")
-    shape = geometry(state, p)
-    _check(state, p, shape)
-    chunk = _Chunker(state, p, shape)
+    flags, level = p.Flags, p.PageTableLevel
+    key = (level, flags.Use64KBPages, flags.Repeat, p.DriverProtection & 0xFF if level == 0 else 0)
+    kind = state.update_kinds.get(key)
+    _check(state, p, geometry(state, p) if kind is None else kind.shape)
+    if kind is None:  # worked out once the update is known to be well-formed: a refused one caches nothing
+        kind = state.update_kinds[key] = _update_kind(state, p, geometry(state, p))
     if p.UpdateMode == _CPU_VIRTUAL:
-        return _update_by_cpu(args, chunk)
+        return _update_by_cpu(args, _Chunker(p, kind))
     if args.pDmaBuffer is None:
         raise DriverContractError("pDmaBuffer", None, "NULL only with the forced CPU_VIRTUAL update mode")
     if p.UpdateMode == _GPU_VIRTUAL:
         base = va_word(p.PageTableAddress.GpuVirtual, "UpdatePageTable.PageTableAddress.GpuVirtual")
     else:
         base = table_word(state, p.PageTableAddress.GpuPhysical, "UpdatePageTable.PageTableAddress.GpuPhysical")
-    if chunk.plain and _fast_plain:
-        return _update_plain(args, p, chunk, base)
-    return _update_general(args, p, shape, chunk, base)
+    if kind.plain and _fast_plain:
+        return _update_plain(args, p, kind, base)
+    return _update_general(args, p, kind.shape, _Chunker(p, kind), base)
+
+
+def _update_kind(state: DriverState, p: DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE, shape: Geometry) -> UpdateKind:
+    level = p.PageTableLevel
+    dual = state.gpu.mmu.layout.dual_pte
+    translator = state.pte_tables.translator(level, dual, p.DriverProtection if level == 0 else 0)
+    return UpdateKind(
+        shape, translator, leaf64k=level == 1 and not dual and p.Flags.Use64KBPages, repeat=p.Flags.Repeat
+    )
 
 
 _fast_plain = True
@@ -146,7 +157,7 @@ _fast_plain = True
 
 
 def _update_plain(
-    args: DXGKARG_BUILDPAGINGBUFFER, p: DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE, chunk: _Chunker, base: int
+    args: DXGKARG_BUILDPAGINGBUFFER, p: DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE, kind: UpdateKind, base: int
 ) -> NTSTATUS:
     """The general path's multipass loop for one word per entry, flattened: the per-call cost of the most frequent
     DDI call is its Python calls, not its entries.  Each WRITE_QWORDS header is packed in place and the entries
@@ -177,7 +188,7 @@ def _update_plain(
             out: U64 = all_words[inline >> 3 : (inline >> 3) + n]
         else:
             out = mapping.data[inline : inline + 8 * n].view(cmd.LE_U64)
-        chunk.translate_into(out, entries[done : done + n], "pPageTableEntries")
+        kind.translate_into(out, entries[done : done + n], "pPageTableEntries")
         pos += length
         done += n
     written = pos - start
@@ -232,30 +243,17 @@ def _update_by_cpu(args: DXGKARG_BUILDPAGINGBUFFER, chunk: _Chunker) -> NTSTATUS
     return NTSTATUS.STATUS_SUCCESS
 
 
+@final
 class _Chunker:
     """Turns entries ``[done, done + n)`` of the update into hardware words at a word offset in the table."""
 
-    __slots__ = ("alignment", "leaf64k", "p", "plain", "shape", "translator")
+    __slots__ = ("kind", "p", "shape", "translate_into")
 
-    def __init__(self, state: DriverState, p: DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE, shape: Geometry) -> None:
+    def __init__(self, p: DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE, kind: UpdateKind) -> None:
         self.p = p
-        self.shape = shape
-        level = p.PageTableLevel
-        dual = state.gpu.mmu.layout.dual_pte
-        self.translator = state.pte_tables.translator(level, dual, p.DriverProtection if level == 0 else 0)
-        self.leaf64k = level == 1 and not dual and p.Flags.Use64KBPages
-        """Level-1 entries of a single-PTE MMU pointing at 64 KB-page leaf tables."""
-        self.alignment = shape.alignment_pages
-        self.plain = shape.words_per_entry == 1 and shape.ratio == 1 and not p.Flags.Repeat
-        """Entry ``i`` becomes word ``StartIndex + i``, one for one (the common case)."""
-
-    def translate_into(self, out: U64, source: PteArray, argument: str) -> None:
-        """The hardware words of ``source`` entries, written into ``out``."""
-        self.translator.into(out, source, argument)
-        if self.leaf64k:
-            out |= np.where(out != 0, _LEAF64K, np.uint64(0))
-        if self.alignment > 1:
-            _check_alignment(out, self.alignment, argument)
+        self.kind = kind
+        self.shape = kind.shape
+        self.translate_into = kind.translate_into
 
     def _words(self, source: PteArray, argument: str) -> U64:
         words: U64 = np.empty(source.shape[0], dtype=np.uint64)
@@ -299,23 +297,6 @@ class _Chunker:
         if self.p.Flags.Repeat:
             return np.repeat(self._words(array[:1], argument), n)
         return self._words(array[done : done + n], argument)
-
-
-def _check_alignment(words: U64, pages: int, argument: str) -> None:
-    """Valid, non-Zero entries must map pages aligned to ``pages`` 4 KiB pages (invalid entries are all zero)."""
-    mask = (pages - 1) << int(_ADDRESS_SHIFT)
-    if not int(np.bitwise_or.reduce(words)) & mask:
-        return  # no word has a misaligned address bit: one pass over the words
-    misaligned = (words & np.uint64(mask)) != 0
-    bad = np.flatnonzero(misaligned & ((words & _ZERO) == 0))
-    if bad.shape[0]:
-        index = int(bad[0])
-        address = int((words[index] >> _ADDRESS_SHIFT) & _ADDRESS_MASK) << PAGE_SHIFT
-        raise DriverContractError(
-            f"{argument}[{index}].PageAddress",
-            address,
-            f"a page of this table must be {pages << PAGE_SHIFT:#x}-byte aligned",
-        )
 
 
 def build_flush_tlb(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
