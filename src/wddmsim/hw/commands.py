@@ -542,16 +542,21 @@ def _decode_copy(buf: memoryview | bytes, offset: int, flags: int, length: int) 
     if count <= 8:  # the common small case without numpy's per-call overhead
         words = struct.unpack_from(_SMALL_EXTENTS[count], buf, start)
         extents = np.array(words, dtype=np.uint64)
-        pages = count + sum(word >> _COUNT_LSB for word in words)
+        pages = count
+        for word in words:  # a loop beats sum() over a generator for a word or two
+            pages += word >> _COUNT_LSB
     else:
         extents = np.frombuffer(buf, dtype="<u8", count=count, offset=start).astype(np.uint64)
         pages = count + int((extents >> np.uint64(_COUNT_LSB)).sum())
     if count:
         first = src if src_pages else dst
-        _expect(offset, first < PAGE_SIZE, "COPY page-list address word must hold only the first-page offset")
-        _expect(offset, first + size <= pages * PAGE_SIZE, "COPY size runs past its page list")
+        if first >= PAGE_SIZE:
+            raise DecodeError(offset, "COPY page-list address word must hold only the first-page offset")
+        if first + size > pages * PAGE_SIZE:
+            raise DecodeError(offset, "COPY size runs past its page list")
     pad = start + 8 * count
-    _expect(offset, pad == offset + length or _zero(buf, pad, offset + length), "COPY padding not zero")
+    if pad != offset + length and not _zero(buf, pad, offset + length):
+        raise DecodeError(offset, "COPY padding not zero")
     return Copy(src, dst, size, src_pages, dst_pages, _TRANSFORMS[transform], pitch, extents)
 
 
@@ -632,9 +637,8 @@ def _decode_note(buf: memoryview | bytes, offset: int, flags: int, length: int) 
 
 
 def _decode_sync(buf: memoryview | bytes, offset: int, flags: int, length: int) -> Packet:
-    _expect(
-        offset, length == 16 and flags == 0 and _zero(buf, offset + 8, offset + 16), "SYNC must be 16 zero-padded bytes"
-    )
+    if length != 16 or flags or not _zero(buf, offset + 8, offset + 16):
+        raise DecodeError(offset, "SYNC must be 16 zero-padded bytes")
     return Sync()
 
 

@@ -415,12 +415,12 @@ class Engine:
                     or self._crosses_pcie(packet.dst)
                 )
                 return cost.transfer_ns(packet.size, crosses_pcie=pcie)
+            case cmd.Sync():
+                return cost.sync_ns
             case cmd.Fill():
                 return cost.transfer_ns(packet.size, crosses_pcie=self._crosses_pcie(packet.dst))
             case cmd.WriteQwords():
                 return self._write_words_ns(packet.dst, packet.count)
-            case cmd.Sync():
-                return cost.sync_ns
             case cmd.ReadMem() | cmd.WriteMem() | cmd.Signal() | cmd.TlbInvalidate() | cmd.Note() | cmd.Nop():
                 return cost.packet_overhead_ns
             case _:
@@ -450,9 +450,11 @@ class Engine:
             return
         if self._posted.length:
             self._posted.land()
-        match packet:
+        match packet:  # the paging buffer's packets first: each case is an isinstance test
             case cmd.Copy():
                 self._execute_copy(packet)
+            case cmd.Sync() | cmd.Nop():
+                pass
             case cmd.Fill():
                 fill_runs(self._runs(packet.dst, packet.size, _WRITE), packet.pattern)
             case cmd.WriteQwords():
@@ -481,8 +483,6 @@ class Engine:
                 self.events.emit(
                     EngineNote(time=self.clock.now, engine=self.index, kind=packet.kind, a=packet.a, b=packet.b)
                 )
-            case cmd.Sync() | cmd.Nop():
-                pass
             case _:
                 assert_never(packet)
 

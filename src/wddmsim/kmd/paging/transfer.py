@@ -21,7 +21,7 @@ from wddmsim.ddi.paging import (
     DXGK_TRANSFER_LOCATION,
     DXGKARG_BUILDPAGINGBUFFER,
 )
-from wddmsim.ddi.status import NTSTATUS
+from wddmsim.ddi.status import NTSTATUS, InvalidArgument
 from wddmsim.drivers.kit.dma import DmaWriter, multipass
 from wddmsim.hw import commands as cmd
 from wddmsim.hw.addressing import Space, hw_address
@@ -34,6 +34,10 @@ _TRANSFORM_LSB = cmd.COPY_FLAGS["Transform"].lsb
 _SRC_PAGES = cmd.COPY_FLAGS["SrcPages"].shifted_mask  # read once: a bit-field lookup per packet adds up
 _DST_PAGES = cmd.COPY_FLAGS["DstPages"].shifted_mask
 _PLAIN_COPY_LENGTH = cmd.copy_length(0)
+_SYNC_LENGTH = len(cmd.SYNC_BYTES)
+_GPU_PHYS = Space.GPU_PHYS
+_SUCCESS = NTSTATUS.STATUS_SUCCESS
+_INSUFFICIENT = NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,16 +173,95 @@ def _build(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER, p: Payload, name
             return NTSTATUS.STATUS_GRAPHICS_ALLOCATION_BUSY
         state.release_detile_windows(allocation)
     _transfer_state(state, args, p, name)
-    writer = DmaWriter(args)
-    pieces = plan(allocation, p.TransferOffset, p.TransferSize, p.Flags)
-    emit = _Emitter(state, p, writer, pieces, mdl_offset)
-    status = multipass(args, writer, pages, emit, tail=cmd.SYNC_BYTES if p.Flags.TransferEnd else None)
-    if status == NTSTATUS.STATUS_SUCCESS and p.Flags.TransferEnd:
+    flags = p.Flags
+    if _fast_plain and not (allocation is not None and allocation.levels and (flags.Swizzle or flags.Unswizzle)):
+        status = _build_plain(state, args, p, pages, mdl_offset)
+    else:
+        writer = DmaWriter(args)
+        pieces = plan(allocation, p.TransferOffset, p.TransferSize, flags)
+        emit = _Emitter(state, p, writer, pieces, mdl_offset)
+        status = multipass(args, writer, pages, emit, tail=cmd.SYNC_BYTES if flags.TransferEnd else None)
+    if status == _SUCCESS and flags.TransferEnd:
         state.pending_transfer = None
-    elif p.Flags.TransferStart and args.MultipassOffset == 0 and writer.written == 0:
+    elif flags.TransferStart and args.MultipassOffset == 0:
         # No room for a single packet: the transfer has not started.  VidMm calls again, MultipassOffset still 0,
         # in a fresh buffer -- the same start, not a second one.
         state.pending_transfer = None
+    return status
+
+
+_fast_plain = True
+"""Whether transfers of one plain piece take :func:`_build_plain` (tests turn it off to hold it to the general
+path's bytes)."""
+
+
+def _build_plain(
+    state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER, p: Payload, pages: int, mdl_offset: int
+) -> NTSTATUS:
+    """The general path (:class:`DmaWriter`, :func:`multipass`, :class:`_Emitter`) for a transfer that is one
+    piece without a transform -- every transfer but a swizzling one -- in one loop: the same packets, checks and
+    multipass state, without a call per layer."""
+    pointer = args.pDmaBuffer
+    if pointer is None:
+        raise InvalidArgument("pDmaBuffer", None, "must point into the DMA buffer: this operation writes packets")
+    size = args.DmaSize
+    if size < 0:
+        raise InvalidArgument("DmaSize", size, "must not be negative")
+    done = args.MultipassOffset
+    if not 0 <= done <= pages:
+        raise InvalidArgument("MultipassOffset", done, f"must lie in [0, {pages}] for this operation")
+    buf = pointer.mapping.view
+    pos = start = pointer.offset
+    end = start + size
+    src, dst = p.Source, p.Destination
+    max_pages = max(state.config.max_copy_bytes >> PAGE_SHIFT, 1)
+    last_byte = p.TransferSize
+    # Packet address words of page 0 on each segment side (page i is 4096 i further on).
+    src_base = src.SegmentAddress + p.TransferOffset if src.SegmentId else -1
+    dst_base = dst.SegmentAddress + p.TransferOffset if dst.SegmentId else -1
+    pfns = None
+    flags = 0
+    if src.SegmentId == 0 or dst.SegmentId == 0:
+        mdl = src.pMdl if src.SegmentId == 0 else dst.pMdl
+        assert mdl is not None  # _check refused an MDL side without one
+        pfns = mdl.pfns
+        flags = _SRC_PAGES if src.SegmentId == 0 else _DST_PAGES
+    status = _SUCCESS
+    while done < pages:
+        n = min(pages - done, max_pages)
+        extents = None
+        if pfns is None:
+            if end - pos < _PLAIN_COPY_LENGTH:
+                status = _INSUFFICIENT
+                break
+        else:
+            room_extents = cmd.max_extents_in(end - pos)
+            if room_extents < 1:
+                status = _INSUFFICIENT
+                break
+            first = mdl_offset + done
+            run = pfns[first : first + n]
+            extents = cmd.make_extents(run)
+            if extents.shape[0] > room_extents:
+                n = int(cmd.extent_pages(extents[:room_extents]).sum())
+                extents = cmd.make_extents(run[:n])
+        offset = done << PAGE_SHIFT
+        src_word = 0 if src_base < 0 else hw_address(_GPU_PHYS, src_base + offset)
+        dst_word = 0 if dst_base < 0 else hw_address(_GPU_PHYS, dst_base + offset)
+        nbytes = min(n << PAGE_SHIFT, last_byte - offset)
+        pos += cmd.encode_copy_into(buf, pos, src_word, dst_word, nbytes, flags=flags, extents=extents)
+        done += n
+    else:
+        if p.Flags.TransferEnd:
+            if end - pos < _SYNC_LENGTH:
+                status = _INSUFFICIENT
+            else:
+                buf[pos : pos + _SYNC_LENGTH] = cmd.SYNC_BYTES
+                pos += _SYNC_LENGTH
+    written = pos - start
+    args.pDmaBuffer = pointer + written
+    args.DmaSize = size - written
+    args.MultipassOffset = done
     return status
 
 
