@@ -53,7 +53,9 @@ _READ = AccessKind.READ
 _WRITE = AccessKind.WRITE
 _SPACE_LSB = HW_ADDRESS["space"].lsb
 _ADDRESS_MASK = HW_ADDRESS["address"].mask
-_COPY_OPCODE = int(cmd.Opcode.COPY)  # the low byte of a COPY header's little-endian opcode (its high byte is 0)
+# The low bytes of two little-endian opcodes (their high bytes are 0): a peek at the next packet's kind.
+_COPY_OPCODE = int(cmd.Opcode.COPY)
+_WRITE_QWORDS_OPCODE = int(cmd.Opcode.WRITE_QWORDS)
 _SYSTEM = Space.SYSTEM
 _GPU_PHYS = Space.GPU_PHYS
 EXECUTOR_OPCODE = "EXECUTOR"
@@ -235,7 +237,12 @@ class Engine:
                 self._begin_next(generation)
                 return
             offset = self._offset
-            fast = cmd.write_qwords_at(self._buffer, offset, sub.size) if self.privileged else None
+            buffer = self._buffer
+            fast = (
+                cmd.write_qwords_at(buffer, offset, sub.size)
+                if self.privileged and buffer[offset] == _WRITE_QWORDS_OPCODE  # a peek saves the call for others
+                else None
+            )
             if fast is not None:  # the paging buffer's staple, without building a packet
                 ran = self._write_qwords_now(sub, offset, fast)
                 if ran is None:

@@ -138,8 +138,11 @@ class SegmentMap:
     def address(self, segment_id: int, segment_address: GpuPhysAddr, size: int, argument: str) -> int:
         """The packet address of ``size`` bytes at ``SegmentAddress`` of a segment (checked to lie inside it): a GPU
         physical address (``SegmentOffset + Segment.BaseAddress``), never a VA nor a segment offset."""
-        segment = self.get(segment_id, f"{argument}.SegmentId")
-        if not segment.contains(segment_address, size):
+        segments = self.segments
+        if not 1 <= segment_id <= len(segments):  # the argument's name is formatted only for the error
+            self.get(segment_id, f"{argument}.SegmentId")
+        segment = segments[segment_id - 1]
+        if not (segment.base <= segment_address and segment_address + size <= segment.base + segment.size):
             raise DriverContractError(
                 f"{argument}.SegmentAddress",
                 segment_address,

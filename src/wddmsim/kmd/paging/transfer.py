@@ -35,6 +35,8 @@ _SRC_PAGES = cmd.COPY_FLAGS["SrcPages"].shifted_mask  # read once: a bit-field l
 _DST_PAGES = cmd.COPY_FLAGS["DstPages"].shifted_mask
 _PLAIN_COPY_LENGTH = cmd.copy_length(0)
 _SYNC_LENGTH = len(cmd.SYNC_BYTES)
+_SIDES = {name: (f"{name}.Source", f"{name}.Destination") for name in ("Transfer", "SpecialLockTransfer")}
+"""The argument names of each operation's two sides, made once (they name a refused side)."""
 _GPU_PHYS = Space.GPU_PHYS
 _SUCCESS = NTSTATUS.STATUS_SUCCESS
 _INSUFFICIENT = NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER
@@ -100,16 +102,15 @@ def _check(state: DriverState, p: Payload, name: str, mdl_offset: int) -> tuple[
         raise DriverContractError(f"{name}.Flags.Reserved", p.Flags.Reserved, "must be zero")
     allocation = state.allocations.get(p.hAllocation, f"{name}.hAllocation") if p.hAllocation else None
     pages = pages_spanned(p.TransferSize)
-    for side, location in (("Source", p.Source), ("Destination", p.Destination)):
+    source, destination = _SIDES[name]
+    for side, location in ((source, p.Source), (destination, p.Destination)):
         if location.SegmentId == 0:
             mdl = location.pMdl
             if mdl is None:
-                raise DriverContractError(f"{name}.{side}.pMdl", None, "SegmentId 0 means an MDL describes this side")
+                raise DriverContractError(f"{side}.pMdl", None, "SegmentId 0 means an MDL describes this side")
             if mdl.ByteOffset:
-                raise DriverContractError(
-                    f"{name}.{side}.pMdl.ByteOffset", mdl.ByteOffset, "paging MDLs start on a page"
-                )
-            if mdl_offset < 0 or mdl_offset + pages > mdl.page_count:
+                raise DriverContractError(f"{side}.pMdl.ByteOffset", mdl.ByteOffset, "paging MDLs start on a page")
+            if mdl_offset < 0 or mdl_offset + pages > mdl.pfns.shape[0]:
                 raise DriverContractError(
                     f"{name}.MdlOffset", mdl_offset, f"{pages} page(s) from it leave the MDL's {mdl.page_count}"
                 )
@@ -118,7 +119,7 @@ def _check(state: DriverState, p: Payload, name: str, mdl_offset: int) -> tuple[
                 location.SegmentId,
                 GpuPhysAddr(location.SegmentAddress + p.TransferOffset),
                 p.TransferSize,
-                f"{name}.{side}",
+                side,
             )
     if p.Source.SegmentId == 0 and p.Destination.SegmentId == 0:
         raise DriverContractError(
