@@ -173,6 +173,7 @@ class Mmu:
         "_leaf_mask",
         "_memories",
         "_region_shift",
+        "_top_level",
         "_top_shift",
         "_va_limit",
         "caches_invalid",
@@ -196,6 +197,7 @@ class Mmu:
         # The layout's numbers, computed once for the translation hot path.
         self._memories: tuple[PhysicalMemory, PhysicalMemory] = (local, system)  # indexed by Target
         self._region_shift = layout.shift(1)
+        self._top_level = layout.levels - 1  # read on every translation: a property call saved
         self._top_shift = layout.shift(layout.levels - 1)
         self._va_limit = 1 << layout.va_bits
         self._leaf_mask = layout.entries(0) - 1
@@ -325,12 +327,15 @@ class Mmu:
         """
         if size <= 0:
             return []
-        top = self.layout.levels - 1
         if va < 0 or va + size > self._va_limit:
-            raise GpuFault(FaultKind.PAGE_FAULT, va, "address beyond the VA width", access=access, level=top)
+            raise GpuFault(
+                FaultKind.PAGE_FAULT, va, "address beyond the VA width", access=access, level=self._top_level
+            )
         if root_entries is not None and (va + size - 1) >> self._top_shift >= root_entries:
             fault_va = max(va, root_entries << self._top_shift)
-            raise GpuFault(FaultKind.PAGE_FAULT, fault_va, "beyond the root's NumEntries", access=access, level=top)
+            raise GpuFault(
+                FaultKind.PAGE_FAULT, fault_va, "beyond the root's NumEntries", access=access, level=self._top_level
+            )
         offset = va & _PAGE_MASK
         if offset + size <= PAGE_SIZE:  # inside one page: a hit needs no walk and no vector work
             regions = self._last_regions if root is self._last_root else self._regions(root)
