@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -180,3 +181,54 @@ def test_an_empty_buffer_completes_at_once_instead_of_crashing_the_fetch() -> No
     assert gpu.engines[0].completed_fence == 3
     assert gpu.engines[0].state == EngineState.IDLE
     assert [(i.kind, i.value) for i in gpu.interrupts] == [(InterruptKind.COMPLETION, 3)]
+
+
+Run = tuple[bytes, list[tuple[int, int, str]], tuple[FaultKind, int, str] | None, int]
+
+
+def _sync_program(gpu: Gpu, *, busy: bool, bad_padding: bool) -> Run:
+    """COPYs (one lone, two that join) and SYNCs, run inline or each completing later; a SYNC's padding maybe not
+    zero.  What the run leaves: local bytes, executed packets, the fault and the fence."""
+    gpu.local.data[:PAGE_SIZE] = np.arange(PAGE_SIZE, dtype=np.uint8)
+    if busy:  # a callback due every few nanoseconds: no packet can complete inline
+        for t in range(0, 20000, 3):
+            gpu.clock.schedule(t, lambda: None)
+    packets: list[cmd.Packet] = [
+        cmd.Copy(local(0), local(0x10000), 100),
+        cmd.Sync(),
+        cmd.Copy(local(0), local(0x20000), PAGE_SIZE),
+        cmd.Copy(local(0), local(0x21000), PAGE_SIZE),
+        cmd.Sync(),
+        cmd.Fill(local(0x30000), 16, 7),
+        cmd.Sync(),
+    ]
+    data = bytearray(b"".join(cmd.encode(p) for p in packets))
+    if bad_padding:
+        data[-1] = 1
+    gpu.system.write(BUFFER, bytes(data))
+    gpu.engines[0].submit(Submission(hw_address(Space.SYSTEM, BUFFER), len(data), 1))
+    gpu.clock.run_all()
+    engine = gpu.engines[0]
+    executed = [(e.time, e.offset, e.opcode) for e in gpu.events if type(e).__name__ == "PacketExecuted"]  # type: ignore[attr-defined]
+    fault = None if engine.fault is None else (engine.fault.kind, engine.fault.packet_offset, engine.fault.reason)
+    return gpu.local.data[:0x31000].tobytes(), executed, fault, engine.completed_fence
+
+
+@pytest.mark.parametrize("bad_padding", [False, True], ids=["well-formed", "SYNC padding not zero"])
+def test_syncs_and_lone_copies_take_the_same_effect_inline_and_when_they_complete_later(bad_padding: bool) -> None:
+    """A well-formed SYNC that completes at once runs without being decoded into a packet, and a lone COPY runs
+    without being posted (decision 0200); completing later, both take the general path.  Same bytes, events,
+    fault either way; a malformed SYNC is still the decoder's invalid instruction."""
+    inline = _sync_program(small_gpu(), busy=False, bad_padding=bad_padding)
+    later = _sync_program(small_gpu(), busy=True, bad_padding=bad_padding)
+    assert inline == later
+    local_bytes, executed, fault, fence = inline
+    assert [opcode for _, _, opcode in executed] == ["COPY", "SYNC", "COPY", "COPY", "SYNC", "FILL"] + (
+        [] if bad_padding else ["SYNC"]
+    )
+    assert local_bytes[0x10000 : 0x10000 + 100] == bytes(range(100))
+    assert local_bytes[0x20000:0x22000] == 2 * np.arange(PAGE_SIZE, dtype=np.uint8).tobytes()
+    if bad_padding:
+        assert fault == (FaultKind.INVALID_INSTRUCTION, 208, "SYNC must be 16 zero-padded bytes")
+    else:
+        assert (fault, fence) == (None, 1)

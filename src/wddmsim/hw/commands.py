@@ -492,6 +492,12 @@ def write_qwords_at(buf: memoryview | bytes, offset: int, end: int) -> WriteQwor
     return dst, count, flags == 1, start, length
 
 
+def sync_at(buf: memoryview | bytes, offset: int, end: int) -> bool:
+    """Whether a well-formed SYNC starts at ``offset`` (read without building a packet; anything else, well-formed
+    or not, is for :func:`decode`)."""
+    return end - offset >= 16 and buf[offset : offset + 16] == SYNC_BYTES
+
+
 def decode(buf: memoryview | bytes, offset: int, end: int) -> Packet:
     """Decode the packet at ``offset``; the buffer's valid bytes end at ``end``."""
     if end - offset < 8:
