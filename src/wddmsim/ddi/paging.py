@@ -258,13 +258,9 @@ class DXGK_PAGETABLEUPDATEADDRESS:
     GpuPhysical: D3DGPU_PHYSICAL_ADDRESS = _NO_PHYSICAL_ADDRESS
 
 
-@dataclass(frozen=True, kw_only=True, eq=False)
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
 class DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE:
-    """``DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE`` (op 11; seed 002).
-
-    The most frequent payload (one per page table VidMm writes): its ``__init__`` sets every field in one
-    assignment of the instance's dictionary instead of one frozen ``__setattr__`` per field (decision 0199); it
-    stays frozen, and a test holds the signature to the fields."""
+    """``DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE`` (op 11; seed 002)."""
 
     OPERATION: ClassVar[Op] = Op.DXGK_OPERATION_UPDATE_PAGE_TABLE
     PageTableLevel: int
@@ -281,49 +277,6 @@ class DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE:
     UpdateMode: DXGK_PAGETABLEUPDATEMODE
     pPageTableEntries64KB: PteArray | None = None
     FirstPteVirtualAddress: int = 0
-
-    def __init__(
-        self,
-        *,
-        PageTableLevel: int,
-        hAllocation: HANDLE = NULL,
-        PageTableAddress: DXGK_PAGETABLEUPDATEADDRESS,
-        pPageTableEntries: PteArray,
-        StartIndex: int,
-        NumPageTableEntries: int,
-        Reserved0: int = 0,
-        Flags: DXGK_UPDATEPAGETABLEFLAGS = _NO_UPDATEPAGETABLEFLAGS,
-        DriverProtection: int = 0,
-        AllocationOffsetInBytes: int = 0,
-        hProcess: HANDLE = NULL,
-        UpdateMode: DXGK_PAGETABLEUPDATEMODE,
-        pPageTableEntries64KB: PteArray | None = None,
-        FirstPteVirtualAddress: int = 0,
-    ) -> None:
-        _set_fields(
-            self,
-            {
-                "PageTableLevel": PageTableLevel,
-                "hAllocation": hAllocation,
-                "PageTableAddress": PageTableAddress,
-                "pPageTableEntries": pPageTableEntries,
-                "StartIndex": StartIndex,
-                "NumPageTableEntries": NumPageTableEntries,
-                "Reserved0": Reserved0,
-                "Flags": Flags,
-                "DriverProtection": DriverProtection,
-                "AllocationOffsetInBytes": AllocationOffsetInBytes,
-                "hProcess": hProcess,
-                "UpdateMode": UpdateMode,
-                "pPageTableEntries64KB": pPageTableEntries64KB,
-                "FirstPteVirtualAddress": FirstPteVirtualAddress,
-            },
-        )
-
-
-def _set_fields(instance: object, values: dict[str, object]) -> None:
-    """Give a frozen instance its fields in one step (its class has a ``__dict__``, not slots)."""
-    object.__setattr__(instance, "__dict__", values)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
