@@ -85,6 +85,8 @@ class OutputStream:
         self.report = ReportData(self.accounts, keep_chunks=self._captured)
         self.records = RecordStream(self._record)
         self.count = 0
+        self.error: OSError | None = None
+        """The first write that failed (a full disk): raised by :meth:`finish`, the run itself goes on."""
 
     def _captured(self, fence: int) -> bool:
         buffers = self.capture.buffers if self.capture is not None else []
@@ -98,12 +100,15 @@ class OutputStream:
         self.records.see(event)
 
     def _record(self, r: Record) -> None:
-        self._events.write(dumps(r))
-        self._events.write("\n")
+        if self.error is None:
+            try:
+                self._events.write(dumps(r) + "\n")
+                self.trace.see(r)
+            except OSError as error:
+                self.error = error
         self.statistics.see(r)
         self.accounts.see(r)
         self.processes.see(r)
-        self.trace.see(r)
         self.report.see(r, self.count)
         self.count += 1
 
@@ -114,6 +119,8 @@ class OutputStream:
         win over keys of the same name)."""
         self.records.finish()
         self._events.close()
+        if self.error is not None:
+            raise self.error
         stats = self.statistics.result()
         values = {**summary, **stats, "processes": self.processes.result()}
         if frames is not None:
