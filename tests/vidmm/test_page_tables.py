@@ -28,7 +28,7 @@ from wddmsim.kmd.allocations import AllocationUsage
 from wddmsim.testing.fakes import DelegatingDriver
 from wddmsim.testing.invariants import MemoryRanges, check_page_tables
 from wddmsim.vidmm.allocation import VidMmAllocation
-from wddmsim.vidmm.events import AddressSpaceResumed, AddressSpaceSuspended, PageTableConverted
+from wddmsim.vidmm.events import AddressSpaceResumed, AddressSpaceSuspended, PageTableConverted, PagingOperation
 from wddmsim.vidmm.manager import VideoMemoryManager
 from wddmsim.vidmm.vaspace import GpuVaSpace, GpuVaSpaces, ProcessTable
 
@@ -232,6 +232,51 @@ def test_a_two_level_root_shrinks_when_vas_at_the_top_are_freed() -> None:
             root_of(w, t.space), high_va, 4096, AccessKind.READ, root_entries=t.space.root_entries
         )
     assert not w.adapter.gpu.local.u64[big_at // PTE_SIZE : big_at // PTE_SIZE + grown].any(), "old root wiped"
+    t.check()
+
+
+# --- dual PTEs: a 64 KB entry is invalidated before 4 KB entries of its 64 KiB, and only if it is live -------
+
+
+def _updates_since(t: Tables, since: int) -> list[tuple[bool, int, int]]:
+    """``(Use64KBPages, StartIndex, NumPageTableEntries)`` of each UpdatePageTable built since event ``since``."""
+    out = []
+    for e in list(t.w.adapter.events)[since:]:
+        if isinstance(e, PagingOperation) and e.operation == "DXGK_OPERATION_UPDATE_PAGE_TABLE":
+            fields = dict(e.args)
+            out.append((bool(fields["Flags"] & 8), fields["StartIndex"], fields["NumPageTableEntries"]))
+    return out
+
+
+def test_a_live_64_kb_entry_is_invalidated_before_4_kb_entries_of_its_range_and_an_invalid_one_is_not_rewritten() -> (
+    None
+):
+    """Decision 0198: VidMm knows which entries of a 64 KB-page table it left live (every write to one is an
+    UpdatePageTable it built), so a 4 KB mapping in a 64 KiB whose 64 KB entry is already invalid builds no 64 KB
+    update, and one whose entry is live invalidates it first (the two kinds of one 64 KiB are never both valid)."""
+    t = Tables(World())
+    a = t.resident(128 * KiB, 1)
+    b = t.resident(4 * KiB, 2)
+    va = t.map(a, 0x4000_0000)
+    (table,) = t.space.leaves64.values()
+    assert table.live == 0b11, "the two 64 KiB of the allocation are mapped by live 64 KB entries"
+    assert t.leaves(va) == ["leaf64k"]
+    t.check()
+
+    since = len(t.w.adapter.events)
+    t.map(b, va + 128 * KiB)  # the third 64 KiB of the same leaf: its 64 KB entry was never written
+    assert [u for u in _updates_since(t, since) if u[0]] == [], "no 64 KB update for an entry already invalid"
+    assert table.live == 0b11
+    t.check()
+
+    since = len(t.w.adapter.events)
+    t.w.evict(a)
+    t.w.settle()
+    assert a.placement is None
+    built64 = [u for u in _updates_since(t, since) if u[0]]
+    assert built64 == [(True, 0, 2)], "the two live 64 KB entries are invalidated, in one update"
+    assert table.live == 0
+    assert t.leaves(va) == [], "nothing maps the evicted allocation's VA"
     t.check()
 
 

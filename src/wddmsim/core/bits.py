@@ -107,6 +107,8 @@ def bits(lsb: int, width: int, default: int = 0) -> int:
 
 
 _LAYOUTS: dict[type[Any], BitLayout] = {}
+_CHECKS: dict[type[Any], tuple[tuple[str, int], ...]] = {}
+"""Per union class: ``(field, mask)`` of every bit field, for the construction check."""
 
 
 class BitUnion:
@@ -133,13 +135,22 @@ class BitUnion:
         return layout
 
     def __post_init__(self) -> None:
-        layout = self.layout()
-        for f in layout.fields:
-            value = getattr(self, f.name)
-            if not isinstance(value, int):
-                raise TypeError(f"{type(self).__name__}.{f.name}={value!r}: expected an integer or bool")
-            if value < 0 or value > f.mask:
-                raise ValueError(f"{type(self).__name__}.{f.name}={value!r}: does not fit {f.width} bit(s)")
+        checks = _CHECKS.get(type(self))
+        if checks is None:
+            checks = _CHECKS[type(self)] = tuple((f.name, f.mask) for f in self.layout().fields)
+        for name, mask in checks:
+            value = getattr(self, name)
+            kind = value.__class__
+            if kind is bool or (kind is int and 0 <= value <= mask):
+                continue  # the common cases, without a call (every DDI argument block builds its flags)
+            self._refuse(name, value)
+
+    def _refuse(self, name: str, value: object) -> None:
+        f = self.layout()[name]
+        if not isinstance(value, int):
+            raise TypeError(f"{type(self).__name__}.{name}={value!r}: expected an integer or bool")
+        if value < 0 or value > f.mask:
+            raise ValueError(f"{type(self).__name__}.{name}={value!r}: does not fit {f.width} bit(s)")
 
     @property
     def Value(self) -> int:  # noqa: N802 - the C union member is named Value

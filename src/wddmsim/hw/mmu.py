@@ -63,8 +63,14 @@ class MmuLayout:
     index_bits: tuple[int, ...]
     dual_pte: bool = False
     gpu_page_shift: int = PAGE_SHIFT
+    _shifts: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    """:meth:`shift` of every level and one past the root, worked out once (every translation asks for them)."""
 
     def __post_init__(self) -> None:
+        shifts = [PAGE_SHIFT]
+        for bits in self.index_bits:
+            shifts.append(shifts[-1] + bits)
+        object.__setattr__(self, "_shifts", tuple(shifts))
         if not 2 <= len(self.index_bits) <= 6 or any(b <= 0 for b in self.index_bits):
             raise ValueError(f"index_bits={self.index_bits}: need 2 to 6 levels of at least one bit each")
         if self.index_bits[0] < 4:
@@ -82,7 +88,7 @@ class MmuLayout:
 
     def shift(self, level: int) -> int:
         """Bit position of the lowest index bit of ``level`` (= log2 of one entry's coverage)."""
-        return PAGE_SHIFT + sum(self.index_bits[:level])
+        return self._shifts[level]
 
     def entries(self, level: int) -> int:
         return 1 << self.index_bits[level]

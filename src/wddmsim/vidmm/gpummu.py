@@ -8,6 +8,7 @@ tables in a memory segment the CPU cannot reach.  A driver that breaks one gets 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE
@@ -31,6 +32,14 @@ class GpuMmuDescription:
     caps: DXGK_GPUMMUCAPS
     levels: tuple[DXGK_PAGE_TABLE_LEVEL_DESC, ...]
     """Level 0 (the leaf) first."""
+    _shifts: tuple[int, ...] = dataclasses.field(init=False, repr=False, compare=False)
+    """:meth:`shift` of every level and one past the root, worked out once (every VA walk asks for them)."""
+
+    def __post_init__(self) -> None:
+        shifts = [PAGE_SHIFT]
+        for d in self.levels:
+            shifts.append(shifts[-1] + d.PageTableIndexBitCount)
+        object.__setattr__(self, "_shifts", tuple(shifts))
 
     @property
     def level_count(self) -> int:
@@ -50,10 +59,11 @@ class GpuMmuDescription:
 
     def shift(self, level: int) -> int:
         """log2 of the VA range one entry at ``level`` covers (leaf entries cover 4 KiB)."""
-        return PAGE_SHIFT + sum(d.PageTableIndexBitCount for d in self.levels[:level])
+        return self._shifts[level]
 
     def index(self, va: int, level: int) -> int:
-        return (va >> self.shift(level)) & ((1 << self.levels[level].PageTableIndexBitCount) - 1)
+        shifts = self._shifts
+        return (va >> shifts[level]) & ((1 << (shifts[level + 1] - shifts[level])) - 1)
 
 
 def _refuse(argument: str, value: object, rule: str) -> InvalidArgument:

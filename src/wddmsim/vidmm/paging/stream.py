@@ -446,14 +446,35 @@ def scalar_fields(payload: object, prefix: str = "") -> tuple[tuple[str, int], .
     out: list[tuple[str, int]] = []
     for field_name in _field_names(type(payload)):
         value = getattr(payload, field_name)
-        name = prefix + field_name
-        if isinstance(value, int):  # bool and IntEnum too
-            out.append((name, int(value)))
-        elif isinstance(value, BitUnion):
-            out.append((name, value.Value))
-        elif dataclasses.is_dataclass(value) and not prefix:
-            out.extend(scalar_fields(value, name + "."))
+        kind = _VALUE_KINDS.get(type(value))
+        if kind is None:
+            kind = _value_kind(type(value))
+        if kind is _INT:  # bool and IntEnum too
+            out.append((prefix + field_name, int(value)))
+        elif kind is _UNION:
+            out.append((prefix + field_name, value.Value))
+        elif kind is _NESTED and not prefix:
+            out.extend(scalar_fields(value, field_name + "."))
     return tuple(out)
+
+
+_INT, _UNION, _NESTED, _OTHER = "int", "union", "nested", "other"
+_VALUE_KINDS: dict[type, str] = {}
+"""What :func:`scalar_fields` does with a value, by the value's type (worked out once per type: the event of every
+paging operation reads every field of its payload)."""
+
+
+def _value_kind(t: type) -> str:
+    if issubclass(t, int):
+        kind = _INT
+    elif issubclass(t, BitUnion):
+        kind = _UNION
+    elif dataclasses.is_dataclass(t):
+        kind = _NESTED
+    else:
+        kind = _OTHER
+    _VALUE_KINDS[t] = kind
+    return kind
 
 
 _OP_NAMES = {op: op.name for op in Op}

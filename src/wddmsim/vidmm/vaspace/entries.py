@@ -234,11 +234,10 @@ class Entries:
         big = big or {}
         large = large or {}
         end = va + int(entries.shape[0]) * PAGE_SIZE
-        had64 = set(space.leaves64)  # a 64 KB table created just now holds no entry to invalidate
         if tables.dual:
             self._leaves_first(space, va, entries, big)
-        if tables.dual and had64:
-            stale = [c for c in range(va - va % SIZE_64K, end, SIZE_64K) if c not in big and tables.key(0, c) in had64]
+        if tables.dual and space.leaves64:
+            stale = [c for c in range(va - va % SIZE_64K, end, SIZE_64K) if c not in big and self._live64(space, c)]
             self.write64(space, stale, None, protection)
         self._write_leaves(space, va, entries, protection, source)
         if big:
@@ -250,6 +249,12 @@ class Entries:
                 tables.set_large(space, key, large[key])
             elif key in space.large:
                 tables.clear_large(space, key)
+
+    def _live64(self, space: GpuVaSpace, chunk: int) -> bool:
+        """The 64 KB entry of ``chunk`` is not the invalid one: a 4 KB write of its 64 KiB must invalidate it
+        first (an invalid one needs no update, decision 0198)."""
+        table = space.leaves64.get(self.tables.key(0, chunk))
+        return table is not None and bool(table.live >> ((chunk >> 16) % self.tables.entries64()) & 1)
 
     def _leaves_first(self, space: GpuVaSpace, va: int, entries: PteArray, big: dict[int, PteArray]) -> None:
         """Dual PTEs: every leaf table the write needs -- 4 KB ones for valid or Zero 4 KB entries, 64 KB ones for

@@ -14,9 +14,12 @@ The rest of the tree is layered on it (see the package docstring): :mod:`.placem
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
+
+import numpy as np
 
 from wddmsim.core.addresses import GpuVa, SegmentOffset
 from wddmsim.core.units import GiB
@@ -28,7 +31,7 @@ from wddmsim.ddi.paging import (
     DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE,
     DXGK_PAGETABLEUPDATEADDRESS,
 )
-from wddmsim.ddi.pte import PteArray, pte_array
+from wddmsim.ddi.pte import DXGK_PTE, PteArray, pte_array
 from wddmsim.ddi.status import NTSTATUS, DdiError
 from wddmsim.vidmm.events import AddressSpaceResumed, AddressSpaceSuspended
 from wddmsim.vidmm.gpummu import GpuMmuDescription
@@ -51,6 +54,8 @@ WINDOW_SIZE = 1 * GiB
 """Paging-process VA below VidMm's region through which process tables are updated (``GPU_VIRTUAL``)."""
 LEAF64 = -1
 """The level recorded for a 64 KB-page leaf table in :attr:`GpuVaSpace.saved`."""
+_LIVE: Final = np.uint64(DXGK_PTE.layout()["Valid"].shifted_mask | DXGK_PTE.layout()["Zero"].shifted_mask)
+"""An entry with either bit is one the hardware word of which is not the invalid 0."""
 
 
 class TreeHooks(Protocol):
@@ -303,6 +308,8 @@ class TableBase:
         the allocation whose pages the entries map and the byte offset of the first (``hAllocation``,
         ``AllocationOffsetInBytes``; NULL for tables and for entries of no allocation)."""
         self._changing(table.space)
+        if table.big:
+            _track_live(table, start, entries)
         if self.mode == Mode.DXGK_PAGETABLEUPDATE_GPU_VIRTUAL:
             va = table.window if self.address is None else self.address(table)
             where = DXGK_PAGETABLEUPDATEADDRESS(GpuVirtual=va)
@@ -321,9 +328,7 @@ class TableBase:
                 pPageTableEntries=entries,
                 StartIndex=start,
                 NumPageTableEntries=int(entries.shape[0]),
-                Flags=DXGK_UPDATEPAGETABLEFLAGS(
-                    InitialUpdate=initial, Use64KBPages=use_64k, NotifyEviction=notify_eviction
-                ),
+                Flags=_update_flags(initial, use_64k, notify_eviction),
                 UpdateMode=self.mode,
                 pPageTableEntries64KB=big,
                 DriverProtection=protection if table.level == 0 else 0,
@@ -364,3 +369,19 @@ class TableBase:
         self.paging.build(
             DXGK_BUILDPAGINGBUFFER_FLUSHTLB(RootPageTableAddress=root, StartVirtualAddress=0, EndVirtualAddress=0)
         )
+
+
+@functools.cache
+def _update_flags(initial: bool, use_64k: bool, notify_eviction: bool) -> DXGK_UPDATEPAGETABLEFLAGS:
+    """The flags of an ``UpdatePageTable`` VidMm builds: eight values, made once (every table write names one)."""
+    return DXGK_UPDATEPAGETABLEFLAGS(InitialUpdate=initial, Use64KBPages=use_64k, NotifyEviction=notify_eviction)
+
+
+def _track_live(table: ProcessTable, start: int, entries: PteArray) -> None:
+    """Keep :attr:`ProcessTable.live` of a 64 KB-page leaf table true across an update of ``entries`` from
+    ``start``."""
+    count = int(entries.shape[0])
+    live = (entries["Flags"] & _LIVE) != 0
+    bits = int.from_bytes(np.packbits(live, bitorder="little").tobytes(), "little") if live.any() else 0
+    span = ((1 << count) - 1) << start
+    table.live = (table.live & ~span) | (bits << start)
