@@ -103,11 +103,11 @@ class OutputStream:
         if self.error is None:
             try:
                 self._events.write(dumps(r) + "\n")
-                self.trace.see(r)
             except OSError as error:
                 self.error = error
+        self.accounts.see(r)  # first: the trace has a record's accounting rows before its own events
+        self.trace.see(r)
         self.statistics.see(r)
-        self.accounts.see(r)
         self.processes.see(r)
         self.report.see(r, self.count)
         self.count += 1

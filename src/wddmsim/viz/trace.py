@@ -289,15 +289,22 @@ class TraceFile:
     def __init__(self, f: IO[str]) -> None:
         self.f = f
         self.first = True
+        self.error: OSError | None = None
+        """The first write that failed (a full disk): no more is written, :meth:`close` raises it."""
         f.write('{"traceEvents":[')
 
     def emit(self, event: TraceEvent) -> None:
-        if not self.first:
-            self.f.write(",")
+        if self.error is not None:
+            return
+        try:
+            self.f.write(("" if self.first else ",") + json.dumps(event, separators=(",", ":")))
+        except OSError as error:
+            self.error = error
         self.first = False
-        self.f.write(json.dumps(event, separators=(",", ":")))
 
     def close(self, metadata: dict[str, Any] | None = None) -> None:
+        if self.error is not None:
+            raise self.error
         tail = {"displayTimeUnit": "ns", "otherData": _other(metadata)}
         self.f.write("]," + json.dumps(tail, separators=(",", ":"))[1:] + "\n")
 
