@@ -596,17 +596,26 @@ def _run_recorded(
         else:
             result = run_scenario(config, record=trace, on_adapter=attach)
     except ConfigurationError as error:
+        _abandon(stream)
         _fail(error)
     except WddmsimError as error:
         if stream is not None and adapters:
             _write_failed(stream, adapters[0], config, error, console)
+        _abandon(stream)
         _fail(error, EXIT_FAILED)
     except OSError as error:  # the --record file stopped taking the trace (a full disk, /dev/full)
+        _abandon(stream)
         _fail(ConfigurationError("--record", str(record), f"cannot be written: {error.strerror}"))
     finally:
         if trace is not None:
             _close_record(trace, record)
     return result, measured[0]
+
+
+def _abandon(stream: Any) -> None:
+    """Close the ``--out`` files of a run that could not start or complete (what was written stays)."""
+    if stream is not None:
+        stream.close()
 
 
 def _write_failed(stream: Any, adapter: Adapter, config: ScenarioConfig, error: Exception, console: Console) -> None:

@@ -117,6 +117,12 @@ class OutputStream:
         decision 0157: ``summary.json`` then names ``EvictionsByCause`` as the research metrics do too,
         ``evictions_by_cause``).  ``summary`` needs at least ``verified``; the statistics are added to it (they
         win over keys of the same name)."""
+        try:
+            return self._finish(adapter, summary, frames)
+        finally:
+            self.close()
+
+    def _finish(self, adapter: Adapter, summary: dict[str, Any], frames: Sequence[Frame] | None) -> Outputs:
         self.records.finish()
         self._events.close()
         if self.error is not None:
