@@ -238,45 +238,58 @@ def test_a_two_level_root_shrinks_when_vas_at_the_top_are_freed() -> None:
 # --- dual PTEs: a 64 KB entry is invalidated before 4 KB entries of its 64 KiB, and only if it is live -------
 
 
-def _updates_since(t: Tables, since: int) -> list[tuple[bool, int, int]]:
-    """``(Use64KBPages, StartIndex, NumPageTableEntries)`` of each UpdatePageTable built since event ``since``."""
+def _updates_since(t: Tables, since: int) -> list[tuple[bool, int, int, int]]:
+    """``(Use64KBPages, StartIndex, NumPageTableEntries, the table's VA)`` of each UpdatePageTable built since
+    event ``since`` (GPU_VIRTUAL updates name a table by its VA in the paging process)."""
     out = []
     for e in list(t.w.adapter.events)[since:]:
         if isinstance(e, PagingOperation) and e.operation == "DXGK_OPERATION_UPDATE_PAGE_TABLE":
             fields = dict(e.args)
-            out.append((bool(fields["Flags"] & 8), fields["StartIndex"], fields["NumPageTableEntries"]))
+            out.append(
+                (
+                    bool(fields["Flags"] & 8),
+                    fields["StartIndex"],
+                    fields["NumPageTableEntries"],
+                    fields["PageTableAddress.GpuVirtual"],
+                )
+            )
     return out
 
 
 def test_a_live_64_kb_entry_is_invalidated_before_4_kb_entries_of_its_range_and_an_invalid_one_is_not_rewritten() -> (
     None
 ):
-    """Decision 0198: VidMm knows which entries of a 64 KB-page table it left live (every write to one is an
+    """Decision 0198: VidMm knows which leaf entries it left live (every write to a leaf table is an
     UpdatePageTable it built), so a 4 KB mapping in a 64 KiB whose 64 KB entry is already invalid builds no 64 KB
-    update, and one whose entry is live invalidates it first (the two kinds of one 64 KiB are never both valid)."""
+    update, one whose entry is live invalidates it first (the two kinds of one 64 KiB are never both valid), and
+    an eviction writes no invalid 4 KB entries over 4 KB entries that were never live."""
     t = Tables(World())
     a = t.resident(128 * KiB, 1)
     b = t.resident(4 * KiB, 2)
     va = t.map(a, 0x4000_0000)
-    (table,) = t.space.leaves64.values()
-    assert table.live == 0b11, "the two 64 KiB of the allocation are mapped by live 64 KB entries"
+    (table64,) = t.space.leaves64.values()
+    assert table64.live == 0b11, "the two 64 KiB of the allocation are mapped by live 64 KB entries"
     assert t.leaves(va) == ["leaf64k"]
     t.check()
 
     since = len(t.w.adapter.events)
     t.map(b, va + 128 * KiB)  # the third 64 KiB of the same leaf: its 64 KB entry was never written
     assert [u for u in _updates_since(t, since) if u[0]] == [], "no 64 KB update for an entry already invalid"
-    assert table.live == 0b11
+    assert table64.live == 0b11
+    table4 = t.space.tables[(0, table64.key)]
+    assert table4.live == 1 << 32, "the 4 KB table holds b's entry only: a's 4 KB entries stay invalid"
     t.check()
 
     since = len(t.w.adapter.events)
     t.w.evict(a)
     t.w.settle()
     assert a.placement is None
-    built64 = [u for u in _updates_since(t, since) if u[0]]
-    assert built64 == [(True, 0, 2)], "the two live 64 KB entries are invalidated, in one update"
-    assert table.live == 0
+    built = _updates_since(t, since)
+    assert [u for u in built if u[0]] == [(True, 0, 2, table64.window)], "the two live 64 KB entries, in one update"
+    assert [u for u in built if u[3] == table4.window] == [], "a's 4 KB entries were never live: none rewritten"
+    assert (table64.live, table4.live) == (0, 1 << 32)
     assert t.leaves(va) == [], "nothing maps the evicted allocation's VA"
+    assert t.reads(va + 128 * KiB, b, 2), "b is still mapped and reads its bytes"
     t.check()
 
 

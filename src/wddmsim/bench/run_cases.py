@@ -3,7 +3,8 @@
 Each side runs ``wddmsim run NAME --seed 1`` in a child process, which times itself: the imports, then the
 command (simulation, verification, research metrics and the printed report).  ``ratio`` compares the command's
 time -- the work that grows with the events a run simulates, which is what "events per second" measures -- best
-of three, alternating sides so that drift on a shared machine hits both (decision 0196).  Interpreter start and
+of three after an untimed run of each side (bytecode caches written, files cached), alternating sides so that
+drift on a shared machine hits both (decision 0196).  Interpreter start and
 imports are a fixed cost per process, reported beside it (``import_seconds``, ``process_ratio``) but not in the
 ratio: how the package is installed (editable or not) changes them by a third, whatever the simulator does.
 Events per second count the event log of the same run made in this process.
@@ -12,6 +13,7 @@ Events per second count the event log of the same run made in this process.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import tempfile
@@ -50,10 +52,22 @@ class Timing(NamedTuple):
     run: float
 
 
+def _child_env() -> dict[str, str]:
+    """The children may write bytecode caches (an environment that forbids it would make the checkout under test
+    compile every module it imports, every run, while the baseline's pip install ships compiled ones)."""
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
 def _timing(python: Path, scenario: str) -> Timing:
     start = time.perf_counter()
     done = subprocess.run(
-        [str(python), "-c", _CHILD, scenario], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        [str(python), "-c", _CHILD, scenario],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_child_env(),
     )
     took = time.perf_counter() - start
     if done.returncode != 0:
@@ -77,6 +91,9 @@ def _whole_run(name: str, scenario: str) -> dict[str, Any]:
         baseline, why = None, str(error)
     ours: list[Timing] = []
     theirs: list[Timing] = []
+    _timing(this_python(), scenario)  # untimed: bytecode caches written, files in the page cache, on both sides
+    if baseline is not None:
+        _timing(baseline, scenario)
     for _ in range(REPEATS):
         ours.append(_timing(this_python(), scenario))
         if baseline is not None:
@@ -138,7 +155,10 @@ def _long_run(frames: int, work: Path) -> dict[str, Any]:
     out = work / f"out-{frames}"
     args = ["run", "default", "--seed", "1", "--frames", str(frames), "--out", str(out)]
     done = subprocess.run(
-        [str(this_python()), "-c", _LONG_CHILD, str(measured), *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        [str(this_python()), "-c", _LONG_CHILD, str(measured), *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=_child_env(),
     )
     if done.returncode != 0 or not measured.exists():
         raise RuntimeError(f"wddmsim {' '.join(args)}: exit {done.returncode}: {done.stderr.decode()[-300:]}")

@@ -1,7 +1,8 @@
 """The command processor of one GPU engine: it fetches submitted buffers, decodes packets and executes them.
 
 Work is asynchronous to the CPU side and paced by the simulated clock: a packet's effects land when it
-*completes* (start + cost), one packet after another, submission after submission.  When a submission's last
+*completes* (start + cost), one packet after another, submission after submission -- a COPY's bytes may wait a
+little longer, posted, until anything but this engine could look (:mod:`.posted`).  When a submission's last
 packet completes the engine writes the submission's fence value to its ``completed_fence`` register and raises
 a completion interrupt.  A fault halts the engine with a :class:`~.faults.FaultRecord` until it is reset.
 
@@ -42,6 +43,7 @@ from wddmsim.hw.memsys import (
     write_runs,
 )
 from wddmsim.hw.mmu import Run
+from wddmsim.hw.posted import BufferSpan, PostedCopies, post
 from wddmsim.hw.pte import TablePointer, Target
 from wddmsim.hw.services import GpuServices
 from wddmsim.hw.swizzle import check_surface
@@ -148,7 +150,12 @@ class Engine:
         self._queue: deque[Submission] = deque()
         self._current: Submission | None = None
         self._buffer: memoryview | bytes = b""
+        self._buffer_span: BufferSpan | None = None
+        """Where ``_buffer`` lives when it is a live view of memory (a posted copy must not write there)."""
         self._offset = 0
+        self.post_copies = True
+        """Whether COPY packets' bytes may land together, later (:mod:`.posted`, decision 0193)."""
+        self._posted = PostedCopies()
         self._generation = 0  # bumped by reset() so stale scheduled callbacks do nothing
         self.services = GpuServices(memsys, self._runs, self._signal)
         """What an executor is handed: the machine, resolved in this engine's current address space."""
@@ -167,11 +174,14 @@ class Engine:
         return len(self._queue) + (self._current is not None)
 
     def reset(self) -> None:
-        """Engine reset: drop queued and in-flight work, clear the fault; registers other than the fault stay."""
+        """Engine reset: drop queued and in-flight work, clear the fault; registers other than the fault stay.
+        Packets that executed before it have written their bytes."""
+        self._posted.land()
         self._generation += 1
         self._queue.clear()
         self._current = None
         self._buffer = b""
+        self._buffer_span = None
         self.fault = None
         self.state = EngineState.IDLE
 
@@ -202,11 +212,13 @@ class Engine:
         self._schedule_next_packet(generation)
 
     def _fetch(self, sub: Submission) -> memoryview | bytes:
+        self._buffer_span = None
         runs = self.memsys.runs(sub.address, sub.size, _READ, self.root, self.root_entries)
         if not runs:  # an empty buffer: nothing to fetch, it completes at once
             return b""
         mem, offset, size = runs[0]
         if len(runs) == 1 and mem is not None:
+            self._buffer_span = (mem, offset, offset + size)
             return mem.view[offset : offset + size]
         return read_runs(runs).tobytes()
 
@@ -237,6 +249,7 @@ class Engine:
             self._offset += packet.length
             done = self.clock.now + self._duration(packet)
             if not self.clock.try_advance(done):
+                self._posted.land()  # something else runs first: it must find every executed packet's bytes
                 self.clock.schedule(done, partial(self._complete, generation, packet, offset))
                 return
             if not self._run_packet(sub, packet, offset):
@@ -308,6 +321,8 @@ class Engine:
     def _run_write_qwords(self, sub: Submission, offset: int, dst: int, count: int, repeat: bool, words: int) -> bool:
         """:meth:`_run_packet` for a WRITE_QWORDS read by :func:`~.commands.write_qwords_at`: its inline words are
         taken straight from the fetched buffer."""
+        if self._posted.length:
+            self._posted.land()
         try:
             self._write_words(dst, count, self._buffer[words : words + (8 if repeat else 8 * count)], repeat)
         except _EXECUTION_ERRORS as error:
@@ -331,14 +346,17 @@ class Engine:
         return True
 
     def _finish_submission(self, sub: Submission) -> None:
+        self._posted.land()
         self._current = None
         self._buffer = b""
+        self._buffer_span = None
         self.completed_fence = sub.fence
         if self.events.enabled:
             self.events.emit(DmaBufferCompleted(time=self.clock.now, engine=self.index, fence=sub.fence))
         self._interrupt(Interrupt(self.index, InterruptKind.COMPLETION, sub.fence))
 
     def _halt(self, fault: GpuFault, sub: Submission, offset: int) -> None:
+        self._posted.land()  # the packets before the faulting one executed
         record = FaultRecord(
             kind=fault.kind,
             engine=self.index,
@@ -400,6 +418,10 @@ class Engine:
     def _execute(self, packet: cmd.Packet) -> None:
         if not self.privileged:
             _check_unprivileged(packet)
+        if type(packet) is cmd.Copy and self.post_copies and post(self._posted, self.memsys, packet, self._buffer_span):
+            return
+        if self._posted.length:
+            self._posted.land()
         match packet:
             case cmd.Copy():
                 self._execute_copy(packet)

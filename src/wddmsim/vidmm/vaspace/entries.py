@@ -250,6 +250,21 @@ class Entries:
             elif key in space.large:
                 tables.clear_large(space, key)
 
+    def _any_live(self, space: GpuVaSpace, key: int, va: int, pages: int) -> bool:
+        """Some leaf entry of the ``pages`` 4 KiB from ``va`` (inside leaf ``key``) is not the invalid one: the
+        4 KB table's, or -- single PTE -- the 64 KB-page table's that maps the range instead (decision 0198)."""
+        tables = self.tables
+        table = space.tables.get((0, key))
+        if table is not None:
+            first = tables.mmu.index(va, 0)
+            return bool(table.live >> first & ((1 << pages) - 1))
+        big = None if tables.dual else space.leaves64.get(key)
+        if big is None:
+            return False
+        first = (va // SIZE_64K) % tables.entries64()
+        chunks = -(-(va % SIZE_64K + pages * PAGE_SIZE) // SIZE_64K)
+        return bool(big.live >> first & ((1 << chunks) - 1))
+
     def _live64(self, space: GpuVaSpace, chunk: int) -> bool:
         """The 64 KB entry of ``chunk`` is not the invalid one: a 4 KB write of its 64 KiB must invalidate it
         first (an invalid one needs no update, decision 0198)."""
@@ -291,8 +306,8 @@ class Entries:
             done += count
             key = tables.key(0, at)
             invalid = not (chunk["Flags"] & (_VALID | _ZERO)).any()
-            if invalid and (0, key) not in space.tables and (tables.dual or key not in space.leaves64):
-                continue
+            if invalid and not self._any_live(space, key, at, count):
+                continue  # no leaf table there, or every entry it has in the range is invalid already
             of = None if source is None else (source[0], source[1] + (at - va))
             as64 = None if tables.dual else self.as64(space, at, chunk)
             if as64 is not None:

@@ -48,10 +48,9 @@ class ProcessTable:
     privileged: Region | None = None
     """The range of the process's privileged VA space the table is mapped at (the companion names it there)."""
     live: int = 0
-    """A 64 KB-page leaf table: bit ``i`` is set while the entry VidMm last wrote at index ``i`` is not the invalid
-    one (Valid or Zero) -- every write to such a table goes through ``UpdatePageTable``, so VidMm knows which
-    entries a 4 KB mapping of the same 64 KiB must invalidate first, and builds no update for the others
-    (decision 0198)."""
+    """A leaf table (either kind): bit ``i`` is set while the entry VidMm last wrote at index ``i`` is not the
+    invalid one (Valid or Zero).  Every write to a leaf table is an ``UpdatePageTable`` VidMm builds, so it knows
+    which entries a write of invalid ones would change, and builds no update for the others (decision 0198)."""
 
     def __repr__(self) -> str:
         return f"process level-{self.level} table #{self.key:#x}"

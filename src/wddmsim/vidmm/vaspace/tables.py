@@ -308,7 +308,7 @@ class TableBase:
         the allocation whose pages the entries map and the byte offset of the first (``hAllocation``,
         ``AllocationOffsetInBytes``; NULL for tables and for entries of no allocation)."""
         self._changing(table.space)
-        if table.big:
+        if table.level == 0:
             _track_live(table, start, entries)
         if self.mode == Mode.DXGK_PAGETABLEUPDATE_GPU_VIRTUAL:
             va = table.window if self.address is None else self.address(table)
@@ -378,8 +378,7 @@ def _update_flags(initial: bool, use_64k: bool, notify_eviction: bool) -> DXGK_U
 
 
 def _track_live(table: ProcessTable, start: int, entries: PteArray) -> None:
-    """Keep :attr:`ProcessTable.live` of a 64 KB-page leaf table true across an update of ``entries`` from
-    ``start``."""
+    """Keep :attr:`ProcessTable.live` of a leaf table true across an update of ``entries`` from ``start``."""
     count = int(entries.shape[0])
     live = (entries["Flags"] & _LIVE) != 0
     bits = int.from_bytes(np.packbits(live, bitorder="little").tobytes(), "little") if live.any() else 0

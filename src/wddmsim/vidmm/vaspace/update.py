@@ -385,6 +385,9 @@ class TiledUpdates:
                     DstStartPteIndex=tables.mmu.index(d_va, 0),
                 )
             )
+            # The copy writes what the source holds when it runs, which VidMm does not follow: the entries may be
+            # live (decision 0198 -- an invalidation of them is never skipped).
+            dst_leaf.live |= ((1 << count) - 1) << tables.mmu.index(d_va, 0)
             done += count
         tables.stream.build(DXGK_BUILDPAGINGBUFFER_COPYPAGETABLEENTRIES(NumRanges=len(ranges), pRanges=tuple(ranges)))
 
