@@ -35,6 +35,7 @@ GOALS: dict[str, Callable[[dict[str, Any]], bool]] = {
     "oversub_frames": lambda r: r["goal_met"],
     "run_default": lambda r: r.get("ratio") is not None and r["ratio"] >= 2.0,
     "run_stress": lambda r: r.get("ratio") is not None and r["ratio"] >= 2.0,
+    "run_long": lambda r: r["per_frame_ratio"] <= 1.2 and r["rss_ratio"] <= 1.2,
 }
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NoReturn
@@ -475,11 +476,12 @@ def run(
     config = _load_scenario(scenario, options, settings)
     trace = None if record is None else _open_record(record)
     console.print(f"[bold]{config.name}[/]: {config.description}" if config.description else f"[bold]{config.name}[/]")
-    result, capture, (metrics, frames) = _run_recorded(config, console, trace, record, out)
+    stream = None if out is None else _open_outputs(out)
+    result, (metrics, frames) = _run_recorded(config, console, trace, record, stream)
     _print_results(console, result, record)
     _print_research(console, metrics)
-    if out is not None:
-        _write(out, result.adapter, {**result.summary(), **metrics}, console, capture, frames)
+    if stream is not None:
+        _finish_outputs(stream, result.adapter, {**result.summary(), **metrics}, console, frames)
     _print_verdict(console, result)
     sys.exit(0 if result.verified else 1)
 
@@ -522,13 +524,45 @@ def _load_scenario(scenario: str | None, options: dict[str, Any], settings: tupl
         _fail(error)
 
 
+def _open_outputs(out: Path) -> Any:
+    """The ``--out`` files, opened before the run (a directory that cannot be written is bad input)."""
+    from wddmsim.viz.outputs import OutputStream
+
+    try:
+        return OutputStream(out)
+    except OSError as error:
+        _fail(ConfigurationError("--out", str(out), f"cannot be written: {error.strerror}"))
+
+
+def _finish_outputs(stream: Any, adapter: Adapter, summary: dict[str, Any], console: Console, frames: Any) -> None:
+    try:
+        written = stream.finish(adapter, summary, frames=frames)
+    except OSError as error:
+        _fail(ConfigurationError("--out", str(stream.out), f"cannot be written: {error.strerror}"))
+    console.print(f"wrote {written.summary}, {written.events}, {written.trace} and {written.report}")
+
+
+class _Rate:
+    """The progress bar's text: what is being done, frames done, and simulated events per second of wall time."""
+
+    def __init__(self) -> None:
+        self.adapter: Adapter | None = None
+        self.began = time.monotonic()
+
+    def text(self, what: str) -> str:
+        events = self.adapter.events.emitted if self.adapter is not None else 0
+        rate = events / max(time.monotonic() - self.began, 1e-9)
+        return f"{what} · {events:,} events · {rate:,.0f} events/s"
+
+
 def _run_recorded(
-    config: ScenarioConfig, console: Console, trace: IO[str] | None, record: Path | None, out: Path | None
-) -> tuple[RunResult, Any, tuple[dict[str, Any], Any]]:
-    """Run the scenario (a progress bar on a terminal), recording its calls to ``trace`` (the ``--record`` file,
-    closed at the end) and capturing what ``--out`` writes; returns the result, the capture (None without
-    ``--out``) and the research metrics against the run's reference string with its frames (decisions 0146,
-    0157).  A run that cannot complete exits with status 2 (bad input) or 1 (a check failed on the way)."""
+    config: ScenarioConfig, console: Console, trace: IO[str] | None, record: Path | None, stream: Any
+) -> tuple[RunResult, tuple[dict[str, Any], Any]]:
+    """Run the scenario (a progress bar on a terminal: frames done, events per second), recording its calls to
+    ``trace`` (the ``--record`` file, closed at the end) and streaming what ``--out`` writes to ``stream`` as the
+    run goes; returns the result and the research metrics against the run's reference string with its frames
+    (decisions 0146, 0157).  The adapter keeps no event: every consumer is a fold (decision 0189).  A run that
+    cannot complete exits with status 2 (bad input) or 1 (a check failed on the way)."""
     from wddmsim.research.runs import measured_run
     from wddmsim.viz.outputs import recorder
 
@@ -539,13 +573,16 @@ def _run_recorded(
         measured.append((run.metrics, run.frames))
         return run.result
 
-    captures: list[Any] = []
     adapters: list[Adapter] = []
+    rate = _Rate()
 
     def attach(adapter: Adapter) -> None:
         adapters.append(adapter)
-        if out is not None:
-            captures.append(recorder(adapter))
+        rate.adapter = adapter
+        if stream is not None:
+            stream.capture = recorder(adapter)
+            stream.attach(adapter)
+        adapter.events.stop_keeping()
 
     try:
         if console.is_terminal:
@@ -553,26 +590,35 @@ def _run_recorded(
                 task = bar.add_task("running", total=1)
 
                 def progress(done: int, total: int, what: str) -> None:
-                    bar.update(task, completed=done, total=total, description=what)
+                    bar.update(task, completed=done, total=total, description=rate.text(what))
 
                 result = run_scenario(config, progress=progress, record=trace, on_adapter=attach)
         else:
             result = run_scenario(config, record=trace, on_adapter=attach)
     except ConfigurationError as error:
+        _abandon(stream)
         _fail(error)
     except WddmsimError as error:
-        if out is not None and adapters:
-            _write_failed(out, adapters[0], config, error, console)
+        if stream is not None and adapters:
+            _write_failed(stream, adapters[0], config, error, console)
+        _abandon(stream)
         _fail(error, EXIT_FAILED)
     except OSError as error:  # the --record file stopped taking the trace (a full disk, /dev/full)
+        _abandon(stream)
         _fail(ConfigurationError("--record", str(record), f"cannot be written: {error.strerror}"))
     finally:
         if trace is not None:
             _close_record(trace, record)
-    return result, captures[0] if captures else None, measured[0]
+    return result, measured[0]
 
 
-def _write_failed(out: Path, adapter: Adapter, config: ScenarioConfig, error: Exception, console: Console) -> None:
+def _abandon(stream: Any) -> None:
+    """Close the ``--out`` files of a run that could not start or complete (what was written stays)."""
+    if stream is not None:
+        stream.close()
+
+
+def _write_failed(stream: Any, adapter: Adapter, config: ScenarioConfig, error: Exception, console: Console) -> None:
     """A run that could not complete still leaves its event log in ``--out`` (a ``VidMmNoRoom`` event says why
     VidMm could not make room, decision 0158: ``wddmsim inspect`` shows it)."""
     summary = {
@@ -584,7 +630,7 @@ def _write_failed(out: Path, adapter: Adapter, config: ScenarioConfig, error: Ex
         "error": str(error),
         "config": config.to_dict(),
     }
-    _write(out, adapter, summary, console)
+    _finish_outputs(stream, adapter, summary, console, None)
 
 
 def _print_results(console: Console, result: RunResult, record: Path | None) -> None:

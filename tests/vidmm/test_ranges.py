@@ -497,3 +497,17 @@ class LargeAllocatorMachine(AllocatorMachine):
 
 TestAllocatorMachine = AllocatorMachine.TestCase
 TestLargeAllocatorMachine = LargeAllocatorMachine.TestCase
+
+
+def test_a_search_drops_the_stale_entries_it_meets_on_top_of_a_class() -> None:
+    """Decision 0191: the paging process's page-table windows (64 KB-aligned, freed only in bulk) carve one free
+    block again and again, leaving a stale entry in each class it passed through; a search that reaches such a
+    class drops them, where it used to walk them again on every later search."""
+    ranges = RangeAllocator(64 * MiB)
+    for _ in range(1000):
+        assert ranges.allocate(64 * KiB, alignment=64 * KiB) is not None
+    assert sum(len(stack) for stack in ranges._bins) > 1000  # lazy deletion: the carves left their entries
+    assert ranges.allocate(2 * MiB, alignment=64 * KiB) is None  # 1.5 MiB left: every class at or above is searched
+    ranges.check()
+    assert sum(len(stack) for stack in ranges._bins) < 16
+    assert ranges.allocate(64 * KiB, alignment=64 * KiB) == 1000 * 64 * KiB, "the same block is picked"

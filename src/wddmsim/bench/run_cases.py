@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -123,3 +125,75 @@ def run_default() -> dict[str, Any]:
 @REGISTRY.add("run_stress", "`wddmsim run stress` end to end, against the pinned baseline", "ratio >= 2.0")
 def run_stress() -> dict[str, Any]:
     return _whole_run("run_stress", "stress")
+
+
+LONG_FRAMES = (100, 2000)
+"""The two lengths ``run_long`` compares (issue 24: the cost of a frame must not depend on the frames before)."""
+
+_LONG_CHILD = """
+import json, resource, sys, time
+from wddmsim.cli import main
+start, cpu = time.perf_counter(), time.process_time()
+try:
+    main(sys.argv[2:], prog_name="wddmsim")
+except SystemExit as stop:
+    code = stop.code
+else:
+    code = 0
+seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+with open(sys.argv[1], "w") as f:
+    json.dump({"seconds": seconds, "cpu_seconds": cpu, "max_rss_kib": rss, "exit": code}, f)
+"""
+"""Runs ``wddmsim run`` in a fresh interpreter and writes what it took: the command's wall and CPU time
+(interpreter start excluded) and the child's own peak RSS (``ru_maxrss`` of itself: ``RUSAGE_CHILDREN`` would
+be the largest of every child so far)."""
+
+
+def _long_run(frames: int, work: Path) -> dict[str, Any]:
+    measured = work / f"took-{frames}.json"
+    out = work / f"out-{frames}"
+    args = ["run", "default", "--seed", "1", "--frames", str(frames), "--out", str(out)]
+    done = subprocess.run(
+        [str(this_python()), "-c", _LONG_CHILD, str(measured), *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=_child_env(),
+    )
+    if done.returncode != 0 or not measured.exists():
+        raise RuntimeError(f"wddmsim {' '.join(args)}: exit {done.returncode}: {done.stderr.decode()[-300:]}")
+    took: dict[str, Any] = json.loads(measured.read_text())
+    if took["exit"] != 0:
+        raise RuntimeError(f"wddmsim {' '.join(args)}: exit {took['exit']}: {done.stderr.decode()[-300:]}")
+    with (out / "events.jsonl").open("rb") as f:
+        took["events"] = sum(1 for _ in f)
+    shutil.rmtree(out)
+    return took
+
+
+@REGISTRY.add(
+    "run_long",
+    "`wddmsim run default --out` at 100 and at 2000 frames: time per frame and peak RSS, long over short",
+    "per_frame_ratio <= 1.2 and rss_ratio <= 1.2",
+)
+def run_long() -> dict[str, Any]:
+    short, long = LONG_FRAMES
+    with tempfile.TemporaryDirectory(prefix="wddmsim-run-long-") as tmp:
+        a, b = _long_run(short, Path(tmp)), _long_run(long, Path(tmp))
+    # CPU time: on a shared machine other processes stretch wall time, unevenly over a long and a short run.
+    per_frame = (b["cpu_seconds"] / long) / (a["cpu_seconds"] / short)
+    per_event = (b["cpu_seconds"] / b["events"]) / (a["cpu_seconds"] / a["events"])
+    wall = (b["seconds"] / long) / (a["seconds"] / short)
+    return result(
+        "run_long",
+        round(per_frame, 3),
+        "ratio",
+        per_frame_ratio=round(per_frame, 3),
+        rss_ratio=round(b["max_rss_kib"] / a["max_rss_kib"], 3),
+        per_event_ratio=round(per_event, 3),
+        per_frame_ratio_wall=round(wall, 3),
+        **{f"cpu_ms_per_frame_{n}": round(r["cpu_seconds"] / n * 1000, 2) for n, r in ((short, a), (long, b))},
+        **{f"ms_per_frame_{n}": round(r["seconds"] / n * 1000, 2) for n, r in ((short, a), (long, b))},
+        **{f"events_per_frame_{n}": round(r["events"] / n) for n, r in ((short, a), (long, b))},
+        **{f"peak_rss_mib_{n}": round(r["max_rss_kib"] / 1024, 1) for n, r in ((short, a), (long, b))},
+    )

@@ -49,24 +49,45 @@ E = TypeVar("E", bound=Event)
 
 @final
 class EventLog:
-    """Events in emission order.  ``enabled = False`` drops events (benchmarks of hot paths)."""
+    """Events in emission order.  ``enabled = False`` drops events (benchmarks of hot paths).
 
-    __slots__ = ("_events", "_listeners", "clock", "enabled")
+    ``keep = False`` keeps none: listeners (:meth:`subscribe`) still see every event as it is emitted, so a run
+    whose consumers are folds holds no structure that grows with its events (issue 24; decision 0189).
+    ``emitted`` counts every event emitted, kept or not: the index the next event will have.
+    """
 
-    def __init__(self, clock: Clock) -> None:
+    __slots__ = ("_events", "_listeners", "clock", "emitted", "enabled", "keep")
+
+    def __init__(self, clock: Clock, *, keep: bool = True) -> None:
         self.clock = clock
         self.enabled = True
+        self.keep = keep
+        self.emitted = 0
         self._events: list[Event] = []
         self._listeners: list[Callable[[Event], None]] = []
 
     def emit(self, event: Event) -> None:
         if self.enabled:
-            self._events.append(event)
+            self.emitted += 1
+            if self.keep:
+                self._events.append(event)
             for listener in self._listeners:
                 listener(event)
 
     def subscribe(self, listener: Callable[[Event], None]) -> None:
         self._listeners.append(listener)
+
+    def follow(self, listener: Callable[[Event], None]) -> None:
+        """Give ``listener`` the events kept so far, then every later one (a fold attached after the adapter
+        was built still sees its ``ReportSegment`` events)."""
+        for event in self._events:
+            listener(event)
+        self.subscribe(listener)
+
+    def stop_keeping(self) -> None:
+        """Drop the events kept so far and keep no more (listeners keep seeing them)."""
+        self.keep = False
+        self._events.clear()
 
     def __len__(self) -> int:
         return len(self._events)

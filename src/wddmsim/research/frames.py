@@ -62,18 +62,26 @@ CSV_COLUMNS: Final = (
 
 class FrameMarks:
     """Frame boundaries of a run as it goes: ``(event index, simulated time)`` at the start of each frame and
-    at the end of the last; ``n`` marks delimit ``n - 1`` frames."""
+    at the end of the last; ``n`` marks delimit ``n - 1`` frames.
 
-    def __init__(self) -> None:
+    Given ``fold`` (a :class:`FrameFold`), the marks also drive it and it follows the adapter's events as they
+    are emitted: the metrics are then ready at the end of the run without the event log (decision 0189)."""
+
+    def __init__(self, fold: FrameFold | None = None) -> None:
         self.adapter: Adapter | None = None
         self.marks: list[tuple[int, int]] = []
+        self.fold = fold
 
     def attach(self, adapter: Adapter) -> None:
         self.adapter = adapter
+        if self.fold is not None:
+            adapter.events.follow(self.fold.see)
 
     def mark(self) -> None:
         assert self.adapter is not None, "mark before the adapter is attached"
-        self.marks.append((len(self.adapter.events), self.adapter.clock.now))
+        self.marks.append((self.adapter.events.emitted, self.adapter.clock.now))
+        if self.fold is not None:
+            self.fold.mark(self.adapter.clock.now)
 
 
 @dataclass(slots=True)
@@ -219,48 +227,78 @@ def _percentiles(values: Sequence[int], name: str) -> dict[str, int | None]:
     return {f"{name}_p50": int(p50), f"{name}_p99": int(p99), f"{name}_max": int(max(values))}
 
 
+class FrameFold:
+    """The one pass of :func:`frame_metrics` as a fold: ``mark(time)`` at each frame mark, ``see(event)`` for each
+    event between, ``result()`` at the end.  ``marks`` is how many marks the run will make (the last ends the
+    last frame: what follows it is unframed)."""
+
+    def __init__(self, marks: int, *, window: int = THRASH_WINDOW) -> None:
+        self.count = max(marks - 1, 0)
+        self.window = window
+        self.state = _Pass(window, [])
+        self.times: list[int] = []
+        self.frame: int | None = None
+
+    def mark(self, time: int) -> None:
+        if self.frame is not None:
+            self.state.close(self.frame)
+        following = len(self.times)
+        self.times.append(time)
+        self.frame = following if following < self.count else None
+        if self.frame is not None:
+            self.state.frames.append(Frame())
+            self.state.waits.append([])
+
+    def see(self, e: Event) -> None:
+        self.state.see(e, self.frame)
+
+    def paged_in_bytes(self) -> int:
+        """Bytes placed in a segment (every ``VidMmPageIn``), frames or not."""
+        return self.state.totals["in"]
+
+    def result(self) -> tuple[dict[str, Any], list[Frame]]:
+        """The run's paging metrics (``summary.json`` keys) and its frames (``frames.csv`` rows)."""
+        state, count = self.state, len(self.state.frames)
+        times = np.array(self.times[: count + 1], dtype=np.int64)
+        stalls = np.diff(_busy_until(state.busy, times)) if count else np.zeros(0, dtype=np.int64)
+        for row, stall, waits in zip(state.frames, stalls, state.waits, strict=True):
+            row.paging_stall_ns = int(stall)
+            row.residency_stall_ns = _covered(waits)
+        t = state.totals
+        summary: dict[str, Any] = {
+            "paged_out_bytes": t["out"],
+            "faults": t["faults"],
+            "compulsory_faults": t["compulsory"],
+            "unframed_paged_in_bytes": t["unframed"],
+            "thrash_bytes": t["thrash"],
+            "thrash_window_frames": self.window,
+            "frames": count,
+            **_percentiles([f.paged_in_bytes + f.paged_out_bytes for f in state.frames], "frame_paging_bytes"),
+            **_percentiles([f.paging_stall_ns for f in state.frames], "frame_stall_ns"),
+            **_percentiles([f.residency_stall_ns for f in state.frames], "frame_residency_stall_ns"),
+        }
+        return summary, state.frames
+
+
 def frame_metrics(
     events: Iterable[Event], marks: Sequence[tuple[int, int]], *, window: int = THRASH_WINDOW
 ) -> tuple[dict[str, Any], list[Frame]]:
     """The run's paging metrics (``summary.json`` keys) and its frames (``frames.csv`` rows), from its event log
-    and frame marks."""
-    count = max(len(marks) - 1, 0)
-    state = _Pass(window, [Frame() for _ in range(count)])
-    state.waits = [[] for _ in range(count)]
-    bounds = [index for index, _ in marks]
-    frame: int | None = None
+    and frame marks (a :class:`FrameFold` fed the log, each mark given before the event it precedes)."""
+    return fed(events, marks, window=window).result()
+
+
+def fed(events: Iterable[Event], marks: Sequence[tuple[int, int]], *, window: int) -> FrameFold:
+    fold = FrameFold(len(marks), window=window)
     following = 0  # the next mark to cross
     for index, e in enumerate(events):
-        while following < len(bounds) and index >= bounds[following]:
-            if frame is not None:
-                state.close(frame)
-            frame = following if following < count else None
+        while following < len(marks) and index >= marks[following][0]:
+            fold.mark(marks[following][1])
             following += 1
-        state.see(e, frame)
-    while following < len(bounds):  # marks after the last event
-        if frame is not None:
-            state.close(frame)
-        frame = following if following < count else None
-        following += 1
-    times = np.array([time for _, time in marks], dtype=np.int64)
-    stalls = np.diff(_busy_until(state.busy, times)) if count else np.zeros(0, dtype=np.int64)
-    for row, stall, waits in zip(state.frames, stalls, state.waits, strict=True):
-        row.paging_stall_ns = int(stall)
-        row.residency_stall_ns = _covered(waits)
-    t = state.totals
-    summary: dict[str, Any] = {
-        "paged_out_bytes": t["out"],
-        "faults": t["faults"],
-        "compulsory_faults": t["compulsory"],
-        "unframed_paged_in_bytes": t["unframed"],
-        "thrash_bytes": t["thrash"],
-        "thrash_window_frames": window,
-        "frames": count,
-        **_percentiles([f.paged_in_bytes + f.paged_out_bytes for f in state.frames], "frame_paging_bytes"),
-        **_percentiles([f.paging_stall_ns for f in state.frames], "frame_stall_ns"),
-        **_percentiles([f.residency_stall_ns for f in state.frames], "frame_residency_stall_ns"),
-    }
-    return summary, state.frames
+        fold.see(e)
+    for _, time in marks[following:]:  # marks after the last event
+        fold.mark(time)
+    return fold
 
 
 def frames_csv(frames: Sequence[Frame]) -> str:
@@ -290,4 +328,14 @@ def write_frames_csv(path: Path, frames: Sequence[Frame]) -> None:
     path.write_text(frames_csv(frames), encoding="utf-8", newline="")
 
 
-__all__ = ["CSV_COLUMNS", "THRASH_WINDOW", "Frame", "FrameMarks", "frame_metrics", "frames_csv", "write_frames_csv"]
+__all__ = [
+    "CSV_COLUMNS",
+    "THRASH_WINDOW",
+    "Frame",
+    "FrameFold",
+    "FrameMarks",
+    "fed",
+    "frame_metrics",
+    "frames_csv",
+    "write_frames_csv",
+]

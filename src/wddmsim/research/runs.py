@@ -21,7 +21,7 @@ from typing import IO, Any
 
 from wddmsim.core.events import Event
 from wddmsim.research.bound import lower_bound
-from wddmsim.research.frames import THRASH_WINDOW, Frame, FrameMarks, frame_metrics
+from wddmsim.research.frames import THRASH_WINDOW, Frame, FrameFold, FrameMarks, fed
 from wddmsim.research.reference import ReferenceRecorder, ReferenceString
 from wddmsim.scenarios.callfmt import TraceFormatError
 from wddmsim.scenarios.config import ScenarioConfig
@@ -171,7 +171,11 @@ def record_future(config: ScenarioConfig) -> list[int]:
     """The uses (allocation handles, in order) of ``config`` run under the default eviction policy, same seed:
     the future the clairvoyant policy is given (decision 0161)."""
     uses = Future()
-    run_scenario(replace(config, adapter=replace(config.adapter, policy=DEFAULT_EVICTION)), uses=uses)
+    run_scenario(
+        replace(config, adapter=replace(config.adapter, policy=DEFAULT_EVICTION)),
+        uses=uses,
+        on_adapter=lambda adapter: adapter.events.stop_keeping(),  # nothing reads its events (decision 0189)
+    )
     return uses
 
 
@@ -204,13 +208,11 @@ def measured_run(
 ) -> MeasuredRun:
     """Run ``config`` (a pure function of it: same configuration, same event log) and measure it against its
     reference string, frame by frame (:func:`run_research`)."""
-    marks = FrameMarks()
+    fold = FrameFold(config.workload.frames + 1, window=config.research.thrash_window)
     result, refs, clairvoyance = observed_run(
-        config, progress=progress, record=record, on_adapter=on_adapter, marks=marks
+        config, progress=progress, record=record, on_adapter=on_adapter, marks=FrameMarks(fold)
     )
-    metrics, frames = run_research(
-        result.adapter.events, refs, marks, window=config.research.thrash_window, clairvoyance=clairvoyance
-    )
+    metrics, frames = research(fold, refs, clairvoyance)
     return MeasuredRun(result, metrics, frames)
 
 
@@ -238,9 +240,16 @@ def run_research(
     """The research metrics of a run (decisions 0146, 0157) and, with its frame marks, its frames
     (``frames.csv``); without marks the run has no frame and the per-frame keys are None; ``opt`` (what the
     clairvoyant policy was given, decision 0161) when the run's policy was ``opt``."""
-    events = list(events)
-    frames_summary, frames = frame_metrics(events, marks.marks if marks is not None else [], window=window)
-    paged = paged_in_bytes(events)
+    fold = fed(events, marks.marks if marks is not None else [], window=window)
+    return research(fold, refs, clairvoyance)
+
+
+def research(
+    fold: FrameFold, refs: ReferenceString, clairvoyance: Clairvoyance | None = None
+) -> tuple[dict[str, Any], list[Frame]]:
+    """:func:`run_research` from a fold that saw the run's events and marks as they came (decision 0189)."""
+    frames_summary, frames = fold.result()
+    paged = fold.paged_in_bytes()
     bound = lower_bound(refs)
 
     def ratio(denominator: int) -> float | None:
@@ -270,6 +279,7 @@ __all__ = [
     "of_trace",
     "paged_in_bytes",
     "record_future",
+    "research",
     "run_metrics",
     "run_research",
 ]

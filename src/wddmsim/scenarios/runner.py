@@ -25,7 +25,7 @@ from wddmsim.scenarios.model import Model
 from wddmsim.scenarios.record import CallLog, TracedRuntime
 from wddmsim.scenarios.result import Check
 from wddmsim.scenarios.timeline_run import Timeline
-from wddmsim.scenarios.traffic import event_digest, traffic
+from wddmsim.scenarios.traffic import Digest, Traffic
 from wddmsim.scenarios.verify import verify_retiring
 from wddmsim.scenarios.workload import frames, live_counts
 from wddmsim.system import Adapter, build_adapter
@@ -53,6 +53,8 @@ class RunResult:
     adapter: Adapter
     checks: list[Check] = field(default_factory=list)
     processes: list[ProcessStats] = field(default_factory=list)
+    counters: Traffic = field(default_factory=Traffic)
+    """The paging traffic, folded as the run goes (the adapter need not keep its events)."""
 
     @property
     def verified(self) -> bool:
@@ -60,7 +62,7 @@ class RunResult:
 
     @property
     def traffic(self) -> dict[str, int]:
-        return traffic(self.adapter.events)
+        return self.counters.counters()
 
     def summary(self) -> dict[str, Any]:
         """The run in JSON terms (``summary.json`` adds the counters of the event log)."""
@@ -122,6 +124,11 @@ def run_scenario(
         )
     adapter = build_adapter(config.system_config(future=future, uses=uses, wrap=wrap_policy))
     start = adapter.footprint()
+    result = RunResult(config, adapter)
+    adapter.events.follow(result.counters.see)
+    digest = Digest()
+    if record is not None:
+        adapter.events.follow(digest.see)
     if on_adapter is not None:
         on_adapter(adapter)
     log = None if record is None else CallLog(record, config.to_dict())
@@ -154,7 +161,6 @@ def run_scenario(
         for i, app in enumerate(apps)
     ]
     marks: list[int] = []
-    result = RunResult(config, adapter)
 
     def exited(app: App, checks: list[Check]) -> None:
         result.checks.extend(checks)
@@ -203,13 +209,13 @@ def run_scenario(
         )
     )
     if log is not None:
-        count, digest = event_digest(adapter.events)
+        count, sha = digest.value()
         log.end(
             {
                 "traffic": result.traffic,
                 "verified": result.verified,
                 "events": count,
-                "events_sha256": digest,
+                "events_sha256": sha,
                 "frames": marks,
             }
         )

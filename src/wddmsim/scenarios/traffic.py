@@ -31,27 +31,32 @@ _TRANSFERS = frozenset(
 )
 
 
-def traffic(events: Iterable[Event]) -> dict[str, int]:
-    """Flat counters (``Evictions.pressure``, ``PagingOp.PagingOpFill`` ...), sorted by name."""
-    out: Counter[str] = Counter()
-    transferred = 0
-    end = 0
-    for e in events:
-        end = max(end, e.time)
+class Traffic:
+    """The counters of :func:`traffic` as a fold: ``see`` each event as it is emitted, ``counters()`` at any time
+    (a run that keeps no event log still has its traffic)."""
+
+    __slots__ = ("_out", "_transferred", "end")
+
+    def __init__(self) -> None:
+        self._out: Counter[str] = Counter()
+        self._transferred = 0
+        self.end = 0
+
+    def see(self, e: Event) -> None:
+        out = self._out
+        self.end = max(self.end, e.time)
         if isinstance(e, VidMmPageIn):
             out["PageIns"] += 1
-            key = {"transfer": "BytesPagedIn", "fill": "BytesZeroFilled", "map": "BytesMappedIntoAperture"}
-            out[key.get(e.how, f"BytesPagedIn.{e.how}")] += e.size
+            out[_PAGE_IN_KEYS.get(e.how, f"BytesPagedIn.{e.how}")] += e.size
         elif isinstance(e, VidMmEvict):
             out["Evictions"] += 1
             out[f"Evictions.{e.cause}"] += 1
             out[f"BytesEvicted.{e.cause}"] += e.size
             out[f"EvictedTo.{e.destination}"] += 1
         elif isinstance(e, PagingOperation):
-            name = PAGING_OP_NAMES.get(e.operation, e.operation)
-            out[f"PagingOp.{name}"] += 1
+            out[f"PagingOp.{PAGING_OP_NAMES.get(e.operation, e.operation)}"] += 1
             if e.operation in _TRANSFERS:
-                transferred += e.size
+                self._transferred += e.size
         elif isinstance(e, PagingBufferSubmitted):
             out["PagingBuffers"] += 1
             out["PagingBufferBytes"] += e.end - e.start
@@ -61,9 +66,23 @@ def traffic(events: Iterable[Event]) -> dict[str, int]:
             out["MakeResidentCalls"] += 1
             if e.result == "E_PENDING":
                 out["MakeResidentPending"] += 1
-    out["BytesPagedOut"] = transferred - out["BytesPagedIn"]
-    out["SimulatedTimeNs"] = end
-    return dict(sorted(out.items()))
+
+    def counters(self) -> dict[str, int]:
+        out = Counter(self._out)
+        out["BytesPagedOut"] = self._transferred - out["BytesPagedIn"]
+        out["SimulatedTimeNs"] = self.end
+        return dict(sorted(out.items()))
+
+
+_PAGE_IN_KEYS = {"transfer": "BytesPagedIn", "fill": "BytesZeroFilled", "map": "BytesMappedIntoAperture"}
+
+
+def traffic(events: Iterable[Event]) -> dict[str, int]:
+    """Flat counters (``Evictions.pressure``, ``PagingOp.PagingOpFill`` ...), sorted by name."""
+    fold = Traffic()
+    for e in events:
+        fold.see(e)
+    return fold.counters()
 
 
 HEADLINE = (
@@ -79,14 +98,29 @@ HEADLINE = (
 """The counters a summary table shows first."""
 
 
+class Digest:
+    """:func:`event_digest` as a fold: the same ``(count, SHA-256)`` from events seen one at a time."""
+
+    __slots__ = ("_hash", "count")
+
+    def __init__(self) -> None:
+        self._hash = hashlib.sha256()
+        self.count = 0
+
+    def see(self, e: Event) -> None:
+        self._hash.update((json.dumps(e.to_record()) + "\n").encode())
+        self.count += 1
+
+    def value(self) -> tuple[int, str]:
+        return self.count, self._hash.hexdigest()
+
+
 def event_digest(events: Iterable[Event]) -> tuple[int, str]:
     """``(count, SHA-256)`` of the event log as ``events.jsonl`` writes it: equal digests, identical logs."""
-    h = hashlib.sha256()
-    count = 0
+    fold = Digest()
     for e in events:
-        h.update((json.dumps(e.to_record()) + "\n").encode())
-        count += 1
-    return count, h.hexdigest()
+        fold.see(e)
+    return fold.value()
 
 
 def difference(before: dict[str, int], after: dict[str, int]) -> dict[str, tuple[int, int, int]]:

@@ -345,9 +345,22 @@ class RangeAllocator:
                 yield start, -record
 
     def _live(self, index: int) -> Iterator[tuple[int, int]]:
-        """The free blocks of class ``index``, newest first, each once (its stale entries skipped)."""
+        """The free blocks of class ``index``, newest first, each once (its stale entries skipped).
+
+        Stale entries on top of the stack are dropped first, as the O(1) path drops them: a block this search
+        hands out goes stale where it lies, on top, and would otherwise be walked over again by every later
+        search of the class until the next compaction (issue 24: the cost per frame grew with the run)."""
+        stack, rec = self._bins[index], self._rec
+        while stack:
+            length = -rec.get(stack[-1], 0)
+            if length > 0 and _class_of(length) == index:
+                break
+            stack.pop()
+            self._stale -= 1
+            if not stack:
+                self._bitmap &= ~(1 << index)
         seen: set[int] = set()
-        for start in reversed(self._bins[index]):
+        for start in reversed(stack):
             length = -self._rec.get(start, 0)
             if length > 0 and start not in seen and _class_of(length) == index:
                 seen.add(start)

@@ -76,47 +76,64 @@ class DmaBuffer:
         return None
 
 
-def dma_buffers(rows: Sequence[Record]) -> dict[tuple[int, int], DmaBuffer]:
-    """Every submission of the log by (node, fence), in submission order."""
-    out: dict[tuple[int, int], DmaBuffer] = {}
+class BufferTracker:
+    """:func:`dma_buffers` as a fold: ``see`` each record; ``live`` holds every submission seen (by (node, fence),
+    in submission order) until :meth:`take` removes it -- what a streamed trace does once a buffer completed."""
 
-    def get(node: int, fence: int) -> DmaBuffer:
-        found = out.get((node, fence))
+    def __init__(self) -> None:
+        self.live: dict[tuple[int, int], DmaBuffer] = {}
+        self.nodes: set[int] = set()
+        self.paging_nodes: set[int] = set()
+        self._pending: list[Chunk] = []
+        self._previous: Chunk | None = None
+
+    def get(self, node: int, fence: int) -> DmaBuffer:
+        found = self.live.get((node, fence))
         if found is None:
-            found = out[(node, fence)] = DmaBuffer(node, fence)
+            found = self.live[(node, fence)] = DmaBuffer(node, fence)
+            self.nodes.add(node)
         return found
 
-    pending: list[Chunk] = []
-    previous: Chunk | None = None
-    for r in rows:
+    def take(self, node: int, fence: int) -> DmaBuffer | None:
+        return self.live.pop((node, fence), None)
+
+    def see(self, r: Record) -> None:
         name = r["event"]
         if name == "BuildPagingBuffer":
-            start = r["DmaBufferWriteOffset"]
+            start, previous = r["DmaBufferWriteOffset"], self._previous
             part = previous.part + 1 if previous is not None and previous.continues else 1
             operation = str(PAGING_OP_NAMES.get(r["Operation"], r["Operation"]))
-            previous = Chunk(start, start + r["BytesWritten"], operation, part, r["Status"] == INSUFFICIENT)
-            pending.append(previous)
+            self._previous = Chunk(start, start + r["BytesWritten"], operation, part, r["Status"] == INSUFFICIENT)
+            self._pending.append(self._previous)
         elif name == "PagingBufferSubmitted":
-            buffer = get(r["NodeOrdinal"], r["SubmissionFenceId"])
+            buffer = self.get(r["NodeOrdinal"], r["SubmissionFenceId"])
+            self.paging_nodes.add(buffer.node)
             buffer.paging = True
             buffer.submitted = r["time"]
             buffer.start_offset = r["DmaBufferSubmissionStartOffset"]
             buffer.end_offset = r["DmaBufferSubmissionEndOffset"]
-            buffer.chunks, pending = pending, []
+            buffer.chunks, self._pending = self._pending, []
         elif name == "AdapterReset":  # what was built but not submitted is gone with the reset
-            pending, previous = [], None
+            self._pending, self._previous = [], None
         elif name == "DmaBufferStarted":
-            buffer = get(r["NodeOrdinal"], r["SubmissionFenceId"])
+            buffer = self.get(r["NodeOrdinal"], r["SubmissionFenceId"])
             buffer.started, buffer.size = r["time"], r["Size"]
             buffer.packets, buffer.offsets = [], []
         elif name == "PacketExecuted":
-            buffer = get(r["NodeOrdinal"], r["SubmissionFenceId"])
+            buffer = self.get(r["NodeOrdinal"], r["SubmissionFenceId"])
             begin = buffer.packets[-1][1] if buffer.packets else (buffer.started or r["time"])
             buffer.packets.append((begin, r["time"], r["Offset"]))
             buffer.offsets.append(r["Offset"])
         elif name == "DmaBufferCompleted":
-            get(r["NodeOrdinal"], r["SubmissionFenceId"]).completed = r["time"]
-    return out
+            self.get(r["NodeOrdinal"], r["SubmissionFenceId"]).completed = r["time"]
 
 
-__all__ = ["INSUFFICIENT", "Chunk", "DmaBuffer", "dma_buffers"]
+def dma_buffers(rows: Sequence[Record]) -> dict[tuple[int, int], DmaBuffer]:
+    """Every submission of the log by (node, fence), in submission order."""
+    tracker = BufferTracker()
+    for r in rows:
+        tracker.see(r)
+    return tracker.live
+
+
+__all__ = ["INSUFFICIENT", "BufferTracker", "Chunk", "DmaBuffer", "dma_buffers"]

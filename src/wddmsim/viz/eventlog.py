@@ -16,7 +16,7 @@ Records are built from the events alone, in order, so the same run gives the sam
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -258,30 +258,60 @@ def _paging_op(event: PagingOperation, bases: dict[int, int]) -> Record:
     return record
 
 
-def records(events: Iterable[Event]) -> list[Record]:
-    """Every event as its exported record, in emission order."""
-    out: list[Record] = []
-    bases: dict[int, int] = {}
-    pending: list[Record] = []  # PagingOp records waiting for the submission that carries their last part
-    for event in events:
+class RecordStream:
+    """:func:`records` as a fold: ``see`` each event as it is emitted; every finished record goes to ``sink`` in
+    emission order.  A ``PagingOp*`` record is finished when the submission that carries its last part (its
+    ``hDmaBuffer``) or an adapter reset comes, so the records from it on wait for that: at most the records of
+    one paging buffer are held (decision 0189)."""
+
+    __slots__ = ("_bases", "_held", "_pending", "sink")
+
+    def __init__(self, sink: Callable[[Record], None]) -> None:
+        self.sink = sink
+        self._bases: dict[int, int] = {}
+        self._pending: list[Record] = []  # PagingOp records waiting for the submission that carries their last part
+        self._held: list[Record] = []  # every record from the first pending one on, in order
+
+    def see(self, event: Event) -> None:
         if isinstance(event, PagingOperation):
-            record = _paging_op(event, bases)
-            pending.append(record)
-            out.append(record)
-            continue
+            record = _paging_op(event, self._bases)
+            self._pending.append(record)
+            self._held.append(record)
+            return
         name, fields = SCHEMA.get(event.NAME, (event.NAME, {}))
         record = {"time": event.time, "event": name}
         for key, value in event.fields().items():
             record[fields.get(key, key)] = value
         if name == "ReportSegment":
-            bases[record["ulSegmentId"]] = record["BaseAddress"]
+            self._bases[record["ulSegmentId"]] = record["BaseAddress"]
         elif name == "AdapterReset":
-            pending.clear()  # built, never submitted: hDmaBuffer stays 0
+            self._pending.clear()  # built, never submitted: hDmaBuffer stays 0
         elif name == "PagingBufferSubmitted":
-            for op in pending:
+            for op in self._pending:
                 op["hDmaBuffer"] = record["SubmissionFenceId"] - (op["Passes"] - 1)
-            pending.clear()
-        out.append(record)
+            self._pending.clear()
+        if not self._held:
+            self.sink(record)
+            return
+        self._held.append(record)
+        if not self._pending:
+            self.finish()
+
+    def finish(self) -> None:
+        """Send what is held (at the end of a run: operations never submitted keep ``hDmaBuffer`` 0)."""
+        held, self._held = self._held, []
+        self._pending.clear()
+        for record in held:
+            self.sink(record)
+
+
+def records(events: Iterable[Event]) -> list[Record]:
+    """Every event as its exported record, in emission order."""
+    out: list[Record] = []
+    stream = RecordStream(out.append)
+    for event in events:
+        stream.see(event)
+    stream.finish()
     return out
 
 
@@ -332,4 +362,14 @@ def iter_named(rows: Iterable[Record], *names: str) -> Iterator[tuple[int, Recor
             yield index, row
 
 
-__all__ = ["SCHEMA", "EventLogError", "Record", "dumps", "iter_named", "read_jsonl", "records", "write_jsonl"]
+__all__ = [
+    "SCHEMA",
+    "EventLogError",
+    "Record",
+    "RecordStream",
+    "dumps",
+    "iter_named",
+    "read_jsonl",
+    "records",
+    "write_jsonl",
+]

@@ -18,7 +18,7 @@ Each number comes from the events that say it, not from VidMm's own counters whe
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -62,10 +62,16 @@ Series = dict[int, dict[int, list[Row]]]
 """Process handle -> group -> its rows, in log order."""
 
 
-class _Pass:
-    """The one pass over the records."""
+RowListener = Callable[[int, int, "Row"], None]
+"""Told ``(process, group, row)`` of each new row as the pass makes it."""
 
-    def __init__(self) -> None:
+
+class AccountPass:
+    """The one pass over the records; ``keep = False`` keeps no row (its listeners still get each one)."""
+
+    def __init__(self, *, keep: bool = True) -> None:
+        self.keep = keep
+        self.listeners: list[RowListener] = []
         self.capacity = [0, 0]
         self.apertures: set[int] = set()
         self.owner: dict[int, tuple[int, int]] = {}
@@ -88,7 +94,11 @@ class _Pass:
         if new == old:
             return
         self.now[key] = new
-        self.series.setdefault(process, {}).setdefault(group, []).append(Row(r["time"], r["event"], *new))
+        row = Row(r["time"], r["event"], *new)
+        if self.keep:
+            self.series.setdefault(process, {}).setdefault(group, []).append(row)
+        for listener in self.listeners:
+            listener(process, group, row)
 
     def see(self, r: Record) -> None:
         name = r["event"]
@@ -130,7 +140,7 @@ class _Pass:
 
 def process_series(rows: Iterable[Record]) -> Series:
     """Every process's rows per group (see the module's docstring for where each number comes from)."""
-    state = _Pass()
+    state = AccountPass()
     for r in rows:
         state.see(r)
     return {p: dict(sorted(groups.items())) for p, groups in sorted(state.series.items())}
@@ -166,10 +176,51 @@ def process_summary(series: Series, pressure: Sequence[Record]) -> dict[str, Any
     return {"by_process": processes, "pressure_events": dict(sorted(counts.items()))}
 
 
+class ProcessTotals:
+    """:func:`process_summary` as a fold: an :class:`AccountPass` listener for the rows, ``see`` for the pressure
+    records; ``result()`` equals ``process_summary(process_series(rows), pressure_events(rows))``."""
+
+    def __init__(self, accounts: AccountPass) -> None:
+        self.groups: dict[tuple[int, int], dict[str, Any]] = {}
+        self.pressure: dict[str, int] = {}
+        accounts.listeners.append(self.row)
+
+    def row(self, process: int, group: int, row: Row) -> None:
+        seen = self.groups.get((process, group))
+        figures = row.figures()
+        if seen is None:
+            self.groups[(process, group)] = {"final": figures, "peak": dict(figures), "low": row.budget, "n": 1}
+            return
+        seen["final"] = figures
+        peak = seen["peak"]
+        for name, value in figures.items():
+            if value > peak[name]:
+                peak[name] = value
+        seen["low"] = min(seen["low"], row.budget)
+        seen["n"] += 1
+
+    def see(self, r: Record) -> None:
+        if r["event"] in PRESSURE_EVENTS:
+            self.pressure[r["event"]] = self.pressure.get(r["event"], 0) + 1
+
+    def result(self) -> dict[str, Any]:
+        processes: dict[str, Any] = {}
+        for (process, group), seen in sorted(self.groups.items()):
+            processes.setdefault(f"{process:#x}", {})[GROUP_NAMES[group]] = {
+                "final": seen["final"],
+                "peak": seen["peak"],
+                "lowest_budget": seen["low"],
+                "changes": seen["n"],
+            }
+        return {"by_process": processes, "pressure_events": dict(sorted(self.pressure.items()))}
+
+
 __all__ = [
     "FIGURES",
     "GROUP_NAMES",
     "PRESSURE_EVENTS",
+    "AccountPass",
+    "ProcessTotals",
     "Row",
     "Series",
     "pressure_events",

@@ -15,25 +15,23 @@ Charts are down-sampled and snapshots bounded so the file stays small for runs o
 from __future__ import annotations
 
 import json
-from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from html import escape
 from typing import Any
 
 from wddmsim.scenarios.result import Check
-from wddmsim.viz.buffers import dma_buffers
+from wddmsim.viz.buffers import Chunk
 from wddmsim.viz.capture import CapturedBuffer
 from wddmsim.viz.disasm import disassemble
 from wddmsim.viz.eventlog import Record
 from wddmsim.viz.page import document, table
 from wddmsim.viz.pagetables import AddressSpaceTree, TableNode
-from wddmsim.viz.processes import GROUP_NAMES, pressure_events, process_series
-from wddmsim.viz.segmap import SegmentMap, SegmentReplay
-from wddmsim.viz.summary import BYTE_COUNTERS, EVICTION_COUNTERS, byte_counter
+from wddmsim.viz.processes import GROUP_NAMES
+from wddmsim.viz.report_data import MAX_INCIDENTS, MAX_MARKS, SNAPSHOTS, ReportData
+from wddmsim.viz.segmap import SegmentMap
+from wddmsim.viz.summary import BYTE_COUNTERS, EVICTION_COUNTERS
 from wddmsim.viz.svg import COLOURS, Series, envelope, horizontal_bars, human, mirrored_bars, step_chart
 
-SNAPSHOTS = 32
-"""At most this many moments in the segment-map slider."""
 MAX_SNAPSHOT_BLOCKS = 12_000
 """Fewer moments when the maps would hold more blocks than this in all."""
 TIME_BUCKETS = 48
@@ -90,10 +88,6 @@ if(snaps.length){render(snaps.length-1);}
 document.documentElement.dataset.rendered='1';
 })();
 """
-
-
-def _span(rows: Sequence[Record]) -> tuple[int, int]:
-    return (rows[0]["time"], rows[-1]["time"]) if rows else (0, 0)
 
 
 # --- sections -------------------------------------------------------------------------------------------------
@@ -183,35 +177,23 @@ def _statistics(summary: dict[str, Any]) -> str:
     return "".join(parts)
 
 
-def _occupancy(rows: Sequence[Record], replay: SegmentReplay) -> str:
-    start, end = _span(rows)
-    points: dict[int, list[tuple[int, int]]] = {s: [] for s in replay.segments}
-    for r in rows:
-        if r["event"] == "TotalBytesResidentInSegment" and r["SegmentId"] in points:
-            points[r["SegmentId"]].append((r["time"], r["TotalBytesResident"]))
+def _occupancy(data: ReportData) -> str:
+    start, end = data.span()
     series = [
         Series(
             f"segment {s} ({info.kind}, {human(info.size)})",
             COLOURS[i % len(COLOURS)],
-            envelope(points[s], start, end, CHART_POINTS),
+            envelope(data.occupancy[s].points(), start, end, CHART_POINTS),
         )
-        for i, (s, info) in enumerate(sorted(replay.segments.items()))
+        for i, (s, info) in enumerate(sorted(data.segments.items()))
     ]
-    top = max((info.size for info in replay.segments.values()), default=1)
+    top = max((info.size for info in data.segments.values()), default=1)
     return step_chart(series, start=start, end=end, y_max=top, title="bytes resident per segment over time")
 
 
-def _traffic(rows: Sequence[Record], replay: SegmentReplay) -> tuple[str, str]:
-    start, end = _span(rows)
-    apertures = frozenset(s for s, info in replay.segments.items() if info.aperture)
-    per: dict[str, Counter[int]] = {k: Counter() for k in BYTE_COUNTERS}
-    span = max(end - start, 1)
-    for r in rows:
-        if r["event"].startswith("PagingOp"):
-            counter = byte_counter(r, apertures)
-            if counter is not None and r["Size"]:
-                bucket = min((r["time"] - start) * TIME_BUCKETS // span, TIME_BUCKETS - 1)
-                per[counter][bucket] += r["Size"]
+def _traffic(data: ReportData) -> tuple[str, str]:
+    start, end = data.span()
+    per = {k: data.traffic[k].slices(start, end, TIME_BUCKETS) for k in BYTE_COUNTERS}
     up_keys = (
         ("BytesTransferredFromMdlToMemory", "paged in (system → memory)"),
         ("BytesTransferredFromApertureToMemory", "aperture → memory"),
@@ -225,56 +207,40 @@ def _traffic(rows: Sequence[Record], replay: SegmentReplay) -> tuple[str, str]:
         ("BytesUnmappedFromAperture", "unmapped from the aperture"),
     )
     colours = iter(COLOURS)
-    up = [Series(label, next(colours), sorted(per[k].items())) for k, label in up_keys if per[k]]
-    down = [Series(label, next(colours), sorted(per[k].items())) for k, label in down_keys if per[k]]
+    up = [Series(label, next(colours), per[k]) for k, label in up_keys if per[k]]
+    down = [Series(label, next(colours), per[k]) for k, label in down_keys if per[k]]
     chart = mirrored_bars(up, down, start=start, end=end, buckets=TIME_BUCKETS, title="bytes paged per time slice")
     totals = table(
         ("direction", "bytes"),
-        [(label, human(sum(per[k].values()))) for k, label in (*up_keys, *down_keys)],
+        [(label, human(sum(v for _, v in per[k]))) for k, label in (*up_keys, *down_keys)],
         (False, True),
     )
     return chart, totals
 
 
-def _evictions(rows: Sequence[Record]) -> str:
-    count: Counter[str] = Counter()
-    size: Counter[str] = Counter()
-    where: dict[str, Counter[str]] = {}
-    for r in rows:
-        if r["event"] == "VidMmEvict":
-            count[r["Cause"]] += 1
-            size[r["Cause"]] += r["Size"]
-            where.setdefault(r["Cause"], Counter())[r["Destination"]] += 1
+def _evictions(data: ReportData) -> str:
     bars = [
         (
             f"{cause} ({EVICTION_COUNTERS.get(cause, 'other')})",
             n,
-            f"· {human(size[cause])} · " + ", ".join(f"{d} {k}" for d, k in sorted(where[cause].items())),
+            f"· {human(data.evicted_bytes[cause])} · "
+            + ", ".join(f"{d} {k}" for d, k in sorted(data.evicted_to[cause].items())),
         )
-        for cause, n in count.most_common()
+        for cause, n in data.evictions.most_common()
     ]
     return horizontal_bars(bars, title="evictions by cause")
 
 
-def _incidents(rows: Sequence[Record]) -> str:
+def _incidents(data: ReportData) -> str:
     """GPU faults, adapter resets and power transitions, in order (the first 50)."""
-    shown = []
-    for index, r in enumerate(rows):
-        if r["event"] == "AdapterReset":
-            shown.append((index, r["time"], "AdapterReset", r["Reason"]))
-        elif r["event"] == "AdapterPowerState":
-            moved = f": {r['Allocations']} allocations, {r['Bytes']} bytes out" if r["DevicePowerState"] == "D3" else ""
-            shown.append((index, r["time"], r["event"], f"{r['DevicePowerState']} ({r['Transition']}){moved}"))
-        elif r["event"] == "GpuFaultReported":
-            shown.append(
-                (index, r["time"], r["event"], f"{r['InterruptType']} fence {r['FaultedFenceId']}: {r['Detail']}")
-            )
-        elif r["event"] == "EngineFaulted":
-            shown.append((index, r["time"], r["event"], f"engine {r['NodeOrdinal']} {r['Kind']}: {r['Reason']}"))
-    if not shown:
+    if not data.incidents:
         return "<p class=muted>No GPU fault, no adapter reset and no power transition.</p>"
-    more = f"<p class=muted>… {len(shown) - 50} more</p>" if len(shown) > 50 else ""
-    return table(("event", "time (ns)", "what", "detail"), shown[:50], (True, True, False, False)) + more
+    hidden = data.incident_count - len(data.incidents)
+    more = f"<p class=muted>… {hidden} more</p>" if hidden else ""
+    return (
+        table(("event", "time (ns)", "what", "detail"), data.incidents[:MAX_INCIDENTS], (True, True, False, False))
+        + more
+    )
 
 
 def _snapshot_blocks(segment_map: SegmentMap) -> list[list[object]]:
@@ -292,37 +258,30 @@ def _snapshot_blocks(segment_map: SegmentMap) -> list[list[object]]:
     return [list(m[:5]) for m in merged]
 
 
-def _snapshot_data(rows: Sequence[Record], replay: SegmentReplay) -> dict[str, Any]:
-    events = replay.memory_events
-    count = min(SNAPSHOTS, len(events)) if events else 0
-    while True:
-        picks = sorted({events[(len(events) - 1) * k // max(count - 1, 1)] for k in range(count)}) if count else []
-        if rows and (not picks or picks[-1] != len(rows) - 1):
-            picks.append(len(rows) - 1)
-        maps = replay.snapshots(picks)
-        snaps = [
-            {
-                "i": index,
-                "t": rows[index]["time"],
-                "e": rows[index]["event"],
-                "m": {str(s): _snapshot_blocks(m) for s, m in per.items()},
-            }
-            for index, per in zip(picks, maps, strict=True)
-        ]
-        blocks = sum(len(m.blocks) for per in maps for m in per.values())
-        if blocks <= MAX_SNAPSHOT_BLOCKS or count <= 2:
-            break
-        count = max(2, count * MAX_SNAPSHOT_BLOCKS // blocks)
+def _snapshot_data(data: ReportData) -> dict[str, Any]:
+    """The slider's moments (decision 0190's rule), fewer when their maps hold more than ``MAX_SNAPSHOT_BLOCKS``
+    blocks in all: evenly spaced among them, the first and the last kept."""
+    moments = data.moments
+    count = len(moments)
+    while count > 2 and sum(m.blocks for m in moments) > MAX_SNAPSHOT_BLOCKS:
+        count = max(2, count * MAX_SNAPSHOT_BLOCKS // sum(m.blocks for m in moments))
+        moments = [moments[(len(moments) - 1) * k // (count - 1)] for k in range(count)]
+    snaps = [
+        {
+            "i": m.index,
+            "t": m.time,
+            "e": m.event,
+            "m": {str(s): _snapshot_blocks(segment_map) for s, segment_map in m.maps.items()},
+        }
+        for m in moments
+    ]
     return {
         "colours": list(_PROCESS_COLOURS),
         "maxRows": MAX_TABLE_ROWS,
-        "segments": [{"id": s, "kind": info.kind, "size": info.size} for s, info in sorted(replay.segments.items())],
+        "segments": [{"id": s, "kind": info.kind, "size": info.size} for s, info in sorted(data.segments.items())],
         "snapshots": snaps,
     }
 
-
-MAX_MARKS = 200
-"""At most this many pressure events marked on one process's chart (the first ones)."""
 
 _ACCOUNT_LINES = (
     ("budget", "budget", "#d62728"),
@@ -348,43 +307,28 @@ def _mark_label(r: Record) -> str:
     return str(name)
 
 
-def _marks(pressure: Sequence[Record], process: int, group: int) -> list[tuple[int, str]]:
-    """The pressure events that concern ``process`` in ``group``: its own, and those of the whole system (a
-    process starting or exiting, a power transition)."""
-    out: list[tuple[int, str]] = []
-    for r in pressure:
-        mine = r["event"] == "ProcessLifetime" or r.get("hProcess", process) == process
-        if mine and r.get("MemorySegmentGroup", group) == group:
-            out.append((r["time"], _mark_label(r)))
-    return out[:MAX_MARKS]
-
-
-def _processes(rows: Sequence[Record]) -> str:
+def _processes(data: ReportData) -> str:
     """Per process and segment group: usage against budget over time, pressure events marked (decision 0175)."""
-    start, end = _span(rows)
-    pressure = pressure_events(rows)
+    start, end = data.span()
     parts: list[str] = []
-    for process, groups in process_series(rows).items():
-        for group, series in groups.items():
-            if not any(row.committed or row.budget != series[0].budget for row in series):
+    for process, groups in sorted(data.accounts.items()):
+        for group, account in sorted(groups.items()):
+            final = account.final
+            if not account.moved or final is None:
                 continue
             lines = [
-                Series(
-                    label, colour, envelope([(row.time, getattr(row, key)) for row in series], start, end, CHART_POINTS)
-                )
+                Series(label, colour, envelope(account.lines[key].points(), start, end, CHART_POINTS))
                 for key, label, colour in _ACCOUNT_LINES
-                if key in ("budget", "usage") or any(getattr(row, key) for row in series)
+                if key in ("budget", "usage") or key in account.nonzero
             ]
-            top = max(max(row.budget, row.committed, row.usage) for row in series)
             name = GROUP_NAMES[group].replace("_", "-")
-            final = series[-1]
             chart = step_chart(
                 lines,
                 start=start,
                 end=end,
-                y_max=top,
+                y_max=account.top,
                 title=f"process {process:#x} {name}: usage against budget",
-                marks=_marks(pressure, process, group),
+                marks=[(r["time"], _mark_label(r)) for r in data.marks(process, group)],
             )
             parts.append(
                 f'<div class="process-chart" data-process="{process:#x}" data-group="{name}">'
@@ -399,8 +343,8 @@ def _processes(rows: Sequence[Record]) -> str:
     return "".join(parts)
 
 
-def _process_legend(rows: Sequence[Record]) -> str:
-    processes = sorted({r["hProcess"] for r in rows if r["event"] == "SegmentRange" and r["hProcess"]})
+def _process_legend(data: ReportData) -> str:
+    processes = sorted(data.processes)
     items = [
         f'<span class="swatch" style="background:{_PROCESS_COLOURS[(p >> 2) % len(_PROCESS_COLOURS)]}"></span>'
         f"process {p:#x}"
@@ -410,19 +354,19 @@ def _process_legend(rows: Sequence[Record]) -> str:
     return " ".join(items)
 
 
-def _segment_maps(rows: Sequence[Record], replay: SegmentReplay) -> str:
-    data = _snapshot_data(rows, replay)
-    payload = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
-    moments = len(data["snapshots"])
+def _segment_maps(data: ReportData) -> str:
+    snapshots = _snapshot_data(data)
+    payload = json.dumps(snapshots, separators=(",", ":")).replace("</", "<\\/")
+    moments = len(snapshots["snapshots"])
     return (
         '<p><button id="prev" type="button">◀ previous</button> '
         f'<input id="scrub" type="range" min="0" max="{max(moments - 1, 0)}" value="{max(moments - 1, 0)}" '
         'aria-label="moment"> <button id="next" type="button">next ▶</button> '
         f'<span id="scrub-label" class="muted">(the map needs the page\'s script)</span></p>'
-        f'<p class="muted">{moments} moments, spread over the run\'s {len(replay.memory_events):,} memory events; '
+        f'<p class="muted">{moments} moments, spread over the run\'s {data.memory_events:,} memory events; '
         "colours are processes, grey is VidMm's page tables. <code>wddmsim inspect RUN_DIR --at N</code> shows any "
         "event.</p>"
-        f"<p>{_process_legend(rows)}</p>"
+        f"<p>{_process_legend(data)}</p>"
         '<div id="segmap"></div>'
         f'<script type="application/json" id="snapshots">{payload}</script>'
     )
@@ -468,17 +412,16 @@ def _page_table_tree(t: AddressSpaceTree) -> str:
     return head + _tree_node(t.root, 0)
 
 
-def _disassembly(rows: Sequence[Record], buffers: Sequence[CapturedBuffer]) -> str:
+def _disassembly(data: ReportData, buffers: Sequence[CapturedBuffer]) -> str:
     if not buffers:
         return "<p class=muted>No paging buffer was captured.</p>"
-    known = dma_buffers(rows)
     parts = [
         f"<p class=muted>{len(buffers)} paging buffer(s) kept: the first ones and those a multipass operation was "
         "split over (STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER, then a fresh buffer and the same call with "
         "MultipassOffset).</p>"
     ]
     for captured in buffers:
-        info = known.get((0, captured.fence))
+        chunks = data.chunks.get((0, captured.fence))
         notes = []
         if captured.continued:
             notes.append("continues the operation split over the previous buffer")
@@ -498,7 +441,7 @@ def _disassembly(rows: Sequence[Record], buffers: Sequence[CapturedBuffer]) -> s
                 text.append(f'<span class="muted">  … {len(lines) - 2 * half} more packets</span>')
                 current = None
                 continue
-            chunk = info.chunk_at(line.offset) if info is not None else None
+            chunk = _chunk_at(chunks, line.offset)
             if chunk is not None and chunk is not current:
                 current = chunk
                 text.append(f'<span class="op">; {escape(chunk.name)}</span>')
@@ -514,8 +457,16 @@ def _disassembly(rows: Sequence[Record], buffers: Sequence[CapturedBuffer]) -> s
 # --- the page --------------------------------------------------------------------------------------------------
 
 
+def _chunk_at(chunks: Sequence[Chunk] | None, offset: int) -> Chunk | None:
+    """The chunk holding buffer byte ``offset`` (None: padding, or not known)."""
+    for chunk in chunks or ():
+        if chunk.start <= offset < chunk.end:
+            return chunk
+    return None
+
+
 def build_report(
-    rows: Sequence[Record],
+    rows: Iterable[Record],
     *,
     summary: dict[str, Any],
     checks: Sequence[Check] = (),
@@ -523,25 +474,41 @@ def build_report(
     buffers: Sequence[CapturedBuffer] = (),
 ) -> str:
     """The whole page for one run's records and end-of-run snapshots."""
-    replay = SegmentReplay(rows)
+    fences = {b.fence for b in buffers}
+    data = ReportData(keep_chunks=fences.__contains__)
+    for index, r in enumerate(rows):
+        data.see(r, index)
+    data.finish()
+    return render_report(data, summary=summary, checks=checks, trees=trees, buffers=buffers)
+
+
+def render_report(
+    data: ReportData,
+    *,
+    summary: dict[str, Any],
+    checks: Sequence[Check] = (),
+    trees: Sequence[AddressSpaceTree] = (),
+    buffers: Sequence[CapturedBuffer] = (),
+) -> str:
+    """The whole page from a run's :class:`ReportData` (fed as the run went) and end-of-run snapshots."""
     verified = bool(summary.get("verified"))
     scenario = str(summary.get("scenario", "run"))
-    traffic_chart, traffic_totals = _traffic(rows, replay)
+    traffic_chart, traffic_totals = _traffic(data)
     facts = (
         f"{'verified' if verified else 'VERIFICATION FAILED'} · scenario {scenario} · seed {summary.get('seed', 0)} · "
-        f"{summary.get('driver_model', '')} · {len(rows):,} events · {summary.get('SimulatedTimeNs', 0):,} ns simulated"
+        f"{summary.get('driver_model', '')} · {data.count:,} events · {summary.get('SimulatedTimeNs', 0):,} ns simulated"
     )
     sections = [
         ("checks", "Checks", _checks(checks)),
         ("statistics", "Statistics", _statistics(summary)),
-        ("occupancy", "Segment occupancy over time", _occupancy(rows, replay)),
-        ("processes", "Usage against budget per process", _processes(rows)),
+        ("occupancy", "Segment occupancy over time", _occupancy(data)),
+        ("processes", "Usage against budget per process", _processes(data)),
         ("traffic", "Bytes paged in each direction", traffic_chart + traffic_totals),
-        ("evictions", "Evictions by cause", _evictions(rows)),
-        ("incidents", "GPU faults and adapter resets", _incidents(rows)),
-        ("segments", "Segment map at a chosen moment", _segment_maps(rows, replay)),
+        ("evictions", "Evictions by cause", _evictions(data)),
+        ("incidents", "GPU faults and adapter resets", _incidents(data)),
+        ("segments", "Segment map at a chosen moment", _segment_maps(data)),
         ("pagetables", "Page tables (end of run)", _page_tables(trees)),
-        ("disasm", "Paging-buffer disassembly", _disassembly(rows, buffers)),
+        ("disasm", "Paging-buffer disassembly", _disassembly(data, buffers)),
     ]
     return document(
         title=f"wddmsim report: {scenario}",
@@ -553,4 +520,4 @@ def build_report(
     )
 
 
-__all__ = ["MAX_MARKS", "SNAPSHOTS", "build_report"]
+__all__ = ["MAX_MARKS", "SNAPSHOTS", "build_report", "render_report"]

@@ -75,24 +75,28 @@ def byte_counter(record: Record, apertures: frozenset[int]) -> str | None:
     return None
 
 
-def statistics(rows: Iterable[Record]) -> dict[str, Any]:
-    """Every counter of one run, from its records."""
-    rows = list(rows)
-    apertures = frozenset(r["ulSegmentId"] for r in rows if r["event"] == "ReportSegment" and r["Aperture"])
-    out: Counter[str] = Counter(dict.fromkeys(BYTE_COUNTERS, 0))
-    for key in ("Evictions", "TotalBytesEvicted", *EVICTION_COUNTERS.values()):
-        out[key] = 0
-    operations: Counter[str] = Counter()
-    causes: Counter[str] = Counter()
-    segments: dict[int, dict[str, int]] = {}
-    for r in rows:
-        name = r["event"]
+class Statistics:
+    """:func:`statistics` as a fold over records seen one at a time (the run need not keep them)."""
+
+    def __init__(self) -> None:
+        self.apertures: frozenset[int] = frozenset()
+        self.out: Counter[str] = Counter(dict.fromkeys(BYTE_COUNTERS, 0))
+        for key in ("Evictions", "TotalBytesEvicted", *EVICTION_COUNTERS.values()):
+            self.out[key] = 0
+        self.operations: Counter[str] = Counter()
+        self.causes: Counter[str] = Counter()
+        self.segments: dict[int, dict[str, int]] = {}
+        self.last = 0
+
+    def see(self, r: Record) -> None:
+        out, name = self.out, r["event"]
+        self.last = r["time"]
         if name.startswith("PagingOp"):
-            operations[name] += 1
+            self.operations[name] += 1
             out["PagingOperations"] += 1
             out["ExtraPasses"] += r["Passes"] - 1
             out["MultipassOperations"] += r["Passes"] > 1
-            counter = byte_counter(r, apertures)
+            counter = byte_counter(r, self.apertures)
             if counter is not None:
                 out[counter] += r["Size"]
         elif name == "VidMmEvict":
@@ -100,11 +104,32 @@ def statistics(rows: Iterable[Record]) -> dict[str, Any]:
             out["TotalBytesEvicted"] += r["Size"]
             out[EVICTION_COUNTERS.get(r["Cause"], "EvictionsDueToOther")] += 1
             out["EvictionsDemotedToAperture"] += r["Destination"] == "aperture"
-            causes[r["Cause"]] += 1
+            self.causes[r["Cause"]] += 1
         elif name == "PageInAllocation":
             out["Faults"] += 1
             out["FaultsFirstTimeAccess"] += r["How"] in ("fill", "init")
-        elif name == "GpuFaultReported":
+        elif name == "ReportSegment":
+            self._segment(r)
+        elif name == "TotalBytesResidentInSegment" and r["SegmentId"] in self.segments:
+            seg = self.segments[r["SegmentId"]]
+            seg["TotalBytesResident"] = r["TotalBytesResident"]
+            seg["PeakBytesResident"] = max(seg["PeakBytesResident"], r["TotalBytesResident"])
+        else:
+            self._count(r, name)
+
+    def _segment(self, r: Record) -> None:
+        if r["Aperture"]:
+            self.apertures = self.apertures | {r["ulSegmentId"]}
+        self.segments[r["ulSegmentId"]] = {
+            "Size": r["Size"],
+            "Aperture": r["Aperture"],
+            "TotalBytesResident": 0,
+            "PeakBytesResident": 0,
+        }
+
+    def _count(self, r: Record, name: str) -> None:
+        out = self.out
+        if name == "GpuFaultReported":
             out["GpuPageFaults"] += 1
         elif name == "VidMmMakeResident":
             out["MakeResidentCalls"] += 1
@@ -118,25 +143,25 @@ def statistics(rows: Iterable[Record]) -> dict[str, Any]:
             out["PagingBufferBytes"] += r["DmaBufferSubmissionEndOffset"] - r["DmaBufferSubmissionStartOffset"]
         elif name == "PacketExecuted":
             out["PacketsExecuted"] += 1
-        elif name == "ReportSegment":
-            segments[r["ulSegmentId"]] = {
-                "Size": r["Size"],
-                "Aperture": r["Aperture"],
-                "TotalBytesResident": 0,
-                "PeakBytesResident": 0,
-            }
-        elif name == "TotalBytesResidentInSegment" and r["SegmentId"] in segments:
-            seg = segments[r["SegmentId"]]
-            seg["TotalBytesResident"] = r["TotalBytesResident"]
-            seg["PeakBytesResident"] = max(seg["PeakBytesResident"], r["TotalBytesResident"])
-    for key in ("Faults", "FaultsFirstTimeAccess", "GpuPageFaults", "MultipassOperations", "ExtraPasses"):
-        out[key] += 0
-    result: dict[str, Any] = {key: int(value) for key, value in sorted(out.items())}
-    result["SimulatedTimeNs"] = rows[-1]["time"] if rows else 0
-    result["EvictionsByCause"] = dict(sorted(causes.items()))
-    result["Operations"] = dict(sorted(operations.items()))
-    result["Segments"] = {str(k): v for k, v in sorted(segments.items())}
-    return result
+
+    def result(self) -> dict[str, Any]:
+        out = Counter(self.out)
+        for key in ("Faults", "FaultsFirstTimeAccess", "GpuPageFaults", "MultipassOperations", "ExtraPasses"):
+            out[key] += 0
+        result: dict[str, Any] = {key: int(value) for key, value in sorted(out.items())}
+        result["SimulatedTimeNs"] = self.last
+        result["EvictionsByCause"] = dict(sorted(self.causes.items()))
+        result["Operations"] = dict(sorted(self.operations.items()))
+        result["Segments"] = {str(k): dict(v) for k, v in sorted(self.segments.items())}
+        return result
 
 
-__all__ = ["BYTE_COUNTERS", "EVICTION_COUNTERS", "byte_counter", "statistics"]
+def statistics(rows: Iterable[Record]) -> dict[str, Any]:
+    """Every counter of one run, from its records."""
+    fold = Statistics()
+    for r in rows:
+        fold.see(r)
+    return fold.result()
+
+
+__all__ = ["BYTE_COUNTERS", "EVICTION_COUNTERS", "Statistics", "byte_counter", "statistics"]

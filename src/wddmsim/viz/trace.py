@@ -21,15 +21,14 @@ Timestamps are microseconds of simulated time (``ts`` = ns / 1000).
 from __future__ import annotations
 
 import json
-from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-from wddmsim.viz.buffers import DmaBuffer, dma_buffers
+from wddmsim.viz.buffers import BufferTracker, DmaBuffer
 from wddmsim.viz.eventlog import Record
-from wddmsim.viz.processes import GROUP_NAMES, pressure_events, process_series
-from wddmsim.viz.segmap import segments_of
+from wddmsim.viz.processes import GROUP_NAMES, PRESSURE_EVENTS, AccountPass, Row
+from wddmsim.viz.segmap import SegmentInfo, segments_of
 
 GPU_PID = 1
 VIDMM_PID = 2
@@ -80,70 +79,103 @@ def _complete(
     }
 
 
-class _Builder:
-    def __init__(self, rows: Sequence[Record]) -> None:
-        self.rows = rows
-        self.out: list[TraceEvent] = []
-        self.buffers = dma_buffers(rows)
-        self.paging_nodes = {b.node for b in self.buffers.values() if b.paging}
-        self.last = rows[-1]["time"] if rows else 0
+class TraceStream:
+    """The trace built as the records come (decision 0189): each trace event goes to ``emit`` as soon as it is
+    known -- an instant at once, a DMA buffer's slices when it completes, a paging-queue slice when the paging
+    buffer carrying its fence value completes -- and the metadata and what never completed at :meth:`finish`.
+    Nothing is kept beyond the buffers and fence values still in flight.  ``accounts``: a shared
+    :class:`~wddmsim.viz.processes.AccountPass` the caller feeds (None: the stream feeds its own)."""
 
-    def build(self) -> list[TraceEvent]:
-        queue_packets: list[Record] = []
-        completions: dict[int, list[tuple[int, int]]] = defaultdict(list)  # node -> (fence, time)
-        for r in self.rows:
-            name = r["event"]
-            if name == "DmaBufferCompleted":
-                completions[r["NodeOrdinal"]].append((r["SubmissionFenceId"], r["time"]))
-            elif name == "PagingQueuePacket":
-                queue_packets.append(r)
-            elif name in _INSTANTS:
-                self.out.append(
-                    {
-                        "name": name,
-                        "cat": "vidmm",
-                        "ph": "i",
-                        "s": "t",
-                        "ts": _us(r["time"]),
-                        "pid": VIDMM_PID,
-                        "tid": CPU_TID,
-                        "args": {k: r[k] for k in _INSTANTS[name] if k in r},
-                    }
-                )
-        self._engine_slices()
-        self._queue_slices(queue_packets, completions)
-        self._counters()
-        self._process_accounts()
-        return self._metadata() + self.out
+    def __init__(self, emit: Callable[[TraceEvent], None], accounts: AccountPass | None = None) -> None:
+        self.emit = emit
+        self.buffers = BufferTracker()
+        self.segments: dict[int, SegmentInfo] = {}
+        self.usage: dict[int, dict[str, int]] = {}
+        self.queue: list[Record] = []  # PagingQueuePacket records whose paging buffer has not completed
+        self.completed = -1  # the highest fence completed on the paging node
+        self.last = 0
+        self.feeds = accounts is None
+        self.accounts = AccountPass(keep=False) if accounts is None else accounts
+        self.accounts.listeners.append(self._account)
 
-    def _engine_slices(self) -> None:
-        for (node, fence), buffer in sorted(self.buffers.items()):
-            if buffer.started is None:
+    def see(self, r: Record) -> None:
+        name = r["event"]
+        self.last = r["time"]
+        self.buffers.see(r)
+        if self.feeds:
+            self.accounts.see(r)
+        if name == "DmaBufferCompleted":
+            self._completed(r["NodeOrdinal"], r["SubmissionFenceId"], r["time"])
+        elif name == "PagingQueuePacket":
+            self.queue.append(r)
+            if r["SubmissionFenceId"] <= self.completed:
+                self._close_queue(r["time"])
+        elif name in _INSTANTS:
+            self.emit(_instant(r, name))
+        elif name == "ReportSegment":
+            self.segments.update(segments_of((r,)))
+        elif name == "TotalBytesResidentInSegment":
+            info = self.segments.get(r["SegmentId"])
+            kind = "" if info is None else f" ({info.kind})"
+            self.emit(_counter(f"segment {r['SegmentId']}{kind} bytes resident", r, {"bytes": r["TotalBytesResident"]}))
+        elif name == "SegmentRange" and r["Owner"] == "allocation" and r["hProcess"]:
+            self._process_resident(r)
+        if name in PRESSURE_EVENTS:
+            self.emit(_pressure(r))
+
+    def _completed(self, node: int, fence: int, time: int) -> None:
+        buffer = self.buffers.take(node, fence)
+        if buffer is not None:
+            self._engine_slices(buffer, time)
+        if node == self._paging_node():
+            self.completed = max(self.completed, fence)
+            self._close_queue(time)
+
+    def _paging_node(self) -> int:
+        return min(self.buffers.paging_nodes, default=0)
+
+    def _close_queue(self, time: int | None) -> None:
+        """Close the fence values whose paging buffer completed (``time`` None: the run's end)."""
+        waiting: list[Record] = []
+        for r in self.queue:
+            if time is not None and r["SubmissionFenceId"] > self.completed:
+                waiting.append(r)
                 continue
-            end = buffer.completed if buffer.completed is not None else self.last
-            paging = node in self.paging_nodes
-            names = [c.name for c in buffer.chunks]
-            self.out.append(
-                _complete(
-                    f"{'paging' if paging else 'DMA'} buffer, fence {fence}",
-                    "paging buffer" if paging else "dma buffer",
-                    buffer.started,
-                    end,
-                    depth=0,
-                    pid=GPU_PID,
-                    tid=node + 1,
-                    args={
-                        "SubmissionFenceId": fence,
-                        "Size": buffer.size,
-                        "SubmittedNs": buffer.submitted if paging else None,
-                        "StartedNs": buffer.started,
-                        "CompletedNs": buffer.completed,
-                        "Operations": names,
-                    },
-                )
+            end = max(self.last if time is None else time, r["time"])
+            name = f"paging queue {r['hPagingQueue']:#x}"
+            ident = f"{r['hPagingQueue']:#x}:{r['PagingFenceValue']}"
+            common = {"name": name, "cat": QUEUE_CAT, "pid": VIDMM_PID, "tid": CPU_TID, "id": ident}
+            args = {k: r[k] for k in ("PagingFenceValue", "SubmissionFenceId", "hDevice")}
+            self.emit({**common, "ph": "b", "ts": _us(r["time"]), "args": args})
+            self.emit({**common, "ph": "e", "ts": _us(end)})
+        self.queue = waiting
+
+    def _engine_slices(self, buffer: DmaBuffer, end: int) -> None:
+        if buffer.started is None:
+            return
+        node, fence = buffer.node, buffer.fence
+        paging = node in self.buffers.paging_nodes
+        self.emit(
+            _complete(
+                f"{'paging' if paging else 'DMA'} buffer, fence {fence}",
+                "paging buffer" if paging else "dma buffer",
+                buffer.started,
+                end,
+                depth=0,
+                pid=GPU_PID,
+                tid=node + 1,
+                args={
+                    "SubmissionFenceId": fence,
+                    "Size": buffer.size,
+                    "SubmittedNs": buffer.submitted if paging else None,
+                    "StartedNs": buffer.started,
+                    "CompletedNs": buffer.completed,
+                    "Operations": [c.name for c in buffer.chunks],
+                },
             )
-            if paging:
-                self._operation_slices(buffer)
+        )
+        if paging:
+            self._operation_slices(buffer)
 
     def _operation_slices(self, buffer: DmaBuffer) -> None:
         """One nested slice per chunk that executed packets: from its first packet's start to its last's end."""
@@ -151,7 +183,7 @@ class _Builder:
             spans = buffer.packet_spans(chunk)
             if not spans:
                 continue
-            self.out.append(
+            self.emit(
                 _complete(
                     chunk.name,
                     "paging operation",
@@ -164,89 +196,35 @@ class _Builder:
                 )
             )
 
-    def _queue_slices(self, packets: list[Record], completions: dict[int, list[tuple[int, int]]]) -> None:
-        done = sorted(completions.get(min(self.paging_nodes, default=0), []))
-        for r in packets:
-            end = next((t for fence, t in done if fence >= r["SubmissionFenceId"]), self.last)
-            end = max(end, r["time"])
-            name = f"paging queue {r['hPagingQueue']:#x}"
-            ident = f"{r['hPagingQueue']:#x}:{r['PagingFenceValue']}"
-            common = {"name": name, "cat": QUEUE_CAT, "pid": VIDMM_PID, "tid": CPU_TID, "id": ident}
-            self.out.append(
-                {
-                    **common,
-                    "ph": "b",
-                    "ts": _us(r["time"]),
-                    "args": {
-                        "PagingFenceValue": r["PagingFenceValue"],
-                        "SubmissionFenceId": r["SubmissionFenceId"],
-                        "hDevice": r["hDevice"],
-                    },
-                }
-            )
-            self.out.append({**common, "ph": "e", "ts": _us(end)})
+    def _process_resident(self, r: Record) -> None:
+        info = self.segments.get(r["SegmentId"])
+        group = "non-local" if info is not None and info.aperture else "local"
+        usage = self.usage.setdefault(r["hProcess"], {"local": 0, "non-local": 0})
+        usage[group] += r["Size"] if r["Action"] == "allocate" else -r["Size"]
+        self.emit(_counter(f"process {r['hProcess']:#x} bytes resident", r, dict(usage)))
 
-    def _counters(self) -> None:
-        segments = segments_of(self.rows)
-        per_process: dict[int, dict[str, int]] = {}
-        for r in self.rows:
-            if r["event"] == "TotalBytesResidentInSegment":
-                info = segments.get(r["SegmentId"])
-                kind = "" if info is None else f" ({info.kind})"
-                self.out.append(
-                    {
-                        "name": f"segment {r['SegmentId']}{kind} bytes resident",
-                        "ph": "C",
-                        "ts": _us(r["time"]),
-                        "pid": VIDMM_PID,
-                        "args": {"bytes": r["TotalBytesResident"]},
-                    }
-                )
-            elif r["event"] == "SegmentRange" and r["Owner"] == "allocation" and r["hProcess"]:
-                info = segments.get(r["SegmentId"])
-                group = "non-local" if info is not None and info.aperture else "local"
-                usage = per_process.setdefault(r["hProcess"], {"local": 0, "non-local": 0})
-                usage[group] += r["Size"] if r["Action"] == "allocate" else -r["Size"]
-                self.out.append(
-                    {
-                        "name": f"process {r['hProcess']:#x} bytes resident",
-                        "ph": "C",
-                        "ts": _us(r["time"]),
-                        "pid": VIDMM_PID,
-                        "args": dict(usage),
-                    }
-                )
+    def _account(self, process: int, group: int, row: Row) -> None:
+        """Per process and group, a counter track of its accounting (decision 0175)."""
+        self.emit(
+            {
+                "name": f"process {process:#x} {GROUP_NAMES[group]}",
+                "cat": "process accounting",
+                "ph": "C",
+                "ts": _us(row.time),
+                "pid": VIDMM_PID,
+                "args": {k: getattr(row, k) for k in TRACKED},
+            }
+        )
 
-    def _process_accounts(self) -> None:
-        """Per process and group, a counter track of its accounting (decision 0175); every pressure event an
-        instant across the whole timeline."""
-        for process, groups in process_series(self.rows).items():
-            for group, series in groups.items():
-                name = f"process {process:#x} {GROUP_NAMES[group]}"
-                for row in series:
-                    self.out.append(
-                        {
-                            "name": name,
-                            "cat": "process accounting",
-                            "ph": "C",
-                            "ts": _us(row.time),
-                            "pid": VIDMM_PID,
-                            "args": {k: getattr(row, k) for k in TRACKED},
-                        }
-                    )
-        for r in pressure_events(self.rows):
-            self.out.append(
-                {
-                    "name": r["event"],
-                    "cat": "pressure",
-                    "ph": "i",
-                    "s": "g",
-                    "ts": _us(r["time"]),
-                    "pid": VIDMM_PID,
-                    "tid": CPU_TID,
-                    "args": {k: v for k, v in r.items() if k not in ("time", "event")},
-                }
-            )
+    def finish(self) -> None:
+        """What never completed (a buffer still running, a fence value never reached: to the last event), then
+        the metadata."""
+        for _, buffer in sorted(self.buffers.live.items()):
+            self._engine_slices(buffer, buffer.completed if buffer.completed is not None else self.last)
+        self.buffers.live.clear()
+        self._close_queue(None)
+        for event in self._metadata():
+            self.emit(event)
 
     def _metadata(self) -> list[TraceEvent]:
         meta: list[TraceEvent] = [
@@ -256,8 +234,8 @@ class _Builder:
             {"name": "process_sort_index", "ph": "M", "pid": VIDMM_PID, "tid": 0, "args": {"sort_index": 2}},
             {"name": "thread_name", "ph": "M", "pid": VIDMM_PID, "tid": CPU_TID, "args": {"name": "VidMm (CPU)"}},
         ]
-        for node in sorted({node for node, _ in self.buffers}):
-            role = " (paging)" if node in self.paging_nodes else ""
+        for node in sorted(self.buffers.nodes):
+            role = " (paging)" if node in self.buffers.paging_nodes else ""
             meta.append(
                 {
                     "name": "thread_name",
@@ -273,17 +251,96 @@ class _Builder:
         return meta
 
 
-def chrome_trace(rows: Sequence[Record], *, metadata: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The trace of one run's records, as the JSON object format (``traceEvents`` and friends)."""
+def _instant(r: Record, name: str) -> TraceEvent:
     return {
-        "traceEvents": _Builder(rows).build(),
-        "displayTimeUnit": "ns",
-        "otherData": {"generator": "wddmsim", "clock": "simulated", **(metadata or {})},
+        "name": name,
+        "cat": "vidmm",
+        "ph": "i",
+        "s": "t",
+        "ts": _us(r["time"]),
+        "pid": VIDMM_PID,
+        "tid": CPU_TID,
+        "args": {k: r[k] for k in _INSTANTS[name] if k in r},
     }
 
 
-def write_trace(path: Path, rows: Sequence[Record], *, metadata: dict[str, Any] | None = None) -> None:
-    path.write_text(json.dumps(chrome_trace(rows, metadata=metadata), separators=(",", ":")) + "\n", encoding="utf-8")
+def _counter(name: str, r: Record, args: dict[str, int]) -> TraceEvent:
+    return {"name": name, "ph": "C", "ts": _us(r["time"]), "pid": VIDMM_PID, "args": args}
 
 
-__all__ = ["CPU_TID", "GPU_PID", "QUEUE_CAT", "TRACKED", "VIDMM_PID", "chrome_trace", "write_trace"]
+def _pressure(r: Record) -> TraceEvent:
+    """A pressure event: an instant across the whole timeline."""
+    return {
+        "name": r["event"],
+        "cat": "pressure",
+        "ph": "i",
+        "s": "g",
+        "ts": _us(r["time"]),
+        "pid": VIDMM_PID,
+        "tid": CPU_TID,
+        "args": {k: v for k, v in r.items() if k not in ("time", "event")},
+    }
+
+
+class TraceFile:
+    """``trace.json`` written as the run goes: the ``traceEvents`` array opened at the start, one event appended
+    per :class:`TraceStream` emit, closed with ``otherData`` at :meth:`close`."""
+
+    def __init__(self, f: IO[str]) -> None:
+        self.f = f
+        self.first = True
+        self.error: OSError | None = None
+        """The first write that failed (a full disk): no more is written, :meth:`close` raises it."""
+        f.write('{"traceEvents":[')
+
+    def emit(self, event: TraceEvent) -> None:
+        if self.error is not None:
+            return
+        try:
+            self.f.write(("" if self.first else ",") + json.dumps(event, separators=(",", ":")))
+        except OSError as error:
+            self.error = error
+        self.first = False
+
+    def close(self, metadata: dict[str, Any] | None = None) -> None:
+        if self.error is not None:
+            raise self.error
+        tail = {"displayTimeUnit": "ns", "otherData": _other(metadata)}
+        self.f.write("]," + json.dumps(tail, separators=(",", ":"))[1:] + "\n")
+
+
+def _other(metadata: dict[str, Any] | None) -> dict[str, Any]:
+    return {"generator": "wddmsim", "clock": "simulated", **(metadata or {})}
+
+
+def chrome_trace(rows: Iterable[Record], *, metadata: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The trace of one run's records, as the JSON object format (``traceEvents`` and friends)."""
+    events: list[TraceEvent] = []
+    stream = TraceStream(events.append)
+    for r in rows:
+        stream.see(r)
+    stream.finish()
+    return {"traceEvents": events, "displayTimeUnit": "ns", "otherData": _other(metadata)}
+
+
+def write_trace(path: Path, rows: Iterable[Record], *, metadata: dict[str, Any] | None = None) -> None:
+    with path.open("w", encoding="utf-8") as f:
+        out = TraceFile(f)
+        stream = TraceStream(out.emit)
+        for r in rows:
+            stream.see(r)
+        stream.finish()
+        out.close(metadata)
+
+
+__all__ = [
+    "CPU_TID",
+    "GPU_PID",
+    "QUEUE_CAT",
+    "TRACKED",
+    "VIDMM_PID",
+    "TraceFile",
+    "TraceStream",
+    "chrome_trace",
+    "write_trace",
+]
