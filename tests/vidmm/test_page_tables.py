@@ -603,3 +603,36 @@ def test_leaf_updates_name_the_allocation_and_the_offset_of_their_first_page(mod
     data = gpu_read(t.w, t.space, vas[1], 64 * PAGE_SIZE)
     assert np.array_equal(data, pattern(a.size, 14)[16 * PAGE_SIZE : 80 * PAGE_SIZE])
     t.check()
+
+
+# --- the paging process's windows onto process tables (decision 0202) ---------------------------------------
+
+
+def test_windows_of_freed_tables_are_handed_out_again_so_the_paging_process_tables_stay_bounded() -> None:
+    """Every table VidMm frees leaves a retired window in the paging process; after ``RETIRED_WINDOWS`` of them
+    VidMm waits once and hands them out again, so the windows in use -- and the paging process's own page tables
+    that map them -- stay bounded however many tables come and go."""
+    from wddmsim.vidmm.paging.process import PageTableTag
+    from wddmsim.vidmm.vaspace.placement import RETIRED_WINDOWS
+    from wddmsim.vidmm.vaspace.tables import VA_ALIGNMENT
+
+    t = Tables(World())
+    a = t.resident(64 * KiB, 1)
+    tables = t.va.tables
+
+    def paging_process_tables() -> int:
+        return sum(isinstance(owner, PageTableTag) for segment in t.w.vidmm.spaces for _, _, owner in segment.held())
+
+    highs, tags = [], []
+    for i in range(3 * RETIRED_WINDOWS):
+        base = 0x4000_0000 + (i % 8) * 0x4000_0000  # a fresh level-2 range each time: three new tables, freed after
+        va = t.map(a, base)
+        assert t.reads(va, a, 1)
+        t.free(va, a.size)
+        highs.append(tables.window_high)
+        tags.append(paging_process_tables())
+        assert len(tables.retired) < RETIRED_WINDOWS + 8  # reclaimed at the next window handed out
+    t.check()
+    assert highs[-1] <= (RETIRED_WINDOWS + 16) * VA_ALIGNMENT, "windows were handed out again, low in the region"
+    assert max(highs[len(highs) // 2 :]) == max(highs[: len(highs) // 2]), "no new high water mark once reused"
+    assert max(tags[len(tags) // 2 :]) == max(tags[: len(tags) // 2]), "the paging process's tables stopped growing"

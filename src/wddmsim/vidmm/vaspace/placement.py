@@ -10,6 +10,8 @@ table no region needs any more is freed (with ``ExplicitPageTableInvalidation`` 
 
 from __future__ import annotations
 
+from typing import Final
+
 import numpy as np
 
 from wddmsim.core.addresses import SegmentId, SegmentOffset
@@ -19,6 +21,11 @@ from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_FLUSHTLB
 from wddmsim.vidmm.errors import VidMmError
 from wddmsim.vidmm.vaspace.regions import GpuVaSpace, ProcessTable
 from wddmsim.vidmm.vaspace.tables import VA_ALIGNMENT, Mode, TableBase
+
+RETIRED_WINDOWS: Final = 256
+"""Windows of freed tables kept retired before they are all handed out again (one wait for the paging engine per
+this many): the windows in use stay below live tables + this many, and so do the paging process's own tables
+that map them (decision 0202)."""
 
 
 class TablePlacement(TableBase):
@@ -103,12 +110,11 @@ class TablePlacement(TableBase):
     def window(self, table: ProcessTable) -> None:
         """Map the table into the paging process (64 KB aligned: ``CopyPageTableEntries`` names tables so)."""
         size = max(table.size, VA_ALIGNMENT)
+        if len(self.retired) >= RETIRED_WINDOWS:
+            self._reclaim_windows()  # else windows march up the region, and the paging process's tables with them
         start = self.windows.allocate(size, alignment=VA_ALIGNMENT)
         if start is None and self.retired:
-            self.paging.wait(self.paging.flush())  # nothing built before can still write through them
-            for retired in self.retired:
-                self.windows.free(retired)
-            self.retired.clear()
+            self._reclaim_windows()
             start = self.windows.allocate(size, alignment=VA_ALIGNMENT)
         if start is None:
             raise VidMmError("the paging process's window onto process page tables is full")
@@ -125,6 +131,14 @@ class TablePlacement(TableBase):
                     EndVirtualAddress=table.window + table.size - 1,
                 )
             )
+
+    def _reclaim_windows(self) -> None:
+        """The retired windows may be handed out again once everything built so far has run (nothing built before
+        can still write through them)."""
+        self.paging.wait(self.paging.flush())
+        for retired in self.retired:
+            self.windows.free(retired)
+        self.retired.clear()
 
     def copy_address(self, table: ProcessTable) -> int:
         """The VA ``CopyPageTableEntries`` names ``table`` by (64 KB aligned): its privileged VA on a companion,
