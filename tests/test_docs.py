@@ -41,3 +41,15 @@ def test_readme_gives_the_two_fresh_machine_commands() -> None:
     assert "pip install -e '.[dev]' && .venv/bin/pytest" in readme
     ci = (ROOT / ".ci" / "run").read_text()
     assert "pytest" in ci and "wddmsim run" in ci
+
+
+def test_no_merge_conflict_markers_were_committed() -> None:
+    """A merge that left ``<<<<<<<`` lines in a document or a source file is caught here, not by a reader."""
+    files = [*ROOT.glob("docs/**/*.md"), ROOT / "README.md", *ROOT.glob("src/**/*.py"), *ROOT.glob("tests/**/*.py")]
+    marked = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in files
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if line.startswith(("<<<<<<< ", ">>>>>>> ")) or line == "======="
+    ]
+    assert not marked, marked
