@@ -100,6 +100,26 @@ def test_the_tlb_keeps_a_stale_translation_until_invalidated_and_only_in_the_ran
     assert gpu.mmu.translate(tables.root, far, 8, AccessKind.READ)[0][1] == 0x13_0000
 
 
+def test_a_root_flushed_whole_leaves_the_tlb_and_its_next_walk_is_cached_and_flushed_as_before() -> None:
+    """Roots come and go (every tree that moves, every process): one whose translations were all flushed leaves
+    the TLB, so it does not grow with the run -- and a walk under it afterwards is cached and flushed as before."""
+    gpu, tables = gpu_and_tables()
+    mmu = gpu.mmu
+    va = 0x20_0000
+    tables.set_leaf(va, encode_pte(address=0x10_0000))
+    assert mmu.translate(tables.root, va, 8, AccessKind.READ)[0][1] == 0x10_0000
+    assert tables.root in mmu.tlb
+    assert mmu.invalidate(tables.root, 0, 0) == 1
+    assert tables.root not in mmu.tlb, "nothing cached under the root: no entry for it"
+    tables.set_leaf(va, encode_pte(address=0x11_0000))
+    assert mmu.translate(tables.root, va, 8, AccessKind.READ)[0][1] == 0x11_0000, "walked again"
+    tables.set_leaf(va, encode_pte(address=0x12_0000))
+    assert mmu.translate(tables.root, va, 8, AccessKind.READ)[0][1] == 0x11_0000, "cached again: stale until flushed"
+    assert mmu.stale_translations(tables.root), "the audit sees the new cache entry"
+    mmu.invalidate(tables.root, va, va + PAGE_SIZE - 1)
+    assert mmu.translate(tables.root, va, 8, AccessKind.READ)[0][1] == 0x12_0000
+
+
 def test_an_engine_reaches_memory_by_va_once_given_a_root() -> None:
     gpu, tables = gpu_and_tables()
     tables.set_leaf(0x9000, encode_pte(address=0x30_0000))

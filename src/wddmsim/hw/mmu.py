@@ -286,6 +286,10 @@ class Mmu:
             doomed = [k for k in regions if lo <= k <= hi]
         for key in doomed:
             del regions[key]
+        if not regions:  # a root flushed whole (a freed root is): its TLB entry goes, the TLB does not grow
+            del self.tlb[root]
+            if self._last_regions is regions:
+                self._last_root, self._last_regions = None, {}
         return len(doomed)
 
     def stale_translations(self, root: TablePointer | None = None) -> list[tuple[TablePointer, int, str]]:
