@@ -124,6 +124,15 @@ def multipass(
     return _SUCCESS
 
 
+def advance(args: DXGKARG_BUILDPAGINGBUFFER, written: int, done: int) -> None:
+    """The end of a call that wrote ``written`` bytes from ``pDmaBuffer`` (a builder's own loop, not
+    :class:`DmaWriter`): ``pDmaBuffer`` past them, ``DmaSize`` less by as much, progress in ``MultipassOffset``."""
+    assert args.pDmaBuffer is not None
+    args.pDmaBuffer = args.pDmaBuffer + written
+    args.DmaSize -= written
+    args.MultipassOffset = done
+
+
 def single_packet(args: DXGKARG_BUILDPAGINGBUFFER, packet: cmd.Packet) -> NTSTATUS:
     """Write an operation that is one packet: it fits, or nothing is written and the buffer is declared full."""
     writer = DmaWriter(args)
@@ -133,4 +142,4 @@ def single_packet(args: DXGKARG_BUILDPAGINGBUFFER, packet: cmd.Packet) -> NTSTAT
     return _SUCCESS
 
 
-__all__ = ["DmaWriter", "Emit", "multipass", "single_packet"]
+__all__ = ["DmaWriter", "Emit", "advance", "multipass", "single_packet"]

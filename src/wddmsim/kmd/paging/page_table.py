@@ -35,7 +35,7 @@ from wddmsim.ddi.paging import (
 )
 from wddmsim.ddi.pte import PteArray
 from wddmsim.ddi.status import NTSTATUS, InvalidArgument
-from wddmsim.drivers.kit.dma import DmaWriter, multipass, single_packet
+from wddmsim.drivers.kit.dma import DmaWriter, advance, multipass, single_packet
 from wddmsim.hw import commands as cmd
 from wddmsim.hw.addressing import HW_ADDRESS, Space, hw_address
 from wddmsim.hw.pte import PTE_SIZE
@@ -191,10 +191,7 @@ def _update_plain(
         kind.translate_into(out, entries[done : done + n], "pPageTableEntries")
         pos += length
         done += n
-    written = pos - start
-    args.pDmaBuffer = pointer + written
-    args.DmaSize = size - written
-    args.MultipassOffset = done
+    advance(args, pos - start, done)
     return status
 
 

@@ -22,7 +22,7 @@ from wddmsim.ddi.paging import (
     DXGKARG_BUILDPAGINGBUFFER,
 )
 from wddmsim.ddi.status import NTSTATUS, InvalidArgument
-from wddmsim.drivers.kit.dma import DmaWriter, multipass
+from wddmsim.drivers.kit.dma import DmaWriter, advance, multipass
 from wddmsim.hw import commands as cmd
 from wddmsim.hw.addressing import Space, hw_address
 from wddmsim.kmd.allocations import KmdAllocation
@@ -259,10 +259,7 @@ def _build_plain(
             else:
                 buf[pos : pos + _SYNC_LENGTH] = cmd.SYNC_BYTES
                 pos += _SYNC_LENGTH
-    written = pos - start
-    args.pDmaBuffer = pointer + written
-    args.DmaSize = size - written
-    args.MultipassOffset = done
+    advance(args, pos - start, done)
     return status
 
 
