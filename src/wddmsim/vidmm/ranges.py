@@ -80,6 +80,7 @@ class RangeAllocator:
         "_key",
         "_limit",
         "_mask",
+        "_order",
         "_rec",
         "_shift",
         "_stale",
@@ -114,6 +115,9 @@ class RangeAllocator:
         self._limit = 1024
         """Compact the classes when ``_stale`` passes this (twice the record count at the last compaction)."""
         self._used_units = 0
+        self._order: list[tuple[int, int]] | None = None
+        """The records in address order, while no range was allocated or freed since they were sorted (the
+        eviction scan and the bounded searches walk them many times between changes)."""
         if total:
             self._link(0, total)
 
@@ -156,7 +160,7 @@ class RangeAllocator:
     def allocated(self) -> Iterator[Extent]:
         """Allocated ranges in address order."""
         umask = self._umask
-        for start, record in sorted(self._rec.items()):
+        for start, record in self._in_order():
             if record > 0 and record & umask:
                 yield Extent(start << self._shift, (record & umask) << self._shift)
 
@@ -211,6 +215,7 @@ class RangeAllocator:
             self._stale -= 1
         rest = length - units
         self._used_units += units
+        self._order = None
         end = start + length
         rec[start] = units
         if not rest:
@@ -284,6 +289,7 @@ class RangeAllocator:
             raise RangeError(f"start={start:#x}: no range is allocated there (double free?)")
         if self._stale > self._limit:
             self._compact()
+        self._order = None
         self._used_units -= units
         end = first + units
         after = rec[end]
@@ -340,9 +346,15 @@ class RangeAllocator:
 
     def _free_blocks(self) -> Iterator[tuple[int, int]]:
         """``(start, length)`` of every free block in address order, in granules."""
-        for start, record in sorted(self._rec.items()):
+        for start, record in self._in_order():
             if record < 0:
                 yield start, -record
+
+    def _in_order(self) -> list[tuple[int, int]]:
+        order = self._order
+        if order is None:
+            order = self._order = sorted(self._rec.items())
+        return order
 
     def _live(self, index: int) -> Iterator[tuple[int, int]]:
         """The free blocks of class ``index``, newest first, each once (its stale entries skipped).
@@ -399,6 +411,7 @@ class RangeAllocator:
 
     def _carve(self, start: int, length: int, first: int, units: int) -> None:
         """Allocate ``[first, first + units)`` out of the free block ``[start, start + length)``."""
+        self._order = None
         self._unlink(start, length)
         self._rec[first] = units
         self._used_units += units
