@@ -75,6 +75,7 @@ class RangeAllocator:
     """Segregated fit over ``[0, size)`` in units of ``granule`` bytes (the layout: the module docstring)."""
 
     __slots__ = (
+        "_allocated",
         "_bins",
         "_bitmap",
         "_key",
@@ -118,6 +119,8 @@ class RangeAllocator:
         self._order: list[tuple[int, int]] | None = None
         """The records in address order, while no range was allocated or freed since they were sorted (the
         eviction scan and the bounded searches walk them many times between changes)."""
+        self._allocated: list[Extent] | None = None
+        """:meth:`allocated`'s extents, kept as :attr:`_order` is (the same object until a range changes)."""
         if total:
             self._link(0, total)
 
@@ -159,10 +162,20 @@ class RangeAllocator:
 
     def allocated(self) -> Iterator[Extent]:
         """Allocated ranges in address order."""
-        umask = self._umask
-        for start, record in self._in_order():
-            if record > 0 and record & umask:
-                yield Extent(start << self._shift, (record & umask) << self._shift)
+        return iter(self.allocated_list())
+
+    def allocated_list(self) -> list[Extent]:
+        """:meth:`allocated` as a list, the same object until a range is allocated or freed (callers may keep
+        what they derive from it while ``allocated_list() is`` the list they derived it from); do not change it."""
+        extents = self._allocated
+        if extents is None:
+            umask, shift = self._umask, self._shift
+            extents = self._allocated = [
+                Extent(start << shift, (record & umask) << shift)
+                for start, record in self._in_order()
+                if record > 0 and record & umask
+            ]
+        return extents
 
     def free_extents(self) -> Iterator[Extent]:
         """Free blocks in address order."""
@@ -215,7 +228,7 @@ class RangeAllocator:
             self._stale -= 1
         rest = length - units
         self._used_units += units
-        self._order = None
+        self._order = self._allocated = None
         end = start + length
         rec[start] = units
         if not rest:
@@ -289,7 +302,7 @@ class RangeAllocator:
             raise RangeError(f"start={start:#x}: no range is allocated there (double free?)")
         if self._stale > self._limit:
             self._compact()
-        self._order = None
+        self._order = self._allocated = None
         self._used_units -= units
         end = first + units
         after = rec[end]
@@ -411,7 +424,7 @@ class RangeAllocator:
 
     def _carve(self, start: int, length: int, first: int, units: int) -> None:
         """Allocate ``[first, first + units)`` out of the free block ``[start, start + length)``."""
-        self._order = None
+        self._order = self._allocated = None
         self._unlink(start, length)
         self._rec[first] = units
         self._used_units += units
