@@ -74,3 +74,17 @@ def test_latest_is_the_latest_time_of_any_event_emitted_kept_or_not() -> None:
     log.enabled = False
     log.emit(Alpha(time=100))
     assert log.latest == 9 and log.emitted == 3
+
+
+def test_skips_counts_an_event_no_one_would_see_and_only_then() -> None:
+    log = EventLog(Clock(), keep=False)
+    alphas: list[Event] = []
+    log.subscribe(alphas.append, (Alpha,))
+    assert not log.skips(Alpha, 3), "a listener wants it"
+    log.emit(Alpha(time=3))
+    assert log.skips(Beta, 8) and log.emitted == 2 and log.latest == 8, "counted, with its time"
+    assert not log.skips(Alpha, 9) and log.emitted == 2, "not counted: the caller emits it"
+    log.keep = True
+    assert not log.skips(Beta, 10), "a log that keeps its events wants every one"
+    log.enabled = False
+    assert log.skips(Alpha, 11) and log.emitted == 2, "a disabled log drops every event, uncounted"

@@ -87,6 +87,24 @@ class EventLog:
             for listener in route:
                 listener(event)
 
+    def skips(self, kind: type[Event], time: int) -> bool:
+        """Whether an event of ``kind`` at ``time`` would reach no one (not kept, no listener for it): it is then
+        counted as emitted (``emitted``, ``latest``) and the caller need not build it.  For the emitters of the
+        many events a plain ``wddmsim run`` has no consumer for (decision 0207)."""
+        if not self.enabled:
+            return True
+        if self.keep:
+            return False
+        route = self._routes.get(kind)
+        if route is None:
+            route = self._route(kind)
+        if route:
+            return False
+        self.emitted += 1
+        if time > self.latest:
+            self.latest = time
+        return True
+
     def _route(self, kind: type[Event]) -> tuple[Listener, ...]:
         route = tuple(listener for listener, kinds in self._listeners if not kinds or issubclass(kind, kinds))
         self._routes[kind] = route

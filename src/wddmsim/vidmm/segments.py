@@ -129,24 +129,27 @@ class SegmentSpace:
             self._report(offset, self.ranges.free_bytes - free, "free", owner)
 
     def _report(self, offset: int, size: int, action: str, owner: object) -> None:
-        assert self.events is not None
-        kind, allocation, process = _describe(owner)
-        now = self.events.clock.now
-        self.events.emit(
-            SegmentRange(
-                time=now,
-                segment=self.id,
-                offset=offset,
-                size=size,
-                action=action,
-                owner=kind,
-                allocation=allocation,
-                process=process,
-                label=repr(owner) if kind != "allocation" else "",
+        events = self.events
+        assert events is not None
+        now = events.clock.now
+        if not events.skips(SegmentRange, now):  # a plain run has no one for these: they are not even built
+            kind, allocation, process = _describe(owner)
+            events.emit(
+                SegmentRange(
+                    time=now,
+                    segment=self.id,
+                    offset=offset,
+                    size=size,
+                    action=action,
+                    owner=kind,
+                    allocation=allocation,
+                    process=process,
+                    label=repr(owner) if kind != "allocation" else "",
+                )
             )
-        )
-        used = self.ranges.size - self.ranges.free_bytes
-        self.events.emit(TotalBytesResidentInSegment(time=now, segment=self.id, bytes=used))
+        if not events.skips(TotalBytesResidentInSegment, now):
+            used = self.ranges.size - self.ranges.free_bytes
+            events.emit(TotalBytesResidentInSegment(time=now, segment=self.id, bytes=used))
 
     def held(self) -> Iterator[tuple[int, int, object]]:
         """``(offset, size, owner)`` of every range, in address order."""
