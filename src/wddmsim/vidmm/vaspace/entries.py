@@ -118,19 +118,22 @@ class Entries:
     def big_pages(self, va: int, numbers: npt.NDArray[np.uint64], flags: int, entries: PteArray) -> dict[int, PteArray]:
         """64 KB entries for every whole 64 KiB of the range whose pages are one aligned 64 KiB of a segment;
         their 4 KB entries become invalid (the two kinds of one range are never both valid)."""
-        out: dict[int, PteArray] = {}
         first = -(-va // SIZE_64K) * SIZE_64K
-        for chunk in range(first, va + numbers.shape[0] * PAGE_SIZE - SIZE_64K + 1, SIZE_64K):
-            i = (chunk - va) // PAGE_SIZE
-            run = numbers[i : i + PER_64K]
-            if int(run[0]) % PER_64K or int(run[-1]) - int(run[0]) != PER_64K - 1:
-                continue
-            entry = pte_array(1)
-            entry["Flags"] = flags
-            entry["PageAddress"] = run[0]
-            out[chunk] = entry
-            entries[i : i + PER_64K] = pte_array(PER_64K)
-        return out
+        skip = (first - va) // PAGE_SIZE
+        count = (int(numbers.shape[0]) - skip) // PER_64K if numbers.shape[0] > skip else 0
+        if count <= 0:
+            return {}
+        runs = numbers[skip : skip + count * PER_64K].reshape(count, PER_64K)
+        whole = (runs[:, 0] % PER_64K == 0) & (runs[:, -1] - runs[:, 0] == PER_64K - 1)
+        chosen = np.flatnonzero(whole)
+        if not chosen.shape[0]:
+            return {}
+        out = pte_array(int(chosen.shape[0]))
+        out["Flags"] = flags
+        out["PageAddress"] = runs[chosen, 0]
+        fours = entries[skip : skip + count * PER_64K].reshape(count, PER_64K)
+        fours[chosen] = pte_array(PER_64K)  # their 4 KB entries: invalid
+        return {first + c * SIZE_64K: out[j : j + 1] for j, c in enumerate(chosen.tolist())}
 
     def _large_allowed(self, mapping: VaMapping, segment_id: int) -> bool:
         a = mapping.allocation
@@ -236,8 +239,7 @@ class Entries:
         if tables.dual:
             self._leaves_first(space, va, entries, big)
         if tables.dual and space.leaves64:
-            stale = [c for c in range(va - va % SIZE_64K, end, SIZE_64K) if c not in big and self._live64(space, c)]
-            self.write64(space, stale, None, protection)
+            self.write64(space, self._live_chunks(space, va, end, big), None, protection)
         self._write_leaves(space, va, entries, protection, source)
         if big:
             self.write64(
@@ -261,11 +263,28 @@ class Entries:
         chunks = -(-(va % SIZE_64K + pages * PAGE_SIZE) // SIZE_64K)
         return _live(space.leaves64.get(key), (va // SIZE_64K) % tables.entries64(), chunks)
 
-    def _live64(self, space: GpuVaSpace, chunk: int) -> bool:
-        """The 64 KB entry of ``chunk`` is not the invalid one: a 4 KB write of its 64 KiB must invalidate it
-        first (an invalid one needs no update, decision 0198)."""
+    def _live_chunks(self, space: GpuVaSpace, va: int, end: int, big: dict[int, PteArray]) -> list[int]:
+        """The 64 KiB chunks of ``[va, end)`` whose 64 KB entry is not the invalid one, less those ``big`` writes
+        anew: a 4 KB write of their 64 KiB must invalidate them first (an invalid one needs no update, decision
+        0198).  Read from the live bitmaps, a leaf table at a time."""
         tables = self.tables
-        return _live(space.leaves64.get(tables.key(0, chunk)), (chunk >> 16) % tables.entries64(), 1)
+        per = tables.entries64()
+        out: list[int] = []
+        chunk = va - va % SIZE_64K
+        while chunk < end:
+            key = tables.key(0, chunk)
+            stop = min(end, (key + 1) * tables.span1)
+            table = space.leaves64.get(key)
+            if table is not None and table.live:
+                bits = table.live >> ((chunk >> 16) % per) & ((1 << -(-(stop - chunk) // SIZE_64K)) - 1)
+                while bits:
+                    low = bits & -bits
+                    live = chunk + (low.bit_length() - 1) * SIZE_64K
+                    if live not in big:
+                        out.append(live)
+                    bits ^= low
+            chunk = (key + 1) * tables.span1
+        return out
 
     def _leaves_first(self, space: GpuVaSpace, va: int, entries: PteArray, big: dict[int, PteArray]) -> None:
         """Dual PTEs: every leaf table the write needs -- 4 KB ones for valid or Zero 4 KB entries, 64 KB ones for
@@ -364,10 +383,7 @@ class Entries:
             while j + 1 < len(chunks) and chunks[j + 1] == chunks[j] + SIZE_64K and tables.key(0, chunks[j + 1]) == key:
                 j += 1
             table = tables.leaf64(space, chunks[i])
-            run = pte_array(j - i + 1)
-            if values is not None:
-                for k in range(i, j + 1):
-                    run[k - i] = values[chunks[k]][0]
+            run = pte_array(j - i + 1) if values is None else np.concatenate([values[c] for c in chunks[i : j + 1]])
             start = (chunks[i] >> 16) % tables.entries64()
             of = None if source is None or values is None else (source[0], source[1] + chunks[i])
             tables.update(table, start, run, protection=protection, use_64k=True, source=of)
