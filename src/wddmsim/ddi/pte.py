@@ -83,7 +83,14 @@ def pte_array(count: int) -> PteArray:
 
 def pte_flags(**fields: int) -> int:
     """A flags word from named fields, e.g. ``pte_flags(Valid=1, Segment=2)``."""
-    return _PTE_LAYOUT.pack(fields)
+    key = tuple(fields.items())
+    word = _FLAG_WORDS.get(key)
+    if word is None:  # packed (and checked) once per combination: VidMm asks for a handful, many times
+        word = _FLAG_WORDS[key] = _PTE_LAYOUT.pack(fields)
+    return word
+
+
+_FLAG_WORDS: dict[tuple[tuple[str, int], ...], int] = {}
 
 
 def to_array(entries: list[DXGK_PTE]) -> PteArray:
