@@ -1,4 +1,5 @@
-"""The short-range translation (plain Python) answers exactly as the vector one: same runs, same first fault."""
+"""The short-range translation (plain Python) and the one-stretch path answer exactly as the vector one: same
+runs, same first fault."""
 
 from __future__ import annotations
 
@@ -25,7 +26,10 @@ LAYOUTS = {
 }
 
 
-def _entry(rng: random.Random, address: int) -> int:
+def _entry(rng: random.Random, address: int, plain: bool) -> int:
+    """A random entry; ``plain``: valid, in local memory, writable and executable (its flags alike)."""
+    if plain:
+        return encode_pte(address=address)
     return encode_pte(
         valid=rng.random() < 0.93,
         target=Target(rng.random() < 0.3),
@@ -37,13 +41,15 @@ def _entry(rng: random.Random, address: int) -> int:
 
 
 def _table(rng: random.Random, count: int, page: int, valid: float) -> np.ndarray:
-    """Entries mostly physically consecutive, with jumps, some pages past the end of memory."""
+    """Entries mostly physically consecutive, with jumps, some pages past the end of memory; half the tables
+    plain (long stretches of alike entries, the usual case), half of mixed entries."""
+    plain = rng.random() < 0.5
     words = []
     address = rng.randrange(0, MEMORY // page) * page
     for _ in range(count):
-        if rng.random() < 0.15:
+        if rng.random() < (0.01 if plain else 0.15):
             address = rng.randrange(0, MEMORY // page + 4) * page
-        word = _entry(rng, address) if rng.random() < valid else 0
+        word = _entry(rng, address, plain) if rng.random() < valid else 0
         words.append(word)
         address += page
     return np.array(words, dtype=np.uint64)
@@ -82,7 +88,7 @@ def test_short_and_vector_paths_agree(name: str) -> None:
     root = TablePointer(Target.LOCAL, 0)
     rng = random.Random(name)
     region_base = 5 << layout.shift(1)
-    kinds = {"runs": 0, "fault": 0}
+    kinds = {"runs": 0, "fault": 0, "uniform": 0}
     for _ in range(60):
         region = _region(rng, layout)
         for _ in range(12):
@@ -97,8 +103,17 @@ def test_short_and_vector_paths_agree(name: str) -> None:
             short = _outcome(mmu._short_runs, *args)
             vector = _outcome(mmu._vector_runs, *args)
             assert short == vector, (name, hex(va), end - va, access)
+            one: list[Run] = []
+            try:
+                if mmu._uniform_run(*args[1:], one):
+                    kinds["uniform"] += 1
+                    assert isinstance(vector, list) and len(vector) == 1
+                    assert [(m.name if m else None, o, n) for m, o, n in one] == vector
+            except GpuFault as fault:
+                kinds["uniform"] += 1
+                assert ("fault", fault.kind, fault.address, fault.reason, fault.access, fault.level) == vector
             kinds["fault" if isinstance(short, tuple) else "runs"] += 1
-    assert kinds["runs"] > 100 and kinds["fault"] > 100, kinds  # both outcomes are exercised
+    assert min(kinds.values()) > 100, kinds  # every outcome and the one-stretch path are exercised
 
 
 def test_a_conflicting_pair_faults_before_an_earlier_invalid_page() -> None:

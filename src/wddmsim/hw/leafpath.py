@@ -31,6 +31,8 @@ _TARGET_LSB: Final = HW_PTE["Target"].lsb
 _ZERO: Final = HW_PTE["Zero"].shifted_mask
 _READ_ONLY: Final = HW_PTE["ReadOnly"].shifted_mask
 _NO_EXECUTE: Final = HW_PTE["NoExecute"].shifted_mask
+_FLAGS: Final = ~HW_PTE["Address"].shifted_mask & 0xFFFF_FFFF_FFFF_FFFF
+"""Every bit of an entry but its address."""
 _PAGES_PER_64K: Final = 16
 _WRITE: Final = AccessKind.WRITE
 _EXECUTE: Final = AccessKind.EXECUTE
@@ -38,6 +40,35 @@ _EXECUTE: Final = AccessKind.EXECUTE
 
 def _address(word: int) -> int:
     return ((word >> _ADDRESS_LSB) & _ADDRESS_BITS) << PAGE_SHIFT
+
+
+def uniform(
+    small: npt.NDArray[np.uint64] | None,
+    big: npt.NDArray[np.uint64] | None,
+    ratio: int,
+    first: int,
+    last: int,
+) -> int:
+    """The entry mapping pages [first, last] when one stretch of physically consecutive memory does -- valid
+    4 KB-kind entries, not Zero, alike but for addresses that step by one GPU page, no valid 64 KB entry beside
+    them -- else -1.  Such a range is one run whose rights are the first entry's (the usual case: a copy)."""
+    if small is None:
+        return -1
+    lo, hi = first // ratio, last // ratio
+    words = small[lo : hi + 1]
+    head = int(words[0])
+    if not head & 1 or head & _ZERO:
+        return -1
+    if hi > lo:
+        step = ratio << PAGE_SHIFT
+        tail = int(words[-1])
+        if (head ^ tail) & _FLAGS or tail - head != (hi - lo) * step:
+            return -1  # a cheap necessary test first; then every step, which also rules out a carry
+        if not ((words[1:] - words[:-1]) == step).all():
+            return -1
+    if big is not None and (big[first // _PAGES_PER_64K : last // _PAGES_PER_64K + 1] & 1).any():
+        return -1
+    return head
 
 
 def effective(
@@ -58,7 +89,7 @@ def effective(
         table = small[lo : last // ratio + 1].tolist()
         if ratio == 1:
             words = table
-            addresses = [_address(w) for w in table]
+            addresses = [((w >> _ADDRESS_LSB) & _ADDRESS_BITS) << PAGE_SHIFT for w in table]
         else:
             words = [table[p // ratio - lo] for p in pages]
             addresses = [_address(w) + ((p % ratio) << PAGE_SHIFT) for w, p in zip(words, pages, strict=True)]

@@ -178,6 +178,7 @@ class Mmu:
         "_region_shift",
         "_top_level",
         "_top_shift",
+        "_upper",
         "_va_limit",
         "caches_invalid",
         "layout",
@@ -205,6 +206,10 @@ class Mmu:
         self._va_limit = 1 << layout.va_bits
         self._leaf_mask = layout.entries(0) - 1
         self._last_root: TablePointer | None = None
+        self._upper = tuple(
+            (level, layout.shift(level), layout.entries(level) - 1) for level in range(layout.levels - 1, 1, -1)
+        )
+        """``(level, shift, index mask)`` of each level above level 1, root first: what a walk steps through."""
         self._last_regions: dict[int, _Region] = {}
 
     def memory(self, target: Target) -> PhysicalMemory:
@@ -235,8 +240,8 @@ class Mmu:
         self.walks += 1
         layout = self.layout
         target, address = int(root.target), root.address
-        for level in range(self._top_level, 1, -1):
-            entry = self._entry(target, address, layout.index(va, level), access)
+        for level, shift, mask in self._upper:
+            entry = self._entry(target, address, (va >> shift) & mask, access)
             if not entry & 1:
                 raise GpuFault(FaultKind.PAGE_FAULT, va, f"level {level} entry is invalid", access=access, level=level)
             if entry & _LARGE_BIT or entry & _ZERO_BIT:
@@ -276,7 +281,14 @@ class Mmu:
 
     def _leaf(self, pointer: int, count: int, access: AccessKind) -> U64:
         """A snapshot of the ``count`` entries of the leaf table ``pointer`` points to."""
-        return self._words(_pointer(pointer), 0, count, access).copy()
+        target, address = (pointer >> _TARGET_LSB) & 1, ((pointer >> _ADDRESS_LSB) & _ADDRESS_BITS) << PAGE_SHIFT
+        mem = self._memories[target]
+        if address + count * PTE_SIZE > mem.size:  # an address from the field is whole pages: aligned, >= 0
+            table = TablePointer(Target(target), address)
+            raise GpuFault(FaultKind.BUS_ERROR, address, f"page table at {table} leaves {mem.name}", access=access)
+        start = address >> 3
+        words: U64 = mem.u64[start : start + count].copy()
+        return words
 
     def _regions(self, root: TablePointer) -> dict[int, _Region]:
         """The TLB entries of ``root`` (the engine's root is one object for many accesses: found by identity)."""
@@ -393,10 +405,30 @@ class Mmu:
             return
         first = (va >> PAGE_SHIFT) & self._leaf_mask
         last = ((va + size - 1) >> PAGE_SHIFT) & self._leaf_mask
+        if self._uniform_run(region, first, last, va, size, access, runs):
+            return
         if last - first < leafpath.SHORT_PAGES:
             self._short_runs(root, region, first, last, va, size, access, runs)
         else:
             self._vector_runs(root, region, first, last, va, size, access, runs)
+
+    def _uniform_run(
+        self, region: _Region, first: int, last: int, va: int, size: int, access: AccessKind, runs: list[Run]
+    ) -> bool:
+        """One physically contiguous stretch (:func:`.leafpath.uniform`): one run, checked once; ``False``: the
+        range is not one, nothing done."""
+        ratio = self.layout.gpu_page_ratio
+        word = leafpath.uniform(region.small, region.big, ratio, first, last)
+        if word < 0:
+            return False
+        leafpath.check_rights([word], va, access)
+        mem = self._memories[(word >> _TARGET_LSB) & 1]
+        base = (((word >> _ADDRESS_LSB) & _ADDRESS_BITS) << PAGE_SHIFT) + ((first % ratio) << PAGE_SHIFT)
+        base += va & _PAGE_MASK
+        if base + size > mem.size:
+            raise GpuFault(FaultKind.BUS_ERROR, base, f"page at {base:#x} is outside {mem.name}")
+        runs.append((mem, base, size))
+        return True
 
     def _short_runs(
         self,
