@@ -68,22 +68,21 @@ class MmuLayout:
     gpu_page_shift: int = PAGE_SHIFT
     _shifts: tuple[int, ...] = field(init=False, repr=False, compare=False)
     """:meth:`shift` of every level and one past the root, worked out once (every translation asks for them)."""
+    levels: int = field(init=False, repr=False, compare=False)
+    """How many levels (a field, not a property: the driver's page-table checks read it on every call)."""
 
     def __post_init__(self) -> None:
         shifts = [PAGE_SHIFT]
         for bits in self.index_bits:
             shifts.append(shifts[-1] + bits)
         object.__setattr__(self, "_shifts", tuple(shifts))
+        object.__setattr__(self, "levels", len(self.index_bits))
         if not 2 <= len(self.index_bits) <= 6 or any(b <= 0 for b in self.index_bits):
             raise ValueError(f"index_bits={self.index_bits}: need 2 to 6 levels of at least one bit each")
         if self.index_bits[0] < 4:
             raise ValueError(f"index_bits={self.index_bits}: a leaf table must cover at least 64 KiB")
         if not PAGE_SHIFT <= self.gpu_page_shift <= PAGE_SHIFT + 4:
             raise ValueError(f"gpu_page_shift={self.gpu_page_shift}: GPU pages are 4 KiB to 64 KiB")
-
-    @property
-    def levels(self) -> int:
-        return len(self.index_bits)
 
     @property
     def va_bits(self) -> int:
@@ -174,7 +173,9 @@ class Mmu:
         "_last_regions",
         "_last_root",
         "_leaf_mask",
+        "_level1",
         "_memories",
+        "_ratio",
         "_region_shift",
         "_top_level",
         "_top_shift",
@@ -206,6 +207,8 @@ class Mmu:
         self._va_limit = 1 << layout.va_bits
         self._leaf_mask = layout.entries(0) - 1
         self._last_root: TablePointer | None = None
+        self._ratio = layout.gpu_page_ratio
+        self._level1 = (layout.shift(1), layout.entries(1) - 1)
         self._upper = tuple(
             (level, layout.shift(level), layout.entries(level) - 1) for level in range(layout.levels - 1, 1, -1)
         )
@@ -247,11 +250,13 @@ class Mmu:
             if entry & _LARGE_BIT or entry & _ZERO_BIT:
                 return _Region(large=entry, large_level=level)  # a large page, or a Zero range
             target, address = (entry >> _TARGET_LSB) & 1, ((entry >> _ADDRESS_LSB) & _ADDRESS_BITS) << PAGE_SHIFT
+        shift, mask = self._level1
+        index = (va >> shift) & mask
         if layout.dual_pte:
-            first = self._entry(target, address, 2 * layout.index(va, 1), access)
-            second = self._entry(target, address, 2 * layout.index(va, 1) + 1, access)
+            first = self._entry(target, address, 2 * index, access)
+            second = self._entry(target, address, 2 * index + 1, access)
         else:
-            first = self._entry(target, address, layout.index(va, 1), access)
+            first = self._entry(target, address, index, access)
             second = 0
         if first & 1 and (first & _LARGE_BIT or first & _ZERO_BIT):
             return _Region(large=first, large_level=1)
@@ -417,7 +422,7 @@ class Mmu:
     ) -> bool:
         """One physically contiguous stretch (:func:`.leafpath.uniform`): one run, checked once; ``False``: the
         range is not one, nothing done."""
-        ratio = self.layout.gpu_page_ratio
+        ratio = self._ratio
         word = leafpath.uniform(region.small, region.big, ratio, first, last)
         if word < 0:
             return False
@@ -442,7 +447,7 @@ class Mmu:
         runs: list[Run],
     ) -> None:
         """A few pages: the entries as integers (:mod:`.leafpath`), the same answer as :meth:`_vector_runs`."""
-        ratio = self.layout.gpu_page_ratio
+        ratio = self._ratio
         words, addresses = leafpath.effective(region.small, region.big, ratio, first, last, va, access)
         if not self.caches_invalid and leafpath.any_invalid(words):
             region = self._region(root, va, access, refresh=True)
@@ -475,7 +480,7 @@ class Mmu:
         word = 0
         address = 0
         if region.small is not None:
-            ratio = self.layout.gpu_page_ratio
+            ratio = self._ratio
             word = int(region.small[page // ratio])
             address = (((word >> _ADDRESS_LSB) & _ADDRESS_BITS) << PAGE_SHIFT) + ((page % ratio) << PAGE_SHIFT)
         if region.big is not None:
