@@ -19,7 +19,7 @@ from wddmsim.ddi.residency import D3DKMT_MEMORY_SEGMENT_GROUP
 from wddmsim.ddi.segments import DXGK_SEGMENTDESCRIPTOR4
 from wddmsim.ddi.status import NTSTATUS, InvalidArgument
 from wddmsim.vidmm.events import ReportSegment, SegmentRange, TotalBytesResidentInSegment
-from wddmsim.vidmm.ranges import RangeAllocator
+from wddmsim.vidmm.ranges import Extent, RangeAllocator
 
 SYSTEM_SEGMENT = 0
 """Decision D4: the implicit system-memory segment."""
@@ -70,6 +70,8 @@ class SegmentSpace:
         self.ranges = RangeAllocator(usable - usable % PAGE_SIZE)
         self.owners: dict[int, object] = {}
         """Offset -> what holds the range there (an allocation, or VidMm's own object)."""
+        self._held: tuple[list[Extent], list[tuple[int, int, object]]] = ([], [])
+        """:meth:`held`, with the allocator's extents it was made from (made again when they change)."""
 
     @property
     def aperture(self) -> bool:
@@ -127,29 +129,37 @@ class SegmentSpace:
             self._report(offset, self.ranges.free_bytes - free, "free", owner)
 
     def _report(self, offset: int, size: int, action: str, owner: object) -> None:
-        assert self.events is not None
-        kind, allocation, process = _describe(owner)
-        now = self.events.clock.now
-        self.events.emit(
-            SegmentRange(
-                time=now,
-                segment=self.id,
-                offset=offset,
-                size=size,
-                action=action,
-                owner=kind,
-                allocation=allocation,
-                process=process,
-                label=repr(owner) if kind != "allocation" else "",
+        events = self.events
+        assert events is not None
+        now = events.clock.now
+        if not events.skips(SegmentRange, now):  # a plain run has no one for these: they are not even built
+            kind, allocation, process = _describe(owner)
+            events.emit(
+                SegmentRange(
+                    time=now,
+                    segment=self.id,
+                    offset=offset,
+                    size=size,
+                    action=action,
+                    owner=kind,
+                    allocation=allocation,
+                    process=process,
+                    label=repr(owner) if kind != "allocation" else "",
+                )
             )
-        )
-        used = self.ranges.size - self.ranges.free_bytes
-        self.events.emit(TotalBytesResidentInSegment(time=now, segment=self.id, bytes=used))
+        if not events.skips(TotalBytesResidentInSegment, now):
+            used = self.ranges.size - self.ranges.free_bytes
+            events.emit(TotalBytesResidentInSegment(time=now, segment=self.id, bytes=used))
 
     def held(self) -> Iterator[tuple[int, int, object]]:
         """``(offset, size, owner)`` of every range, in address order."""
-        for extent in self.ranges.allocated():
-            yield extent.start, extent.size, self.owners[extent.start]
+        extents = self.ranges.allocated_list()
+        made_from, held = self._held
+        if extents is not made_from:  # a range was allocated or freed since (owners change only with them)
+            owners = self.owners
+            held = [(e.start, e.size, owners[e.start]) for e in extents]
+            self._held = (extents, held)
+        return iter(held)
 
 
 @final
