@@ -323,7 +323,10 @@ class Mmu:
             doomed = list(regions)
         else:
             lo, hi = start >> self._region_shift, end >> self._region_shift
-            doomed = [k for k in regions if lo <= k <= hi]
+            if hi - lo < len(regions):  # a flush of a few regions: look those up rather than scan the TLB
+                doomed = [k for k in range(lo, hi + 1) if k in regions]
+            else:
+                doomed = [k for k in regions if lo <= k <= hi]
         for key in doomed:
             del regions[key]
         if not regions:  # a root flushed whole (a freed root is): its TLB entry goes, the TLB does not grow
