@@ -62,7 +62,10 @@ class Traffic:
         if isinstance(e, BuildPagingBuffer):
             out["BuildPagingBufferCalls"] += 1
         elif isinstance(e, PagingOperation):
-            out[f"PagingOp.{PAGING_OP_NAMES.get(e.operation, e.operation)}"] += 1
+            key = _OP_KEYS.get(e.operation)
+            if key is None:
+                key = _OP_KEYS[e.operation] = f"PagingOp.{PAGING_OP_NAMES.get(e.operation, e.operation)}"
+            out[key] += 1
             if e.operation in _TRANSFERS:
                 self._transferred += e.size
         elif isinstance(e, VidMmPageIn):
@@ -87,6 +90,9 @@ class Traffic:
         out["SimulatedTimeNs"] = self.end if self._log is None else max(self.end, self._log.latest)
         return dict(sorted(out.items()))
 
+
+_OP_KEYS: dict[str, str] = {}
+"""Operation -> its counter's name (made once per operation)."""
 
 _PAGE_IN_KEYS = {"transfer": "BytesPagedIn", "fill": "BytesZeroFilled", "map": "BytesMappedIntoAperture"}
 

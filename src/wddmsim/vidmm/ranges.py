@@ -119,8 +119,8 @@ class RangeAllocator:
         self._order: list[tuple[int, int]] | None = None
         """The records in address order, while no range was allocated or freed since they were sorted (the
         eviction scan and the bounded searches walk them many times between changes)."""
-        self._allocated: list[Extent] | None = None
-        """:meth:`allocated`'s extents, kept as :attr:`_order` is (the same object until a range changes)."""
+        self._allocated: list[tuple[int, int]] | None = None
+        """:meth:`allocated_spans`, kept as :attr:`_order` is (the same object until a range changes)."""
         if total:
             self._link(0, total)
 
@@ -162,20 +162,21 @@ class RangeAllocator:
 
     def allocated(self) -> Iterator[Extent]:
         """Allocated ranges in address order."""
-        return iter(self.allocated_list())
+        return (Extent(start, size) for start, size in self.allocated_spans())
 
-    def allocated_list(self) -> list[Extent]:
-        """:meth:`allocated` as a list, the same object until a range is allocated or freed (callers may keep
-        what they derive from it while ``allocated_list() is`` the list they derived it from); do not change it."""
-        extents = self._allocated
-        if extents is None:
+    def allocated_spans(self) -> list[tuple[int, int]]:
+        """``(start, size)`` in bytes of every allocated range, in address order: the same list object until a
+        range is allocated or freed (a caller may keep what it derives from it while ``allocated_spans() is``
+        the list it derived it from); do not change it."""
+        spans = self._allocated
+        if spans is None:
             umask, shift = self._umask, self._shift
-            extents = self._allocated = [
-                Extent(start << shift, (record & umask) << shift)
+            spans = self._allocated = [
+                (start << shift, (record & umask) << shift)
                 for start, record in self._in_order()
                 if record > 0 and record & umask
             ]
-        return extents
+        return spans
 
     def free_extents(self) -> Iterator[Extent]:
         """Free blocks in address order."""

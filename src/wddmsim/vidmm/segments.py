@@ -19,7 +19,7 @@ from wddmsim.ddi.residency import D3DKMT_MEMORY_SEGMENT_GROUP
 from wddmsim.ddi.segments import DXGK_SEGMENTDESCRIPTOR4
 from wddmsim.ddi.status import NTSTATUS, InvalidArgument
 from wddmsim.vidmm.events import ReportSegment, SegmentRange, TotalBytesResidentInSegment
-from wddmsim.vidmm.ranges import Extent, RangeAllocator
+from wddmsim.vidmm.ranges import RangeAllocator
 
 SYSTEM_SEGMENT = 0
 """Decision D4: the implicit system-memory segment."""
@@ -70,8 +70,8 @@ class SegmentSpace:
         self.ranges = RangeAllocator(usable - usable % PAGE_SIZE)
         self.owners: dict[int, object] = {}
         """Offset -> what holds the range there (an allocation, or VidMm's own object)."""
-        self._held: tuple[list[Extent], list[tuple[int, int, object]]] = ([], [])
-        """:meth:`held`, with the allocator's extents it was made from (made again when they change)."""
+        self._held: tuple[list[tuple[int, int]], list[tuple[int, int, object]]] = ([], [])
+        """:meth:`held`, with the allocator's spans it was made from (made again when they change)."""
 
     @property
     def aperture(self) -> bool:
@@ -153,12 +153,12 @@ class SegmentSpace:
 
     def held(self) -> Iterator[tuple[int, int, object]]:
         """``(offset, size, owner)`` of every range, in address order."""
-        extents = self.ranges.allocated_list()
+        spans = self.ranges.allocated_spans()
         made_from, held = self._held
-        if extents is not made_from:  # a range was allocated or freed since (owners change only with them)
+        if spans is not made_from:  # a range was allocated or freed since (owners change only with them)
             owners = self.owners
-            held = [(e.start, e.size, owners[e.start]) for e in extents]
-            self._held = (extents, held)
+            held = [(start, size, owners[start]) for start, size in spans]
+            self._held = (spans, held)
         return iter(held)
 
 
