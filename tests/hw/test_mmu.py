@@ -172,3 +172,36 @@ def test_remembered_page_translations_are_per_access_kind_root_and_offset() -> N
     mmu.invalidate(tables.root, 0, 0)
     spanning = mmu.translate(tables.root, 0x1000 + PAGE_SIZE - 8, 16, AccessKind.READ)
     assert spanning == [(gpu.local, 0x3000 + PAGE_SIZE - 8, 8), (gpu.local, 0x9000, 8)]
+
+
+@pytest.mark.parametrize("pages", [4, 200])  # the short path and the vector path
+@pytest.mark.parametrize("caches_invalid", [True, False])
+def test_an_invalid_entry_in_a_cached_range_faults_or_is_walked_again(pages: int, caches_invalid: bool) -> None:
+    """A range whose snapshot holds an entry made valid since (no flush): a GPU that caches invalid entries
+    faults at that page; one that does not (``InvalidTlbEntriesNotCached``) walks again and finds one run."""
+    gpu = Gpu(
+        GpuConfig(
+            local_size=64 * MiB,
+            bar_size=16 * MiB,
+            system_size=64 * MiB,
+            aperture_size=16 * MiB,
+            caches_invalid_translations=caches_invalid,
+        )
+    )
+    tables = Tables(gpu)
+    va = 0x4000_0000
+    for i in range(pages):
+        if i != 2:
+            tables.set_leaf(va + i * PAGE_SIZE, encode_pte(address=0x100_0000 + i * PAGE_SIZE))
+    assert gpu.mmu.translate(tables.root, va, 8, AccessKind.READ) == [(gpu.local, 0x100_0000, 8)]
+    tables.set_leaf(va + 2 * PAGE_SIZE, encode_pte(address=0x100_0000 + 2 * PAGE_SIZE))
+    walks = gpu.mmu.walks
+    if caches_invalid:
+        with pytest.raises(GpuFault, match="leaf entry is invalid") as caught:
+            gpu.mmu.translate(tables.root, va, pages * PAGE_SIZE, AccessKind.READ)
+        assert caught.value.address == va + 2 * PAGE_SIZE
+        assert gpu.mmu.walks == walks
+    else:
+        runs = gpu.mmu.translate(tables.root, va, pages * PAGE_SIZE, AccessKind.READ)
+        assert runs == [(gpu.local, 0x100_0000, pages * PAGE_SIZE)]
+        assert gpu.mmu.walks == walks + 1

@@ -15,7 +15,7 @@ import numpy.typing as npt
 from wddmsim.core.pointer import ByteArray
 from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE
 from wddmsim.hw import swizzle
-from wddmsim.hw.addressing import Space, split_address
+from wddmsim.hw.addressing import HW_ADDRESS, Space
 from wddmsim.hw.aperture import Aperture
 from wddmsim.hw.commands import PAGE_EXTENT, Transform
 from wddmsim.hw.faults import AccessKind, FaultKind, GpuFault
@@ -31,6 +31,8 @@ _COUNT_SHIFT = np.uint64(PAGE_EXTENT["CountMinus1"].lsb)
 _GPU_PHYS = Space.GPU_PHYS
 _SYSTEM = Space.SYSTEM
 _GPU_VA = Space.GPU_VA
+_SPACE_LSB = HW_ADDRESS["space"].lsb
+_ADDRESS_MASK = HW_ADDRESS["address"].mask
 
 
 def pfn_runs(system: SystemMemory, pfns: npt.NDArray[np.uint64], first_offset: int, size: int) -> list[Run]:
@@ -66,9 +68,13 @@ class MemorySystem:
     def runs(
         self, word: int, size: int, access: AccessKind, root: TablePointer | None, root_entries: int | None = None
     ) -> list[Run]:
-        space, address = split_address(word)
         if size == 0:
             return []
+        space, address = word >> _SPACE_LSB, word & _ADDRESS_MASK
+        if space == _GPU_VA:  # the usual case first: an engine's work runs in an address space
+            if root is None:
+                raise GpuFault(FaultKind.PAGE_FAULT, address, "the engine has no address space", access=access, level=0)
+            return self.mmu.translate(root, address, size, access, root_entries=root_entries)
         if space == _GPU_PHYS:
             if self.local.contains(address, size):
                 return [(self.local, address, size)]
@@ -81,10 +87,6 @@ class MemorySystem:
             if self.system.contains(address, size):
                 return [(self.system, address, size)]
             raise GpuFault(FaultKind.BUS_ERROR, address, "system address is outside RAM", access=access)
-        if space == _GPU_VA:
-            if root is None:
-                raise GpuFault(FaultKind.PAGE_FAULT, address, "the engine has no address space", access=access, level=0)
-            return self.mmu.translate(root, address, size, access, root_entries=root_entries)
         raise GpuFault(FaultKind.INVALID_INSTRUCTION, word, f"address space {space} is undefined", access=access)
 
     def page_list_runs(self, first_offset: int, extents: npt.NDArray[np.uint64], size: int) -> list[Run]:

@@ -27,6 +27,7 @@ import numpy.typing as npt
 
 from wddmsim.core.addresses import GpuVa
 from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE
+from wddmsim.hw import leafpath
 from wddmsim.hw.faults import AccessKind, FaultKind, GpuFault
 from wddmsim.hw.memory import LocalMemory, PhysicalMemory, SystemMemory
 from wddmsim.hw.pte import HW_PTE, PTE_SIZE, TablePointer, Target
@@ -47,6 +48,8 @@ _TARGET_LSB: Final = HW_PTE["Target"].lsb
 _ZERO_BIT: Final = HW_PTE["Zero"].shifted_mask
 _READ_ONLY_BIT: Final = HW_PTE["ReadOnly"].shifted_mask
 _NO_EXECUTE_BIT: Final = HW_PTE["NoExecute"].shifted_mask
+_LARGE_BIT: Final = HW_PTE["LargePage"].shifted_mask
+_LEAF64_BIT: Final = HW_PTE["Leaf64K"].shifted_mask
 PAGES_PER_64K: Final = 16
 _PAGE_MASK: Final = PAGE_SIZE - 1
 _WRITE: Final = AccessKind.WRITE  # enum members read once (class attribute access is slow)
@@ -65,22 +68,21 @@ class MmuLayout:
     gpu_page_shift: int = PAGE_SHIFT
     _shifts: tuple[int, ...] = field(init=False, repr=False, compare=False)
     """:meth:`shift` of every level and one past the root, worked out once (every translation asks for them)."""
+    levels: int = field(init=False, repr=False, compare=False)
+    """How many levels (a field, not a property: the driver's page-table checks read it on every call)."""
 
     def __post_init__(self) -> None:
         shifts = [PAGE_SHIFT]
         for bits in self.index_bits:
             shifts.append(shifts[-1] + bits)
         object.__setattr__(self, "_shifts", tuple(shifts))
+        object.__setattr__(self, "levels", len(self.index_bits))
         if not 2 <= len(self.index_bits) <= 6 or any(b <= 0 for b in self.index_bits):
             raise ValueError(f"index_bits={self.index_bits}: need 2 to 6 levels of at least one bit each")
         if self.index_bits[0] < 4:
             raise ValueError(f"index_bits={self.index_bits}: a leaf table must cover at least 64 KiB")
         if not PAGE_SHIFT <= self.gpu_page_shift <= PAGE_SHIFT + 4:
             raise ValueError(f"gpu_page_shift={self.gpu_page_shift}: GPU pages are 4 KiB to 64 KiB")
-
-    @property
-    def levels(self) -> int:
-        return len(self.index_bits)
 
     @property
     def va_bits(self) -> int:
@@ -171,10 +173,13 @@ class Mmu:
         "_last_regions",
         "_last_root",
         "_leaf_mask",
+        "_level1",
         "_memories",
+        "_ratio",
         "_region_shift",
         "_top_level",
         "_top_shift",
+        "_upper",
         "_va_limit",
         "caches_invalid",
         "layout",
@@ -202,6 +207,12 @@ class Mmu:
         self._va_limit = 1 << layout.va_bits
         self._leaf_mask = layout.entries(0) - 1
         self._last_root: TablePointer | None = None
+        self._ratio = layout.gpu_page_ratio
+        self._level1 = (layout.shift(1), layout.entries(1) - 1)
+        self._upper = tuple(
+            (level, layout.shift(level), layout.entries(level) - 1) for level in range(layout.levels - 1, 1, -1)
+        )
+        """``(level, shift, index mask)`` of each level above level 1, root first: what a walk steps through."""
         self._last_regions: dict[int, _Region] = {}
 
     def memory(self, target: Target) -> PhysicalMemory:
@@ -225,35 +236,64 @@ class Mmu:
     # --- walking ------------------------------------------------------------------------------------------
 
     def _walk_region(self, root: TablePointer, va: int, access: AccessKind) -> _Region:
-        """Walk from the root down to the leaf tables covering ``va``'s level-1 region."""
+        """Walk from the root down to the leaf tables covering ``va``'s level-1 region.
+
+        Entries are read as plain integers (bit masks worked out once): a walk follows every flush, so its
+        per-level cost is on the hot path."""
         self.walks += 1
         layout = self.layout
-        table = root
-        for level in range(layout.levels - 1, 1, -1):
-            (entry,) = self.read_entry(table, layout.index(va, level), level)
+        target, address = int(root.target), root.address
+        for level, shift, mask in self._upper:
+            entry = self._entry(target, address, (va >> shift) & mask, access)
             if not entry & 1:
                 raise GpuFault(FaultKind.PAGE_FAULT, va, f"level {level} entry is invalid", access=access, level=level)
-            if HW_PTE["LargePage"].get(entry) or entry & int(_ZERO):
+            if entry & _LARGE_BIT or entry & _ZERO_BIT:
                 return _Region(large=entry, large_level=level)  # a large page, or a Zero range
-            table = _pointer(entry)
-        words = self.read_entry(table, layout.index(va, 1), 1)
-        first = words[0]
-        if first & 1 and (HW_PTE["LargePage"].get(first) or first & int(_ZERO)):
+            target, address = (entry >> _TARGET_LSB) & 1, ((entry >> _ADDRESS_LSB) & _ADDRESS_BITS) << PAGE_SHIFT
+        shift, mask = self._level1
+        index = (va >> shift) & mask
+        if layout.dual_pte:
+            first = self._entry(target, address, 2 * index, access)
+            second = self._entry(target, address, 2 * index + 1, access)
+        else:
+            first = self._entry(target, address, index, access)
+            second = 0
+        if first & 1 and (first & _LARGE_BIT or first & _ZERO_BIT):
             return _Region(large=first, large_level=1)
         small = big = None
         if layout.dual_pte:
             if first & 1:
-                small = self._words(_pointer(first), 0, layout.hw_leaf_entries, access).copy()
-            if words[1] & 1:
-                big = self._words(_pointer(words[1]), 0, layout.leaf64_entries, access).copy()
+                small = self._leaf(first, layout.hw_leaf_entries, access)
+            if second & 1:
+                big = self._leaf(second, layout.leaf64_entries, access)
         elif first & 1:
-            if HW_PTE["Leaf64K"].get(first):
-                big = self._words(_pointer(first), 0, layout.leaf64_entries, access).copy()
+            if first & _LEAF64_BIT:
+                big = self._leaf(first, layout.leaf64_entries, access)
             else:
-                small = self._words(_pointer(first), 0, layout.hw_leaf_entries, access).copy()
+                small = self._leaf(first, layout.hw_leaf_entries, access)
         if small is None and big is None:
             raise GpuFault(FaultKind.PAGE_FAULT, va, "level 1 entry is invalid", access=access, level=1)
         return _Region(small=small, big=big)
+
+    def _entry(self, target: int, address: int, index: int, access: AccessKind) -> int:
+        """Word ``index`` of the table at ``address`` in ``target`` memory (a bus error if it leaves memory)."""
+        mem = self._memories[target]
+        at = address + index * PTE_SIZE
+        if address % PTE_SIZE or at < 0 or at + PTE_SIZE > mem.size:
+            table = TablePointer(Target(target), address)
+            raise GpuFault(FaultKind.BUS_ERROR, address, f"page table at {table} leaves {mem.name}", access=access)
+        return int(mem.u64[at >> 3])
+
+    def _leaf(self, pointer: int, count: int, access: AccessKind) -> U64:
+        """A snapshot of the ``count`` entries of the leaf table ``pointer`` points to."""
+        target, address = (pointer >> _TARGET_LSB) & 1, ((pointer >> _ADDRESS_LSB) & _ADDRESS_BITS) << PAGE_SHIFT
+        mem = self._memories[target]
+        if address + count * PTE_SIZE > mem.size:  # an address from the field is whole pages: aligned, >= 0
+            table = TablePointer(Target(target), address)
+            raise GpuFault(FaultKind.BUS_ERROR, address, f"page table at {table} leaves {mem.name}", access=access)
+        start = address >> 3
+        words: U64 = mem.u64[start : start + count].copy()
+        return words
 
     def _regions(self, root: TablePointer) -> dict[int, _Region]:
         """The TLB entries of ``root`` (the engine's root is one object for many accesses: found by identity)."""
@@ -283,7 +323,10 @@ class Mmu:
             doomed = list(regions)
         else:
             lo, hi = start >> self._region_shift, end >> self._region_shift
-            doomed = [k for k in regions if lo <= k <= hi]
+            if hi - lo < len(regions):  # a flush of a few regions: look those up rather than scan the TLB
+                doomed = [k for k in range(lo, hi + 1) if k in regions]
+            else:
+                doomed = [k for k in regions if lo <= k <= hi]
         for key in doomed:
             del regions[key]
         if not regions:  # a root flushed whole (a freed root is): its TLB entry goes, the TLB does not grow
@@ -368,8 +411,65 @@ class Mmu:
             return
         if (va & (PAGE_SIZE - 1)) + size <= PAGE_SIZE and self._one_page(region, va, size, access, runs):
             return
-        first = (va >> PAGE_SHIFT) & (self.layout.entries(0) - 1)
-        last = ((va + size - 1) >> PAGE_SHIFT) & (self.layout.entries(0) - 1)
+        first = (va >> PAGE_SHIFT) & self._leaf_mask
+        last = ((va + size - 1) >> PAGE_SHIFT) & self._leaf_mask
+        if self._uniform_run(region, first, last, va, size, access, runs):
+            return
+        if last - first < leafpath.SHORT_PAGES:
+            self._short_runs(root, region, first, last, va, size, access, runs)
+        else:
+            self._vector_runs(root, region, first, last, va, size, access, runs)
+
+    def _uniform_run(
+        self, region: _Region, first: int, last: int, va: int, size: int, access: AccessKind, runs: list[Run]
+    ) -> bool:
+        """One physically contiguous stretch (:func:`.leafpath.uniform`): one run, checked once; ``False``: the
+        range is not one, nothing done."""
+        ratio = self._ratio
+        word = leafpath.uniform(region.small, region.big, ratio, first, last)
+        if word < 0:
+            return False
+        leafpath.check_rights([word], va, access)
+        mem = self._memories[(word >> _TARGET_LSB) & 1]
+        base = (((word >> _ADDRESS_LSB) & _ADDRESS_BITS) << PAGE_SHIFT) + ((first % ratio) << PAGE_SHIFT)
+        base += va & _PAGE_MASK
+        if base + size > mem.size:
+            raise GpuFault(FaultKind.BUS_ERROR, base, f"page at {base:#x} is outside {mem.name}")
+        runs.append((mem, base, size))
+        return True
+
+    def _short_runs(
+        self,
+        root: TablePointer,
+        region: _Region,
+        first: int,
+        last: int,
+        va: int,
+        size: int,
+        access: AccessKind,
+        runs: list[Run],
+    ) -> None:
+        """A few pages: the entries as integers (:mod:`.leafpath`), the same answer as :meth:`_vector_runs`."""
+        ratio = self._ratio
+        words, addresses = leafpath.effective(region.small, region.big, ratio, first, last, va, access)
+        if not self.caches_invalid and leafpath.any_invalid(words):
+            region = self._region(root, va, access, refresh=True)
+            words, addresses = leafpath.effective(region.small, region.big, ratio, first, last, va, access)
+        leafpath.check_rights(words, va, access)
+        leafpath.runs(words, addresses, va, size, self._memories, runs)
+
+    def _vector_runs(
+        self,
+        root: TablePointer,
+        region: _Region,
+        first: int,
+        last: int,
+        va: int,
+        size: int,
+        access: AccessKind,
+        runs: list[Run],
+    ) -> None:
+        """Many pages: numpy over the range's entries."""
         words, addresses = self._effective(region, first, last, va, access)
         if not self.caches_invalid and ((words & _VALID) == 0).any():
             region = self._region(root, va, access, refresh=True)
@@ -383,7 +483,7 @@ class Mmu:
         word = 0
         address = 0
         if region.small is not None:
-            ratio = self.layout.gpu_page_ratio
+            ratio = self._ratio
             word = int(region.small[page // ratio])
             address = (((word >> _ADDRESS_LSB) & _ADDRESS_BITS) << PAGE_SHIFT) + ((page % ratio) << PAGE_SHIFT)
         if region.big is not None:
@@ -480,14 +580,13 @@ class Mmu:
             remaining -= length
 
     def _large_page_run(self, entry: int, level: int, va: int, size: int, access: AccessKind, runs: list[Run]) -> None:
-        word = np.array([entry], dtype=np.uint64)
-        self._check_rights(word, va, access)
+        leafpath.check_rights([entry], va, access)
         coverage = 1 << self.layout.shift(level)
-        if entry & int(_ZERO):
+        if entry & _ZERO_BIT:
             runs.append((None, 0, size))
             return
-        mem = self.memory(Target(HW_PTE["Target"].get(entry) & 1))
-        base = (HW_PTE["Address"].get(entry) << PAGE_SHIFT) + (va & (coverage - 1))
+        mem = self._memories[(entry >> _TARGET_LSB) & 1]
+        base = (((entry >> _ADDRESS_LSB) & _ADDRESS_BITS) << PAGE_SHIFT) + (va & (coverage - 1))
         if not mem.contains(base, size):
             raise GpuFault(FaultKind.BUS_ERROR, base, f"large page at {base:#x} is outside {mem.name}")
         runs.append((mem, base, size))

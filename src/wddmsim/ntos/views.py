@@ -104,10 +104,12 @@ class UserAddressSpace:
         if view.bus is not None:
             assert self._bar is not None
             return self._read_bar(view.bus + offset, size)
-        out = bytearray(size)
-        for start, position, length in self._runs(view, offset, size):
-            out[position : position + length] = self._ram.view[start : start + length]
-        return bytes(out)
+        ram = self._ram.view
+        runs = self._runs(view, offset, size)
+        if len(runs) == 1:
+            start, _, length = runs[0]
+            return bytes(ram[start : start + length])
+        return b"".join([ram[start : start + length] for start, _, length in runs])  # one copy of each byte
 
     def write(self, va: CpuVa, payload: bytes | bytearray | memoryview) -> None:
         data = memoryview(payload).cast("B")
@@ -145,16 +147,20 @@ class UserAddressSpace:
     def _runs(view: _View, offset: int, size: int) -> list[tuple[int, int, int]]:
         """``(RAM byte offset, position in the access, length)`` runs, physically contiguous pages merged."""
         assert view.pfns is not None
+        if size <= 0:
+            return []
+        first, within = divmod(offset, PAGE_SIZE)
+        pfns = view.pfns[first : (offset + size - 1) // PAGE_SIZE + 1].astype(np.int64)
+        if pfns.shape[0] == 1:
+            return [((int(pfns[0]) << PAGE_SHIFT) + within, 0, size)]
+        starts = [0, *(np.flatnonzero(np.diff(pfns) != 1) + 1).tolist()]
+        frames = pfns[starts].tolist()
         runs: list[tuple[int, int, int]] = []
         position = 0
-        while position < size:
-            page, within = divmod(offset + position, PAGE_SIZE)
-            length = min(PAGE_SIZE - within, size - position)
-            start = (int(view.pfns[page]) << PAGE_SHIFT) + within
-            if runs and runs[-1][0] + runs[-1][2] == start:
-                runs[-1] = (runs[-1][0], runs[-1][1], runs[-1][2] + length)
-            else:
-                runs.append((start, position, length))
+        for page, frame, stop in zip(starts, frames, [*starts[1:], pfns.shape[0]], strict=True):
+            skip = within if page == 0 else 0
+            length = min((stop - page) * PAGE_SIZE - skip, size - position)
+            runs.append(((frame << PAGE_SHIFT) + skip, position, length))
             position += length
         return runs
 

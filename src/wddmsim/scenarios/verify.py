@@ -21,6 +21,16 @@ from wddmsim.scenarios.model import GpuCopy, Ref
 from wddmsim.scenarios.result import Check
 
 
+def same(actual: bytes, expected: ByteArray) -> bool:
+    """Whether ``actual`` holds exactly ``expected`` (a match, the usual answer, costs one pass, no copy)."""
+    got = np.frombuffer(actual, dtype=np.uint8)
+    if got.shape != expected.shape:
+        return False
+    if got.shape[0] % 8 == 0 and expected.flags.c_contiguous:  # eight bytes a step
+        return bool(np.array_equal(got.view(np.uint64), expected.view(np.uint64)))
+    return bool(np.array_equal(got, expected))
+
+
 def compare(actual: bytes | ByteArray, expected: ByteArray) -> str | None:
     """None when equal; else where and how much they differ."""
     got = np.frombuffer(actual, dtype=np.uint8) if isinstance(actual, bytes) else actual
@@ -36,28 +46,41 @@ def compare(actual: bytes | ByteArray, expected: ByteArray) -> str | None:
     )
 
 
+def _differ(pieces: list[tuple[bytes, ByteArray]]) -> str | None:
+    """None when every piece read holds what it should; else :func:`compare` of them all laid end to end."""
+    if all(same(got, want) for got, want in pieces):
+        return None
+    data = np.concatenate([np.frombuffer(got, dtype=np.uint8) for got, _ in pieces])
+    return compare(data, np.concatenate([want for _, want in pieces]))
+
+
 def _gpu_read(app: App, view: str, offset: int, size: int) -> bytes:
     """Copy ``size`` bytes of ``view`` into the readback buffer on the GPU, then read that through a lock."""
     app.gpu.run([GpuCopy(Ref(view, offset), Ref(app.readback.name, 0), size)])
     return app.read(app.readback, 0, size)
 
 
-def _read_resource(app: App, r: Resource) -> tuple[ByteArray, ByteArray, str] | None:
-    """What ``r`` holds and what it should, over the bytes a reader can see (each level of a swizzled surface,
-    through its own swizzling range); None when ``r`` could not be made resident for its GPU readback."""
+def _read_resource(app: App, r: Resource) -> tuple[list[tuple[bytes, ByteArray]], str] | None:
+    """What ``r`` holds and what it should, piece by piece, over the bytes a reader can see (each level of a
+    swizzled surface, through its own swizzling range); None when ``r`` could not be made resident for its GPU
+    readback."""
     expected = app.model.bytes[r.name]
     if r.spec.cpu_visible:
         regions = r.spec.regions()
-        got = [np.frombuffer(app.read(r, start, n, level), dtype=np.uint8) for level, (start, n) in enumerate(regions)]
-        want = [expected[start : start + n] for start, n in regions]
-        return np.concatenate(got), np.concatenate(want), "pfnLock2Cb" if app.wddm2 else "pfnLockCb"
+        pieces = [
+            (app.read(r, start, n, level), expected[start : start + n]) for level, (start, n) in enumerate(regions)
+        ]
+        return pieces, "pfnLock2Cb" if app.wddm2 else "pfnLockCb"
     borrowed = r.last_use < 0 and r is not app.pool
     if borrowed and not app.bring_for_readback(r):
         return None
-    parts = [_gpu_read(app, r.name, at, min(READBACK, r.spec.size - at)) for at in range(0, r.spec.size, READBACK)]
+    pieces = []
+    for at in range(0, r.spec.size, READBACK):
+        n = min(READBACK, r.spec.size - at)
+        pieces.append((_gpu_read(app, r.name, at, n), expected[at : at + n]))
     if borrowed:
         app.release_after_readback(r)
-    return np.frombuffer(b"".join(parts), dtype=np.uint8), expected, "COPY to readback"
+    return pieces, "COPY to readback"
 
 
 def _unreadable(app: App, r: Resource) -> Check:
@@ -76,8 +99,8 @@ def _check(app: App, r: Resource) -> Check | None:
     read = _read_resource(app, r)
     if read is None:
         return _unreadable(app, r)
-    data, expected, how = read
-    problem = compare(data, expected)
+    pieces, how = read
+    problem = _differ(pieces)
     if problem is None:
         return None
     where = "held lock" if r.held else how
@@ -129,7 +152,7 @@ def verify(app: App) -> list[Check]:
         bad = None
         for at in range(0, size, READBACK):
             n = min(READBACK, size - at)
-            bad = compare(_gpu_read(app, app.tiled, at, n), app.model.read(Ref(app.tiled, at), n))
+            bad = _differ([(_gpu_read(app, app.tiled, at, n), app.model.read(Ref(app.tiled, at), n))])
             if bad is not None:
                 bad = f"at tiled offset {at:#x}: {bad}"
                 break

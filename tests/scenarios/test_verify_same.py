@@ -1,0 +1,43 @@
+"""The fast equality test of verification agrees with the byte-by-byte comparison that explains a mismatch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from wddmsim.scenarios.verify import _differ, compare, same
+
+BASE = np.arange(4096, dtype=np.int64).astype(np.uint8)
+
+
+def _flip(data: np.ndarray, at: int) -> bytes:
+    out = data.copy()
+    out[at] ^= 0x10
+    return out.tobytes()
+
+
+CASES = {
+    "equal, whole words": (BASE.tobytes(), BASE),
+    "equal, odd length": (BASE[:4093].tobytes(), BASE[:4093]),
+    "equal, unaligned slice": (BASE[3 : 3 + 64].tobytes(), BASE[3 : 3 + 64]),
+    "empty": (b"", BASE[:0]),
+    "first byte differs": (_flip(BASE, 0), BASE),
+    "last byte differs, odd length": (_flip(BASE[:4093], 4092), BASE[:4093]),
+    "shorter": (BASE[:4088].tobytes(), BASE),
+    "longer": (BASE.tobytes() + b"\0" * 8, BASE),
+    "strided expectation": (BASE[::2].tobytes(), BASE[::2]),
+    "strided, one differs": (_flip(BASE[::2].copy(), 7), BASE[::2]),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_same_is_compare_finding_nothing(name: str) -> None:
+    actual, expected = CASES[name]
+    assert same(actual, expected) == (compare(actual, expected) is None)
+
+
+def test_pieces_that_differ_are_explained_as_one_stream() -> None:
+    """A mismatch in a later piece is reported at its offset in the whole, as before the pieces existed."""
+    pieces = [(BASE[:2048].tobytes(), BASE[:2048]), (_flip(BASE[2048:], 100), BASE[2048:])]
+    assert _differ(pieces) == "1 byte(s) differ, first at offset 0x864 (read 0x74, expected 0x64)"
+    assert _differ([(BASE[:2048].tobytes(), BASE[:2048])]) is None
