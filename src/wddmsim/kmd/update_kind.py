@@ -31,7 +31,7 @@ class UpdateKind:
     """What an update's level, leaf kind, ``Repeat`` and leaf protection fix: the table's shape, the entry
     translator and the checks of the words (worked out once per combination, kept in the driver's state)."""
 
-    __slots__ = ("alignment", "leaf64k", "plain", "shape", "translator")
+    __slots__ = ("alignment", "entries_in_table", "leaf64k", "plain", "repeat", "shape", "translator")
 
     def __init__(self, shape: Geometry, translator: Translator, *, leaf64k: bool, repeat: bool) -> None:
         self.shape = shape
@@ -39,6 +39,8 @@ class UpdateKind:
         self.leaf64k = leaf64k
         """Level-1 entries of a single-PTE MMU pointing at 64 KB-page leaf tables."""
         self.alignment = shape.alignment_pages
+        self.entries_in_table = shape.entries_in_table
+        self.repeat = repeat
         self.plain = shape.words_per_entry == 1 and shape.ratio == 1 and not repeat
         """Entry ``i`` becomes word ``StartIndex + i``, one for one (the common case)."""
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, Final, NoReturn, final
 
 from wddmsim.core.addresses import FenceValue
@@ -246,16 +247,19 @@ class PagingStream:
             self.building -= 1
 
     def _build(self, payload: PagingPayload) -> int:
-        buffer = self._buffer()
+        buffer = self.current
+        if buffer is None:
+            buffer = self.current = self._fresh_buffer()
+        used = buffer.used
         args = DXGKARG_BUILDPAGINGBUFFER(
             payload,
-            pDmaBuffer=buffer.cursor,
-            DmaSize=buffer.remaining,
+            pDmaBuffer=CpuPointer(buffer.mapping, used),  # buffer.cursor and .remaining, without the calls
+            DmaSize=buffer.size - used,
             pDmaBufferPrivateData=buffer.private_cursor,
             DmaBufferPrivateDataSize=self.pool.private_size,
             MultipassOffset=0,
             hSystemContext=self.context,
-            DmaBufferWriteOffset=buffer.used,
+            DmaBufferWriteOffset=used,
         )
         passes = 1
         idle_retry = False
@@ -265,7 +269,8 @@ class PagingStream:
             status, progress = self._call(args, buffer)
             if status == _SUCCESS:
                 self._ops_in_current += 1
-                self._account(args, payload, passes)
+                if self.events.enabled:
+                    self._account(args, payload, passes)
                 return passes
             if status == _INSUFFICIENT:
                 stalled = stalled + 1 if args.MultipassOffset == offset_at_start else 0
@@ -339,11 +344,23 @@ class PagingStream:
             raw = self.driver.build_paging_buffer(args)
         except Exception as error:  # the driver's bug, not ours: a bugcheck on Windows
             self._fatal(f"{args.Operation.name}: the driver raised {type(error).__name__}: {error}")
-        try:
-            written = self._check(args, buffer, raw, before, size_before)
-        except DriverContractBreach as breach:
-            self._fatal(f"{args.Operation.name}: {breach}")
-        status = raw if type(raw) is NTSTATUS else NTSTATUS(raw)
+        pointer = args.pDmaBuffer
+        if (  # the checks of _check in one expression, for the answer of nearly every call: a legal status, ...
+            raw.__class__ is NTSTATUS
+            and raw in BUILD_PAGING_BUFFER_STATUSES
+            and pointer is not None  # ... pDmaBuffer advanced inside the buffer, DmaSize shrunk by as much ...
+            and pointer.mapping is buffer.mapping
+            and before.offset <= pointer.offset <= buffer.size
+            and args.DmaSize == size_before - (pointer.offset - before.offset)
+            and buffer.guard_intact()  # ... and the guard untouched
+        ):
+            written = pointer.offset - before.offset
+        else:
+            try:
+                written = self._check(args, buffer, raw, before, size_before)
+            except DriverContractBreach as breach:
+                self._fatal(f"{args.Operation.name}: {breach}")
+        status = raw if raw.__class__ is NTSTATUS else NTSTATUS(raw)
         buffer.used += written
         if self.events.enabled:
             self.events.emit(
@@ -393,8 +410,6 @@ class PagingStream:
         self.reset.trigger(reason)
 
     def _account(self, args: DXGKARG_BUILDPAGINGBUFFER, payload: PagingPayload, passes: int) -> None:
-        if not self.events.enabled:
-            return
         kind = _payload_kind(payload)
         size = 0
         for name, unit in kind.sizes:
@@ -429,52 +444,85 @@ the offset is where the DDI has a driver record its progress, and a loop without
 _WHOLE_ALLOCATION = (DXGK_BUILDPAGINGBUFFER_DISCARDCONTENT, DXGK_BUILDPAGINGBUFFER_INITCONTEXTRESOURCE)
 
 
-_NAMES: dict[type, tuple[str, ...]] = {}
-
-
-def _field_names(t: type) -> tuple[str, ...]:
-    """The fields of a payload type (or a structure inside one), in declaration order, worked out once."""
-    names = _NAMES.get(t)
-    if names is None:
-        names = _NAMES[t] = tuple(f.name for f in dataclasses.fields(t))
-    return names
-
-
 def scalar_fields(payload: object, prefix: str = "") -> tuple[tuple[str, int], ...]:
     """The integer fields of a payload by DDI name, nested structures flattened (``Source.SegmentId``); arrays,
     MDLs, pointers and bytes are left out.  Flag unions give their ``Value``."""
+    return tuple(_scalar_fields(payload, prefix))
+
+
+def _scalar_fields(payload: object, prefix: str) -> list[tuple[str, int]]:
+    t = type(payload)
+    reader = _READERS.get(t)
+    if reader is None:
+        reader = _reader(t)
+    names, get = reader
+    values = get(payload)
+    key = (t, prefix, *map(type, values))
+    recipe = _RECIPES.get(key)
+    if recipe is None:
+        recipe = _RECIPES[key] = _recipe(names, values, prefix)
     out: list[tuple[str, int]] = []
-    for field_name in _field_names(type(payload)):
-        value = getattr(payload, field_name)
-        kind = _VALUE_KINDS.get(type(value))
-        if kind is None:
-            kind = _value_kind(type(value))
-        if kind is _INT:  # bool and IntEnum too
-            out.append((prefix + field_name, int(value)))
+    for index, label, kind in recipe:
+        value = values[index]
+        if kind is _EXACT_INT:
+            out.append((label, value))
+        elif kind is _INT:  # bool and IntEnum
+            out.append((label, int(value)))
         elif kind is _UNION:
-            out.append((prefix + field_name, value.Value))
-        elif kind is _NESTED and not prefix:
-            out.extend(scalar_fields(value, field_name + "."))
-    return tuple(out)
+            out.append((label, value.Value))
+        else:
+            out.extend(_scalar_fields(value, label + "."))
+    return out
 
 
-_INT, _UNION, _NESTED, _OTHER = "int", "union", "nested", "other"
-_VALUE_KINDS: dict[type, str] = {}
-"""What :func:`scalar_fields` does with a value, by the value's type (worked out once per type: the event of every
-paging operation reads every field of its payload)."""
+_READERS: dict[type, tuple[tuple[str, ...], Callable[[object], tuple[Any, ...]]]] = {}
+"""Per payload type (or structure inside one): its field names in declaration order and one getter of them all."""
+
+_RECIPES: dict[tuple[object, ...], tuple[tuple[int, str, str], ...]] = {}
+"""Per payload type, prefix and the types of its field values: which fields :func:`scalar_fields` reports, under
+which name and how -- worked out once, so the event of every paging operation walks a tuple (the field types of
+one payload type rarely vary: an optional field is ``None`` or not)."""
+
+
+def _reader(t: type) -> tuple[tuple[str, ...], Callable[[object], tuple[Any, ...]]]:
+    names = tuple(f.name for f in dataclasses.fields(t))
+    getter = attrgetter(*names) if len(names) > 1 else _one_getter(names)
+    _READERS[t] = reader = (names, getter)
+    return reader
+
+
+def _one_getter(names: tuple[str, ...]) -> Callable[[object], tuple[Any, ...]]:
+    get = attrgetter(*names) if names else None
+
+    def read(payload: object) -> tuple[Any, ...]:
+        return (get(payload),) if get is not None else ()
+
+    return read
+
+
+def _recipe(names: tuple[str, ...], values: tuple[Any, ...], prefix: str) -> tuple[tuple[int, str, str], ...]:
+    steps: list[tuple[int, str, str]] = []
+    for index, (name, value) in enumerate(zip(names, values, strict=True)):
+        kind = _value_kind(type(value))
+        if kind is _OTHER or (kind is _NESTED and prefix):  # one level of nesting, as the event shows it
+            continue
+        steps.append((index, prefix + name, kind))
+    return tuple(steps)
+
+
+_EXACT_INT, _INT, _UNION, _NESTED, _OTHER = "exact int", "int", "union", "nested", "other"
 
 
 def _value_kind(t: type) -> str:
+    if t is int:
+        return _EXACT_INT
     if issubclass(t, int):
-        kind = _INT
-    elif issubclass(t, BitUnion):
-        kind = _UNION
-    elif dataclasses.is_dataclass(t):
-        kind = _NESTED
-    else:
-        kind = _OTHER
-    _VALUE_KINDS[t] = kind
-    return kind
+        return _INT
+    if issubclass(t, BitUnion):
+        return _UNION
+    if dataclasses.is_dataclass(t):
+        return _NESTED
+    return _OTHER
 
 
 _OP_NAMES = {op: op.name for op in Op}
