@@ -262,7 +262,7 @@ def write_qwords_length(inline_count: int) -> int:
 
 def max_extents_in(space: int) -> int:
     """The most page-list extents a COPY can carry within ``space`` bytes (negative: not even the header)."""
-    return (align_down(space, PACKET_ALIGNMENT) - COPY_FIXED_SIZE) // 8
+    return ((space & ~_PAD) - COPY_FIXED_SIZE) // 8  # align_down to PACKET_ALIGNMENT, without the call
 
 
 def max_qwords_in(space: int) -> int:
@@ -347,7 +347,7 @@ def encode_copy_into(
 ) -> int:
     """Write a COPY at ``offset``; ``flags`` is a packed ``COPY_FLAGS`` word.  Returns the packet length."""
     count = 0 if extents is None else int(extents.shape[0])
-    length = copy_length(count)
+    length = (COPY_FIXED_SIZE + 8 * count + _PAD) & ~_PAD  # copy_length, without the call
     _COPY.pack_into(buf, offset, Opcode.COPY, flags, length, src, dst, size, pitch, count)
     end = offset + COPY_FIXED_SIZE
     if count:
@@ -544,7 +544,7 @@ def _decode_copy(buf: memoryview | bytes, offset: int, flags: int, length: int) 
     _, _, _, src, dst, size, pitch, count = _COPY.unpack_from(buf, offset)
     src_pages, dst_pages, transform = bool(flags & _SRC_PAGES), bool(flags & _DST_PAGES), flags >> _TRANSFORM_LSB
     if (
-        length != copy_length(count)
+        length != (COPY_FIXED_SIZE + 8 * count + _PAD) & ~_PAD  # copy_length(count)
         or flags >> 4
         or (src_pages and dst_pages)
         or transform >= 3

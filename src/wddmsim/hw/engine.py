@@ -139,6 +139,9 @@ class Engine:
         self.clock = clock
         self.memsys = memsys
         self.cost = cost
+        self._write_cost_of: CostModel | None = None
+        self._write_ns: dict[tuple[int, bool], int] = {}
+        """WRITE_QWORDS durations by (words, crosses PCIe) under ``_write_cost_of``: a few sizes recur per run."""
         self.events = events
         self._interrupt = interrupt
         self.root: TablePointer | None = None
@@ -358,7 +361,13 @@ class Engine:
         address = dst & _ADDRESS_MASK
         pcie = space == _SYSTEM or (space == _GPU_PHYS and self.memsys.aperture.contains(address))
         clock = self.clock
-        if not clock.try_advance(clock.now + self.cost.transfer_ns(8 * count, crosses_pcie=pcie)):
+        cost = self.cost
+        if cost is not self._write_cost_of:  # the costs are frozen: a new model is a new object
+            self._write_cost_of, self._write_ns = cost, {}
+        ns = self._write_ns.get((count, pcie))
+        if ns is None:
+            ns = self._write_ns[count, pcie] = cost.transfer_ns(8 * count, crosses_pcie=pcie)
+        if not clock.try_advance(clock.now + ns):
             return False
         self._offset += length
         if self._posted.length:

@@ -120,8 +120,9 @@ class PagingStream:
 
     def _fresh_buffer(self) -> PagingBuffer:
         buffer = self.pool.next_buffer()
-        if buffer.fence:
-            self.wait(buffer.fence)  # a fault or hang on the way takes the reset path, never escapes bare
+        fence, scheduler = buffer.fence, self.scheduler
+        if fence and not (scheduler.nodes[self.node].completed >= fence and self.node not in scheduler.faults):
+            self.wait(fence)  # a fault or hang on the way takes the reset path, never escapes bare
         buffer.reset()
         buffer.fence = FenceValue(0)
         self._ops_in_current = 0
