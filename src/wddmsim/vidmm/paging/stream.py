@@ -411,18 +411,19 @@ class PagingStream:
         self.reset.trigger(reason)
 
     def _account(self, args: DXGKARG_BUILDPAGINGBUFFER, payload: PagingPayload, passes: int) -> None:
-        kind = _payload_kind(payload)
+        kind = _KINDS.get(type(payload)) or _payload_kind(payload)
         size = 0
         for name, unit in kind.sizes:
             size = int(getattr(payload, name)) * unit
             if size:
                 break
-        handle = HANDLE(int(kind.read(payload, "hAllocation", 0)))
+        has = kind.fields  # a membership test, not a method call, per field: this runs for every operation
+        handle = HANDLE(int(_GET_HALLOCATION(payload))) if "hAllocation" in has else HANDLE(0)
         if not size and handle and isinstance(payload, _WHOLE_ALLOCATION) and self.allocation_size is not None:
             size = self.allocation_size(handle)  # DiscardContent, InitContextResource: the whole allocation
-        source = kind.read(payload, "Source", None)
-        destination = kind.read(payload, "Destination", None)
-        direction = kind.read(payload, "TransferDirection", None)
+        source = _GET_SOURCE(payload) if "Source" in has else None
+        destination = _GET_DESTINATION(payload) if "Destination" in has else None
+        direction = _GET_TRANSFERDIRECTION(payload) if "TransferDirection" in has else None
         self.events.emit(
             PagingOperation(
                 time=self.scheduler.clock.now,
@@ -442,73 +443,69 @@ MAX_STALLED_CALLS: Final = 64
 """INSUFFICIENT_DMA_BUFFER answers in a row with ``MultipassOffset`` unchanged before VidMm gives up on the driver:
 the offset is where the DDI has a driver record its progress, and a loop without it never ends (decision 0121)."""
 
+_GET_HALLOCATION = attrgetter("hAllocation")  # for the fields a payload type has (the union type does not)
+_GET_SOURCE = attrgetter("Source")
+_GET_DESTINATION = attrgetter("Destination")
+_GET_TRANSFERDIRECTION = attrgetter("TransferDirection")
 _WHOLE_ALLOCATION = (DXGK_BUILDPAGINGBUFFER_DISCARDCONTENT, DXGK_BUILDPAGINGBUFFER_INITCONTEXTRESOURCE)
 
 
 def scalar_fields(payload: object, prefix: str = "") -> tuple[tuple[str, int], ...]:
     """The integer fields of a payload by DDI name, nested structures flattened (``Source.SegmentId``); arrays,
     MDLs, pointers and bytes are left out.  Flag unions give their ``Value``."""
-    return tuple(_scalar_fields(payload, prefix))
-
-
-def _scalar_fields(payload: object, prefix: str) -> list[tuple[str, int]]:
     t = type(payload)
     reader = _READERS.get(t)
     if reader is None:
         reader = _reader(t)
-    names, get = reader
-    values = get(payload)
+    values = reader[1](payload)
     key = (t, prefix, *map(type, values))
-    recipe = _RECIPES.get(key)
-    if recipe is None:
-        recipe = _RECIPES[key] = _recipe(names, values, prefix)
-    out: list[tuple[str, int]] = []
-    for index, label, kind in recipe:
-        value = values[index]
-        if kind is _EXACT_INT:
-            out.append((label, value))
-        elif kind is _INT:  # bool and IntEnum
-            out.append((label, int(value)))
-        elif kind is _UNION:
-            out.append((label, value.Value))
-        else:
-            out.extend(_scalar_fields(value, label + "."))
-    return out
+    emit = _RECIPES.get(key)
+    if emit is None:
+        emit = _RECIPES[key] = _recipe(reader[0], values, prefix)
+    return emit(values)
 
 
 _READERS: dict[type, tuple[tuple[str, ...], Callable[[object], tuple[Any, ...]]]] = {}
 """Per payload type (or structure inside one): its field names in declaration order and one getter of them all."""
 
-_RECIPES: dict[tuple[object, ...], tuple[tuple[int, str, str], ...]] = {}
-"""Per payload type, prefix and the types of its field values: which fields :func:`scalar_fields` reports, under
-which name and how -- worked out once, so the event of every paging operation walks a tuple (the field types of
-one payload type rarely vary: an optional field is ``None`` or not)."""
+Recipe = Callable[[tuple[Any, ...]], tuple[tuple[str, int], ...]]
+_RECIPES: dict[tuple[object, ...], Recipe] = {}
+"""Per payload type, prefix and the types of its field values: a function of the field values that gives the
+reported ones -- worked out once, so the event of every paging operation is one call that builds its tuple (the
+field types of one payload type rarely vary: an optional field is ``None`` or not)."""
 
 
 def _reader(t: type) -> tuple[tuple[str, ...], Callable[[object], tuple[Any, ...]]]:
     names = tuple(f.name for f in dataclasses.fields(t))
-    getter = attrgetter(*names) if len(names) > 1 else _one_getter(names)
+    getter: Callable[[object], tuple[Any, ...]]
+    if len(names) > 1:
+        getter = attrgetter(*names)
+    else:  # attrgetter of one name returns the value itself, of none is refused
+        getter = (lambda payload: (getattr(payload, names[0]),)) if names else (lambda payload: ())
     _READERS[t] = reader = (names, getter)
     return reader
 
 
-def _one_getter(names: tuple[str, ...]) -> Callable[[object], tuple[Any, ...]]:
-    get = attrgetter(*names) if names else None
-
-    def read(payload: object) -> tuple[Any, ...]:
-        return (get(payload),) if get is not None else ()
-
-    return read
-
-
-def _recipe(names: tuple[str, ...], values: tuple[Any, ...], prefix: str) -> tuple[tuple[int, str, str], ...]:
-    steps: list[tuple[int, str, str]] = []
+def _recipe(names: tuple[str, ...], values: tuple[Any, ...], prefix: str) -> Recipe:
+    """The function reporting these field values: ints as they are, bool and IntEnum through ``int``, unions by
+    ``Value``, one level of nested structure by its own recipe; anything else is left out."""
+    parts: list[str] = []
     for index, (name, value) in enumerate(zip(names, values, strict=True)):
-        kind = _value_kind(type(value))
-        if kind is _OTHER or (kind is _NESTED and prefix):  # one level of nesting, as the event shows it
-            continue
-        steps.append((index, prefix + name, kind))
-    return tuple(steps)
+        kind, label = _value_kind(type(value)), prefix + name
+        if kind is _EXACT_INT:
+            parts.append(f"({label!r}, v[{index}])")
+        elif kind is _INT:
+            parts.append(f"({label!r}, int(v[{index}]))")
+        elif kind is _UNION:
+            parts.append(f"({label!r}, v[{index}].Value)")
+        elif kind is _NESTED and not prefix:  # one level of nesting, as the event shows it
+            parts.append(f"*nested(v[{index}], {label + '.'!r})")
+    scope: dict[str, Any] = {"nested": scalar_fields}
+    exec(
+        f"def emit(v):\n    return ({', '.join(parts)}{',' if parts else ''})\n", scope
+    )  # the source: literals and indices built above
+    emit: Recipe = scope["emit"]
+    return emit
 
 
 _EXACT_INT, _INT, _UNION, _NESTED, _OTHER = "exact int", "int", "union", "nested", "other"
