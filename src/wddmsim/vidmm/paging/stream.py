@@ -368,7 +368,7 @@ class PagingStream:
                 BuildPagingBuffer(
                     time=self.scheduler.clock.now,
                     operation=_OP_NAMES[args.Operation],
-                    status=status.name,
+                    status=_STATUS_NAMES.get(status) or status.name,
                     multipass_offset=args.MultipassOffset,
                     bytes_written=written,
                     buffer_offset=buffer.used - written,
@@ -524,6 +524,8 @@ def _value_kind(t: type) -> str:
 
 
 _OP_NAMES = {op: op.name for op in Op}
+_STATUS_NAMES = {status: status.name for status in BUILD_PAGING_BUFFER_STATUSES}
+"""The legal answers' names, read once (an enum member's ``name`` is a property: a call per event)."""
 
 _SIZE_FIELDS = (
     ("TransferSize", 1),
