@@ -564,7 +564,6 @@ def _run_recorded(
     (decisions 0146, 0157).  The adapter keeps no event: every consumer is a fold (decision 0189).  A run that
     cannot complete exits with status 2 (bad input) or 1 (a check failed on the way)."""
     from wddmsim.research.runs import measured_run
-    from wddmsim.viz.outputs import recorder
 
     measured: list[tuple[dict[str, Any], Any]] = []
 
@@ -580,6 +579,8 @@ def _run_recorded(
         adapters.append(adapter)
         rate.adapter = adapter
         if stream is not None:
+            from wddmsim.viz.outputs import recorder  # only with --out: a plain run need not import the writers
+
             stream.capture = recorder(adapter)
             stream.attach(adapter)
         adapter.events.stop_keeping()

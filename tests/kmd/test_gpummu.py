@@ -582,3 +582,42 @@ def test_the_interrupt_routine_reports_each_fault_kind(
     assert page.PageTableLevel == 2
     assert page.FaultedVirtualAddress == (0x1234_5000 if kind == "PAGE_FAULT" else 0)
     assert bool(page.PageFaultFlags & DXGK_PAGE_FAULT_FLAGS.DXGK_PAGE_FAULT_WRITE) == (access == "WRITE")
+
+
+def test_the_paging_process_writes_each_entry_of_a_path_once_and_again_after_a_direct_write(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The paging process's tables never move: the entries pointing down to a leaf are written with its first
+    mapping only; a write through ``write_entries`` (which may change them) makes the next mapping write its path
+    again.  Every mapping still translates."""
+    rig, space, ranges = paging_space(GpuConfig())
+    process = rig.vidmm.paging_process
+    assert process is not None
+    levels: list[int] = []
+    build = process.driver.build_paging_buffer
+
+    def counted(args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
+        if args.Operation.name == "DXGK_OPERATION_UPDATE_PAGE_TABLE":
+            levels.append(args.UpdatePageTable.PageTableLevel)
+        return build(args)
+
+    monkeypatch.setattr(process.driver, "build_paging_buffer", counted)
+    va = 0x4000_0000
+    top = rig.gpu.mmu.layout.levels - 1
+    space.map(va, segment_id=LOCAL, page_numbers=local_pages(rig, 1 * MiB, 1))
+    assert levels.count(0) == 2 and set(range(1, top + 1)) <= set(levels), "new tables, then the path, then the leaf"
+    levels.clear()
+    space.map(va + 4096, segment_id=LOCAL, page_numbers=local_pages(rig, 2 * MiB, 1))
+    assert levels == [0], "same 2 MiB: only the leaf entry is written"
+    levels.clear()
+    space.map(va + 2 * MiB, segment_id=LOCAL, page_numbers=local_pages(rig, 3 * MiB, 1))
+    assert sorted(levels) == [0, 0, 1], "a new leaf table: created, pointed at from level 1, written"
+    levels.clear()
+    space.write_entries(0, space.table_mapping(0, va), 5, pte_array(1))
+    space.map(va + 8192, segment_id=LOCAL, page_numbers=local_pages(rig, 4 * MiB, 1))
+    assert sorted(levels) == [0, 0, *range(1, top + 1)], "after a direct write, the whole path is written again"
+    rig.execute(DXGK_BUILDPAGINGBUFFER_FLUSHTLB(RootPageTableAddress=space.root_address))
+    assert_tables_sound(rig, space, ranges)
+    for at, offset in ((va, 1 * MiB), (va + 4096, 2 * MiB), (va + 2 * MiB, 3 * MiB), (va + 8192, 4 * MiB)):
+        fill_va(rig, at, 4096, 0x3C3C3C3C)
+        assert (rig.read_segment(LOCAL, offset, 4096) == 0x3C).all(), hex(at)

@@ -158,3 +158,22 @@ def test_the_segment_map_moments_thin_by_doubling_their_stride() -> None:
     want = [o + 1 if o < 500 else 999 - o for o in ordinals]  # 500 allocated one by one, then freed
     assert [len(m.maps[1].blocks) for m in data.moments[:-1]] == want
     assert len(data.moments[-1].maps[1].blocks) == 0
+
+
+def test_a_plain_run_counts_the_events_it_does_not_build() -> None:
+    """A run that keeps no event and has only the traffic and frame folds (``wddmsim run`` without ``--out``)
+    skips building the events no one wants (decision 0207) but counts them: the same number of events, the same
+    traffic and the same research metrics as a run that kept them all."""
+    config = catalog.load("default", {"seed": 3, "workload.frames": 2})
+    adapters: list[Adapter] = []
+
+    def plain(adapter: Adapter) -> None:
+        adapters.append(adapter)
+        adapter.events.stop_keeping()
+
+    run = measured_run(config, on_adapter=plain)
+    kept = measured_run(config)
+    assert len(adapters) == 1 and len(adapters[0].events) == 0
+    assert adapters[0].events.emitted == len(kept.result.adapter.events) > 1000
+    assert run.result.traffic == kept.result.traffic
+    assert run.metrics == kept.metrics and run.frames == kept.frames

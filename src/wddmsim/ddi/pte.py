@@ -71,6 +71,10 @@ DXGK_PTE_DTYPE: Final = np.dtype([("Flags", "<u8"), ("PageAddress", "<u8")])
 
 PteArray = npt.NDArray[np.void]
 
+NOT_INVALID_FLAGS: Final = np.uint64(_PTE_LAYOUT["Valid"].shifted_mask | _PTE_LAYOUT["Zero"].shifted_mask)
+"""An entry whose flags have either bit set is not the invalid one: it translates (``Valid``) or reads zeros
+(``Zero``); VidMm must write it invalid before the range may read as unmapped (decision 0198)."""
+
 
 def pte_array(count: int) -> PteArray:
     """``count`` zeroed (invalid) entries."""

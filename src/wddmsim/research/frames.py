@@ -75,7 +75,7 @@ class FrameMarks:
     def attach(self, adapter: Adapter) -> None:
         self.adapter = adapter
         if self.fold is not None:
-            adapter.events.follow(self.fold.see)
+            adapter.events.follow(self.fold.see, FrameFold.KINDS)
 
     def mark(self) -> None:
         assert self.adapter is not None, "mark before the adapter is attached"
@@ -230,7 +230,19 @@ def _percentiles(values: Sequence[int], name: str) -> dict[str, int | None]:
 class FrameFold:
     """The one pass of :func:`frame_metrics` as a fold: ``mark(time)`` at each frame mark, ``see(event)`` for each
     event between, ``result()`` at the end.  ``marks`` is how many marks the run will make (the last ends the
-    last frame: what follows it is unframed)."""
+    last frame: what follows it is unframed).  It needs the events of :data:`KINDS` only."""
+
+    KINDS = (
+        VidMmPageIn,
+        VidMmEvict,
+        PagingBufferSubmitted,
+        DmaBufferStarted,
+        DmaBufferCompleted,
+        VidMmMakeResident,
+        PagingQueuePacket,
+        ReportSegment,
+    )
+    """The events :meth:`see` reads (decision 0207: a log calls it for these only)."""
 
     def __init__(self, marks: int, *, window: int = THRASH_WINDOW) -> None:
         self.count = max(marks - 1, 0)

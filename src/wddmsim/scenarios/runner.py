@@ -125,7 +125,7 @@ def run_scenario(
     adapter = build_adapter(config.system_config(future=future, uses=uses, wrap=wrap_policy))
     start = adapter.footprint()
     result = RunResult(config, adapter)
-    adapter.events.follow(result.counters.see)
+    result.counters.attach(adapter.events)
     digest = Digest()
     if record is not None:
         adapter.events.follow(digest.see)

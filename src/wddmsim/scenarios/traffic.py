@@ -15,7 +15,7 @@ import json
 from collections import Counter
 from collections.abc import Iterable
 
-from wddmsim.core.events import Event
+from wddmsim.core.events import Event, EventLog
 from wddmsim.vidmm.events import (
     PAGING_OP_NAMES,
     BuildPagingBuffer,
@@ -33,19 +33,42 @@ _TRANSFERS = frozenset(
 
 class Traffic:
     """The counters of :func:`traffic` as a fold: ``see`` each event as it is emitted, ``counters()`` at any time
-    (a run that keeps no event log still has its traffic)."""
+    (a run that keeps no event log still has its traffic).  :meth:`attach` follows a log's events of
+    :data:`KINDS` only, and takes the simulated time from the log (decision 0207)."""
 
-    __slots__ = ("_out", "_transferred", "end")
+    KINDS = (PagingOperation, BuildPagingBuffer, PagingBufferSubmitted, VidMmPageIn, VidMmEvict, VidMmMakeResident)
+    """The events that move a counter (besides every event's time)."""
+
+    __slots__ = ("_log", "_out", "_transferred", "end")
 
     def __init__(self) -> None:
         self._out: Counter[str] = Counter()
         self._transferred = 0
         self.end = 0
+        self._log: EventLog | None = None
+
+    def attach(self, log: EventLog) -> None:
+        """Count ``log``'s events kept so far and every later one."""
+        self._log = log
+        log.follow(self.see_counted, self.KINDS)
 
     def see(self, e: Event) -> None:
-        out = self._out
         self.end = max(self.end, e.time)
-        if isinstance(e, VidMmPageIn):
+        self.see_counted(e)
+
+    def see_counted(self, e: Event) -> None:
+        """``see`` without the time: for events of :data:`KINDS`, whose log keeps the time (:meth:`attach`)."""
+        out = self._out
+        if isinstance(e, BuildPagingBuffer):
+            out["BuildPagingBufferCalls"] += 1
+        elif isinstance(e, PagingOperation):
+            key = _OP_KEYS.get(e.operation)
+            if key is None:
+                key = _OP_KEYS[e.operation] = f"PagingOp.{PAGING_OP_NAMES.get(e.operation, e.operation)}"
+            out[key] += 1
+            if e.operation in _TRANSFERS:
+                self._transferred += e.size
+        elif isinstance(e, VidMmPageIn):
             out["PageIns"] += 1
             out[_PAGE_IN_KEYS.get(e.how, f"BytesPagedIn.{e.how}")] += e.size
         elif isinstance(e, VidMmEvict):
@@ -53,15 +76,9 @@ class Traffic:
             out[f"Evictions.{e.cause}"] += 1
             out[f"BytesEvicted.{e.cause}"] += e.size
             out[f"EvictedTo.{e.destination}"] += 1
-        elif isinstance(e, PagingOperation):
-            out[f"PagingOp.{PAGING_OP_NAMES.get(e.operation, e.operation)}"] += 1
-            if e.operation in _TRANSFERS:
-                self._transferred += e.size
         elif isinstance(e, PagingBufferSubmitted):
             out["PagingBuffers"] += 1
             out["PagingBufferBytes"] += e.end - e.start
-        elif isinstance(e, BuildPagingBuffer):
-            out["BuildPagingBufferCalls"] += 1
         elif isinstance(e, VidMmMakeResident):
             out["MakeResidentCalls"] += 1
             if e.result == "E_PENDING":
@@ -70,9 +87,12 @@ class Traffic:
     def counters(self) -> dict[str, int]:
         out = Counter(self._out)
         out["BytesPagedOut"] = self._transferred - out["BytesPagedIn"]
-        out["SimulatedTimeNs"] = self.end
+        out["SimulatedTimeNs"] = self.end if self._log is None else max(self.end, self._log.latest)
         return dict(sorted(out.items()))
 
+
+_OP_KEYS: dict[str, str] = {}
+"""Operation -> its counter's name (made once per operation)."""
 
 _PAGE_IN_KEYS = {"transfer": "BytesPagedIn", "fill": "BytesZeroFilled", "map": "BytesMappedIntoAperture"}
 

@@ -75,11 +75,13 @@ class RangeAllocator:
     """Segregated fit over ``[0, size)`` in units of ``granule`` bytes (the layout: the module docstring)."""
 
     __slots__ = (
+        "_allocated",
         "_bins",
         "_bitmap",
         "_key",
         "_limit",
         "_mask",
+        "_order",
         "_rec",
         "_shift",
         "_stale",
@@ -114,6 +116,11 @@ class RangeAllocator:
         self._limit = 1024
         """Compact the classes when ``_stale`` passes this (twice the record count at the last compaction)."""
         self._used_units = 0
+        self._order: list[tuple[int, int]] | None = None
+        """The records in address order, while no range was allocated or freed since they were sorted (the
+        eviction scan and the bounded searches walk them many times between changes)."""
+        self._allocated: list[tuple[int, int]] | None = None
+        """:meth:`allocated_spans`, kept as :attr:`_order` is (the same object until a range changes)."""
         if total:
             self._link(0, total)
 
@@ -155,10 +162,21 @@ class RangeAllocator:
 
     def allocated(self) -> Iterator[Extent]:
         """Allocated ranges in address order."""
-        umask = self._umask
-        for start, record in sorted(self._rec.items()):
-            if record > 0 and record & umask:
-                yield Extent(start << self._shift, (record & umask) << self._shift)
+        return (Extent(start, size) for start, size in self.allocated_spans())
+
+    def allocated_spans(self) -> list[tuple[int, int]]:
+        """``(start, size)`` in bytes of every allocated range, in address order: the same list object until a
+        range is allocated or freed (a caller may keep what it derives from it while ``allocated_spans() is``
+        the list it derived it from); do not change it."""
+        spans = self._allocated
+        if spans is None:
+            umask, shift = self._umask, self._shift
+            spans = self._allocated = [
+                (start << shift, (record & umask) << shift)
+                for start, record in self._in_order()
+                if record > 0 and record & umask
+            ]
+        return spans
 
     def free_extents(self) -> Iterator[Extent]:
         """Free blocks in address order."""
@@ -211,6 +229,7 @@ class RangeAllocator:
             self._stale -= 1
         rest = length - units
         self._used_units += units
+        self._order = self._allocated = None
         end = start + length
         rec[start] = units
         if not rest:
@@ -284,6 +303,7 @@ class RangeAllocator:
             raise RangeError(f"start={start:#x}: no range is allocated there (double free?)")
         if self._stale > self._limit:
             self._compact()
+        self._order = self._allocated = None
         self._used_units -= units
         end = first + units
         after = rec[end]
@@ -340,9 +360,15 @@ class RangeAllocator:
 
     def _free_blocks(self) -> Iterator[tuple[int, int]]:
         """``(start, length)`` of every free block in address order, in granules."""
-        for start, record in sorted(self._rec.items()):
+        for start, record in self._in_order():
             if record < 0:
                 yield start, -record
+
+    def _in_order(self) -> list[tuple[int, int]]:
+        order = self._order
+        if order is None:
+            order = self._order = sorted(self._rec.items())
+        return order
 
     def _live(self, index: int) -> Iterator[tuple[int, int]]:
         """The free blocks of class ``index``, newest first, each once (its stale entries skipped).
@@ -399,6 +425,7 @@ class RangeAllocator:
 
     def _carve(self, start: int, length: int, first: int, units: int) -> None:
         """Allocate ``[first, first + units)`` out of the free block ``[start, start + length)``."""
+        self._order = self._allocated = None
         self._unlink(start, length)
         self._rec[first] = units
         self._used_units += units

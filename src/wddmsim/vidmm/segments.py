@@ -70,6 +70,8 @@ class SegmentSpace:
         self.ranges = RangeAllocator(usable - usable % PAGE_SIZE)
         self.owners: dict[int, object] = {}
         """Offset -> what holds the range there (an allocation, or VidMm's own object)."""
+        self._held: tuple[list[tuple[int, int]], list[tuple[int, int, object]]] = ([], [])
+        """:meth:`held`, with the allocator's spans it was made from (made again when they change)."""
 
     @property
     def aperture(self) -> bool:
@@ -127,29 +129,37 @@ class SegmentSpace:
             self._report(offset, self.ranges.free_bytes - free, "free", owner)
 
     def _report(self, offset: int, size: int, action: str, owner: object) -> None:
-        assert self.events is not None
-        kind, allocation, process = _describe(owner)
-        now = self.events.clock.now
-        self.events.emit(
-            SegmentRange(
-                time=now,
-                segment=self.id,
-                offset=offset,
-                size=size,
-                action=action,
-                owner=kind,
-                allocation=allocation,
-                process=process,
-                label=repr(owner) if kind != "allocation" else "",
+        events = self.events
+        assert events is not None
+        now = events.clock.now
+        if not events.skips(SegmentRange, now):  # a plain run has no one for these: they are not even built
+            kind, allocation, process = _describe(owner)
+            events.emit(
+                SegmentRange(
+                    time=now,
+                    segment=self.id,
+                    offset=offset,
+                    size=size,
+                    action=action,
+                    owner=kind,
+                    allocation=allocation,
+                    process=process,
+                    label=repr(owner) if kind != "allocation" else "",
+                )
             )
-        )
-        used = self.ranges.size - self.ranges.free_bytes
-        self.events.emit(TotalBytesResidentInSegment(time=now, segment=self.id, bytes=used))
+        if not events.skips(TotalBytesResidentInSegment, now):
+            used = self.ranges.size - self.ranges.free_bytes
+            events.emit(TotalBytesResidentInSegment(time=now, segment=self.id, bytes=used))
 
     def held(self) -> Iterator[tuple[int, int, object]]:
         """``(offset, size, owner)`` of every range, in address order."""
-        for extent in self.ranges.allocated():
-            yield extent.start, extent.size, self.owners[extent.start]
+        spans = self.ranges.allocated_spans()
+        made_from, held = self._held
+        if spans is not made_from:  # a range was allocated or freed since (owners change only with them)
+            owners = self.owners
+            held = [(start, size, owners[start]) for start, size in spans]
+            self._held = (spans, held)
+        return iter(held)
 
 
 @final

@@ -91,6 +91,9 @@ class SystemPagingProcess:
         """A range made by evicting allocations when the segment is full (the residency manager's, as for process
         page tables)."""
         self.tables: dict[tuple[int, int], tuple[int, CpuMapping]] = {}
+        self._pointed: set[tuple[int, int]] = set()
+        """(level, key) of the tables below the root whose parent entry :meth:`_ensure_path` wrote: this space's
+        tables never move nor go, so that entry stays right until something else writes the parent."""
         self._kept_over_reset: dict[tuple[int, int], bytes] = {}
         """The tables' bytes while an adapter reset runs."""
         top = mmu.level_count - 1
@@ -150,6 +153,7 @@ class SystemPagingProcess:
     def restore_tables(self, saved: dict[tuple[int, int], bytes]) -> None:
         """After the adapter is back in D0: each saved table written back in place, before any paging buffer
         runs in this space again."""
+        self._pointed.clear()  # the paths are written again too (cheap, and right whatever was saved)
         for key, data in saved.items():
             _, mapping = self.tables[key]
             mapping.data[:] = np.frombuffer(data, dtype=np.uint8)
@@ -249,6 +253,7 @@ class SystemPagingProcess:
         use_64k: bool = False,
     ) -> None:
         """``UpdatePageTable`` through the forced CPU path on any table of this space."""
+        self._pointed.clear()  # it may have changed an entry that pointed down: every path is written again
         self._update(level, mapping, start, entries, big=big, use_64k=use_64k)
 
     def _update(
@@ -277,15 +282,19 @@ class SystemPagingProcess:
             raise VidMmError(f"forced CPU_VIRTUAL UpdatePageTable returned {status!r}")
 
     def _ensure_path(self, va: int) -> None:
-        """Make every level above the leaf point down towards ``va``."""
+        """Make every level above the leaf point down towards ``va`` (each entry written once: it never changes)."""
         for level in range(self.mmu.level_count - 1, 0, -1):
-            child, _ = self._table(level - 1, self._key(level - 1, va))
+            below = (level - 1, self._key(level - 1, va))
+            if below in self._pointed:
+                continue
+            child, _ = self._table(*below)
             entry = pte_array(1)
             entry["Flags"] = pte_flags(Valid=1, Segment=self.segment_id)
             entry["PageAddress"] = child >> PAGE_SHIFT
             _, mapping = self._table(level, self._key(level, va))
             big = pte_array(1) if self._dual(level) else None
             self._update(level, mapping, self.index(va, level), entry, big=big)
+            self._pointed.add(below)
 
     def map(self, va: int, *, segment_id: int, page_numbers: npt.NDArray[np.uint64], read_only: bool = False) -> None:
         """Map consecutive 4 KiB pages from ``va`` onto pages of segment ``segment_id`` (0: system PFNs)."""

@@ -44,7 +44,7 @@ from wddmsim.vidmm.policy import (
     VictimClass,
     make_room,
 )
-from wddmsim.vidmm.residency.noroom import longest_run, no_room
+from wddmsim.vidmm.residency.noroom import no_room
 from wddmsim.vidmm.segments import IdleTables, Placement, Segments, SegmentSpace
 
 Victims = Callable[[VidMmAllocation], bool]
@@ -132,6 +132,9 @@ class Placer:
         self.moved = False
         """Whether the request in progress built any paging operation."""
         self._entering: set[HANDLE] = set()
+        self._orders: dict[tuple[int, tuple[int, ...]], list[SegmentSpace]] = {}
+        """(usable segment set, preferred segments) -> the segments in the order they are tried (the segments
+        are fixed for the adapter's life)."""
         self.over_budget: Callable[[VidMmAllocation], bool] = lambda a: False
         """Whether ``a``'s process is over its budget: room that may take what residency lists hold is taken from
         those first (decision 0173; the budgets set it)."""
@@ -139,11 +142,17 @@ class Placer:
         """The first allocation :meth:`unplaceable` found no room for (None: it found room for all)."""
 
     def _candidates(self, a: VidMmAllocation) -> list[SegmentSpace]:
-        usable = set(self.segments.ids_in(a.usable_set))
-        order = [s for s in a.preferred if s in usable]
-        order += [s for s in sorted(usable) if s not in order]
-        spaces = [self.segments.get(s) for s in order]
-        return [s for s in spaces if all(o.may_enter(a, s) for o in self.observers)]
+        """The segments ``a`` may enter now: its usable ones, preferred first then by id, less those an observer
+        refuses (a budget, an evicted address space)."""
+        key = (a.usable_set, a.preferred)
+        spaces = self._orders.get(key)
+        if spaces is None:
+            usable = set(self.segments.ids_in(a.usable_set))
+            order = [s for s in a.preferred if s in usable]
+            order += [s for s in sorted(usable) if s not in order]
+            spaces = self._orders[key] = [self.segments.get(s) for s in order]
+        observers = self.observers
+        return [s for s in spaces if all(o.may_enter(a, s) for o in observers)]
 
     def place(self, a: VidMmAllocation, protected: set[HANDLE], *, cause: MoveCause) -> bool:
         """Find ``a`` a range (evicting as the policy ranks) and page it in; False if nothing can hold it."""
@@ -341,8 +350,14 @@ class Placer:
         taken: dict[int, int] = {}
         missing = 0
         self.short = None
+        keep = {a.handle for a in wanted}
+        layouts: dict[int, list[tuple[int, int, VidMmAllocation | None]]] = {}
         for a in sorted((a for a in wanted if a.placement is None), key=lambda x: -x.size):
-            room = {s.id: self._evictable_room(s, wanted, a) - taken.get(s.id, 0) for s in self._candidates(a)}
+            room = {}
+            for s in self._candidates(a):
+                if s.id not in layouts:
+                    layouts[s.id] = _open_layout(s, keep)
+                room[s.id] = self._evictable_room(s, layouts[s.id], a) - taken.get(s.id, 0)
             best = max(room, key=room.__getitem__) if room else None
             short = a.size if best is None else max(0, a.size - max(room[best], 0))
             if short and self.short is None:
@@ -359,24 +374,26 @@ class Placer:
         self.events.emit(event)
         return event.diagnosis
 
-    def _evictable_room(self, space: SegmentSpace, wanted: list[VidMmAllocation], a: VidMmAllocation) -> int:
+    def _evictable_room(
+        self, space: SegmentSpace, layout: list[tuple[int, int, VidMmAllocation | None]], a: VidMmAllocation
+    ) -> int:
         """The largest range ``space`` could give ``a``: a run of free ranges and ranges of allocations the policy
-        may evict (no veto) for ``wanted``, side by side (decision 0090).  Free plus movable bytes is not enough:
-        ``a`` needs one range, and what ``wanted`` already holds or is pinned splits the segment."""
-        keep = {a.handle for a in wanted}
+        may evict (no veto) for ``a``, side by side (decision 0090).  Free plus movable bytes is not enough:
+        ``a`` needs one range, and what the request already holds or is pinned splits the segment.  ``layout``:
+        :func:`_open_layout` of ``space``."""
         request = RoomRequest(
             segment=space.id, size=a.size, alignment=a.alignment, from_end=False, owner=a, cause=MoveCause.PRESSURE
         )
-        open_ranges = [(e.start, e.end) for e in space.ranges.free_extents()]
-        open_ranges += [
-            (offset, offset + space.ranges.size_of(offset))
-            for offset, v in space.owners.items()
-            if isinstance(v, VidMmAllocation)
-            and v.handle not in keep
-            and v.pin_count == 0
-            and self.policy.may_evict(v, request)
-        ]
-        return longest_run(open_ranges)
+        may_evict = self.policy.may_evict
+        longest = start = end = 0
+        for s, e, v in layout:  # in address order: a run goes on while each range starts where the last ended
+            if v is not None and not may_evict(v, request):
+                continue
+            if s != end:
+                start = s
+            end = e
+            longest = max(longest, end - start)
+        return longest
 
     def into_memory(self, a: VidMmAllocation, *, cause: MoveCause) -> bool:
         """Put ``a`` in a memory segment (out of an aperture or system memory) (the move is built, not waited
@@ -428,3 +445,19 @@ class Placer:
         self.clock += 1
         a.last_use = self.clock
         self.policy.used(a)  # after the stamp: a policy may read last_use
+
+
+def _open_layout(space: SegmentSpace, keep: set[HANDLE]) -> list[tuple[int, int, VidMmAllocation | None]]:
+    """``space``'s free ranges (owner None) and the ranges of allocations a request could evict if the policy
+    lets it -- not in ``keep`` (the request's own), not pinned -- as ``(start, end, allocation)`` in address
+    order: what :meth:`Placer._evictable_room` walks for each allocation of one request."""
+    layout: list[tuple[int, int, VidMmAllocation | None]] = [
+        (e.start, e.end, None) for e in space.ranges.free_extents()
+    ]
+    layout += [
+        (offset, offset + size, v)
+        for offset, size, v in space.held()
+        if isinstance(v, VidMmAllocation) and v.handle not in keep and v.pin_count == 0
+    ]
+    layout.sort(key=lambda r: r[0])
+    return layout

@@ -24,8 +24,8 @@ import numpy as np
 import numpy.typing as npt
 
 from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE
-from wddmsim.ddi.pte import DXGK_PTE, PteArray, pte_array, pte_flags
-from wddmsim.vidmm.vaspace.regions import GpuVaSpace, Kind, VaMapping
+from wddmsim.ddi.pte import DXGK_PTE, NOT_INVALID_FLAGS, PteArray, pte_array, pte_flags
+from wddmsim.vidmm.vaspace.regions import GpuVaSpace, Kind, ProcessTable, VaMapping
 from wddmsim.vidmm.vaspace.tables import SIZE_64K
 from wddmsim.vidmm.vaspace.tree import PageTables
 
@@ -196,10 +196,9 @@ class Entries:
     def render(self, space: GpuVaSpace, lo: int, hi: int) -> None:
         """Every entry of ``[lo, hi)`` from the records: the Zero state of ``ZERO`` reservations, then every
         mapping (a table just created is all invalid, so nothing else needs writing)."""
-        for region in sorted(space.regions.values(), key=lambda r: r.base):
+        inside = [r for r in space.regions.values() if r.base < hi and lo < r.end]  # sort only those
+        for region in sorted(inside, key=lambda r: r.base):
             a, b = max(region.base, lo), min(region.end, hi)
-            if a >= b:
-                continue
             if region.zero:
                 self.write_state(space, a, (b - a) // PAGE_SIZE, zero=True, protection=region.driver_protection)
             for mapping in sorted(region.mappings, key=lambda m: m.va):
@@ -256,20 +255,17 @@ class Entries:
         tables = self.tables
         table = space.tables.get((0, key))
         if table is not None:
-            first = tables.mmu.index(va, 0)
-            return bool(table.live >> first & ((1 << pages) - 1))
-        big = None if tables.dual else space.leaves64.get(key)
-        if big is None:
+            return _live(table, tables.mmu.index(va, 0), pages)
+        if tables.dual:
             return False
-        first = (va // SIZE_64K) % tables.entries64()
         chunks = -(-(va % SIZE_64K + pages * PAGE_SIZE) // SIZE_64K)
-        return bool(big.live >> first & ((1 << chunks) - 1))
+        return _live(space.leaves64.get(key), (va // SIZE_64K) % tables.entries64(), chunks)
 
     def _live64(self, space: GpuVaSpace, chunk: int) -> bool:
         """The 64 KB entry of ``chunk`` is not the invalid one: a 4 KB write of its 64 KiB must invalidate it
         first (an invalid one needs no update, decision 0198)."""
-        table = space.leaves64.get(self.tables.key(0, chunk))
-        return table is not None and bool(table.live >> ((chunk >> 16) % self.tables.entries64()) & 1)
+        tables = self.tables
+        return _live(space.leaves64.get(tables.key(0, chunk)), (chunk >> 16) % tables.entries64(), 1)
 
     def _leaves_first(self, space: GpuVaSpace, va: int, entries: PteArray, big: dict[int, PteArray]) -> None:
         """Dual PTEs: every leaf table the write needs -- 4 KB ones for valid or Zero 4 KB entries, 64 KB ones for
@@ -284,7 +280,7 @@ class Entries:
         while done < total:
             at = va + done * PAGE_SIZE
             count = min(total - done, (span - at % span) // PAGE_SIZE)
-            if (entries[done : done + count]["Flags"] & (_VALID | _ZERO)).any():
+            if (entries[done : done + count]["Flags"] & NOT_INVALID_FLAGS).any():
                 tables.leaf(space, at)
             done += count
         for chunk in sorted(big):
@@ -305,7 +301,7 @@ class Entries:
             chunk = entries[done : done + count]
             done += count
             key = tables.key(0, at)
-            invalid = not (chunk["Flags"] & (_VALID | _ZERO)).any()
+            invalid = not (chunk["Flags"] & NOT_INVALID_FLAGS).any()
             if invalid and not self._any_live(space, key, at, count):
                 continue  # no leaf table there, or every entry it has in the range is invalid already
             of = None if source is None else (source[0], source[1] + (at - va))
@@ -376,3 +372,8 @@ class Entries:
             of = None if source is None or values is None else (source[0], source[1] + chunks[i])
             tables.update(table, start, run, protection=protection, use_64k=True, source=of)
             i = j + 1
+
+
+def _live(table: ProcessTable | None, first: int, count: int) -> bool:
+    """Some of entries ``[first, first + count)`` of ``table`` are live (``ProcessTable.live``, decision 0198)."""
+    return table is not None and bool(table.live >> first & ((1 << count) - 1))

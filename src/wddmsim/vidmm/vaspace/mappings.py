@@ -93,10 +93,16 @@ class Mappings:
         pages a GPU VA maps with a unique driver protection (``D3DGPU_UNIQUE_DRIVER_PROTECTION``) carry it, every
         other page 0 (DOC:driver-protection.md; decision 0025)."""
         total = allocation.size // PAGE_SIZE
+        unique = [
+            m
+            for m in self.by_allocation.get(allocation.handle, [])
+            if m.space.owner is None and m.driver_protection & D3DGPU_UNIQUE_DRIVER_PROTECTION
+        ]
+        if not unique:
+            return [(0, total, 0)]  # the common case: one run, protection 0
         values = np.zeros(total, dtype=np.uint64)
-        for m in self.by_allocation.get(allocation.handle, []):
-            if m.space.owner is None and m.driver_protection & D3DGPU_UNIQUE_DRIVER_PROTECTION:
-                values[m.offset_pages : m.offset_pages + m.pages] = m.driver_protection
+        for m in unique:
+            values[m.offset_pages : m.offset_pages + m.pages] = m.driver_protection
         edges = (np.flatnonzero(np.diff(values)) + 1).tolist()
         starts, ends = [0, *edges], [*edges, total]
         return [(s, e - s, int(values[s])) for s, e in zip(starts, ends, strict=True)]

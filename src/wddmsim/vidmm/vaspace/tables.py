@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -31,7 +31,7 @@ from wddmsim.ddi.paging import (
     DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE,
     DXGK_PAGETABLEUPDATEADDRESS,
 )
-from wddmsim.ddi.pte import DXGK_PTE, PteArray, pte_array
+from wddmsim.ddi.pte import NOT_INVALID_FLAGS, PteArray, pte_array
 from wddmsim.ddi.status import NTSTATUS, DdiError
 from wddmsim.vidmm.events import AddressSpaceResumed, AddressSpaceSuspended
 from wddmsim.vidmm.gpummu import GpuMmuDescription
@@ -54,8 +54,6 @@ WINDOW_SIZE = 1 * GiB
 """Paging-process VA below VidMm's region through which process tables are updated (``GPU_VIRTUAL``)."""
 LEAF64 = -1
 """The level recorded for a 64 KB-page leaf table in :attr:`GpuVaSpace.saved`."""
-_LIVE: Final = np.uint64(DXGK_PTE.layout()["Valid"].shifted_mask | DXGK_PTE.layout()["Zero"].shifted_mask)
-"""An entry with either bit is one the hardware word of which is not the invalid 0."""
 
 
 class TreeHooks(Protocol):
@@ -380,7 +378,7 @@ def _update_flags(initial: bool, use_64k: bool, notify_eviction: bool) -> DXGK_U
 def _track_live(table: ProcessTable, start: int, entries: PteArray) -> None:
     """Keep :attr:`ProcessTable.live` of a leaf table true across an update of ``entries`` from ``start``."""
     count = int(entries.shape[0])
-    live = (entries["Flags"] & _LIVE) != 0
+    live = (entries["Flags"] & NOT_INVALID_FLAGS) != 0
     bits = int.from_bytes(np.packbits(live, bitorder="little").tobytes(), "little") if live.any() else 0
     span = ((1 << count) - 1) << start
     table.live = (table.live & ~span) | (bits << start)
