@@ -209,7 +209,7 @@ class Engine:
         if sub.root is not None:  # the context's address space, switched in with its buffer
             self.root, self.root_entries = sub.root, sub.root_entries
         self.privileged = sub.privileged
-        if self.events.enabled:
+        if not self.events.skips(DmaBufferStarted, self.clock.now):  # a plain run may have no one for it
             self.events.emit(DmaBufferStarted(time=self.clock.now, engine=self.index, fence=sub.fence, size=sub.size))
         try:
             self._buffer = self._fetch(sub)
@@ -345,7 +345,7 @@ class Engine:
         if self._posted.length:
             self._posted.land()
         self.packets_executed += 1
-        if self.events.enabled:
+        if not self.events.skips(PacketExecuted, clock.now):
             self.events.emit(
                 PacketExecuted(time=clock.now, engine=self.index, fence=sub.fence, offset=offset, opcode=_SYNC)
             )
@@ -383,7 +383,7 @@ class Engine:
             self._failed(error, sub, offset)
             return None
         self.packets_executed += 1
-        if self.events.enabled:
+        if not self.events.skips(PacketExecuted, clock.now):
             self.events.emit(
                 PacketExecuted(time=clock.now, engine=self.index, fence=sub.fence, offset=offset, opcode=_WRITE_QWORDS)
             )
@@ -398,7 +398,7 @@ class Engine:
     def _executed(self, sub: Submission, offset: int, kind: type[cmd.Packet] | None) -> bool:
         """Count a packet (``kind`` ``None``: a whole buffer an executor carried out)."""
         self.packets_executed += 1
-        if self.events.enabled:
+        if not self.events.skips(PacketExecuted, self.clock.now):
             opcode = EXECUTOR_OPCODE if kind is None else _opcode(kind)
             self.events.emit(
                 PacketExecuted(time=self.clock.now, engine=self.index, fence=sub.fence, offset=offset, opcode=opcode)
@@ -411,7 +411,7 @@ class Engine:
         self._buffer = b""
         self._buffer_span = None
         self.completed_fence = sub.fence
-        if self.events.enabled:
+        if not self.events.skips(DmaBufferCompleted, self.clock.now):
             self.events.emit(DmaBufferCompleted(time=self.clock.now, engine=self.index, fence=sub.fence))
         self._interrupt(Interrupt(self.index, InterruptKind.COMPLETION, sub.fence))
 

@@ -148,7 +148,7 @@ class PagingStream:
             private_data=buffer.private_cursor,
             private_size=self.pool.private_size,
         )
-        if self.events.enabled or self.capture is not None:
+        if self.capture is not None or not self.events.skips(PagingBufferSubmitted, self.scheduler.clock.now):
             event = PagingBufferSubmitted(
                 time=self.scheduler.clock.now,
                 node=self.node,
@@ -270,7 +270,7 @@ class PagingStream:
             status, progress = self._call(args, buffer)
             if status == _SUCCESS:
                 self._ops_in_current += 1
-                if self.events.enabled:
+                if not self.events.skips(PagingOperation, self.scheduler.clock.now):  # a plain run may not want it
                     self._account(args, payload, passes)
                 return passes
             if status == _INSUFFICIENT:
@@ -363,7 +363,7 @@ class PagingStream:
                 self._fatal(f"{args.Operation.name}: {breach}")
         status = raw if raw.__class__ is NTSTATUS else NTSTATUS(raw)
         buffer.used += written
-        if self.events.enabled:
+        if not self.events.skips(BuildPagingBuffer, self.scheduler.clock.now):
             self.events.emit(
                 BuildPagingBuffer(
                     time=self.scheduler.clock.now,
