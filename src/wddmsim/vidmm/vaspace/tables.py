@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
 import numpy as np
 
@@ -375,10 +375,21 @@ def _update_flags(initial: bool, use_64k: bool, notify_eviction: bool) -> DXGK_U
     return DXGK_UPDATEPAGETABLEFLAGS(InitialUpdate=initial, Use64KBPages=use_64k, NotifyEviction=notify_eviction)
 
 
+_NOT_INVALID: Final = int(NOT_INVALID_FLAGS)
+
+
 def _track_live(table: ProcessTable, start: int, entries: PteArray) -> None:
     """Keep :attr:`ProcessTable.live` of a leaf table true across an update of ``entries`` from ``start``."""
     count = int(entries.shape[0])
-    live = (entries["Flags"] & NOT_INVALID_FLAGS) != 0
-    bits = int.from_bytes(np.packbits(live, bitorder="little").tobytes(), "little") if live.any() else 0
+    flags = entries["Flags"]
+    if count <= 8:  # most updates: a few entries, where one pass in Python beats numpy's per-call cost
+        bits = 0
+        for i, word in enumerate(flags.tolist()):
+            if word & _NOT_INVALID:
+                bits |= 1 << i
+    else:
+        live = np.flatnonzero(flags & NOT_INVALID_FLAGS)
+        n = int(live.shape[0])
+        bits = (1 << count) - 1 if n == count else sum(1 << i for i in live.tolist())
     span = ((1 << count) - 1) << start
     table.live = (table.live & ~span) | (bits << start)
