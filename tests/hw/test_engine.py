@@ -232,3 +232,26 @@ def test_syncs_and_lone_copies_take_the_same_effect_inline_and_when_they_complet
         assert fault == (FaultKind.INVALID_INSTRUCTION, 208, "SYNC must be 16 zero-padded bytes")
     else:
         assert (fault, fence) == (None, 1)
+
+
+def test_write_qwords_durations_follow_a_replaced_cost_model() -> None:
+    """The engine keeps WRITE_QWORDS durations per size (decision 0203); a cost model set later is the one used."""
+    from wddmsim.hw.cost import CostModel
+
+    gpu = small_gpu()
+    engine = gpu.engines[0]
+    packets: list[cmd.Packet] = [
+        cmd.WriteQwords(local(0x1000 * slot), count, np.arange(count, dtype=np.uint64))
+        for slot, count in ((0, 3), (1, 512), (2, 3))
+    ]
+    models = (engine.cost, CostModel(packet_overhead_ns=1000, local_bandwidth=1e9), engine.cost)
+    durations = []
+    for fence, model in enumerate(models, start=1):
+        engine.cost = model
+        start = gpu.clock.now
+        run(gpu, packets, fence)
+        times = [e.time for e in gpu.events if type(e).__name__ == "PacketExecuted" and e.fence == fence]  # type: ignore[attr-defined]
+        durations.append([b - a for a, b in zip([start, *times], times, strict=False)])
+        assert durations[-1] == [model.transfer_ns(8 * p.count, crosses_pcie=False) for p in packets]  # type: ignore[union-attr]
+    assert durations[0] == durations[2] == [100, 104, 100]
+    assert durations[1] == [1024, 1000 + 4096, 1024], "1 us of overhead, then 1 ns a byte"

@@ -33,3 +33,12 @@ def test_every_modelled_operation_has_one_payload_type() -> None:
     operations = [t.OPERATION for t in PAYLOAD_TYPES]
     assert sorted(operations) == sorted(MODELLED_OPERATIONS)
     assert set(BUILDERS) == set(MODELLED_OPERATIONS)
+
+
+def test_dispatch_by_payload_type_finds_the_builder_of_the_payloads_operation() -> None:
+    """The driver looks a builder up by the payload's class first (decision 0203): the same builder as by
+    ``Operation``, for every modelled payload type and no other."""
+    from wddmsim.kmd.driver import BUILDERS_BY_PAYLOAD
+
+    assert {kind: BUILDERS[kind.OPERATION] for kind in PAYLOAD_TYPES} == BUILDERS_BY_PAYLOAD
+    assert DXGK_BUILDPAGINGBUFFER_UNMODELLED not in BUILDERS_BY_PAYLOAD

@@ -175,3 +175,51 @@ def test_the_flat_path_refuses_what_the_general_path_refuses(
         page_table._fast_plain = True
     assert fast == general
     assert expected in fast
+
+
+def _update(level: int, entries: PteArray, **fields: object) -> DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE:
+    defaults: dict[str, object] = {
+        "PageTableLevel": level,
+        "PageTableAddress": DXGK_PAGETABLEUPDATEADDRESS(GpuVirtual=VA),
+        "pPageTableEntries": entries,
+        "StartIndex": 0,
+        "NumPageTableEntries": int(entries.shape[0]),
+        "UpdateMode": DXGK_PAGETABLEUPDATEMODE.DXGK_PAGETABLEUPDATE_GPU_VIRTUAL,
+    }
+    return DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE(**{**defaults, **fields})  # type: ignore[arg-type]
+
+
+# (level, what the update gets wrong, the name its refusal starts with): each after an update of the same kind was
+# accepted (its checks then take the one-expression path, decision 0203) and on a driver that has seen none.
+REFUSALS: dict[str, tuple[int, dict[str, object], str]] = {
+    "Reserved0": (0, {"Reserved0": 1}, "UpdatePageTable.Reserved0"),
+    "Flags.Reserved": (0, {"Flags": DXGK_UPDATEPAGETABLEFLAGS(Reserved=2)}, "UpdatePageTable.Flags.Reserved"),
+    "negative StartIndex": (0, {"StartIndex": -1}, "UpdatePageTable.StartIndex"),
+    "negative count": (0, {"NumPageTableEntries": -1}, "UpdatePageTable.StartIndex"),
+    "past the table": (0, {"StartIndex": 510}, "UpdatePageTable.StartIndex"),
+    "too few entries": (0, {"NumPageTableEntries": 5}, "UpdatePageTable.pPageTableEntries"),
+    "64 KB entries at level 0": (0, {"pPageTableEntries64KB": _entries(4)}, "UpdatePageTable.pPageTableEntries64KB"),
+    "too few 64 KB entries at level 1": (1, {"pPageTableEntries64KB": _entries(2)}, "UpdatePageTable.pPageTableEntries64KB"),
+    "a VA past the address field": (0, {"PageTableAddress": DXGK_PAGETABLEUPDATEADDRESS(GpuVirtual=1 << 60)}, "UpdatePageTable.PageTableAddress.GpuVirtual"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(REFUSALS))
+def test_an_update_of_a_known_kind_is_refused_as_one_of_a_new_kind(rigs: dict[str, PagingRig], name: str) -> None:
+    rig = rigs["dual"]
+    state = rig.driver.state  # type: ignore[attr-defined]
+    level, wrong, expected = REFUSALS[name]
+    entries = _entries(4)
+    good = _update(level, entries, pPageTableEntries64KB=_entries(4) if level == 1 else None)
+    bad = _update(level, entries, **wrong)
+    state.update_kinds.clear()
+    unknown = _error(rig, bad)
+    if "GpuVirtual" not in expected:  # the VA is looked at after the kind is known
+        assert not state.update_kinds, "a refused update caches nothing"
+    mapping = CpuMapping(CpuVa(0x1000_0000), np.zeros(PAGE_SIZE, dtype=np.uint8))
+    args = DXGKARG_BUILDPAGINGBUFFER(good, pDmaBuffer=mapping.pointer(0), DmaSize=PAGE_SIZE)
+    assert rig.driver.build_paging_buffer(args) == _SUCCESS
+    assert state.update_kinds, "the accepted update's kind is kept"
+    known = _error(rig, bad)
+    assert known == unknown
+    assert known.startswith(f"DriverContractError: {expected}="), known

@@ -15,7 +15,7 @@ Never write ``(x >> 12) & 0x1ff`` inline: declare the field.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self, final
 
@@ -107,6 +107,20 @@ def bits(lsb: int, width: int, default: int = 0) -> int:
 
 
 _LAYOUTS: dict[type[Any], BitLayout] = {}
+_WORDS: dict[type[Any], Callable[[Any], int]] = {}
+"""Per union class: a function of an instance giving its word, one expression over the fields (``Value`` is read
+for every flag union of every paging event)."""
+
+
+def _word_function(cls: type[BitUnion]) -> Callable[[Any], int]:
+    terms = " | ".join(f"int(union.{f.name}) << {f.lsb}" for f in cls.layout().fields)
+    scope: dict[str, Any] = {}
+    exec(f"def word(union):\n    return 0 | {terms or '0'}\n", scope)  # the source: field names and shifts
+    word: Callable[[Any], int] = scope["word"]
+    _WORDS[cls] = word
+    return word
+
+
 _CHECKS: dict[type[Any], tuple[tuple[str, int], ...]] = {}
 """Per union class: ``(field, mask)`` of every bit field, for the construction check."""
 
@@ -155,10 +169,10 @@ class BitUnion:
     @property
     def Value(self) -> int:  # noqa: N802 - the C union member is named Value
         """The whole word, as the C union's ``Value`` member."""
-        word = 0
-        for f in self.layout().fields:
-            word |= int(getattr(self, f.name)) << f.lsb
-        return word
+        word = _WORDS.get(type(self))
+        if word is None:
+            word = _word_function(type(self))
+        return word(self)
 
     @classmethod
     def from_value(cls, value: int) -> Self:

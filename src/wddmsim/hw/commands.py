@@ -262,7 +262,7 @@ def write_qwords_length(inline_count: int) -> int:
 
 def max_extents_in(space: int) -> int:
     """The most page-list extents a COPY can carry within ``space`` bytes (negative: not even the header)."""
-    return (align_down(space, PACKET_ALIGNMENT) - COPY_FIXED_SIZE) // 8
+    return ((space & ~_PAD) - COPY_FIXED_SIZE) // 8  # align_down to PACKET_ALIGNMENT, without the call
 
 
 def max_qwords_in(space: int) -> int:
@@ -347,7 +347,7 @@ def encode_copy_into(
 ) -> int:
     """Write a COPY at ``offset``; ``flags`` is a packed ``COPY_FLAGS`` word.  Returns the packet length."""
     count = 0 if extents is None else int(extents.shape[0])
-    length = copy_length(count)
+    length = (COPY_FIXED_SIZE + 8 * count + _PAD) & ~_PAD  # copy_length, without the call
     _COPY.pack_into(buf, offset, Opcode.COPY, flags, length, src, dst, size, pitch, count)
     end = offset + COPY_FIXED_SIZE
     if count:
@@ -376,7 +376,7 @@ def encode_write_qwords_header_into(
     """Write a WRITE_QWORDS's header and padding, leaving its ``inline`` words (at ``offset + 24``) to the caller,
     who fills them in place -- e.g. translating page-table entries straight into the DMA buffer.  Returns the
     packet length."""
-    length = write_qwords_length(inline)
+    length = (WRITE_QWORDS_FIXED_SIZE + 8 * inline + _PAD) & ~_PAD  # write_qwords_length, without the call
     _WRITE_QWORDS.pack_into(buf, offset, _OP_WRITE_QWORDS, repeat, length, dst, count, 0)
     end = offset + WRITE_QWORDS_FIXED_SIZE + 8 * inline
     if end != offset + length:
@@ -469,6 +469,9 @@ def _zero(buf: memoryview | bytes, start: int, end: int) -> bool:
     return not any(buf[start:end])
 
 
+_PAD_WORD: Final = struct.Struct("<Q")
+"""A WRITE_QWORDS's padding: a 24-byte header and whole words leave 0 or 8 bytes to the 16-byte alignment."""
+
 WriteQwordsFields = tuple[int, int, bool, int, int]
 """``(dst, count, repeat, offset of the inline words, packet length)`` of a WRITE_QWORDS."""
 
@@ -487,7 +490,11 @@ def write_qwords_at(buf: memoryview | bytes, offset: int, end: int) -> WriteQwor
     words_end = start + 8 * (1 if flags else count)
     if length != (words_end - offset + _PAD) & ~_PAD or offset + length > end:
         return None
-    if words_end != offset + length and not _zero(buf, words_end, offset + length):
+    if words_end != offset + length and (
+        _PAD_WORD.unpack_from(buf, words_end)[0]
+        if offset + length - words_end == 8
+        else not _zero(buf, words_end, offset + length)
+    ):
         return None
     return dst, count, flags == 1, start, length
 
@@ -537,7 +544,7 @@ def _decode_copy(buf: memoryview | bytes, offset: int, flags: int, length: int) 
     _, _, _, src, dst, size, pitch, count = _COPY.unpack_from(buf, offset)
     src_pages, dst_pages, transform = bool(flags & _SRC_PAGES), bool(flags & _DST_PAGES), flags >> _TRANSFORM_LSB
     if (
-        length != copy_length(count)
+        length != (COPY_FIXED_SIZE + 8 * count + _PAD) & ~_PAD  # copy_length(count)
         or flags >> 4
         or (src_pages and dst_pages)
         or transform >= 3

@@ -139,6 +139,9 @@ class Engine:
         self.clock = clock
         self.memsys = memsys
         self.cost = cost
+        self._write_cost_of: CostModel | None = None
+        self._write_ns: dict[tuple[int, bool], int] = {}
+        """WRITE_QWORDS durations by (words, crosses PCIe) under ``_write_cost_of``: a few sizes recur per run."""
         self.events = events
         self._interrupt = interrupt
         self.root: TablePointer | None = None
@@ -206,7 +209,7 @@ class Engine:
         if sub.root is not None:  # the context's address space, switched in with its buffer
             self.root, self.root_entries = sub.root, sub.root_entries
         self.privileged = sub.privileged
-        if self.events.enabled:
+        if not self.events.skips(DmaBufferStarted, self.clock.now):  # a plain run may have no one for it
             self.events.emit(DmaBufferStarted(time=self.clock.now, engine=self.index, fence=sub.fence, size=sub.size))
         try:
             self._buffer = self._fetch(sub)
@@ -342,7 +345,7 @@ class Engine:
         if self._posted.length:
             self._posted.land()
         self.packets_executed += 1
-        if self.events.enabled:
+        if not self.events.skips(PacketExecuted, clock.now):
             self.events.emit(
                 PacketExecuted(time=clock.now, engine=self.index, fence=sub.fence, offset=offset, opcode=_SYNC)
             )
@@ -358,7 +361,13 @@ class Engine:
         address = dst & _ADDRESS_MASK
         pcie = space == _SYSTEM or (space == _GPU_PHYS and self.memsys.aperture.contains(address))
         clock = self.clock
-        if not clock.try_advance(clock.now + self.cost.transfer_ns(8 * count, crosses_pcie=pcie)):
+        cost = self.cost
+        if cost is not self._write_cost_of:  # the costs are frozen: a new model is a new object
+            self._write_cost_of, self._write_ns = cost, {}
+        ns = self._write_ns.get((count, pcie))
+        if ns is None:
+            ns = self._write_ns[count, pcie] = cost.transfer_ns(8 * count, crosses_pcie=pcie)
+        if not clock.try_advance(clock.now + ns):
             return False
         self._offset += length
         if self._posted.length:
@@ -374,7 +383,7 @@ class Engine:
             self._failed(error, sub, offset)
             return None
         self.packets_executed += 1
-        if self.events.enabled:
+        if not self.events.skips(PacketExecuted, clock.now):
             self.events.emit(
                 PacketExecuted(time=clock.now, engine=self.index, fence=sub.fence, offset=offset, opcode=_WRITE_QWORDS)
             )
@@ -389,7 +398,7 @@ class Engine:
     def _executed(self, sub: Submission, offset: int, kind: type[cmd.Packet] | None) -> bool:
         """Count a packet (``kind`` ``None``: a whole buffer an executor carried out)."""
         self.packets_executed += 1
-        if self.events.enabled:
+        if not self.events.skips(PacketExecuted, self.clock.now):
             opcode = EXECUTOR_OPCODE if kind is None else _opcode(kind)
             self.events.emit(
                 PacketExecuted(time=self.clock.now, engine=self.index, fence=sub.fence, offset=offset, opcode=opcode)
@@ -402,7 +411,7 @@ class Engine:
         self._buffer = b""
         self._buffer_span = None
         self.completed_fence = sub.fence
-        if self.events.enabled:
+        if not self.events.skips(DmaBufferCompleted, self.clock.now):
             self.events.emit(DmaBufferCompleted(time=self.clock.now, engine=self.index, fence=sub.fence))
         self._interrupt(Interrupt(self.index, InterruptKind.COMPLETION, sub.fence))
 

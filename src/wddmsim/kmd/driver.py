@@ -44,7 +44,7 @@ from wddmsim.ddi.driver import (
     DXGKARG_SETROOTPAGETABLE,
     DxgkrnlInterface,
 )
-from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER, Op
+from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER, PAYLOAD_TYPES, Op
 from wddmsim.ddi.power import DEVICE_POWER_STATE, POWER_ACTION
 from wddmsim.ddi.render import DXGKARG_PATCH, DXGKARG_RENDER
 from wddmsim.ddi.segments import (
@@ -142,6 +142,12 @@ def builder(op: Op) -> Builder | None:
 
 BUILDERS: Final[dict[Op, Builder]] = {op: found for op in Op if (found := builder(op)) is not None}
 """The builders by operation, looked up once per build (the modelled operations, 0-17)."""
+
+BUILDERS_BY_PAYLOAD: Final[dict[type, Builder]] = {
+    kind: BUILDERS[kind.OPERATION] for kind in PAYLOAD_TYPES if getattr(kind, "OPERATION", None) in BUILDERS
+}
+"""The same builders by payload type: one dictionary look-up on the payload's class, instead of working out
+``Operation`` first (a payload of another type -- a subclass, or an unmodelled operation -- takes ``BUILDERS``)."""
 
 
 @final
@@ -422,7 +428,7 @@ class ReferenceDriver:
 
     def build_paging_buffer(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
         """``DxgkDdiBuildPagingBuffer``."""
-        builder = BUILDERS.get(args.Operation)
+        builder = BUILDERS_BY_PAYLOAD.get(args.payload.__class__) or BUILDERS.get(args.Operation)
         if builder is None:
             raise DriverContractError(
                 "Operation",

@@ -128,7 +128,7 @@ class Translator:
         if count == 0:
             return
         first = flags.item(0)
-        if count > 1 and flags.tobytes() != self._row(first, count):
+        if count > 1 and flags.tobytes() != (self._rows.get((first, count)) or self._row(first, count)):
             out[:] = _translate_mixed(
                 entries,
                 flags,

@@ -18,9 +18,12 @@ from typing import final
 from wddmsim.core.addresses import GpuPhysAddr
 from wddmsim.core.units import PAGE_SHIFT
 from wddmsim.ddi.segments import DXGK_SEGMENTDESCRIPTOR4, DXGK_SEGMENTFLAGS
-from wddmsim.hw.addressing import Space, hw_address
+from wddmsim.hw.addressing import HW_ADDRESS, Space, hw_address
 from wddmsim.hw.gpu import GpuConfig
 from wddmsim.kmd.errors import DriverContractError
+
+_GPU_PHYS = Space.GPU_PHYS
+_ADDRESS_MASK = HW_ADDRESS["address"].mask
 
 
 class SegmentKind(Enum):
@@ -149,7 +152,8 @@ class SegmentMap:
                 f"{size:#x} bytes from it leave segment {segment_id} "
                 f"[{segment.base:#x}, {segment.base + segment.size:#x})",
             )
-        return hw_address(Space.GPU_PHYS, segment_address)
+        # hw_address(GPU_PHYS, ...): that space is 0, so an address in range is its own word
+        return segment_address if 0 <= segment_address <= _ADDRESS_MASK else hw_address(_GPU_PHYS, segment_address)
 
     def local_offset(self, segment_id: int, page_address: int) -> GpuPhysAddr:
         """Local-memory byte offset of page ``page_address`` of a memory segment (``DXGK_PTE`` decoding)."""

@@ -24,6 +24,7 @@ _ZERO = np.uint64(HW_PTE["Zero"].shifted_mask)
 _ADDRESS_SHIFT = np.uint64(HW_PTE["Address"].lsb)
 _ADDRESS_MASK = np.uint64(HW_PTE["Address"].mask)
 _LEAF64K = np.uint64(HW_PTE["Leaf64K"].shifted_mask)
+_OR = np.bitwise_or
 
 
 @final
@@ -31,7 +32,7 @@ class UpdateKind:
     """What an update's level, leaf kind, ``Repeat`` and leaf protection fix: the table's shape, the entry
     translator and the checks of the words (worked out once per combination, kept in the driver's state)."""
 
-    __slots__ = ("alignment", "leaf64k", "plain", "shape", "translator")
+    __slots__ = ("alignment", "alignment_mask", "entries_in_table", "leaf64k", "plain", "repeat", "shape", "translator")
 
     def __init__(self, shape: Geometry, translator: Translator, *, leaf64k: bool, repeat: bool) -> None:
         self.shape = shape
@@ -39,6 +40,10 @@ class UpdateKind:
         self.leaf64k = leaf64k
         """Level-1 entries of a single-PTE MMU pointing at 64 KB-page leaf tables."""
         self.alignment = shape.alignment_pages
+        self.alignment_mask = (self.alignment - 1) << int(_ADDRESS_SHIFT)
+        """The address bits a valid entry's word must have clear (0: any page will do)."""
+        self.entries_in_table = shape.entries_in_table
+        self.repeat = repeat
         self.plain = shape.words_per_entry == 1 and shape.ratio == 1 and not repeat
         """Entry ``i`` becomes word ``StartIndex + i``, one for one (the common case)."""
 
@@ -47,7 +52,7 @@ class UpdateKind:
         self.translator.into(out, source, argument)
         if self.leaf64k:
             out |= np.where(out != 0, _LEAF64K, np.uint64(0))
-        if self.alignment > 1:
+        if self.alignment_mask and int(_OR.reduce(out)) & self.alignment_mask:  # one pass: no misaligned bit at all
             _check_alignment(out, self.alignment, argument)
 
 

@@ -21,6 +21,7 @@ from typing import final
 import numpy as np
 import numpy.typing as npt
 
+from wddmsim.core.pointer import CpuPointer
 from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER
 from wddmsim.ddi.status import NTSTATUS, InvalidArgument
 from wddmsim.hw import commands as cmd
@@ -127,8 +128,9 @@ def multipass(
 def advance(args: DXGKARG_BUILDPAGINGBUFFER, written: int, done: int) -> None:
     """The end of a call that wrote ``written`` bytes from ``pDmaBuffer`` (a builder's own loop, not
     :class:`DmaWriter`): ``pDmaBuffer`` past them, ``DmaSize`` less by as much, progress in ``MultipassOffset``."""
-    assert args.pDmaBuffer is not None
-    args.pDmaBuffer = args.pDmaBuffer + written
+    pointer = args.pDmaBuffer
+    assert pointer is not None
+    args.pDmaBuffer = CpuPointer(pointer.mapping, pointer.offset + written)
     args.DmaSize -= written
     args.MultipassOffset = done
 

@@ -54,6 +54,8 @@ _SUCCESS = NTSTATUS.STATUS_SUCCESS
 _INSUFFICIENT = NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER
 _ALIGN_DOWN = ~(cmd.PACKET_ALIGNMENT - 1)
 _WQ_FIXED = cmd.WRITE_QWORDS_FIXED_SIZE
+_GPU_VA_WORD = hw_address(_GPU_VA, 0)
+_VA_NAME = "UpdatePageTable.PageTableAddress.GpuVirtual"
 
 
 def table_word(state: DriverState, address: D3DGPU_PHYSICAL_ADDRESS, argument: str) -> int:
@@ -127,20 +129,39 @@ def build_update_page_table(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER)
     flags, level = p.Flags, p.PageTableLevel
     key = (level, flags.Use64KBPages, flags.Repeat, p.DriverProtection & 0xFF if level == 0 else 0)
     kind = state.update_kinds.get(key)
-    _check(state, p, geometry(state, p) if kind is None else kind.shape)
     if kind is None:  # worked out once the update is known to be well-formed: a refused one caches nothing
+        _check(state, p, geometry(state, p))
         kind = state.update_kinds[key] = _update_kind(state, p, geometry(state, p))
-    if p.UpdateMode == _CPU_VIRTUAL:
+    elif _breaks_known_kind(p, kind):
+        _check(state, p, kind.shape)  # it names what is wrong
+    mode = p.UpdateMode
+    if mode == _CPU_VIRTUAL:
         return _update_by_cpu(args, _Chunker(p, kind))
     if args.pDmaBuffer is None:
         raise DriverContractError("pDmaBuffer", None, "NULL only with the forced CPU_VIRTUAL update mode")
-    if p.UpdateMode == _GPU_VIRTUAL:
-        base = va_word(p.PageTableAddress.GpuVirtual, "UpdatePageTable.PageTableAddress.GpuVirtual")
+    if mode == _GPU_VIRTUAL:
+        va = p.PageTableAddress.GpuVirtual
+        base = _GPU_VA_WORD | va if va.__class__ is int and 0 <= va <= _PACKET_ADDRESS_MASK else va_word(va, _VA_NAME)
     else:
         base = table_word(state, p.PageTableAddress.GpuPhysical, "UpdatePageTable.PageTableAddress.GpuPhysical")
     if kind.plain and _fast_plain:
         return _update_plain(args, p, kind, base)
     return _update_general(args, p, kind.shape, _Chunker(p, kind), base)
+
+
+def _breaks_known_kind(p: DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE, kind: UpdateKind) -> bool:
+    """Whether :func:`_check` would refuse an update of a kind already seen well-formed -- its level is then
+    known good, so only the per-call fields are looked at, in one expression (:func:`_check` explains)."""
+    count, start = p.NumPageTableEntries, p.StartIndex
+    return bool(
+        p.Reserved0
+        or p.Flags.Reserved
+        or count < 0
+        or start < 0
+        or start + count > kind.entries_in_table
+        or p.pPageTableEntries.shape[0] < (1 if kind.repeat else count)
+        or p.pPageTableEntries64KB is not None
+    )
 
 
 def _update_kind(state: DriverState, p: DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE, shape: Geometry) -> UpdateKind:
@@ -188,7 +209,7 @@ def _update_plain(
             out: U64 = all_words[inline >> 3 : (inline >> 3) + n]
         else:
             out = mapping.data[inline : inline + 8 * n].view(cmd.LE_U64)
-        kind.translate_into(out, entries[done : done + n], "pPageTableEntries")
+        kind.translate_into(out, entries if n == len(entries) else entries[done : done + n], "pPageTableEntries")
         pos += length
         done += n
     advance(args, pos - start, done)

@@ -24,7 +24,7 @@ from wddmsim.ddi.paging import (
 from wddmsim.ddi.status import NTSTATUS, InvalidArgument
 from wddmsim.drivers.kit.dma import DmaWriter, advance, multipass
 from wddmsim.hw import commands as cmd
-from wddmsim.hw.addressing import Space, hw_address
+from wddmsim.hw.addressing import HW_ADDRESS, Space, hw_address
 from wddmsim.kmd.allocations import KmdAllocation
 from wddmsim.kmd.errors import DriverContractError
 from wddmsim.kmd.state import DriverState
@@ -38,6 +38,14 @@ _SYNC_LENGTH = len(cmd.SYNC_BYTES)
 _SIDES = {name: (f"{name}.Source", f"{name}.Destination") for name in ("Transfer", "SpecialLockTransfer")}
 """The argument names of each operation's two sides, made once (they name a refused side)."""
 _GPU_PHYS = Space.GPU_PHYS
+_ADDRESS_MASK = HW_ADDRESS["address"].mask
+
+
+def _phys_word(address: int) -> int:
+    """``hw_address(GPU_PHYS, address)``: the GPU_PHYS space is 0, so an address in range is its own word."""
+    return address if 0 <= address <= _ADDRESS_MASK else hw_address(_GPU_PHYS, address)
+
+
 _SUCCESS = NTSTATUS.STATUS_SUCCESS
 _INSUFFICIENT = NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER
 
@@ -146,7 +154,8 @@ def _transfer_state(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER, p: Payl
 
 def build_transfer(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
     """``DxgkDdiBuildPagingBuffer`` for ``DXGK_OPERATION_TRANSFER``."""
-    return _build(state, args, args.Transfer, "Transfer", args.Transfer.MdlOffset)
+    p = args.Transfer
+    return _build(state, args, p, "Transfer", p.MdlOffset)
 
 
 def build_special_lock_transfer(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
@@ -247,8 +256,8 @@ def _build_plain(
                 n = int(cmd.extent_pages(extents[:room_extents]).sum())
                 extents = cmd.make_extents(run[:n])
         offset = done << PAGE_SHIFT
-        src_word = 0 if src_base < 0 else hw_address(_GPU_PHYS, src_base + offset)
-        dst_word = 0 if dst_base < 0 else hw_address(_GPU_PHYS, dst_base + offset)
+        src_word = 0 if src_base < 0 else _phys_word(src_base + offset)
+        dst_word = 0 if dst_base < 0 else _phys_word(dst_base + offset)
         nbytes = min(n << PAGE_SHIFT, last_byte - offset)
         pos += cmd.encode_copy_into(buf, pos, src_word, dst_word, nbytes, flags=flags, extents=extents)
         done += n

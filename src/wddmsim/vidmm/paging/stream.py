@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, Final, NoReturn, final
 
 from wddmsim.core.addresses import FenceValue
@@ -119,8 +120,9 @@ class PagingStream:
 
     def _fresh_buffer(self) -> PagingBuffer:
         buffer = self.pool.next_buffer()
-        if buffer.fence:
-            self.wait(buffer.fence)  # a fault or hang on the way takes the reset path, never escapes bare
+        fence, scheduler = buffer.fence, self.scheduler
+        if fence and not (scheduler.nodes[self.node].completed >= fence and self.node not in scheduler.faults):
+            self.wait(fence)  # a fault or hang on the way takes the reset path, never escapes bare
         buffer.reset()
         buffer.fence = FenceValue(0)
         self._ops_in_current = 0
@@ -146,7 +148,7 @@ class PagingStream:
             private_data=buffer.private_cursor,
             private_size=self.pool.private_size,
         )
-        if self.events.enabled or self.capture is not None:
+        if self.capture is not None or not self.events.skips(PagingBufferSubmitted, self.scheduler.clock.now):
             event = PagingBufferSubmitted(
                 time=self.scheduler.clock.now,
                 node=self.node,
@@ -246,16 +248,19 @@ class PagingStream:
             self.building -= 1
 
     def _build(self, payload: PagingPayload) -> int:
-        buffer = self._buffer()
+        buffer = self.current
+        if buffer is None:
+            buffer = self.current = self._fresh_buffer()
+        used = buffer.used
         args = DXGKARG_BUILDPAGINGBUFFER(
             payload,
-            pDmaBuffer=buffer.cursor,
-            DmaSize=buffer.remaining,
+            pDmaBuffer=CpuPointer(buffer.mapping, used),  # buffer.cursor and .remaining, without the calls
+            DmaSize=buffer.size - used,
             pDmaBufferPrivateData=buffer.private_cursor,
             DmaBufferPrivateDataSize=self.pool.private_size,
             MultipassOffset=0,
             hSystemContext=self.context,
-            DmaBufferWriteOffset=buffer.used,
+            DmaBufferWriteOffset=used,
         )
         passes = 1
         idle_retry = False
@@ -265,7 +270,8 @@ class PagingStream:
             status, progress = self._call(args, buffer)
             if status == _SUCCESS:
                 self._ops_in_current += 1
-                self._account(args, payload, passes)
+                if not self.events.skips(PagingOperation, self.scheduler.clock.now):  # a plain run may not want it
+                    self._account(args, payload, passes)
                 return passes
             if status == _INSUFFICIENT:
                 stalled = stalled + 1 if args.MultipassOffset == offset_at_start else 0
@@ -339,18 +345,30 @@ class PagingStream:
             raw = self.driver.build_paging_buffer(args)
         except Exception as error:  # the driver's bug, not ours: a bugcheck on Windows
             self._fatal(f"{args.Operation.name}: the driver raised {type(error).__name__}: {error}")
-        try:
-            written = self._check(args, buffer, raw, before, size_before)
-        except DriverContractBreach as breach:
-            self._fatal(f"{args.Operation.name}: {breach}")
-        status = raw if type(raw) is NTSTATUS else NTSTATUS(raw)
+        pointer = args.pDmaBuffer
+        if (  # the checks of _check in one expression, for the answer of nearly every call: a legal status, ...
+            raw.__class__ is NTSTATUS
+            and raw in BUILD_PAGING_BUFFER_STATUSES
+            and pointer is not None  # ... pDmaBuffer advanced inside the buffer, DmaSize shrunk by as much ...
+            and pointer.mapping is buffer.mapping
+            and before.offset <= pointer.offset <= buffer.size
+            and args.DmaSize == size_before - (pointer.offset - before.offset)
+            and buffer.guard_intact()  # ... and the guard untouched
+        ):
+            written = pointer.offset - before.offset
+        else:
+            try:
+                written = self._check(args, buffer, raw, before, size_before)
+            except DriverContractBreach as breach:
+                self._fatal(f"{args.Operation.name}: {breach}")
+        status = raw if raw.__class__ is NTSTATUS else NTSTATUS(raw)
         buffer.used += written
-        if self.events.enabled:
+        if not self.events.skips(BuildPagingBuffer, self.scheduler.clock.now):
             self.events.emit(
                 BuildPagingBuffer(
                     time=self.scheduler.clock.now,
                     operation=_OP_NAMES[args.Operation],
-                    status=status.name,
+                    status=_STATUS_NAMES.get(status) or status.name,
                     multipass_offset=args.MultipassOffset,
                     bytes_written=written,
                     buffer_offset=buffer.used - written,
@@ -393,20 +411,19 @@ class PagingStream:
         self.reset.trigger(reason)
 
     def _account(self, args: DXGKARG_BUILDPAGINGBUFFER, payload: PagingPayload, passes: int) -> None:
-        if not self.events.enabled:
-            return
-        kind = _payload_kind(payload)
+        kind = _KINDS.get(type(payload)) or _payload_kind(payload)
         size = 0
         for name, unit in kind.sizes:
             size = int(getattr(payload, name)) * unit
             if size:
                 break
-        handle = HANDLE(int(kind.read(payload, "hAllocation", 0)))
+        has = kind.fields  # a membership test, not a method call, per field: this runs for every operation
+        handle = HANDLE(int(_GET_HALLOCATION(payload))) if "hAllocation" in has else HANDLE(0)
         if not size and handle and isinstance(payload, _WHOLE_ALLOCATION) and self.allocation_size is not None:
             size = self.allocation_size(handle)  # DiscardContent, InitContextResource: the whole allocation
-        source = kind.read(payload, "Source", None)
-        destination = kind.read(payload, "Destination", None)
-        direction = kind.read(payload, "TransferDirection", None)
+        source = _GET_SOURCE(payload) if "Source" in has else None
+        destination = _GET_DESTINATION(payload) if "Destination" in has else None
+        direction = _GET_TRANSFERDIRECTION(payload) if "TransferDirection" in has else None
         self.events.emit(
             PagingOperation(
                 time=self.scheduler.clock.now,
@@ -426,58 +443,89 @@ MAX_STALLED_CALLS: Final = 64
 """INSUFFICIENT_DMA_BUFFER answers in a row with ``MultipassOffset`` unchanged before VidMm gives up on the driver:
 the offset is where the DDI has a driver record its progress, and a loop without it never ends (decision 0121)."""
 
+_GET_HALLOCATION = attrgetter("hAllocation")  # for the fields a payload type has (the union type does not)
+_GET_SOURCE = attrgetter("Source")
+_GET_DESTINATION = attrgetter("Destination")
+_GET_TRANSFERDIRECTION = attrgetter("TransferDirection")
 _WHOLE_ALLOCATION = (DXGK_BUILDPAGINGBUFFER_DISCARDCONTENT, DXGK_BUILDPAGINGBUFFER_INITCONTEXTRESOURCE)
-
-
-_NAMES: dict[type, tuple[str, ...]] = {}
-
-
-def _field_names(t: type) -> tuple[str, ...]:
-    """The fields of a payload type (or a structure inside one), in declaration order, worked out once."""
-    names = _NAMES.get(t)
-    if names is None:
-        names = _NAMES[t] = tuple(f.name for f in dataclasses.fields(t))
-    return names
 
 
 def scalar_fields(payload: object, prefix: str = "") -> tuple[tuple[str, int], ...]:
     """The integer fields of a payload by DDI name, nested structures flattened (``Source.SegmentId``); arrays,
     MDLs, pointers and bytes are left out.  Flag unions give their ``Value``."""
-    out: list[tuple[str, int]] = []
-    for field_name in _field_names(type(payload)):
-        value = getattr(payload, field_name)
-        kind = _VALUE_KINDS.get(type(value))
-        if kind is None:
-            kind = _value_kind(type(value))
-        if kind is _INT:  # bool and IntEnum too
-            out.append((prefix + field_name, int(value)))
+    t = type(payload)
+    reader = _READERS.get(t)
+    if reader is None:
+        reader = _reader(t)
+    values = reader[1](payload)
+    key = (t, prefix, *map(type, values))
+    emit = _RECIPES.get(key)
+    if emit is None:
+        emit = _RECIPES[key] = _recipe(reader[0], values, prefix)
+    return emit(values)
+
+
+_READERS: dict[type, tuple[tuple[str, ...], Callable[[object], tuple[Any, ...]]]] = {}
+"""Per payload type (or structure inside one): its field names in declaration order and one getter of them all."""
+
+Recipe = Callable[[tuple[Any, ...]], tuple[tuple[str, int], ...]]
+_RECIPES: dict[tuple[object, ...], Recipe] = {}
+"""Per payload type, prefix and the types of its field values: a function of the field values that gives the
+reported ones -- worked out once, so the event of every paging operation is one call that builds its tuple (the
+field types of one payload type rarely vary: an optional field is ``None`` or not)."""
+
+
+def _reader(t: type) -> tuple[tuple[str, ...], Callable[[object], tuple[Any, ...]]]:
+    names = tuple(f.name for f in dataclasses.fields(t))
+    getter: Callable[[object], tuple[Any, ...]]
+    if len(names) > 1:
+        getter = attrgetter(*names)
+    else:  # attrgetter of one name returns the value itself, of none is refused
+        getter = (lambda payload: (getattr(payload, names[0]),)) if names else (lambda payload: ())
+    _READERS[t] = reader = (names, getter)
+    return reader
+
+
+def _recipe(names: tuple[str, ...], values: tuple[Any, ...], prefix: str) -> Recipe:
+    """The function reporting these field values: ints as they are, bool and IntEnum through ``int``, unions by
+    ``Value``, one level of nested structure by its own recipe; anything else is left out."""
+    parts: list[str] = []
+    for index, (name, value) in enumerate(zip(names, values, strict=True)):
+        kind, label = _value_kind(type(value)), prefix + name
+        if kind is _EXACT_INT:
+            parts.append(f"({label!r}, v[{index}])")
+        elif kind is _INT:
+            parts.append(f"({label!r}, int(v[{index}]))")
         elif kind is _UNION:
-            out.append((prefix + field_name, value.Value))
-        elif kind is _NESTED and not prefix:
-            out.extend(scalar_fields(value, field_name + "."))
-    return tuple(out)
+            parts.append(f"({label!r}, v[{index}].Value)")
+        elif kind is _NESTED and not prefix:  # one level of nesting, as the event shows it
+            parts.append(f"*nested(v[{index}], {label + '.'!r})")
+    scope: dict[str, Any] = {"nested": scalar_fields}
+    exec(
+        f"def emit(v):\n    return ({', '.join(parts)}{',' if parts else ''})\n", scope
+    )  # the source: literals and indices built above
+    emit: Recipe = scope["emit"]
+    return emit
 
 
-_INT, _UNION, _NESTED, _OTHER = "int", "union", "nested", "other"
-_VALUE_KINDS: dict[type, str] = {}
-"""What :func:`scalar_fields` does with a value, by the value's type (worked out once per type: the event of every
-paging operation reads every field of its payload)."""
+_EXACT_INT, _INT, _UNION, _NESTED, _OTHER = "exact int", "int", "union", "nested", "other"
 
 
 def _value_kind(t: type) -> str:
+    if t is int:
+        return _EXACT_INT
     if issubclass(t, int):
-        kind = _INT
-    elif issubclass(t, BitUnion):
-        kind = _UNION
-    elif dataclasses.is_dataclass(t):
-        kind = _NESTED
-    else:
-        kind = _OTHER
-    _VALUE_KINDS[t] = kind
-    return kind
+        return _INT
+    if issubclass(t, BitUnion):
+        return _UNION
+    if dataclasses.is_dataclass(t):
+        return _NESTED
+    return _OTHER
 
 
 _OP_NAMES = {op: op.name for op in Op}
+_STATUS_NAMES = {status: status.name for status in BUILD_PAGING_BUFFER_STATUSES}
+"""The legal answers' names, read once (an enum member's ``name`` is a property: a call per event)."""
 
 _SIZE_FIELDS = (
     ("TransferSize", 1),
