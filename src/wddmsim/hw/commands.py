@@ -575,6 +575,41 @@ def _decode_copy(buf: memoryview | bytes, offset: int, flags: int, length: int) 
 
 _SMALL_EXTENTS: Final = tuple(f"<{n}Q" for n in range(9))
 
+_SMALL_EXTENT_WORDS: Final = tuple(struct.Struct(f"<{n}Q") for n in range(9))
+_OP_COPY: Final = int(Opcode.COPY)
+
+PagedCopyFields = tuple[int, int, int, bool, tuple[int, ...], int]
+"""``(linear side's address word, first-page offset, size, to_pages, extent words, packet length)`` of a COPY
+between a linear range and a page list."""
+
+
+def paged_copy_at(buf: memoryview | bytes, offset: int, end: int) -> PagedCopyFields | None:
+    """The fast path for a small transfer's packet: the fields of the well-formed COPY at ``offset`` that has a
+    page list of one to eight extents on one side, no transform and a size above zero, read without building a
+    packet or an array -- or ``None`` for anything else, well-formed or not (:func:`decode` it: it returns the
+    same COPY, or explains the fault)."""
+    if end - offset < COPY_FIXED_SIZE + 8:
+        return None
+    opcode, flags, length, src, dst, size, _, count = _COPY.unpack_from(buf, offset)
+    # flags exactly one page-list bit: no transform, no reserved bit, not both sides
+    if opcode != _OP_COPY or not 0 < count <= 8 or (flags != _SRC_PAGES and flags != _DST_PAGES) or size <= 0:
+        return None
+    start = offset + COPY_FIXED_SIZE
+    pad = start + 8 * count
+    if length != (pad - offset + _PAD) & ~_PAD or offset + length > end:
+        return None
+    if pad != offset + length and not _zero(buf, pad, offset + length):
+        return None
+    words = _SMALL_EXTENT_WORDS[count].unpack_from(buf, start)
+    pages = count
+    for word in words:
+        pages += word >> _COUNT_LSB
+    to_pages = flags == _DST_PAGES
+    first, linear = (dst, src) if to_pages else (src, dst)
+    if first >= PAGE_SIZE or first + size > pages * PAGE_SIZE:
+        return None
+    return linear, first, size, to_pages, words, length
+
 
 def _copy_header_error(offset: int, flags: int, length: int, count: int) -> None:
     transform = flags >> _TRANSFORM_LSB

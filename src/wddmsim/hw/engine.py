@@ -255,6 +255,14 @@ class Engine:
                 if ran:
                     continue
                 # It completes later: the general path below keeps the packet until then.
+            if self.privileged and buffer[offset] == _COPY_OPCODE and fast_paged_copy:  # a small transfer's packet
+                paged = cmd.paged_copy_at(buffer, offset, sub.size)
+                if paged is not None:
+                    ran = self._paged_copy_now(sub, offset, paged)
+                    if ran is None:
+                        return
+                    if ran:
+                        continue
             # The buffer's usual last packet, without building it; one that completes later takes the general path.
             if buffer[offset] == _SYNC_OPCODE and cmd.sync_at(buffer, offset, sub.size) and self._sync_now(sub, offset):
                 continue
@@ -386,6 +394,37 @@ class Engine:
         if not self.events.skips(PacketExecuted, clock.now):
             self.events.emit(
                 PacketExecuted(time=clock.now, engine=self.index, fence=sub.fence, offset=offset, opcode=_WRITE_QWORDS)
+            )
+        return True
+
+    def _paged_copy_now(self, sub: Submission, offset: int, fields: cmd.PagedCopyFields) -> bool | None:
+        """Run a COPY read by :func:`~.commands.paged_copy_at` if it is not to be posted and completes before
+        anything else is due: ``True`` if it ran, ``False`` if not (nothing done: the general path takes it),
+        ``None`` if it faulted.  What :meth:`_execute_copy` and :meth:`_run_packet` do for it, in one call."""
+        linear_word, first, size, to_pages, words, length = fields
+        after = offset + length  # posting (decisions 0193, 0200) is the general path's
+        if self._posted.length or (self.post_copies and after + 2 <= sub.size and self._buffer[after] == _COPY_OPCODE):
+            return False
+        clock = self.clock
+        if not clock.try_advance(clock.now + self.cost.transfer_ns(size, crosses_pcie=True)):  # a page list: PCIe
+            return False
+        self._offset = after
+        try:
+            memsys = self.memsys
+            # page_list_spans' own path for a handful of extents and a size above zero, without the array
+            starts, lengths = memsys._few_spans(first, list(words), size)
+            linear = memsys.runs(linear_word, size, _READ if to_pages else _WRITE, self.root, self.root_entries)
+            if not (len(linear) == 1 and scatter_gather(linear[0], memsys.system, starts, lengths, to_pages=to_pages)):
+                packet = cmd.decode(self._buffer, offset, sub.size)
+                assert isinstance(packet, cmd.Copy)
+                self._copy_general(packet)
+        except _EXECUTION_ERRORS as error:
+            self._failed(error, sub, offset)
+            return None
+        self.packets_executed += 1
+        if not self.events.skips(PacketExecuted, clock.now):
+            self.events.emit(
+                PacketExecuted(time=clock.now, engine=self.index, fence=sub.fence, offset=offset, opcode=_COPY)
             )
         return True
 
@@ -546,6 +585,10 @@ class Engine:
             and self._paged_fast(packet)
         ):
             return
+        self._copy_general(packet)
+
+    def _copy_general(self, packet: cmd.Copy) -> None:
+        """A COPY by its runs on both sides (after :meth:`_paged_fast`, if it was tried, declined)."""
         if packet.src_pages:
             src = self.memsys.page_list_runs(packet.src, packet.extents, packet.size)
         else:
@@ -599,6 +642,11 @@ _OPCODE_NAMES: dict[type[cmd.Packet], str] = {kind: kind.__name__.upper() for ki
 
 _WRITE_QWORDS = _OPCODE_NAMES[cmd.WriteQwords]
 _SYNC = _OPCODE_NAMES[cmd.Sync]
+_COPY = _OPCODE_NAMES[cmd.Copy]
+
+fast_paged_copy = True
+"""Whether a small page-list COPY takes :meth:`Engine._paged_copy_now` (tests turn it off to hold it to the general
+path's bytes, events and faults)."""
 
 
 def _opcode(kind: type[cmd.Packet]) -> str:
