@@ -27,7 +27,7 @@ TAKEN = [  # (packet, what the fast path reads from it)
     (cmd.Copy(LOCAL, 0, 8 * PAGE_SIZE, dst_pages=True, extents=EIGHT), (LOCAL, 0, 8 * PAGE_SIZE, True)),
 ]
 
-DECLINED = [  # well-formed COPYs for the general path, and malformed ones for decode to explain
+DECLINED: list[cmd.Packet] = [  # well-formed COPYs for the general path, and malformed ones for decode to explain
     cmd.Copy(LOCAL, LOCAL + PAGE_SIZE, PAGE_SIZE),  # no page list
     cmd.Copy(LOCAL, 0, 9 * PAGE_SIZE, dst_pages=True, extents=NINE),  # more than eight extents
     cmd.Copy(LOCAL, 0, 0, dst_pages=True, extents=ONE),  # nothing to copy
@@ -88,3 +88,17 @@ def test_a_random_program_gives_the_same_bytes_events_and_faults_with_or_without
     assert a[3:] == b[3:]
     assert a[0] == b[0], "local memory differs"
     assert a[1] == b[1], "system memory differs"
+
+
+@pytest.mark.parametrize("count", range(17))
+def test_a_copy_packed_from_words_is_the_copy_encoded_from_its_array(count: int) -> None:
+    """The driver's packing of a small transfer's COPY (decision 0204) against the general encoder, over a buffer
+    of stale bytes (the padding is written too)."""
+    words = [cmd.extent(0x1000 + 7 * i, 1 + i % 3) for i in range(count)]
+    flags = cmd.COPY_FLAGS["SrcPages"].shifted_mask if count else 0
+    general, packed = bytearray(b"\xee" * 256), bytearray(b"\xee" * 256)
+    extents = np.array(words, dtype=np.uint64) if count else None
+    n = cmd.encode_copy_into(memoryview(general), 16, 123, LOCAL, 5000, flags=flags, extents=extents)
+    assert cmd.encode_copy_words_into(memoryview(packed), 16, 123, LOCAL, 5000, flags, words) == n
+    assert packed == general
+    assert cmd.small_extents([]) == []

@@ -291,6 +291,12 @@ def make_extents(pfns: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
     return words
 
 
+def small_extents(pfns: list[int]) -> list[int]:
+    """:func:`make_extents` for a short list of PFNs (at most :data:`MAX_EXTENT_PAGES`), in plain Python: the
+    extent words as ints, without an array."""
+    return _small_extents(pfns) if pfns else []
+
+
 def _small_extents(pfns: list[int]) -> list[int]:
     words: list[int] = []
     start = prev = pfns[0]
@@ -354,6 +360,23 @@ def encode_copy_into(
         assert extents is not None
         buf[end : end + 8 * count] = extents.astype(LE_U64, copy=False).tobytes()
         end += 8 * count
+    if end != offset + length:
+        buf[end : offset + length] = bytes(offset + length - end)
+    return length
+
+
+_COPY_WITH_WORDS: Final = tuple(struct.Struct(f"<HHIQQQII{n}Q") for n in range(17))
+"""A COPY's fixed part and its first 0-16 extent words, packed in one call."""
+
+
+def encode_copy_words_into(
+    buf: memoryview, offset: int, src: int, dst: int, size: int, flags: int, words: list[int]
+) -> int:
+    """:func:`encode_copy_into` for a page list of at most 16 extent words given as ints (no pitch): one pack."""
+    count = len(words)
+    length = (COPY_FIXED_SIZE + 8 * count + _PAD) & ~_PAD
+    _COPY_WITH_WORDS[count].pack_into(buf, offset, Opcode.COPY, flags, length, src, dst, size, 0, count, *words)
+    end = offset + COPY_FIXED_SIZE + 8 * count
     if end != offset + length:
         buf[end : offset + length] = bytes(offset + length - end)
     return length

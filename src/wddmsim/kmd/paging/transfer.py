@@ -200,6 +200,9 @@ def _build(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER, p: Payload, name
     return status
 
 
+_FEW_PAGES = 16
+"""A COPY of at most this many MDL pages has its extent words worked out and packed as ints (no arrays)."""
+
 _fast_plain = True
 """Whether transfers of one plain piece take :func:`_build_plain` (tests turn it off to hold it to the general
 path's bytes)."""
@@ -240,6 +243,7 @@ def _build_plain(
     while done < pages:
         n = min(pages - done, max_pages)
         extents = None
+        words: list[int] | None = None
         if pfns is None:
             if end - pos < _PLAIN_COPY_LENGTH:
                 status = _INSUFFICIENT
@@ -251,15 +255,21 @@ def _build_plain(
                 break
             first = mdl_offset + done
             run = pfns[first : first + n]
-            extents = cmd.make_extents(run)
-            if extents.shape[0] > room_extents:
-                n = int(cmd.extent_pages(extents[:room_extents]).sum())
-                extents = cmd.make_extents(run[:n])
+            words = cmd.small_extents(run.tolist()) if n <= _FEW_PAGES else None  # a small transfer: no arrays
+            if words is None or len(words) > room_extents:
+                words = None
+                extents = cmd.make_extents(run)
+                if extents.shape[0] > room_extents:
+                    n = int(cmd.extent_pages(extents[:room_extents]).sum())
+                    extents = cmd.make_extents(run[:n])
         offset = done << PAGE_SHIFT
         src_word = 0 if src_base < 0 else _phys_word(src_base + offset)
         dst_word = 0 if dst_base < 0 else _phys_word(dst_base + offset)
         nbytes = min(n << PAGE_SHIFT, last_byte - offset)
-        pos += cmd.encode_copy_into(buf, pos, src_word, dst_word, nbytes, flags=flags, extents=extents)
+        if words is not None:
+            pos += cmd.encode_copy_words_into(buf, pos, src_word, dst_word, nbytes, flags, words)
+        else:
+            pos += cmd.encode_copy_into(buf, pos, src_word, dst_word, nbytes, flags=flags, extents=extents)
         done += n
     else:
         if p.Flags.TransferEnd:
