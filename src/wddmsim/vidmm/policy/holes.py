@@ -79,6 +79,8 @@ class _Layout:
         """The start of the cheapest hole for ``request`` in range ``i``'s run, or None if none fits there."""
         lo, hi, inside = self._run(i)
         size, align = request.size, max(request.alignment, _PAGE)
+        if hi - lo < size:
+            return None  # the run is too short for any hole yet (the common case early in the ranking)
         starts = self.starts[inside.start : inside.stop]
         ends = self.ends[inside.start : inside.stop]
         # The ranges a hole [s, s + size) overlaps are consecutive (the run's ranges are disjoint, in address
