@@ -352,11 +352,7 @@ class Engine:
         self._offset += _SYNC_LENGTH
         if self._posted.length:
             self._posted.land()
-        self.packets_executed += 1
-        if not self.events.skips(PacketExecuted, clock.now):
-            self.events.emit(
-                PacketExecuted(time=clock.now, engine=self.index, fence=sub.fence, offset=offset, opcode=_SYNC)
-            )
+        self._count_packet(sub, offset, _SYNC)
         return True
 
     def _write_qwords_now(self, sub: Submission, offset: int, fast: cmd.WriteQwordsFields) -> bool | None:
@@ -390,11 +386,7 @@ class Engine:
         except _EXECUTION_ERRORS as error:
             self._failed(error, sub, offset)
             return None
-        self.packets_executed += 1
-        if not self.events.skips(PacketExecuted, clock.now):
-            self.events.emit(
-                PacketExecuted(time=clock.now, engine=self.index, fence=sub.fence, offset=offset, opcode=_WRITE_QWORDS)
-            )
+        self._count_packet(sub, offset, _WRITE_QWORDS)
         return True
 
     def _paged_copy_now(self, sub: Submission, offset: int, fields: cmd.PagedCopyFields) -> bool | None:
@@ -421,11 +413,7 @@ class Engine:
         except _EXECUTION_ERRORS as error:
             self._failed(error, sub, offset)
             return None
-        self.packets_executed += 1
-        if not self.events.skips(PacketExecuted, clock.now):
-            self.events.emit(
-                PacketExecuted(time=clock.now, engine=self.index, fence=sub.fence, offset=offset, opcode=_COPY)
-            )
+        self._count_packet(sub, offset, _COPY)
         return True
 
     def _failed(self, error: Exception, sub: Submission, offset: int) -> bool:
@@ -436,13 +424,15 @@ class Engine:
 
     def _executed(self, sub: Submission, offset: int, kind: type[cmd.Packet] | None) -> bool:
         """Count a packet (``kind`` ``None``: a whole buffer an executor carried out)."""
-        self.packets_executed += 1
-        if not self.events.skips(PacketExecuted, self.clock.now):
-            opcode = EXECUTOR_OPCODE if kind is None else _opcode(kind)
-            self.events.emit(
-                PacketExecuted(time=self.clock.now, engine=self.index, fence=sub.fence, offset=offset, opcode=opcode)
-            )
+        self._count_packet(sub, offset, EXECUTOR_OPCODE if kind is None else _opcode(kind))
         return True
+
+    def _count_packet(self, sub: Submission, offset: int, opcode: str) -> None:
+        """One packet executed now: counted, and a ``PacketExecuted`` event if anyone wants one (decision 0207)."""
+        self.packets_executed += 1
+        now = self.clock.now
+        if not self.events.skips(PacketExecuted, now):
+            self.events.emit(PacketExecuted(time=now, engine=self.index, fence=sub.fence, offset=offset, opcode=opcode))
 
     def _finish_submission(self, sub: Submission) -> None:
         self._posted.land()
