@@ -7,13 +7,15 @@ holes it could carve the one whose overlapping candidates are fewest bytes (ties
 end -- the top for ``FromEndOfSegment``), and only those leave.  Ranges the scan may not take (pinned,
 protected, vetoed allocations, VidMm's page tables) split the segment into runs.
 
-Cost: O(k) per candidate to find its run, O(k^2) to choose in it (k: ranges in the run); only when room must
-be made.
+Cost: O(k) per candidate to find its run, O(k log k) to choose in it (k: ranges in the run); only when room
+must be made.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
+from itertools import accumulate
 
 from wddmsim.vidmm.policy.interface import RoomPlan, RoomRequest, SegmentView, VidMmAllocation
 
@@ -77,14 +79,23 @@ class _Layout:
         """The start of the cheapest hole for ``request`` in range ``i``'s run, or None if none fits there."""
         lo, hi, inside = self._run(i)
         size, align = request.size, max(request.alignment, _PAGE)
-        edges = [lo, hi] + [self.starts[m] for m in inside] + [self.ends[m] for m in inside]
-        starts = {-(-e // align) * align for e in edges} | {(e - size) // align * align for e in edges}
+        if hi - lo < size:
+            return None  # the run is too short for any hole yet (the common case early in the ranking)
+        starts = self.starts[inside.start : inside.stop]
+        ends = self.ends[inside.start : inside.stop]
+        # The ranges a hole [s, s + size) overlaps are consecutive (the run's ranges are disjoint, in address
+        # order): found by bisection, their bytes by prefix sums.
+        prefix = [0, *accumulate(e - b for b, e in zip(starts, ends, strict=True))]
+        edges = [lo, hi, *starts, *ends]
+        candidates = {-(-e // align) * align for e in edges} | {(e - size) // align * align for e in edges}
         best: tuple[int, int, int] | None = None
-        for s in starts:
+        for s in candidates:
             if s < lo or s + size > hi:
                 continue
-            cost = [self.ends[m] - self.starts[m] for m in inside if self.starts[m] < s + size and s < self.ends[m]]
-            key = (sum(cost), len(cost), -s if request.from_end else s)
+            first = bisect_right(ends, s)  # the first range ending after s
+            stop = bisect_left(starts, s + size)  # the first range starting at or after the hole's end
+            count = max(stop - first, 0)
+            key = (prefix[first + count] - prefix[first], count, -s if request.from_end else s)
             if best is None or key < best:
                 best = key
         if best is None:

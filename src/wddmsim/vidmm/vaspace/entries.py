@@ -99,7 +99,7 @@ class Entries:
         entries["PageAddress"] = numbers
         four_k_only = mapping.space.owner is not None  # privileged space: the copy source of 4 KB entries
         if self.tables.dual and segment_id and self.use_64k and not four_k_only:
-            big = self.big_pages(mapping.va, numbers, flags, entries)
+            big = self.big_pages(mapping.va, int(numbers[0]), flags, entries)  # segment pages: consecutive
         if self._large_allowed(mapping, segment_id) and not four_k_only:
             large = self.large_pages(mapping, segment_id, numbers, pte_flags(LargePage=1, **rights) | flags)
             for key in large:  # the leaf entries under a large page stay invalid
@@ -115,25 +115,21 @@ class Entries:
             mapping.space, lo, entries[first:last], mapping.driver_protection, big=big, large=large, source=source
         )
 
-    def big_pages(self, va: int, numbers: npt.NDArray[np.uint64], flags: int, entries: PteArray) -> dict[int, PteArray]:
-        """64 KB entries for every whole 64 KiB of the range whose pages are one aligned 64 KiB of a segment;
-        their 4 KB entries become invalid (the two kinds of one range are never both valid)."""
+    def big_pages(self, va: int, first_page: int, flags: int, entries: PteArray) -> dict[int, PteArray]:
+        """64 KB entries for every whole 64 KiB of the range from ``va`` whose pages are one aligned 64 KiB of a
+        segment, the range mapping the consecutive pages from ``first_page`` (one entry of ``entries`` each):
+        either every whole 64 KiB qualifies or none does.  Their 4 KB entries become invalid (the two kinds of one
+        range are never both valid)."""
         first = -(-va // SIZE_64K) * SIZE_64K
         skip = (first - va) // PAGE_SIZE
-        count = (int(numbers.shape[0]) - skip) // PER_64K if numbers.shape[0] > skip else 0
-        if count <= 0:
+        count = (int(entries.shape[0]) - skip) // PER_64K
+        if count <= 0 or (first_page + skip) % PER_64K:
             return {}
-        runs = numbers[skip : skip + count * PER_64K].reshape(count, PER_64K)
-        whole = (runs[:, 0] % PER_64K == 0) & (runs[:, -1] - runs[:, 0] == PER_64K - 1)
-        chosen = np.flatnonzero(whole)
-        if not chosen.shape[0]:
-            return {}
-        out = pte_array(int(chosen.shape[0]))
+        out = pte_array(count)
         out["Flags"] = flags
-        out["PageAddress"] = runs[chosen, 0]
-        fours = entries[skip : skip + count * PER_64K].reshape(count, PER_64K)
-        fours[chosen] = pte_array(PER_64K)  # their 4 KB entries: invalid
-        return {first + c * SIZE_64K: out[j : j + 1] for j, c in enumerate(chosen.tolist())}
+        out["PageAddress"] = np.arange(count, dtype=np.uint64) * np.uint64(PER_64K) + np.uint64(first_page + skip)
+        entries[skip : skip + count * PER_64K] = pte_array(count * PER_64K)  # their 4 KB entries: invalid
+        return {first + c * SIZE_64K: out[c : c + 1] for c in range(count)}
 
     def _large_allowed(self, mapping: VaMapping, segment_id: int) -> bool:
         a = mapping.allocation
@@ -302,8 +298,12 @@ class Entries:
             if (entries[done : done + count]["Flags"] & NOT_INVALID_FLAGS).any():
                 tables.leaf(space, at)
             done += count
+        done_key = None
         for chunk in sorted(big):
-            tables.leaf64(space, chunk)
+            key = tables.key(0, chunk)
+            if key != done_key:  # one 64 KB-page table per 2 MiB: the later chunks there find it
+                tables.leaf64(space, chunk)
+                done_key = key
 
     def _write_leaves(
         self, space: GpuVaSpace, va: int, entries: PteArray, protection: int, source: tuple[int, int] | None

@@ -388,8 +388,13 @@ def _track_live(table: ProcessTable, start: int, entries: PteArray) -> None:
             if word & _NOT_INVALID:
                 bits |= 1 << i
     else:
-        live = np.flatnonzero(flags & NOT_INVALID_FLAGS)
-        n = int(live.shape[0])
-        bits = (1 << count) - 1 if n == count else sum(1 << i for i in live.tolist())
+        masked = flags & NOT_INVALID_FLAGS
+        n = int(np.count_nonzero(masked))
+        if n == count:
+            bits = (1 << count) - 1
+        elif n:
+            bits = int.from_bytes(np.packbits(masked != 0, bitorder="little").tobytes(), "little")
+        else:
+            bits = 0
     span = ((1 << count) - 1) << start
     table.live = (table.live & ~span) | (bits << start)
