@@ -12,7 +12,7 @@ from wddmsim.hw import swizzle
 from wddmsim.hw.aperture import Aperture, gart_entry
 from wddmsim.hw.bar import BarAccessError, DetileWindow, PciBar
 from wddmsim.hw.faults import AccessKind, GpuFault
-from wddmsim.hw.memory import LocalMemory
+from wddmsim.hw.memory import LocalMemory, PhysicalMemory
 
 
 def test_an_80_gib_memory_is_sparse_reads_zero_and_keeps_what_is_written() -> None:
@@ -79,3 +79,18 @@ def test_a_detiling_window_shows_tiled_bytes_as_linear_through_the_bar() -> None
         bar.read((1 << 40) + 2 * MiB, 1)
     with pytest.raises(ValueError, match="pitch 100"):
         bar.program_window(1, DetileWindow(0, 4096, 100))
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_a_long_zero_fill_zeroes_exactly_its_range_in_both_kinds_of_memory(shared: bool) -> None:
+    # Long zero fills release whole pages instead of storing: the ragged edges and the bytes around must still be
+    # exactly right, in anonymous memory and in a memory file.
+    mem = PhysicalMemory("m", 64 * PAGE_SIZE, shared=shared)
+    mem.data[:] = 0xA5
+    start, length = PAGE_SIZE + 3, 40 * PAGE_SIZE + 5
+    mem.fill(start, length, 0)
+    expected = np.full(64 * PAGE_SIZE, 0xA5, dtype=np.uint8)
+    expected[start : start + length] = 0
+    assert np.array_equal(mem.data, expected)
+    mem.fill(start, 8, 0x11223344)  # the released pages take stores again
+    assert mem.read(start, 8) == bytes([0x44, 0x33, 0x22, 0x11] * 2)

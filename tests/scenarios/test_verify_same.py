@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from wddmsim.scenarios.verify import _differ, compare, same
+from wddmsim.scenarios.verify import STEP, _differ, compare, same
 
 BASE = np.arange(4096, dtype=np.int64).astype(np.uint8)
 
@@ -41,3 +41,17 @@ def test_pieces_that_differ_are_explained_as_one_stream() -> None:
     pieces = [(BASE[:2048].tobytes(), BASE[:2048]), (_flip(BASE[2048:], 100), BASE[2048:])]
     assert _differ(pieces) == "1 byte(s) differ, first at offset 0x864 (read 0x74, expected 0x64)"
     assert _differ([(BASE[:2048].tobytes(), BASE[:2048])]) is None
+
+
+LONG = np.random.default_rng(7).integers(0, 256, 3 * STEP * 8 + 24, dtype=np.uint8)
+"""Three whole steps of :func:`same` and a ragged last one."""
+
+
+@pytest.mark.parametrize("at", [0, STEP * 8 - 1, STEP * 8, 2 * STEP * 8 + 5, LONG.shape[0] - 1])
+def test_a_wrong_byte_in_any_step_of_a_long_comparison_is_caught(at: int) -> None:
+    assert same(LONG.tobytes(), LONG)
+    wrong = _flip(LONG, at)
+    assert not same(wrong, LONG)
+    assert compare(wrong, LONG) == (
+        f"1 byte(s) differ, first at offset {at:#x} (read {LONG[at] ^ 0x10:#04x}, expected {LONG[at]:#04x})"
+    )

@@ -61,6 +61,11 @@ def _memory_file(name: str, size: int) -> int | None:
     return fd
 
 
+_RELEASE_AT = 64 * 1024
+"""A zero fill this long releases its whole pages instead of storing zeros (cheaper than a memset: the pages
+need not be resident, and a page never touched again costs nothing)."""
+
+
 class PhysicalMemory:
     """A sparse, zero-initialised byte array of ``size`` bytes (a multiple of 4 KiB)."""
 
@@ -107,7 +112,10 @@ class PhysicalMemory:
         if length <= 0:
             return
         if pattern == 0:
-            self.data[offset : offset + length] = 0
+            if length >= _RELEASE_AT:
+                self.decommit(offset, length)  # whole pages go back to the OS: no store, no page touched
+            else:
+                self.data[offset : offset + length] = 0
             return
         if offset % 4 == 0 and length % 4 == 0:
             self.u32[offset // 4 : (offset + length) // 4] = pattern

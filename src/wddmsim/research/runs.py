@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from wddmsim.core.events import Event
 from wddmsim.research.bound import lower_bound
@@ -25,13 +25,15 @@ from wddmsim.research.frames import THRASH_WINDOW, Frame, FrameFold, FrameMarks,
 from wddmsim.research.reference import ReferenceRecorder, ReferenceString
 from wddmsim.scenarios.callfmt import TraceFormatError
 from wddmsim.scenarios.config import ScenarioConfig
-from wddmsim.scenarios.replay import ReplayResult, Trace, replay
 from wddmsim.scenarios.runner import Progress, RunResult, run_scenario
 from wddmsim.system import Adapter
 from wddmsim.vidmm.events import VidMmPageIn
 from wddmsim.vidmm.policy.interface import EvictionPolicy
 from wddmsim.vidmm.policy.offline import Belady, Future
 from wddmsim.vidmm.policy.registry import DEFAULT_EVICTION
+
+if TYPE_CHECKING:  # a scenario run never replays: the replayer is imported where a trace is replayed
+    from wddmsim.scenarios.replay import ReplayResult, Trace
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +121,8 @@ def observed_replay(
         if marks is not None:
             for _ in range(bounds.count(done)):
                 marks.mark()
+
+    from wddmsim.scenarios.replay import replay
 
     result = replay(trace, overrides, wrap=holder.wrap, after_call=after_call, on_adapter=attach)
     return result, holder.string(result.adapter), holder.clairvoyance()

@@ -58,7 +58,6 @@ from wddmsim.scenarios.config import TILE, ScenarioConfig
 from wddmsim.scenarios.gpu import ListGpu, VaGpu
 from wddmsim.scenarios.held import Resource
 from wddmsim.scenarios.model import GpuCopy, GpuFill, GpuOp, Model, Ref, Tile, TileState
-from wddmsim.scenarios.patterns import pattern
 from wddmsim.scenarios.record import TracedDevice, TracedProcess, TracedRuntime
 from wddmsim.scenarios.result import Check
 from wddmsim.scenarios.workload import CapturedSpec, Placement, ResourceSpec, captured, resources
@@ -338,10 +337,10 @@ class App:
         if not self.wddm2 and not r.held and not r.spec.swizzled and self.rng.random() < 0.3:
             pages = tuple(range(offset // PAGE_SIZE, -(-(offset + size) // PAGE_SIZE)))  # lock only those pages
         base = self._lock(r, pages, level)
-        self.process.cpu_write_pattern(base + offset, seed, size)
+        written = self.process.cpu_write_pattern(base + offset, seed, size)
         if not r.held:
             self._unlock(r)
-        self.model.write(r.name, offset, pattern(seed, size))
+        self.model.write(r.name, offset, written)
         r.written = True
 
     # --- a frame ---------------------------------------------------------------------------------------------
@@ -384,8 +383,8 @@ class App:
         if staged:
             base = self._lock(self.staging)
             for at, size, seed in staged:
-                self.process.cpu_write_pattern(base + at, seed, size)
-                self.model.write(self.staging.name, at, pattern(seed, size))
+                written = self.process.cpu_write_pattern(base + at, seed, size)
+                self.model.write(self.staging.name, at, written)
             self._unlock(self.staging)
         if self.tiled and frame % 2 == 1:
             self._remap_tiles()

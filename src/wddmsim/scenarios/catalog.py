@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Mapping
-from importlib import resources
 from pathlib import Path
 from typing import Final
 
@@ -26,7 +25,9 @@ def builtin_text(name: str) -> str:
     """The TOML text of built-in scenario ``name`` (a starting point for your own file)."""
     if name not in BUILTIN:
         raise ConfigurationError("SCENARIO", name, f"built-in scenarios are {', '.join(BUILTIN)} (and {TOUR})")
-    return resources.files("wddmsim.scenarios").joinpath("builtin", f"{name}.toml").read_text(encoding="utf-8")
+    # The package is installed as files (never zipped): a path beside this module, without importlib.resources'
+    # own imports (zipfile among them), which cost a plain run more than reading the file.
+    return (Path(__file__).with_name("builtin") / f"{name}.toml").read_text(encoding="utf-8")
 
 
 def load(spec: str | None = None, overrides: Mapping[str, object] | None = None) -> ScenarioConfig:

@@ -132,9 +132,16 @@ class Model:
         self.bytes[name][offset : offset + data.shape[0]] = data
 
     def read(self, ref: Ref, size: int) -> ByteArray:
+        """The bytes ``size`` bytes from ``ref`` should hold: a view of the model where they lie in one resource
+        (a copy would be one more pass over them; nothing writes the model while the view is used, as a copy's
+        source and destination never share a byte)."""
+        pieces = self.pieces(ref, size)
+        only = pieces[0].name if len(pieces) == 1 else None
+        if only is not None:
+            return self.bytes[only][pieces[0].offset : pieces[0].offset + size]
         parts = [
             np.zeros(p.size, dtype=np.uint8) if p.name is None else self.bytes[p.name][p.offset : p.offset + p.size]
-            for p in self.pieces(ref, size)
+            for p in pieces
         ]
         out: ByteArray = np.concatenate(parts)
         return out

@@ -19,6 +19,7 @@ from typing import IO, Any, TypeVar, final
 
 from wddmsim.api import Runtime, UserDevice, UserProcess
 from wddmsim.core.addresses import FenceValue
+from wddmsim.core.pointer import ByteArray
 from wddmsim.ddi.allocation import D3DDDICB_ALLOCATE, D3DDDICB_DEALLOCATE
 from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.lock import D3DDDICB_LOCK, D3DDDICB_LOCK2, D3DDDICB_UNLOCK, D3DDDICB_UNLOCK2
@@ -191,9 +192,11 @@ class TracedProcess:
                 }
             )
 
-    def cpu_write_pattern(self, address: int, seed: int, size: int) -> None:
-        """Write ``size`` bytes of :func:`~wddmsim.scenarios.patterns.pattern` ``seed`` (recorded by name)."""
-        self.process.cpu_write(address, pattern(seed, size).tobytes())
+    def cpu_write_pattern(self, address: int, seed: int, size: int) -> ByteArray:
+        """Write ``size`` bytes of :func:`~wddmsim.scenarios.patterns.pattern` ``seed`` (recorded by name); returns
+        the bytes written, so that the caller's model need not generate them again."""
+        data = pattern(seed, size)
+        self.process.cpu_write(address, data.data)  # the array's own bytes: no copy made to write them
         if self.log is not None:
             self.log.call(
                 {
@@ -205,6 +208,7 @@ class TracedProcess:
                     },
                 }
             )
+        return data
 
     def cpu_read(self, address: int, size: int) -> bytes:
         data = self.process.cpu_read(address, size)

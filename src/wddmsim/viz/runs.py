@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.table import Table
 
 from wddmsim.core.units import format_size
-from wddmsim.scenarios.replay import ReplayResult
 from wddmsim.scenarios.runner import RunResult
 from wddmsim.scenarios.traffic import HEADLINE
 from wddmsim.viz import console
+
+if TYPE_CHECKING:  # a plain run's tables need no replayer
+    from wddmsim.scenarios.replay import ReplayResult
 
 
 def _bytes(name: str, value: int) -> str:
