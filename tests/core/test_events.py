@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pytest
+
 from wddmsim.core.clock import Clock
 from wddmsim.core.events import Event, EventLog
 
@@ -88,3 +90,23 @@ def test_skips_counts_an_event_no_one_would_see_and_only_then() -> None:
     assert not log.skips(Beta, 10), "a log that keeps its events wants every one"
     log.enabled = False
     assert log.skips(Alpha, 11) and log.emitted == 2, "a disabled log drops every event, uncounted"
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_a_listener_added_while_an_event_is_delivered_sees_the_later_events_only(keep: bool) -> None:
+    """The event being delivered when a listener subscribes is not a later one: neither ``subscribe`` nor
+    ``follow`` gives it (``follow`` gives it once, as a kept event, when the log keeps its events)."""
+    log = EventLog(Clock(), keep=keep)
+    late: list[int] = []
+    followed: list[int] = []
+
+    def join(event: Event) -> None:
+        if event.time == 1:
+            log.subscribe(lambda e: late.append(e.time))
+            log.follow(lambda e: followed.append(e.time))
+
+    log.subscribe(join)
+    log.emit(Alpha(time=1))
+    log.emit(Alpha(time=2))
+    assert late == [2]
+    assert followed == ([1, 2] if keep else [2])

@@ -205,3 +205,14 @@ def test_an_invalid_entry_in_a_cached_range_faults_or_is_walked_again(pages: int
         runs = gpu.mmu.translate(tables.root, va, pages * PAGE_SIZE, AccessKind.READ)
         assert runs == [(gpu.local, 0x100_0000, pages * PAGE_SIZE)]
         assert gpu.mmu.walks == walks + 1
+
+
+@pytest.mark.parametrize("access", [AccessKind.READ, AccessKind.WRITE, AccessKind.EXECUTE])
+def test_a_walk_that_reads_a_table_outside_memory_faults_as_a_read_of_the_table(access: AccessKind) -> None:
+    """The walk's own read of a root or middle entry is a read, whatever the access it translates for: the bus
+    error says READ (the page-fault interrupt's Write flag follows it)."""
+    gpu = Gpu(GpuConfig())
+    outside = TablePointer(Target.LOCAL, gpu.local.size + PAGE_SIZE)
+    with pytest.raises(GpuFault) as fault:
+        gpu.mmu.translate(outside, 0x1000, 8, access)
+    assert fault.value.kind == FaultKind.BUS_ERROR and fault.value.access == AccessKind.READ

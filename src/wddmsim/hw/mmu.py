@@ -244,7 +244,7 @@ class Mmu:
         layout = self.layout
         target, address = int(root.target), root.address
         for level, shift, mask in self._upper:
-            entry = self._entry(target, address, (va >> shift) & mask, access)
+            entry = self._entry(target, address, (va >> shift) & mask)
             if not entry & 1:
                 raise GpuFault(FaultKind.PAGE_FAULT, va, f"level {level} entry is invalid", access=access, level=level)
             if entry & _LARGE_BIT or entry & _ZERO_BIT:
@@ -253,10 +253,10 @@ class Mmu:
         shift, mask = self._level1
         index = (va >> shift) & mask
         if layout.dual_pte:
-            first = self._entry(target, address, 2 * index, access)
-            second = self._entry(target, address, 2 * index + 1, access)
+            first = self._entry(target, address, 2 * index)
+            second = self._entry(target, address, 2 * index + 1)
         else:
-            first = self._entry(target, address, index, access)
+            first = self._entry(target, address, index)
             second = 0
         if first & 1 and (first & _LARGE_BIT or first & _ZERO_BIT):
             return _Region(large=first, large_level=1)
@@ -275,13 +275,16 @@ class Mmu:
             raise GpuFault(FaultKind.PAGE_FAULT, va, "level 1 entry is invalid", access=access, level=1)
         return _Region(small=small, big=big)
 
-    def _entry(self, target: int, address: int, index: int, access: AccessKind) -> int:
-        """Word ``index`` of the table at ``address`` in ``target`` memory (a bus error if it leaves memory)."""
+    def _entry(self, target: int, address: int, index: int) -> int:
+        """Word ``index`` of the table at ``address`` in ``target`` memory (a bus error if it leaves memory: the
+        walk's own read of a table entry, so a ``READ`` whatever access the walk is for, as :meth:`read_entry`)."""
         mem = self._memories[target]
         at = address + index * PTE_SIZE
         if address % PTE_SIZE or at < 0 or at + PTE_SIZE > mem.size:
             table = TablePointer(Target(target), address)
-            raise GpuFault(FaultKind.BUS_ERROR, address, f"page table at {table} leaves {mem.name}", access=access)
+            raise GpuFault(
+                FaultKind.BUS_ERROR, address, f"page table at {table} leaves {mem.name}", access=AccessKind.READ
+            )
         return int(mem.u64[at >> 3])
 
     def _leaf(self, pointer: int, count: int, access: AccessKind) -> U64:
