@@ -476,6 +476,49 @@ def test_an_idle_process_tables_leave_under_pressure_and_come_back_before_its_wo
     w.check()
 
 
+def test_an_idle_process_tables_stay_when_their_leaving_could_not_make_the_room() -> None:
+    """Decision 0218: pressure the idle trees cannot relieve (they hold a few KiB; the request needs 1 MiB) makes
+    no tree leave -- before, every idle tree left for nothing and came back before its next work.  A request
+    their leaving does serve still takes them (least recently used first)."""
+    from wddmsim.vidmm.events import PageTablesEvicted
+
+    from .test_work import Proc
+
+    w = World()
+    a, fence, _, _ = _long_copy(w)  # process A: its tables in the local segment
+    w.vidmm.work.wait(a.context, FenceValue(fence))  # ... and idle
+    b = Proc(w)
+    seg = w.vidmm.spaces.get(2)
+
+    def a_tables() -> list[ProcessTable]:
+        return [o for _, _, o in seg.held() if isinstance(o, ProcessTable) and o.space is a.space]
+
+    tables = a_tables()
+    assert tables and sum(t.size for t in tables) < 1 * MiB
+    filler = w.buffer(seg.ranges.free_bytes, device=b.device)  # B fills the rest of the local segment
+    w.make_resident(filler, queue=b.queue)
+    assert seg.ranges.free_bytes < 1 * MiB
+    big = w.buffer(1 * MiB, device=b.device)
+    assert w.vidmm.va is not None
+    start = len(w.adapter.events)
+    assert w.vidmm.va.evict_idle_tables(seg, 1 * MiB, big, 0, False) is None
+    assert not [e for e in w.adapter.events.since(start) if isinstance(e, PageTablesEvicted)]
+    assert not a.space.evicted and a_tables() == tables
+    fits = [
+        n * PAGE_SIZE
+        for n in range(1, 1 * MiB // PAGE_SIZE)
+        if seg.fits_after_freeing(n * PAGE_SIZE, [t.offset for t in tables])
+    ]
+    assert fits and not seg.fits_after_freeing(fits[-1], [])  # A's tables leaving is what makes this one fit
+    offset = w.vidmm.va.evict_idle_tables(seg, fits[-1], big, 0, False)
+    assert offset is not None and a.space.evicted and not a_tables()
+    assert [e.process for e in w.adapter.events.since(start) if isinstance(e, PageTablesEvicted)] == [
+        int(a.device.process.handle)
+    ]
+    seg.free(offset)
+    w.check()
+
+
 def test_a_freed_tables_window_is_not_handed_out_while_operations_built_before_may_name_it() -> None:
     """The CPU maps a table's paging-process window at once: reusing the window of a freed table while earlier
     operations naming it are still queued would send those writes to the new table (found by the random model:

@@ -511,3 +511,81 @@ def test_a_search_drops_the_stale_entries_it_meets_on_top_of_a_class() -> None:
     ranges.check()
     assert sum(len(stack) for stack in ranges._bins) < 16
     assert ranges.allocate(64 * KiB, alignment=64 * KiB) == 1000 * 64 * KiB, "the same block is picked"
+
+
+# --- would a request fit once some ranges were freed (decision 0218) ----------------------------------------
+
+
+def _replayed(history: list[tuple[str, int, int, bool]], total: int) -> RangeAllocator:
+    """A fresh space taken through ``history`` (``("allocate", pages, alignment, from_end)`` or ``("free", start,
+    0, False)``): the same operations give the same layout, so the answer can be checked on a copy."""
+    space = RangeAllocator(total)
+    for op, value, alignment, from_end in history:
+        if op == "allocate":
+            space.allocate(value * PAGE_SIZE, alignment=alignment, from_end=from_end)
+        else:
+            space.free(value)
+    return space
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_fits_after_freeing_answers_what_freeing_then_allocating_does(seed: int) -> None:
+    """Table-driven against the allocator itself: free the ranges on a replayed copy, then allocate (from either
+    end); the answer must be the same, and asking changes nothing."""
+    rng = random.Random(seed)
+    total = 256 * PAGE_SIZE
+    space = RangeAllocator(total)
+    history: list[tuple[str, int, int, bool]] = []
+    for _ in range(rng.randrange(10, 80)):
+        starts = [e.start for e in space.allocated()]
+        if starts and rng.random() < 0.35:
+            start = rng.choice(starts)
+            space.free(start)
+            history.append(("free", start, 0, False))
+        else:
+            pages = rng.choice([1, 1, 2, 3, 4, 8, 16])
+            alignment = rng.choice([0, 0, 2 * PAGE_SIZE, 4 * PAGE_SIZE])
+            from_end = rng.random() < 0.3
+            if space.allocate(pages * PAGE_SIZE, alignment=alignment, from_end=from_end) is not None:
+                history.append(("allocate", pages, alignment, from_end))
+    before = extents(space)
+    live = [e.start for e in space.allocated()]
+    for _ in range(12):
+        freed = rng.sample(live, rng.randrange(0, len(live) + 1)) if live else []
+        size = rng.choice([1, 2, 3, 5, 8, 16, 32, 64]) * PAGE_SIZE
+        alignment = rng.choice([0, 2 * PAGE_SIZE, 8 * PAGE_SIZE])
+        answer = space.fits_after_freeing(size, freed, alignment=alignment)
+        assert extents(space) == before, "asking changed the layout"
+        for from_end in (False, True):
+            copy = _replayed(history, total)
+            assert extents(copy) == before
+            for start in freed:
+                copy.free(start)
+            assert (copy.allocate(size, alignment=alignment, from_end=from_end) is not None) == answer, (
+                seed,
+                freed,
+                size,
+                alignment,
+                from_end,
+            )
+
+
+def test_fits_after_freeing_joins_a_freed_range_with_the_free_blocks_beside_it() -> None:
+    space = RangeAllocator(16 * PAGE_SIZE)
+    a, b, c = (allocate(space, 4) for _ in range(3))  # pages 0-3, 4-7, 8-11; 12-15 free
+    space.free(a * PAGE_SIZE)  # 0-3 free, 12-15 free: no 8 in a row
+    assert not space.fits_after_freeing(8 * PAGE_SIZE, [])
+    assert space.fits_after_freeing(8 * PAGE_SIZE, [b * PAGE_SIZE])  # 0-7 once b goes
+    assert space.fits_after_freeing(12 * PAGE_SIZE, [b * PAGE_SIZE, c * PAGE_SIZE])
+    assert not space.fits_after_freeing(16 * PAGE_SIZE, [b * PAGE_SIZE])
+    assert space.fits_after_freeing(8 * PAGE_SIZE, [c * PAGE_SIZE])  # 8-15
+    assert not space.fits_after_freeing(8 * PAGE_SIZE, [c * PAGE_SIZE], alignment=16 * PAGE_SIZE)
+
+
+def test_fits_after_freeing_refuses_a_start_where_nothing_is_allocated() -> None:
+    space = RangeAllocator(16 * PAGE_SIZE)
+    allocate(space, 4)
+    with pytest.raises(RangeError, match=r"start=0x5000: no range is allocated there"):
+        space.fits_after_freeing(PAGE_SIZE, [5 * PAGE_SIZE])
+    with pytest.raises(RangeError, match=r"size=0x800: must be a positive multiple"):
+        space.fits_after_freeing(2 * KiB, [])

@@ -36,7 +36,7 @@ arithmetic alone lives in :mod:`.range_classes`).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Final, final
 
@@ -177,6 +177,27 @@ class RangeAllocator:
                 if record > 0 and record & umask
             ]
         return spans
+
+    def fits_after_freeing(self, size: int, starts: Iterable[int], *, alignment: int = 0) -> bool:
+        """Whether :meth:`allocate` of ``size`` bytes (``alignment`` 0: the granule) would succeed once the ranges
+        allocated at ``starts`` were freed -- asked before freeing them, so that nothing leaves for a request its
+        leaving cannot serve (decision 0218).  Nothing changes."""
+        units, align = self._checked(size, alignment)
+        shift = self._shift
+        freed = []
+        for start in starts:
+            length = self._units_at(start)
+            if not length:
+                raise RangeError(f"start={start:#x}: no range is allocated there")
+            freed.append((start >> shift, length))
+        run_start = run_end = -1
+        for start, length in sorted([*self._free_blocks(), *freed]):
+            if start != run_end:  # not adjacent to the run so far: that run is complete
+                run_start = start
+            run_end = start + length
+            if -(-run_start // align) * align + units <= run_end:
+                return True
+        return False
 
     def free_extents(self) -> Iterator[Extent]:
         """Free blocks in address order."""

@@ -119,6 +119,15 @@ class SegmentSpace:
                 self._report(offset, free - self.ranges.free_bytes, "allocate", owner)
         return offset
 
+    def fits_after_freeing(self, size: int, offsets: list[int], *, alignment: int = 0) -> bool:
+        """Whether :meth:`allocate` of ``size`` bytes would succeed once the ranges at ``offsets`` were freed
+        (the commit limit included); nothing changes (decision 0218)."""
+        if self.commit is not None:
+            freed = sum(self.ranges.size_of(offset) for offset in offsets)
+            if not self.commit.fits(-(-size // PAGE_SIZE) * PAGE_SIZE - freed):
+                return False
+        return self.ranges.fits_after_freeing(size, offsets, alignment=alignment)
+
     def free(self, offset: int) -> None:
         free = self.ranges.free_bytes
         self.ranges.free(offset)

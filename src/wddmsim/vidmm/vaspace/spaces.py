@@ -203,12 +203,28 @@ class GpuVaSpaces:
             and s.process is not spared
             and any(t.segment_id == segment.id for t in self.tables.all_tables(s))
         ]
+        if not segment.fits_after_freeing(size, self._ranges_in(segment, trees), alignment=alignment):
+            return None  # even every idle tree leaving would not make the room: none leaves (decision 0218)
         for space in sorted(trees, key=lambda s: s.last_use):
             self.tables.evict_tree(space)
             offset = segment.allocate(size, owner, alignment=alignment, from_end=from_end)
             if offset is not None:
                 return offset
         return None
+
+    def _ranges_in(self, segment: SegmentSpace, trees: list[GpuVaSpace]) -> list[int]:
+        """The offsets in ``segment`` of every table that would leave with ``trees`` (a tree's privileged space
+        leaves with it, :meth:`PageTables.evict_tree`)."""
+        spaces = {id(s): s for s in trees}
+        for s in trees:
+            if s.privileged is not None and not s.privileged.evicted:
+                spaces[id(s.privileged)] = s.privileged
+        return [
+            table.offset
+            for s in spaces.values()
+            for table in self.tables.all_tables(s)
+            if table.segment_id == segment.id
+        ]
 
     def on_adapter_reset(self, reason: str) -> None:
         """After ``DxgkDdiRestartFromTimeout`` (decision 0055): the memory segments' bytes are gone, page tables
