@@ -184,7 +184,12 @@ class Desk:
         self.process.cpu_write(address, data.tobytes())
 
     def cpu_read(self, address: int, size: int) -> ByteArray:
-        return np.frombuffer(self.process.cpu_read(address, size), dtype=np.uint8)
+        """What the CPU reads there -- by ``cpu_read`` and by ``cpu_read_into``, which must agree."""
+        data = np.frombuffer(self.process.cpu_read(address, size), dtype=np.uint8)
+        into = np.full(size, 0xA5, dtype=np.uint8)
+        self.process.cpu_read_into(address, into.data)
+        assert np.array_equal(into, data), "cpu_read_into read other bytes than cpu_read"
+        return data
 
     # --- what the GPU and the backing store hold -----------------------------------------------------------
 

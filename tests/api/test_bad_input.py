@@ -923,6 +923,25 @@ def _cases() -> list[Case]:
     add(_int_cases("cpu_read", "address", lambda w, v: w.process.cpu_read(v, 4)))
     add(_int_cases("cpu_read", "size", lambda w, v: w.process.cpu_read(0x1000, v)))
     add([Case("cpu_read", "address+size overflows", lambda w: w.process.cpu_read(U64_MAX, 2), "size")])
+    add(_int_cases("cpu_read_into", "address", lambda w, v: w.process.cpu_read_into(v, bytearray(4))))
+    add(
+        [
+            Case("cpu_read_into", "out=None", lambda w: w.process.cpu_read_into(0x1000, None), "out"),
+            Case("cpu_read_into", "out=bytes", lambda w: w.process.cpu_read_into(0x1000, b"1234"), "out"),
+            Case(
+                "cpu_read_into",
+                "out not contiguous",
+                lambda w: w.process.cpu_read_into(0x1000, memoryview(bytearray(8))[::2]),
+                "out",
+            ),
+            Case(
+                "cpu_read_into",
+                "address+len overflows",
+                lambda w: w.process.cpu_read_into(U64_MAX, bytearray(2)),
+                "out",
+            ),
+        ]
+    )
     add(_int_cases("cpu_write", "address", lambda w, v: w.process.cpu_write(v, b"x")))
     add(
         [

@@ -185,6 +185,37 @@ def swizzled_surface(desk: Desk) -> HANDLE:
     return s
 
 
+@pytest.mark.parametrize("model", MODELS)
+@pytest.mark.parametrize("usage", ["bar", "pages"])
+def test_a_read_into_the_callers_buffer_reads_any_stretch_of_a_view_and_nothing_outside(
+    model: DriverModel, usage: str
+) -> None:
+    """``cpu_read_into`` (a ``memcpy`` from ``pData`` into the application's own memory): every offset and length
+    across page boundaries reads what ``cpu_read`` does; a read past the view is an access violation that leaves
+    the buffer untouched."""
+    desk = Desk(model=model)
+    h = desk.buffer(64 * KiB, usage=CPU if usage == "bar" else CPU | APERTURE_ONLY)
+    desk.resident(h)
+    args = desk.lock(h)
+    lock = desk.a(h).lock
+    assert lock is not None and lock.on_bus == (usage == "bar")
+    data = pattern(64 * KiB, 9)
+    desk.cpu_write(args.pData, data)
+    for offset, size in [(0, 64 * KiB), (1, 1), (4095, 2), (4096, 8192), (12345, 30000), (64 * KiB - 3, 3), (7, 0)]:
+        out = bytearray(size)
+        desk.process.cpu_read_into(args.pData + offset, out)
+        assert bytes(out) == data[offset : offset + size].tobytes(), (offset, size)
+    out = bytearray(b"\x5a" * 16)
+    with pytest.raises(CpuAccessViolation):
+        desk.process.cpu_read_into(args.pData + 64 * KiB - 8, out)
+    assert out == bytearray(b"\x5a" * 16)
+    desk.unlock(h)
+    out = bytearray(4)
+    with pytest.raises(CpuAccessViolation):
+        desk.process.cpu_read_into(args.pData, out)  # unlocked: the view is unmapped
+    desk.check()
+
+
 def test_a_swizzled_surface_is_seen_linear_through_a_swizzling_range_and_stored_tiled() -> None:
     desk = Desk(model=DriverModel.WDDM1)
     s = swizzled_surface(desk)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from wddmsim.scenarios.verify import STEP, _differ, compare, same
+from wddmsim.scenarios.verify import STEP, _differ, _piece, compare, same
 
 BASE = np.arange(4096, dtype=np.int64).astype(np.uint8)
 
@@ -38,9 +38,28 @@ def test_same_is_compare_finding_nothing(name: str) -> None:
 
 def test_pieces_that_differ_are_explained_as_one_stream() -> None:
     """A mismatch in a later piece is reported at its offset in the whole, as before the pieces existed."""
-    pieces = [(BASE[:2048].tobytes(), BASE[:2048]), (_flip(BASE[2048:], 100), BASE[2048:])]
+    pieces = [
+        _piece(BASE[:2048].copy(), BASE[:2048]),
+        _piece(np.frombuffer(_flip(BASE[2048:], 100), dtype=np.uint8), BASE[2048:]),
+    ]
     assert _differ(pieces) == "1 byte(s) differ, first at offset 0x864 (read 0x74, expected 0x64)"
-    assert _differ([(BASE[:2048].tobytes(), BASE[:2048])]) is None
+    assert _differ([_piece(BASE[:2048].copy(), BASE[:2048])]) is None
+
+
+def test_a_piece_read_into_a_reused_buffer_keeps_what_it_read() -> None:
+    """Verification reads every piece into one scratch buffer: a piece that differs is copied out before the
+    next read overwrites the buffer, and one that matched is reported with its expected bytes."""
+    scratch = np.empty(2048, dtype=np.uint8)
+    scratch[:] = np.frombuffer(_flip(BASE[:2048], 5), dtype=np.uint8)
+    first = _piece(scratch, BASE[:2048])
+    scratch[:] = BASE[2048:]
+    second = _piece(scratch, BASE[2048:])
+    scratch[:] = 0  # the next read
+    assert second[0] is None and first[0] is not None
+    assert _differ([first, second]) == "1 byte(s) differ, first at offset 0x5 (read 0x15, expected 0x05)"
+    assert _differ([second, _piece(scratch, BASE[:2048])]) == (
+        f"{int(np.count_nonzero(BASE[:2048]))} byte(s) differ, first at offset 0x801 (read 0x00, expected 0x01)"
+    )
 
 
 LONG = np.random.default_rng(7).integers(0, 256, 3 * STEP * 8 + 24, dtype=np.uint8)

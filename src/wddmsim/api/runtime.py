@@ -236,6 +236,23 @@ class UserProcess:
             raise _bad("size", size, f"address {address:#x} + size overflows the 64-bit address space")
         return self.process.cpu.read(CpuVa(address), size)
 
+    def cpu_read_into(self, address: int, out: bytearray | memoryview) -> None:
+        """:meth:`cpu_read` of ``len(out)`` bytes into ``out``, a writable, contiguous byte buffer of the caller's
+        (what a ``memcpy`` from ``pData`` into the application's own memory does): no buffer is made per read.
+        ``out`` is untouched when the read is refused."""
+        self._alive()
+        _uint("address", address)
+        try:
+            view = memoryview(out)
+        except TypeError:
+            raise _bad("out", type(out).__name__, "must be a writable byte buffer (bytearray, memoryview)") from None
+        if view.readonly or not view.c_contiguous:
+            raise _bad("out", type(out).__name__, "must be a writable, contiguous byte buffer")
+        view = view.cast("B")
+        if address + len(view) > 1 << 64:
+            raise _bad("out", len(view), f"address {address:#x} + length overflows the 64-bit address space")
+        self.process.cpu.read_into(CpuVa(address), view)
+
     def cpu_write(self, address: int, data: bytes | bytearray | memoryview) -> None:
         """Write as this process's CPU.  A write into the view of a ``ReadOnly`` lock is refused and writes
         nothing, as a write to a read-only page faults (decision 0050)."""

@@ -219,6 +219,11 @@ class CpuAddressSpace(Protocol):
         """Read ``size`` bytes as the process's CPU would (raises on an access outside a mapped view)."""
         ...
 
+    def read_into(self, va: CpuVa, out: memoryview) -> None:
+        """:meth:`read` of ``len(out)`` bytes into ``out`` (a writable byte buffer of the caller's): what a
+        ``memcpy`` from a locked ``pData`` into the application's own memory does, with no buffer made per read."""
+        ...
+
     def write(self, va: CpuVa, payload: bytes | bytearray | memoryview) -> None:
         """Write as the process's CPU would (raises on an access outside a mapped view)."""
         ...

@@ -91,6 +91,16 @@ class PciBar:
             return self.local.read(start, length)
         return self.local.data[self._local_indices(offset, length)].tobytes()
 
+    def read_into(self, bus_address: int, out: memoryview) -> None:
+        """:meth:`read` of ``len(out)`` bytes into ``out``."""
+        length = len(out)
+        offset = self._check(bus_address, length)
+        if self._is_linear(offset, length):
+            start = self.local_offset + offset
+            out[:] = self.local.view[start : start + length]
+            return
+        np.frombuffer(out, dtype=np.uint8)[:] = self.local.data[self._local_indices(offset, length)]
+
     def write(self, bus_address: int, payload: bytes | bytearray | memoryview) -> None:
         offset = self._check(bus_address, len(payload))
         if self._is_linear(offset, len(payload)):

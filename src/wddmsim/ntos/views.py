@@ -111,6 +111,20 @@ class UserAddressSpace:
             return bytes(ram[start : start + length])
         return b"".join([ram[start : start + length] for start, _, length in runs])  # one copy of each byte
 
+    def read_into(self, va: CpuVa, out: memoryview) -> None:
+        size = len(out)
+        view, offset = self._find(va, size)
+        if view.bus is not None:
+            assert self._bar is not None
+            try:
+                self._bar.read_into(view.bus + offset, out)
+            except BarAccessError as error:  # cannot happen for a checked view; kept as the CPU's own fault
+                raise CpuAccessViolation(str(error)) from None
+            return
+        ram = self._ram.view
+        for start, position, length in self._runs(view, offset, size):
+            out[position : position + length] = ram[start : start + length]
+
     def write(self, va: CpuVa, payload: bytes | bytearray | memoryview) -> None:
         data = memoryview(payload).cast("B")
         view, offset = self._find(va, len(data))

@@ -29,6 +29,7 @@ from typing import Final
 import numpy as np
 
 from wddmsim.core.addresses import FenceValue
+from wddmsim.core.pointer import ByteArray
 from wddmsim.core.units import PAGE_SIZE, KiB, MiB
 from wddmsim.ddi.allocation import D3DDDI_ALLOCATIONINFO, D3DDDICB_ALLOCATE, D3DDDICB_DEALLOCATE
 from wddmsim.ddi.base import HANDLE
@@ -119,6 +120,7 @@ class App:
         self.rng = np.random.default_rng([config.seed, index])
         self.wddm2 = config.adapter.model == DriverModel.WDDM2
         self.problems: list[Problem] = []
+        self._scratch: ByteArray = np.empty(0, dtype=np.uint8)
         self.process: TracedProcess = runtime.open_process()
         self.device: TracedDevice = self.process.create_device()
         args = D3DDDI_CREATEPAGINGQUEUE()
@@ -331,6 +333,21 @@ class App:
         if not held:
             self._unlock(r)
         return data
+
+    def read_into(self, r: Resource, offset: int, out: ByteArray, level: int = 0) -> None:
+        """:meth:`read` of ``out.shape[0]`` bytes into ``out`` (the application's own buffer, reused)."""
+        held = r.held
+        address = self._lock(r, level=level) + offset
+        self.process.cpu_read_into(address, out.data)
+        if not held:
+            self._unlock(r)
+
+    def scratch(self, size: int) -> ByteArray:
+        """``size`` bytes of the application's own memory to read into, the same buffer each time (grown when a
+        read needs more): a buffer made per read costs a page fault per 4 KiB, every read."""
+        if self._scratch.shape[0] < size:
+            self._scratch = np.empty(size, dtype=np.uint8)
+        return self._scratch[:size]
 
     def _upload_in_place(self, r: Resource, offset: int, size: int, seed: int, level: int) -> None:
         pages = None

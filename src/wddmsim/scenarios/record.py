@@ -223,6 +223,20 @@ class TracedProcess:
             )
         return data
 
+    def cpu_read_into(self, address: int, out: memoryview) -> None:
+        """:meth:`cpu_read` into the caller's buffer; recorded as the same ``cpu_read`` (a replay reads and checks
+        the same bytes)."""
+        self.process.cpu_read_into(address, out)
+        if self.log is not None:
+            self.log.call(
+                {
+                    "call": "cpu_read",
+                    "process": self.name,
+                    "args": {"address": self.log.views[self.name].express(address), "size": len(out)},
+                    "out": {"sha256": hashlib.sha256(out).hexdigest()},
+                }
+            )
+
     def register_trim_notification(self, device: TracedDevice, callback: object) -> int:
         """``D3DKMTRegisterTrimNotification`` for ``device``; returns the registration's handle."""
         args = D3DKMT_REGISTERTRIMNOTIFICATION(hDevice=device.device.handle, Callback=callback)  # type: ignore[arg-type]

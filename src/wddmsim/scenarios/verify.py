@@ -25,7 +25,7 @@ STEP = 1 << 15
 builds an answer array of an eighth of the bytes compared, and has a fixed cost that dominates small pieces)."""
 
 
-def same(actual: bytes, expected: ByteArray) -> bool:
+def same(actual: bytes | ByteArray, expected: ByteArray) -> bool:
     """Whether ``actual`` holds exactly ``expected`` (a match, the usual answer, costs one pass, no copy)."""
     got = np.frombuffer(actual, dtype=np.uint8)
     if got.shape != expected.shape:
@@ -57,21 +57,41 @@ def compare(actual: bytes | ByteArray, expected: ByteArray) -> str | None:
     )
 
 
-def _differ(pieces: list[tuple[bytes, ByteArray]]) -> str | None:
+Piece = tuple[ByteArray | None, ByteArray]
+"""What a piece read held and what it should hold; ``None`` for a piece that matched (its bytes were the expected
+ones, so nothing of it is kept)."""
+
+
+def _piece(got: ByteArray, want: ByteArray) -> Piece:
+    """A piece just read into the application's scratch buffer: compared now, as the next read reuses the buffer;
+    only a piece that differs is copied out."""
+    return (None, want) if same(got, want) else (got.copy(), want)
+
+
+def _differ(pieces: list[Piece]) -> str | None:
     """None when every piece read holds what it should; else :func:`compare` of them all laid end to end."""
-    if all(same(got, want) for got, want in pieces):
+    if all(got is None for got, _ in pieces):
         return None
-    data = np.concatenate([np.frombuffer(got, dtype=np.uint8) for got, _ in pieces])
+    data = np.concatenate([want if got is None else got for got, want in pieces])
     return compare(data, np.concatenate([want for _, want in pieces]))
 
 
-def _gpu_read(app: App, view: str, offset: int, size: int) -> bytes:
-    """Copy ``size`` bytes of ``view`` into the readback buffer on the GPU, then read that through a lock."""
+def _gpu_read(app: App, view: str, offset: int, size: int) -> ByteArray:
+    """Copy ``size`` bytes of ``view`` into the readback buffer on the GPU, then read that through a lock into the
+    application's scratch buffer (valid until its next read)."""
     app.gpu.run([GpuCopy(Ref(view, offset), Ref(app.readback.name, 0), size)])
-    return app.read(app.readback, 0, size)
+    out = app.scratch(size)
+    app.read_into(app.readback, 0, out)
+    return out
 
 
-def _read_resource(app: App, r: Resource) -> tuple[list[tuple[bytes, ByteArray]], str] | None:
+def _cpu_read(app: App, r: Resource, start: int, size: int, level: int) -> ByteArray:
+    out = app.scratch(size)
+    app.read_into(r, start, out, level)
+    return out
+
+
+def _read_resource(app: App, r: Resource) -> tuple[list[Piece], str] | None:
     """What ``r`` holds and what it should, piece by piece, over the bytes a reader can see (each level of a
     swizzled surface, through its own swizzling range); None when ``r`` could not be made resident for its GPU
     readback."""
@@ -79,7 +99,8 @@ def _read_resource(app: App, r: Resource) -> tuple[list[tuple[bytes, ByteArray]]
     if r.spec.cpu_visible:
         regions = r.spec.regions()
         pieces = [
-            (app.read(r, start, n, level), expected[start : start + n]) for level, (start, n) in enumerate(regions)
+            _piece(_cpu_read(app, r, start, n, level), expected[start : start + n])
+            for level, (start, n) in enumerate(regions)
         ]
         return pieces, "pfnLock2Cb" if app.wddm2 else "pfnLockCb"
     borrowed = r.last_use < 0 and r is not app.pool
@@ -88,7 +109,7 @@ def _read_resource(app: App, r: Resource) -> tuple[list[tuple[bytes, ByteArray]]
     pieces = []
     for at in range(0, r.spec.size, READBACK):
         n = min(READBACK, r.spec.size - at)
-        pieces.append((_gpu_read(app, r.name, at, n), expected[at : at + n]))
+        pieces.append(_piece(_gpu_read(app, r.name, at, n), expected[at : at + n]))
     if borrowed:
         app.release_after_readback(r)
     return pieces, "COPY to readback"
@@ -163,7 +184,7 @@ def verify(app: App) -> list[Check]:
         bad = None
         for at in range(0, size, READBACK):
             n = min(READBACK, size - at)
-            bad = _differ([(_gpu_read(app, app.tiled, at, n), app.model.read(Ref(app.tiled, at), n))])
+            bad = _differ([_piece(_gpu_read(app, app.tiled, at, n), app.model.read(Ref(app.tiled, at), n))])
             if bad is not None:
                 bad = f"at tiled offset {at:#x}: {bad}"
                 break
