@@ -139,13 +139,10 @@ class Translator:
                 argument=argument,
             )
             return
-        template = self._templates.get(first)
-        if template is None:
-            template = self._template(first, entries, argument)
-            if template is None:  # invalid entries (their other bits do not matter, so they are not remembered)
-                out.fill(0)
-                return
-            self._templates[first] = template
+        template = self.template(first, entries, argument)
+        if template is None:  # invalid entries (their other bits do not matter, so they are not remembered)
+            out.fill(0)
+            return
         add, bits = template
         np.left_shift(entries["PageAddress"], _SHIFT_0D, out)
         np.add(out, add, out)
@@ -162,6 +159,16 @@ class Translator:
                 self._rows.clear()
             row = self._rows[key] = flag_word.to_bytes(8, "little") * count
         return row
+
+    def template(self, flag_word: int, entries: PteArray, argument: str) -> _Template | None:
+        """The template of a uniform run of ``flag_word`` entries (``None``: invalid, every word is 0); a refused
+        flags word raises, naming ``entries``' first entry."""
+        template = self._templates.get(flag_word)
+        if template is None:
+            template = self._template(flag_word, entries, argument)
+            if template is not None:
+                self._templates[flag_word] = template
+        return template
 
     def _template(self, flag_word: int, entries: PteArray, argument: str) -> _Template | None:
         low = int(_LOW_BITS[flag_word & 0x1F])
