@@ -100,17 +100,15 @@ class UpdateKind:
 
     def _translate_general(self, out: U64, source: PteArray, argument: str) -> None:
         """Any entries, through the translator; a uniform update that passes gets its plan."""
-        self.translator.into(out, source, argument)
+        uniform = self.translator.into(out, source, argument)
         if self.leaf64k:
             out |= np.where(out != 0, _LEAF64K, np.uint64(0))
         if self.alignment_mask and int(_OR.reduce(out)) & self.alignment_mask:
             _check_alignment(out, self.alignment, argument)
-        count = source.shape[0]
-        if count:
+        if uniform:  # a first use, or more entries than a table holds; mixed flags make no plan
             first = int(source["Flags"].item(0))
-            row = first.to_bytes(8, "little") * max(count, self.entries_in_table)
-            if row.startswith(source["Flags"].tobytes()):
-                self._remember(first, row, self.translator.template(first, source, argument))
+            row = first.to_bytes(8, "little") * max(source.shape[0], self.entries_in_table)
+            self._remember(first, row, self.translator.template(first, source, argument))
 
     def _remember(self, first: int, row: bytes, template: tuple[U64, U64 | None] | None) -> None:
         if len(self._plans) >= _MAX_PLANS:
