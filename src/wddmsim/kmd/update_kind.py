@@ -73,9 +73,9 @@ class UpdateKind:
     def translate_into(self, out: U64, source: PteArray, argument: str) -> None:
         """The hardware words of ``source`` entries, written into ``out`` (little-endian words, as packets hold them).
 
-        An update whose entries all share a flags word seen before with as many entries is one comparison of the
-        flags column and two or three whole-array operations (the ``Leaf64K`` bit is in its plan); anything else
-        goes through :meth:`_translate_general`, which also makes the plan for next time."""
+        An update whose entries all share a flags word seen before (with any count up to a whole table) is one
+        comparison of the flags column and two or three whole-array operations (the ``Leaf64K`` bit is in its
+        plan); anything else goes through :meth:`_translate_general`, which also makes the plan for next time."""
         flags = source["Flags"]
         count = flags.shape[0]
         plan = self._plans.get(flags.item(0)) if count else None
