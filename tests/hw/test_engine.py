@@ -13,6 +13,7 @@ from wddmsim.hw.addressing import Space, hw_address
 from wddmsim.hw.engine import EngineState, InterruptKind, Submission
 from wddmsim.hw.faults import FaultKind
 from wddmsim.hw.gpu import Gpu, GpuConfig
+from wddmsim.hw.pte import Target, encode_pte
 
 BUFFER = 0x100000  # where tests place their command buffers in system memory
 
@@ -255,3 +256,74 @@ def test_write_qwords_durations_follow_a_replaced_cost_model() -> None:
         assert durations[-1] == [model.transfer_ns(8 * p.count, crosses_pcie=False) for p in packets]  # type: ignore[union-attr]
     assert durations[0] == durations[2] == [100, 104, 100]
     assert durations[1] == [1024, 1000 + 4096, 1024], "1 us of overhead, then 1 ns a byte"
+
+
+_VA = 0x1234_0000
+_VA_PAGES = {  # VA page -> where it leads: two local pages apart, a system page, a Zero page, a read-only page
+    0: {"target": Target.LOCAL, "address": 0x10_0000},
+    1: {"target": Target.SYSTEM, "address": 0x7000},
+    2: {"zero": True},
+    3: {"target": Target.LOCAL, "address": 0x20_0000},
+    4: {"target": Target.LOCAL, "address": 0x30_0000, "read_only": True},
+}
+# (first byte from _VA, words, repeat): one page, across each kind of boundary, a Zero page alone, a repeat across
+# pages, a whole page, and a write into the read-only page (a fault after the others).
+_VA_WRITES = [
+    (0x10, 4, False),
+    (PAGE_SIZE - 16, 5, False),
+    (2 * PAGE_SIZE - 8, 3, False),
+    (2 * PAGE_SIZE + 64, 2, False),
+    (3 * PAGE_SIZE - 24, 6, True),
+    (3 * PAGE_SIZE, PAGE_SIZE // 8, False),
+    (0x40, 500, False),
+    (4 * PAGE_SIZE - 8, 2, False),
+]
+
+
+def _va_program(*, busy: bool) -> Run:
+    from tests.hw.test_mmu import Tables
+
+    gpu = small_gpu()
+    tables = Tables(gpu)
+    for page, entry in _VA_PAGES.items():
+        tables.set_leaf(_VA + page * PAGE_SIZE, encode_pte(**entry))  # type: ignore[arg-type]
+    if busy:  # a callback due every few nanoseconds: no packet can complete inline (the general path)
+        for t in range(0, 50000, 3):
+            gpu.clock.schedule(t, lambda: None)
+    packets: list[cmd.Packet] = [
+        cmd.WriteQwords(
+            hw_address(Space.GPU_VA, _VA + at),
+            count,
+            np.arange(1, 2 if repeat else count + 1, dtype=np.uint64) * 0x0101_0101_0101_0101 + n,
+            repeat=repeat,
+        )
+        for n, (at, count, repeat) in enumerate(_VA_WRITES)
+    ]
+    data = b"".join(cmd.encode(p) for p in packets)
+    gpu.system.write(BUFFER, data)
+    gpu.engines[0].submit(
+        Submission(hw_address(Space.SYSTEM, BUFFER), len(data), 1, root=tables.root, root_entries=None)
+    )
+    gpu.clock.run_all()
+    engine = gpu.engines[0]
+    executed = [(e.time, e.offset, e.opcode) for e in gpu.events if type(e).__name__ == "PacketExecuted"]  # type: ignore[attr-defined]
+    fault = None if engine.fault is None else (engine.fault.kind, engine.fault.packet_offset, engine.fault.reason)
+    memory = gpu.local.data[:0x31_0000].tobytes() + gpu.system.data[:0x8000].tobytes()
+    return memory, executed, fault, engine.completed_fence
+
+
+def test_write_qwords_through_a_gpu_va_land_alike_inline_and_when_they_complete_later() -> None:
+    """The inline WRITE_QWORDS path writes a table's words that fall in one page with one copy and hands any other
+    range (two pages, a Zero page, a repeat) to ``write_runs``: the same bytes, events and fault as the general
+    path, for writes across local, system, Zero and read-only pages."""
+    inline, later = _va_program(busy=False), _va_program(busy=True)
+    assert inline == later
+    memory, executed, fault, _ = inline
+    assert len(executed) == len(_VA_WRITES) - 1  # the last one faults on the read-only page
+    assert fault is not None and fault[0] == FaultKind.PAGE_FAULT
+    first = np.frombuffer(memory, dtype="<u8", count=4, offset=0x10_0000 + 0x10)
+    assert [int(w) for w in first] == [0x0101_0101_0101_0101 * k for k in range(1, 5)]
+    # The second write: two words at the end of the first local page, three at the start of the system page.
+    before = np.frombuffer(memory, dtype="<u8", count=2, offset=0x10_0000 + PAGE_SIZE - 16)
+    after = np.frombuffer(memory, dtype="<u8", count=3, offset=0x31_0000 + 0x7000)
+    assert [int(w) for w in (*before, *after)] == [0x0101_0101_0101_0101 * k + 1 for k in range(1, 6)]

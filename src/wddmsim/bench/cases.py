@@ -249,10 +249,12 @@ def _pte_map(use_64k: bool) -> tuple[Callable[[], int], Callable[[], None]]:
     step = PAGES_PER_64K if use_64k else 1
     mode = DXGK_PAGETABLEUPDATEMODE.DXGK_PAGETABLEUPDATE_GPU_VIRTUAL
 
+    build = rig.vidmm.paging.build  # VidMm builds into its paging stream (the rig's attribute chain is not its cost)
+
     def update(
         level: int, table_va: int, entries: PteArray, flags: DXGK_UPDATEPAGETABLEFLAGS, big: PteArray | None = None
     ) -> None:
-        rig.vidmm.paging.build(
+        build(
             DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE(
                 PageTableLevel=level,
                 PageTableAddress=DXGK_PAGETABLEUPDATEADDRESS(GpuVirtual=table_va),

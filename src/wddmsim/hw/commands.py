@@ -100,6 +100,8 @@ FIXED_PARTS: Final = {
 COPY_FIXED_SIZE: Final = _COPY.size
 COPY_MIN_LENGTH: Final = -(-COPY_FIXED_SIZE // PACKET_ALIGNMENT) * PACKET_ALIGNMENT
 WRITE_QWORDS_FIXED_SIZE: Final = _WRITE_QWORDS.size
+WRITE_QWORDS_HEADER: Final = _WRITE_QWORDS
+"""A WRITE_QWORDS's fixed part (opcode, flags, length, dst, count, reserved), for builders that pack it in place."""
 
 
 def padded(size: int) -> int:

@@ -376,13 +376,18 @@ class Engine:
         self._offset += length
         if self._posted.length:
             self._posted.land()
+        size = 8 * count
         try:
-            data = self._buffer[words : words + (8 if repeat else 8 * count)]
-            if repeat:
-                data = bytes(data[:8]) * count
             if address & 7:
                 self._check_aligned(dst, 8)
-            write_runs(self.memsys.runs(dst, 8 * count, _WRITE, self.root, self.root_entries), data)
+            runs = self.memsys.runs(dst, size, _WRITE, self.root, self.root_entries)
+            if repeat:
+                write_runs(runs, bytes(self._buffer[words : words + 8]) * count)
+            elif len(runs) == 1 and (mem := runs[0][0]) is not None:  # a table's words in one page: one copy
+                at = runs[0][1]
+                mem.view[at : at + size] = self._buffer[words : words + size]
+            else:
+                write_runs(runs, self._buffer[words : words + size])
         except _EXECUTION_ERRORS as error:
             self._failed(error, sub, offset)
             return None

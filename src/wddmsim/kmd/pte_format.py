@@ -119,14 +119,14 @@ class Translator:
         self._templates: dict[int, _Template] = {}
         """Per flags word of a live entry (at most one per combination of the bits that matter)."""
 
-    def into(self, out: U64, entries: PteArray, argument: str = "pPageTableEntries") -> None:
+    def into(self, out: U64, entries: PteArray, argument: str = "pPageTableEntries") -> bool:
         """Write the hardware words of ``entries`` into ``out`` (e.g. a DMA buffer's inline words, so the words
         are built where they are sent from); a refused entry raises :class:`DriverContractError`, ``out`` may then
-        hold part of the words."""
+        hold part of the words.  Returns whether the entries (at least one) all share their flags word."""
         flags = entries["Flags"]
         count = flags.shape[0]
         if count == 0:
-            return
+            return False
         first = flags.item(0)
         if count > 1 and flags.tobytes() != (self._rows.get((first, count)) or self._row(first, count)):
             out[:] = _translate_mixed(
@@ -138,19 +138,17 @@ class Translator:
                 key=np.uint64(self.key),
                 argument=argument,
             )
-            return
-        template = self._templates.get(first)
-        if template is None:
-            template = self._template(first, entries, argument)
-            if template is None:  # invalid entries (their other bits do not matter, so they are not remembered)
-                out.fill(0)
-                return
-            self._templates[first] = template
+            return False
+        template = self.template(first, entries, argument)
+        if template is None:  # invalid entries (their other bits do not matter, so they are not remembered)
+            out.fill(0)
+            return True
         add, bits = template
         np.left_shift(entries["PageAddress"], _SHIFT_0D, out)
         np.add(out, add, out)
         if bits is not None:
             np.bitwise_or(out, bits, out)
+        return True
 
     def _row(self, flag_word: int, count: int) -> bytes:
         """``count`` copies of ``flag_word``'s bytes: what a uniform update's flags column holds (kept for the few
@@ -162,6 +160,16 @@ class Translator:
                 self._rows.clear()
             row = self._rows[key] = flag_word.to_bytes(8, "little") * count
         return row
+
+    def template(self, flag_word: int, entries: PteArray, argument: str) -> _Template | None:
+        """The template of a uniform run of ``flag_word`` entries (``None``: invalid, every word is 0); a refused
+        flags word raises, naming ``entries``' first entry."""
+        template = self._templates.get(flag_word)
+        if template is None:
+            template = self._template(flag_word, entries, argument)
+            if template is not None:
+                self._templates[flag_word] = template
+        return template
 
     def _template(self, flag_word: int, entries: PteArray, argument: str) -> _Template | None:
         low = int(_LOW_BITS[flag_word & 0x1F])

@@ -27,12 +27,32 @@ _LEAF64K = np.uint64(HW_PTE["Leaf64K"].shifted_mask)
 _OR = np.bitwise_or
 
 
+_Plan = tuple[bytes, U64 | None, U64 | None]
+"""A uniform update's ``(flags column of a whole table, add, bits)``: its words are ``(PageAddress << 12) + add``,
+then ``| bits`` unless ``bits`` is None; ``add`` None: invalid entries, every word 0 (see :class:`.Translator`).
+An update of ``n`` entries is uniform when its flags column is the first ``8 n`` bytes of the plan's."""
+_MAX_PLANS = 64
+_SHIFT_0D = np.array(int(_ADDRESS_SHIFT), dtype=np.uint64)
+
+
 @final
 class UpdateKind:
     """What an update's level, leaf kind, ``Repeat`` and leaf protection fix: the table's shape, the entry
     translator and the checks of the words (worked out once per combination, kept in the driver's state)."""
 
-    __slots__ = ("alignment", "alignment_mask", "entries_in_table", "leaf64k", "plain", "repeat", "shape", "translator")
+    __slots__ = (
+        "_aligned_bytes",
+        "_lane",
+        "_plans",
+        "alignment",
+        "alignment_mask",
+        "entries_in_table",
+        "leaf64k",
+        "plain",
+        "repeat",
+        "shape",
+        "translator",
+    )
 
     def __init__(self, shape: Geometry, translator: Translator, *, leaf64k: bool, repeat: bool) -> None:
         self.shape = shape
@@ -42,18 +62,74 @@ class UpdateKind:
         self.alignment = shape.alignment_pages
         self.alignment_mask = (self.alignment - 1) << int(_ADDRESS_SHIFT)
         """The address bits a valid entry's word must have clear (0: any page will do)."""
+        self._lane, self._aligned_bytes = _byte_lane(self.alignment_mask)
         self.entries_in_table = shape.entries_in_table
         self.repeat = repeat
         self.plain = shape.words_per_entry == 1 and shape.ratio == 1 and not repeat
         """Entry ``i`` becomes word ``StartIndex + i``, one for one (the common case)."""
+        self._plans: dict[int, _Plan] = {}
+        """Per flags word of the uniform updates seen: VidMm sends a few, over and over, with any entry count."""
 
     def translate_into(self, out: U64, source: PteArray, argument: str) -> None:
-        """The hardware words of ``source`` entries, written into ``out``."""
-        self.translator.into(out, source, argument)
+        """The hardware words of ``source`` entries, written into ``out`` (little-endian words, as packets hold them).
+
+        An update whose entries all share a flags word seen before (with any count up to a whole table) is one
+        comparison of the flags column and two or three whole-array operations (the ``Leaf64K`` bit is in its
+        plan); anything else goes through :meth:`_translate_general`, which also makes the plan for next time."""
+        flags = source["Flags"]
+        count = flags.shape[0]
+        plan = self._plans.get(flags.item(0)) if count else None
+        if plan is None or (count > 1 and not plan[0].startswith(flags.tobytes())):
+            self._translate_general(out, source, argument)
+            return
+        add = plan[1]
+        if add is None:
+            out.fill(0)
+            return
+        np.left_shift(source["PageAddress"], _SHIFT_0D, out)
+        np.add(out, add, out)
+        bits = plan[2]
+        if bits is not None:
+            np.bitwise_or(out, bits, out)
+        if self.alignment_mask and (
+            out.tobytes()[self._lane :: 8].translate(None, self._aligned_bytes)  # the bytes holding a misaligned bit
+            if self._lane >= 0
+            else int(_OR.reduce(out)) & self.alignment_mask
+        ):
+            _check_alignment(out, self.alignment, argument)
+
+    def _translate_general(self, out: U64, source: PteArray, argument: str) -> None:
+        """Any entries, through the translator; a uniform update that passes gets its plan."""
+        uniform = self.translator.into(out, source, argument)
         if self.leaf64k:
             out |= np.where(out != 0, _LEAF64K, np.uint64(0))
-        if self.alignment_mask and int(_OR.reduce(out)) & self.alignment_mask:  # one pass: no misaligned bit at all
+        if self.alignment_mask and int(_OR.reduce(out)) & self.alignment_mask:
             _check_alignment(out, self.alignment, argument)
+        if uniform:  # a first use, or more entries than a table holds; mixed flags make no plan
+            first = int(source["Flags"].item(0))
+            row = first.to_bytes(8, "little") * max(source.shape[0], self.entries_in_table)
+            self._remember(first, row, self.translator.template(first, source, argument))
+
+    def _remember(self, first: int, row: bytes, template: tuple[U64, U64 | None] | None) -> None:
+        if len(self._plans) >= _MAX_PLANS:
+            self._plans.clear()
+        if template is None:
+            self._plans[first] = (row, None, None)
+            return
+        add, bits = template
+        if self.leaf64k:  # every word of a live uniform run is non-zero: its low bits hold Valid or Zero
+            add = np.array(int(add) | int(_LEAF64K), dtype=np.uint64)
+        self._plans[first] = (row, add, bits)
+
+
+def _byte_lane(mask: int) -> tuple[int, bytes]:
+    """When every bit of ``mask`` lies in one byte of a word: that byte's index and the byte values with none of
+    them set.  Deleting those values from that byte of every word leaves nothing exactly when no word has a masked
+    bit -- for a 64 KB-page table's 32 words, a third of the cost of an OR-reduction.  ``(-1, b"")`` otherwise."""
+    lane = (mask.bit_length() - 1) >> 3 if mask else -1
+    if lane < 0 or mask & ~(0xFF << (8 * lane)):
+        return -1, b""
+    return lane, bytes(value for value in range(256) if not (value << (8 * lane)) & mask)
 
 
 def _check_alignment(words: U64, pages: int, argument: str) -> None:

@@ -19,12 +19,14 @@ Where the entries land (decision 0011):
 
 from __future__ import annotations
 
+import struct
 from typing import final
 
 import numpy as np
 import numpy.typing as npt
 
 from wddmsim.core.addresses import GpuPhysAddr
+from wddmsim.core.pointer import CpuPointer
 from wddmsim.core.units import SIZE_64K
 from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS
 from wddmsim.ddi.flags import DXGK_PAGETABLEUPDATEMODE
@@ -35,7 +37,7 @@ from wddmsim.ddi.paging import (
 )
 from wddmsim.ddi.pte import PteArray
 from wddmsim.ddi.status import NTSTATUS, InvalidArgument
-from wddmsim.drivers.kit.dma import DmaWriter, advance, multipass, single_packet
+from wddmsim.drivers.kit.dma import DmaWriter, multipass, single_packet
 from wddmsim.hw import commands as cmd
 from wddmsim.hw.addressing import HW_ADDRESS, Space, hw_address
 from wddmsim.hw.pte import PTE_SIZE
@@ -54,8 +56,13 @@ _SUCCESS = NTSTATUS.STATUS_SUCCESS
 _INSUFFICIENT = NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER
 _ALIGN_DOWN = ~(cmd.PACKET_ALIGNMENT - 1)
 _WQ_FIXED = cmd.WRITE_QWORDS_FIXED_SIZE
+_WQ_HEADER = cmd.WRITE_QWORDS_HEADER
+_OP_WRITE_QWORDS = int(cmd.Opcode.WRITE_QWORDS)
+_PAD = cmd.PACKET_ALIGNMENT - 1
+_PAD_WORD = struct.Struct("<Q")
 _GPU_VA_WORD = hw_address(_GPU_VA, 0)
 _VA_NAME = "UpdatePageTable.PageTableAddress.GpuVirtual"
+_UPDATE = DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE
 
 
 def table_word(state: DriverState, address: D3DGPU_PHYSICAL_ADDRESS, argument: str) -> int:
@@ -123,7 +130,9 @@ def _check(state: DriverState, p: DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE, shape:
 
 def build_update_page_table(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
     """``DxgkDdiBuildPagingBuffer`` for ``DXGK_OPERATION_UPDATE_PAGE_TABLE``."""
-    p = args.UpdatePageTable
+    p = args.payload
+    if p.__class__ is not _UPDATE:  # a subclass, or the wrong member: the union member's own check
+        p = args.UpdatePageTable
     if not state.wddm2:
         raise DriverContractError("Operation", int(p.OPERATION), "UpdatePageTable is a GpuMmu (WDDM 2.x) operation")
     flags, level = p.Flags, p.PageTableLevel
@@ -132,8 +141,18 @@ def build_update_page_table(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER)
     if kind is None:  # worked out once the update is known to be well-formed: a refused one caches nothing
         _check(state, p, geometry(state, p))
         kind = state.update_kinds[key] = _update_kind(state, p, geometry(state, p))
-    elif _breaks_known_kind(p, kind):
-        _check(state, p, kind.shape)  # it names what is wrong
+    else:  # what _check would refuse, for a kind known good: the per-call fields in one expression (_check names it)
+        count, start = p.NumPageTableEntries, p.StartIndex
+        if (
+            p.Reserved0
+            or flags.Reserved
+            or count < 0
+            or start < 0
+            or start + count > kind.entries_in_table
+            or p.pPageTableEntries.shape[0] < (1 if kind.repeat else count)
+            or p.pPageTableEntries64KB is not None
+        ):
+            _check(state, p, kind.shape)
     mode = p.UpdateMode
     if mode == _CPU_VIRTUAL:
         return _update_by_cpu(args, _Chunker(p, kind))
@@ -147,21 +166,6 @@ def build_update_page_table(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER)
     if kind.plain and _fast_plain:
         return _update_plain(args, p, kind, base)
     return _update_general(args, p, kind.shape, _Chunker(p, kind), base)
-
-
-def _breaks_known_kind(p: DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE, kind: UpdateKind) -> bool:
-    """Whether :func:`_check` would refuse an update of a kind already seen well-formed -- its level is then
-    known good, so only the per-call fields are looked at, in one expression (:func:`_check` explains)."""
-    count, start = p.NumPageTableEntries, p.StartIndex
-    return bool(
-        p.Reserved0
-        or p.Flags.Reserved
-        or count < 0
-        or start < 0
-        or start + count > kind.entries_in_table
-        or p.pPageTableEntries.shape[0] < (1 if kind.repeat else count)
-        or p.pPageTableEntries64KB is not None
-    )
 
 
 def _update_kind(state: DriverState, p: DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE, shape: Geometry) -> UpdateKind:
@@ -197,22 +201,31 @@ def _update_plain(
     pos = start = pointer.offset
     end = start + size
     entries, first_word = p.pPageTableEntries, base + PTE_SIZE * p.StartIndex
+    translate_into = kind.translate_into
     status = _SUCCESS
     while done < total:
-        n = min(total - done, (((end - pos) & _ALIGN_DOWN) - _WQ_FIXED) >> 3)
-        if n <= 0:
+        n = (((end - pos) & _ALIGN_DOWN) - _WQ_FIXED) >> 3  # the words that fit
+        if n >= total - done:
+            n = total - done
+        elif n <= 0:
             status = _INSUFFICIENT
             break
-        length = cmd.encode_write_qwords_header_into(buf, pos, first_word + PTE_SIZE * done, n, n)
         inline = pos + _WQ_FIXED
+        words_end = inline + 8 * n
+        length = (words_end - pos + _PAD) & ~_PAD  # cmd.write_qwords_length(n), without the call
+        _WQ_HEADER.pack_into(buf, pos, _OP_WRITE_QWORDS, 0, length, first_word + PTE_SIZE * done, n, 0)
+        if words_end != pos + length:  # the one padding word (the header is 24 bytes, packets are 16-aligned)
+            _PAD_WORD.pack_into(buf, words_end, 0)
         if all_words is not None and not inline & 7:
-            out: U64 = all_words[inline >> 3 : (inline >> 3) + n]
+            out: U64 = all_words[inline >> 3 : words_end >> 3]
         else:
-            out = mapping.data[inline : inline + 8 * n].view(cmd.LE_U64)
-        kind.translate_into(out, entries if n == len(entries) else entries[done : done + n], "pPageTableEntries")
+            out = mapping.data[inline:words_end].view(cmd.LE_U64)
+        translate_into(out, entries if n == len(entries) else entries[done : done + n], "pPageTableEntries")
         pos += length
         done += n
-    advance(args, pos - start, done)
+    args.pDmaBuffer = CpuPointer(mapping, pos)  # advance(), without the call
+    args.DmaSize = size - (pos - start)
+    args.MultipassOffset = done
     return status
 
 
@@ -274,7 +287,7 @@ class _Chunker:
         self.translate_into = kind.translate_into
 
     def _words(self, source: PteArray, argument: str) -> U64:
-        words: U64 = np.empty(source.shape[0], dtype=np.uint64)
+        words: U64 = np.empty(source.shape[0], dtype=cmd.LE_U64)  # translate_into makes little-endian words
         self.translate_into(words, source, argument)
         return words
 
