@@ -198,12 +198,12 @@ class GpuVaSpaces:
         trees = [
             s
             for s in self.spaces.values()
-            if not s.evicted
-            and not s.busy
-            and s.process is not spared
-            and any(t.segment_id == segment.id for t in self.tables.all_tables(s))
+            if not s.evicted and not s.busy and s.process is not spared and _tables_in(s, segment.id)
         ]
-        if not segment.fits_after_freeing(size, self._ranges_in(segment, trees), alignment=alignment):
+        leaving = self._ranges_in(segment, trees)
+        if segment.ranges.free_bytes + sum(t.size for t in leaving) < size or not segment.fits_after_freeing(
+            size, [t.offset for t in leaving], alignment=alignment
+        ):
             return None  # even every idle tree leaving would not make the room: none leaves (decision 0218)
         for space in sorted(trees, key=lambda s: s.last_use):
             self.tables.evict_tree(space)
@@ -212,19 +212,14 @@ class GpuVaSpaces:
                 return offset
         return None
 
-    def _ranges_in(self, segment: SegmentSpace, trees: list[GpuVaSpace]) -> list[int]:
-        """The offsets in ``segment`` of every table that would leave with ``trees`` (a tree's privileged space
-        leaves with it, :meth:`PageTables.evict_tree`)."""
+    def _ranges_in(self, segment: SegmentSpace, trees: list[GpuVaSpace]) -> list[ProcessTable]:
+        """The tables in ``segment`` that would leave with ``trees`` (a tree's privileged space leaves with it,
+        :meth:`PageTables.evict_tree`)."""
         spaces = {id(s): s for s in trees}
         for s in trees:
             if s.privileged is not None and not s.privileged.evicted:
                 spaces[id(s.privileged)] = s.privileged
-        return [
-            table.offset
-            for s in spaces.values()
-            for table in self.tables.all_tables(s)
-            if table.segment_id == segment.id
-        ]
+        return [table for s in spaces.values() for table in _tables_in(s, segment.id)]
 
     def on_adapter_reset(self, reason: str) -> None:
         """After ``DxgkDdiRestartFromTimeout`` (decision 0055): the memory segments' bytes are gone, page tables
@@ -381,3 +376,10 @@ class GpuVaSpaces:
             return HRESULT.S_OK
         args.PagingFenceValue = self.residency.signal(queue)
         return HRESULT.E_PENDING
+
+
+def _tables_in(space: GpuVaSpace, segment_id: int) -> list[ProcessTable]:
+    """The tables of ``space``'s tree that lie in segment ``segment_id``, in no particular order."""
+    return [
+        t for tables in (space.leaves64.values(), space.tables.values()) for t in tables if t.segment_id == segment_id
+    ]
