@@ -100,10 +100,12 @@ class ArgumentWriter:
     or it declines, :meth:`general`: the walk over the payload's fields that says what every value becomes.
     """
 
-    __slots__ = ("hosts", "images", "keep")
+    __slots__ = ("_host", "_image", "hosts", "images", "keep")
 
     def __init__(self, images: MdlImages) -> None:
         self.images = images
+        self._image = images.image
+        self._host = self.host
         self.keep: list[object] = []
         """What the pointers of the call being made reach (arrays, private data, copy ranges)."""
         self.hosts: dict[int, tuple[CpuMapping, int]] = {}
@@ -113,7 +115,7 @@ class ArgumentWriter:
         """Every byte of ``c`` from ``args``: the compiled writer, or the general walk."""
         self.keep.clear()
         try:
-            if plan.write(c, args, self.images.image, self.host, self.keep):
+            if plan.write(c, args, self._image, self._host, self.keep):
                 return
         except _DECLINED:
             pass
@@ -147,7 +149,11 @@ class ArgumentWriter:
         """The host address a C driver sees for a pointer into simulated memory (NULL for None)."""
         if pointer is None:
             return None
-        return self._base(pointer.mapping) + pointer.offset
+        mapping = pointer.mapping
+        known = self.hosts.get(id(mapping))
+        if known is not None and known[0] is mapping:
+            return known[1] + pointer.offset
+        return self._base(mapping) + pointer.offset
 
     def _base(self, mapping: CpuMapping) -> int:
         known = self.hosts.get(id(mapping))
@@ -165,7 +171,10 @@ class ArgumentWriter:
         """
         if before is None or not address:
             return None
-        return CpuPointer(before.mapping, address - self._base(before.mapping))
+        mapping = before.mapping
+        known = self.hosts.get(id(mapping))
+        start = known[1] if known is not None and known[0] is mapping else self._base(mapping)
+        return CpuPointer(mapping, address - start)
 
     def _fill(self, target: Any, source: Any, path: str) -> None:
         for name, ctype in _members_of(type(source), type(target)):

@@ -6,10 +6,11 @@ what a C driver's small call cost.  A payload's *shape* -- its type and the type
 every leaf, checks each number against its C member's range by arithmetic, and writes the whole 320-byte block
 (header, payload and the zeros between) with one ``struct.pack_into``.
 
-The fast path only ever *declines*.  What it does not model (a bit-field member, an array of structures, union
-arms of different sizes, a value of an unexpected type) gets no writer, and a value out of range raises
+The fast path only ever *declines*.  What it does not model (a bit-field member, an array of structures, the
+unmodelled operations' ``Reserved`` words, a value of an unexpected type) gets no writer, and a value out of range raises
 :class:`Declined`; the caller then runs the general walk, which writes the same bytes or raises its named error.
-A test holds the two paths to the same bytes for every payload kind, with edge values that fit and that do not.
+A test holds the two paths to the same bytes for every payload kind, with edge values that fit and that do not
+(decision 0216).
 """
 
 from __future__ import annotations

@@ -123,6 +123,8 @@ class MdlImages:
 
     def retire(self, completed: Callable[[int], int]) -> None:
         """Let go of the images of every submitted buffer whose fence ``completed(node)`` has reached."""
+        if not self._submitted:
+            return  # the common case: the buffer before was retired already
         kept = []
         for node, fence, images in self._submitted:
             if completed(node) < fence:
