@@ -13,6 +13,7 @@ import pytest
 
 from wddmsim.core.addresses import CpuVa
 from wddmsim.core.pointer import CpuMapping
+from wddmsim.core.units import PAGE_SIZE
 from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS, HANDLE
 from wddmsim.ddi.flags import (
     DXGK_DISCARDCONTENTFLAGS,
@@ -54,8 +55,13 @@ from wddmsim.ddi.paging import (
 )
 from wddmsim.ddi.pte import pte_array
 from wddmsim.drivers.native import paging, plan
+from wddmsim.drivers.native.driver import NativeDriver
 from wddmsim.drivers.native.marshal import ArgumentWriter, MarshalError
 from wddmsim.drivers.native.services import MdlImages
+from wddmsim.scenarios.rig import PagingRig
+from wddmsim.system import SystemConfig
+
+from .conftest import BuildDriver
 
 U32, U64 = (1 << 32) - 1, (1 << 64) - 1
 DMA = CpuMapping(CpuVa(0x7000_0000), np.zeros(0x2000, dtype=np.uint8))
@@ -341,3 +347,41 @@ def test_union_arms_of_one_size_fold_as_the_walk_writes_them(first: int, second:
         [],
     )
     assert bytes(block)[40:48] == expected.to_bytes(8, "little") and bytes(block)[48:296] == bytes(248)
+
+
+def test_the_example_driver_s_transfers_and_fills_never_need_the_walk(
+    build_driver: BuildDriver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """VidMm's own payloads all have writers: a round trip through the C driver moves the bytes, and the general
+    walk is not called once (a payload change that made every call fall back would be caught here)."""
+    walked: list[Op] = []
+    general = ArgumentWriter.general
+
+    def counting(self: ArgumentWriter, c: paging.DXGKARG_BUILDPAGINGBUFFER, args: DXGKARG_BUILDPAGINGBUFFER) -> None:
+        walked.append(args.Operation)
+        general(self, c, args)
+
+    monkeypatch.setattr(ArgumentWriter, "general", counting)
+    rig = PagingRig(SystemConfig(driver_package=str(build_driver())))
+    assert isinstance(rig.driver, NativeDriver)
+    mdl = rig.backing(2 * PAGE_SIZE, scatter_seed=3)
+    data = rig.pattern(2 * PAGE_SIZE, seed=1)
+    rig.write_segment(1, 0, data)
+    segment = DXGK_TRANSFER_LOCATION.segment(1, rig.segment_address(1, 0))
+    flags = DXGK_TRANSFERFLAGS(TransferStart=True, TransferEnd=True)
+    size = 2 * PAGE_SIZE
+    rig.execute(
+        DXGK_BUILDPAGINGBUFFER_TRANSFER(TransferSize=size, Source=segment, Destination=SYS_OF(mdl), Flags=flags)
+    )
+    assert bytes(rig.read_mdl(mdl)) == bytes(data)
+    fill = DXGK_FILL_DESTINATION(SegmentId=1, SegmentAddress=rig.segment_address(1, 0))
+    rig.execute(DXGK_BUILDPAGINGBUFFER_FILL(FillSize=size, FillPattern=0x01020304, Destination=fill))
+    assert bytes(rig.read_segment(1, 0, 8)) == bytes([4, 3, 2, 1, 4, 3, 2, 1])
+    rig.execute(
+        DXGK_BUILDPAGINGBUFFER_TRANSFER(TransferSize=size, Source=SYS_OF(mdl), Destination=segment, Flags=flags)
+    )
+    assert bytes(rig.read_segment(1, 0, size)) == bytes(data)
+    assert walked == []
+
+
+SYS_OF = DXGK_TRANSFER_LOCATION.mdl
