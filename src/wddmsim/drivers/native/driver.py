@@ -134,8 +134,11 @@ class NativeDriver(WrappedDriver):
     def retire(self) -> None:
         """Let go of the images of paging buffers whose fence the engine has written (its completed-fence register,
         which a driver reads in its interrupt routine)."""
+        self.services.images.retire(self._completed_fence)
+
+    def _completed_fence(self, node: int) -> int:
         engines = self.gpu.engines
-        self.services.images.retire(lambda node: engines[node].completed_fence if node < len(engines) else 0)
+        return engines[node].completed_fence if node < len(engines) else 0
 
     def statistics(self) -> DriverStatistics:
         """The base's counts, with the images and views the bridge holds for the library (the footprint's)."""

@@ -8,6 +8,10 @@ recursively, and the pointers -- ``pMdl`` (an MDL image: the 48-byte header and 
 :class:`~wddmsim.drivers.native.services.MdlImages`), CPU pointers into simulated memory (their host address),
 PTE arrays, ADL page lists, copy ranges and private data -- to memory that lives until the call returns.
 
+That walk is the general path and says what every value becomes; the calls VidMm makes go through writers
+compiled once per payload shape (:mod:`wddmsim.drivers.native.plan`), which write the same bytes and hand
+anything they do not check themselves back to the walk.
+
 After the call only the in/out members are read back: ``pDmaBuffer`` (as a pointer into the same paging buffer;
 anywhere else is reported by VidMm's contract checker), ``DmaSize``, ``MultipassOffset`` and the status.
 """
@@ -16,24 +20,24 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import struct
 from enum import Enum
 from typing import Any, Final, final
 
 import numpy as np
 
-from wddmsim.core.bits import BitUnion
 from wddmsim.core.pointer import CpuMapping, CpuPointer
-from wddmsim.ddi.memory import MDL
 from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_UNMODELLED, DXGKARG_BUILDPAGINGBUFFER
 from wddmsim.ddi.status import NTSTATUS
-from wddmsim.drivers.native import kernel, paging
+from wddmsim.drivers.native import kernel, paging, plan
 from wddmsim.drivers.native.library import BUILD_PAGING_BUFFER, NativeLibrary
 from wddmsim.drivers.native.services import KernelServices, MdlImages
 
 BUILD_PAGING_BUFFER_TYPE: Final = ctypes.CFUNCTYPE(
     kernel.NTSTATUS, kernel.HANDLE, ctypes.POINTER(paging.DXGKARG_BUILDPAGINGBUFFER)
 )
-_KNOWN_STATUSES: Final = frozenset(int(s) for s in NTSTATUS)
+_STATUSES: Final[dict[int, NTSTATUS | int]] = {int(s): s for s in NTSTATUS}
+"""A status code the DDI names, as its ``NTSTATUS`` member (any other code travels as a plain int)."""
 
 
 class MarshalError(ValueError):
@@ -44,7 +48,7 @@ class MarshalError(ValueError):
 class PagingBufferCall:
     """One library's ``DxgkDdiBuildPagingBuffer``, callable with the DDI's Python arguments."""
 
-    __slots__ = ("_function", "_hosts", "_keep", "arg", "calls", "images", "services")
+    __slots__ = ("_function", "_pointer", "arg", "calls", "images", "services", "writer")
 
     def __init__(self, library: NativeLibrary, services: KernelServices) -> None:
         function = library.function(BUILD_PAGING_BUFFER)
@@ -52,24 +56,78 @@ class PagingBufferCall:
         self._function = BUILD_PAGING_BUFFER_TYPE(address_of(function))
         self.services = services
         self.images: MdlImages = services.images
+        self.writer = ArgumentWriter(services.images)
         self.arg = paging.DXGKARG_BUILDPAGINGBUFFER()
-        self._keep: list[object] = []
-        self._hosts: dict[int, tuple[CpuMapping, int]] = {}
-        """Host address of each mapping seen (the mapping held, so its id stays its own)."""
+        self._pointer = ctypes.byref(self.arg)
         self.calls = 0
 
     def __call__(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS | int:
         """Call the driver once; the in/out members of ``args`` are updated as the driver left them.  A call the
         watchdog abandons raises :class:`~.watchdog.DriverTimedOut`; any call after it :class:`~.watchdog.LibraryLost`
         (nothing the abandoned call was given is reused: it may still be reading it)."""
-        self.services.watchdog.check(BUILD_PAGING_BUFFER)
-        c = self.arg
+        watchdog = self.services.watchdog
+        watchdog.check(BUILD_PAGING_BUFFER)
+        c, writer = self.arg, self.writer
+        writer.write(c, args)
+        self.calls += 1
+        function, pointer = self._function, self._pointer
+        raw: int
+        if watchdog.driver_delay is None:  # no bound: the watchdog would make the same call inline
+            raw = function(None, pointer)
+        else:
+            raw = watchdog.call_driver(
+                BUILD_PAGING_BUFFER, lambda: function(None, pointer), c, writer.keep, writer.hosts
+            )
+        raw &= 0xFFFFFFFF
+        dma, size, offset = _READ_BACK(c)
+        args.pDmaBuffer = writer.back(dma, args.pDmaBuffer)
+        args.DmaSize = size
+        args.MultipassOffset = offset
+        return _STATUSES.get(raw, raw)
+
+
+_READ_BACK: Final = struct.Struct("<QI20xI").unpack_from
+"""``pDmaBuffer``, ``DmaSize`` and ``MultipassOffset``: the in/out members, at 0, 8 and 32."""
+_DECLINED: Final = (plan.Declined, struct.error, TypeError, ValueError, AttributeError, OverflowError)
+"""What makes the fast path hand a call to the general walk, which gives the same bytes or the named error."""
+
+
+@final
+class ArgumentWriter:
+    """Writes the DDI's Python arguments into the C argument block, with the memory its pointers reach.
+
+    :meth:`write` takes the shape's compiled writer (:mod:`wddmsim.drivers.native.plan`) and, where there is none
+    or it declines, :meth:`general`: the walk over the payload's fields that says what every value becomes.
+    """
+
+    __slots__ = ("_host", "_image", "hosts", "images", "keep")
+
+    def __init__(self, images: MdlImages) -> None:
+        self.images = images
+        self._image = images.image
+        self._host = self.host
+        self.keep: list[object] = []
+        """What the pointers of the call being made reach (arrays, private data, copy ranges)."""
+        self.hosts: dict[int, tuple[CpuMapping, int]] = {}
+        """Host address of each mapping seen (the mapping held, so its id stays its own)."""
+
+    def write(self, c: paging.DXGKARG_BUILDPAGINGBUFFER, args: DXGKARG_BUILDPAGINGBUFFER) -> None:
+        """Every byte of ``c`` from ``args``: the compiled writer, or the general walk."""
+        self.keep.clear()
+        try:
+            if plan.write(c, args, self._image, self._host, self.keep):
+                return
+        except _DECLINED:
+            pass
+        self.general(c, args)
+
+    def general(self, c: paging.DXGKARG_BUILDPAGINGBUFFER, args: DXGKARG_BUILDPAGINGBUFFER) -> None:
+        """The general walk: every byte of ``c`` from ``args``, a value that does not fit refused by name."""
         ctypes.memset(ctypes.addressof(c), 0, ctypes.sizeof(c))
-        self._keep.clear()
-        dma, private = args.pDmaBuffer, args.pDmaBufferPrivateData
-        c.pDmaBuffer = self._host(dma)
+        self.keep.clear()
+        c.pDmaBuffer = self.host(args.pDmaBuffer)
         c.DmaSize = _uint(args.DmaSize, "DmaSize")
-        c.pDmaBufferPrivateData = self._host(private)
+        c.pDmaBufferPrivateData = self.host(args.pDmaBufferPrivateData)
         c.DmaBufferPrivateDataSize = _uint(args.DmaBufferPrivateDataSize, "DmaBufferPrivateDataSize")
         c.Operation = int(args.Operation)
         c.MultipassOffset = _uint(args.MultipassOffset, "MultipassOffset")
@@ -77,16 +135,6 @@ class PagingBufferCall:
         c.DmaBufferGpuVirtualAddress = args.DmaBufferGpuVirtualAddress
         c.DmaBufferWriteOffset = _uint(args.DmaBufferWriteOffset, "DmaBufferWriteOffset")
         self._write_payload(c, args)
-        self.calls += 1
-        function, pointer = self._function, ctypes.byref(c)
-        raw = self.services.watchdog.call_driver(
-            BUILD_PAGING_BUFFER, lambda: int(function(None, pointer)), c, self._keep, self._hosts
-        )
-        raw &= 0xFFFFFFFF
-        args.pDmaBuffer = self._back(c.pDmaBuffer, dma)
-        args.DmaSize = int(c.DmaSize)
-        args.MultipassOffset = int(c.MultipassOffset)
-        return NTSTATUS(raw) if raw in _KNOWN_STATUSES else raw
 
     def _write_payload(self, c: paging.DXGKARG_BUILDPAGINGBUFFER, args: DXGKARG_BUILDPAGINGBUFFER) -> None:
         payload = args.payload
@@ -94,11 +142,42 @@ class PagingBufferCall:
             for i, word in enumerate(payload.Reserved):
                 c.Reserved.Reserved[i] = word
             return
-        member = _MEMBERS[type(payload)]
+        member = plan.MEMBERS[type(payload)]
         self._fill(getattr(c, member), payload, member)
 
+    def host(self, pointer: CpuPointer | None) -> int | None:
+        """The host address a C driver sees for a pointer into simulated memory (NULL for None)."""
+        if pointer is None:
+            return None
+        mapping = pointer.mapping
+        known = self.hosts.get(id(mapping))
+        if known is not None and known[0] is mapping:
+            return known[1] + pointer.offset
+        return self._base(mapping) + pointer.offset
+
+    def _base(self, mapping: CpuMapping) -> int:
+        known = self.hosts.get(id(mapping))
+        if known is None or known[0] is not mapping:
+            known = (mapping, int(mapping.data.ctypes.data))
+            self.hosts[id(mapping)] = known
+        return known[1]
+
+    def back(self, address: int, before: CpuPointer | None) -> CpuPointer | None:
+        """The pointer the driver left (``address``, 0 for NULL) as a position in the mapping it was given (None
+        for NULL).
+
+        An address outside that mapping keeps its distance from the mapping's start, so VidMm's contract checker
+        reports it (moved backwards, or past the buffer) rather than the bridge guessing.
+        """
+        if before is None or not address:
+            return None
+        mapping = before.mapping
+        known = self.hosts.get(id(mapping))
+        start = known[1] if known is not None and known[0] is mapping else self._base(mapping)
+        return CpuPointer(mapping, address - start)
+
     def _fill(self, target: Any, source: Any, path: str) -> None:
-        for name, ctype in _plan(type(source), type(target)):
+        for name, ctype in _members_of(type(source), type(target)):
             value = getattr(source, name)
             if value is None:
                 continue  # the structure was zeroed: NULL / 0
@@ -121,7 +200,7 @@ class PagingBufferCall:
             raise MarshalError(f"{path}={number:#x}: does not fit the C member")
 
     def _set(self, target: Any, name: str, value: object, path: str) -> None:
-        kind = _KINDS.get(type(value)) or _kind_of(value)
+        kind = plan.value_kind(value)
         if kind == "nested":
             self._fill(getattr(target, name), value, path)
         elif kind == "flags":
@@ -129,7 +208,7 @@ class PagingBufferCall:
         elif kind == "mdl":
             setattr(target, name, ctypes.cast(self.images.image(value), kernel.PMDL))  # type: ignore[arg-type]
         elif kind == "pointer":
-            setattr(target, name, self._host(value))  # type: ignore[arg-type]
+            setattr(target, name, self.host(value))  # type: ignore[arg-type]
         elif kind == "array":
             setattr(target, name, self._array(value, type(getattr(target, name)), path))  # type: ignore[arg-type]
         elif kind == "structs":
@@ -137,7 +216,7 @@ class PagingBufferCall:
                 setattr(target, name, self._structs(value, type(getattr(target, name)), path))  # type: ignore[arg-type]
         elif kind == "bytes":
             buffer = ctypes.create_string_buffer(value, max(len(value), 1))  # type: ignore[arg-type]
-            self._keep.append(buffer)
+            self.keep.append(buffer)
             setattr(target, name, ctypes.addressof(buffer))
         elif kind == "number":
             number = int(value.value) if isinstance(value, Enum) else int(value)  # type: ignore[call-overload]
@@ -150,29 +229,6 @@ class PagingBufferCall:
         else:
             raise MarshalError(f"{path}={value!r}: no C form for a {type(value).__name__}")
 
-    def _host(self, pointer: CpuPointer | None) -> int | None:
-        """The host address a C driver sees for a pointer into simulated memory (NULL for None)."""
-        if pointer is None:
-            return None
-        mapping = pointer.mapping
-        known = self._hosts.get(id(mapping))
-        if known is None or known[0] is not mapping:
-            known = (mapping, int(mapping.data.ctypes.data))
-            self._hosts[id(mapping)] = known
-        return known[1] + pointer.offset
-
-    def _back(self, address: int | None, before: CpuPointer | None) -> CpuPointer | None:
-        """The pointer the driver left, as a position in the mapping it was given (None for NULL).
-
-        An address outside that mapping keeps its distance from the mapping's start, so VidMm's contract checker
-        reports it (moved backwards, or past the buffer) rather than the bridge guessing.
-        """
-        if before is None or address is None:
-            return None
-        start = self._host(before.mapping.pointer(0))
-        assert start is not None
-        return CpuPointer(before.mapping, int(address) - start)
-
     def _array(self, value: np.ndarray, pointer_type: Any, path: str) -> Any:
         """A PTE array or page-number list handed to C as a pointer to its first element (the data as is: the
         DDI's arrays already have the C element layout, ``DXGK_PTE_DTYPE`` and 64-bit page numbers)."""
@@ -180,7 +236,7 @@ class PagingBufferCall:
         element = pointer_type._type_
         if data.dtype.itemsize != ctypes.sizeof(element):
             raise MarshalError(f"{path}: {data.dtype.itemsize}-byte elements, C expects {ctypes.sizeof(element)}")
-        self._keep.append(data)
+        self.keep.append(data)
         return ctypes.cast(data.ctypes.data, pointer_type)
 
     def _structs(self, values: tuple[Any, ...], pointer_type: Any, path: str) -> Any:
@@ -188,58 +244,22 @@ class PagingBufferCall:
         array = (element * len(values))()
         for i, value in enumerate(values):
             self._fill(array[i], value, f"{path}[{i}]")
-        self._keep.append(array)
+        self.keep.append(array)
         return ctypes.cast(array, pointer_type)
 
 
-_MEMBERS: Final[dict[type, str]] = {}
-"""Payload type -> the union member of ``DXGKARG_BUILDPAGINGBUFFER`` it fills (read off the Python class)."""
-for _name in dir(DXGKARG_BUILDPAGINGBUFFER):
-    _member = getattr(DXGKARG_BUILDPAGINGBUFFER, _name, None)
-    _kind = getattr(_member, "kind", None)
-    if isinstance(_kind, type) and dataclasses.is_dataclass(_kind) and hasattr(paging.DXGKARG_BUILDPAGINGBUFFER, _name):
-        _MEMBERS[_kind] = _name
+_MEMBERS_OF: dict[tuple[type, type], tuple[tuple[str, object], ...]] = {}
 
 
-_KINDS: dict[type, str] = {}
-"""Python type -> how its values cross into C (worked out once per type)."""
-
-
-def _kind_of(value: object) -> str:
-    if isinstance(value, BitUnion):
-        kind = "flags"
-    elif isinstance(value, MDL):
-        kind = "mdl"
-    elif isinstance(value, CpuPointer):
-        kind = "pointer"
-    elif isinstance(value, np.ndarray):
-        kind = "array"
-    elif isinstance(value, tuple):
-        kind = "structs"
-    elif isinstance(value, bytes):
-        kind = "bytes"
-    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        kind = "nested"
-    elif isinstance(value, int | Enum):
-        kind = "number"
-    else:
-        return "unknown"
-    _KINDS[type(value)] = kind
-    return kind
-
-
-_PLANS: dict[tuple[type, type], tuple[tuple[str, object], ...]] = {}
-
-
-def _plan(source: type, target: type) -> tuple[tuple[str, object], ...]:
+def _members_of(source: type, target: type) -> tuple[tuple[str, object], ...]:
     """The members of Python type ``source`` that C type ``target`` has, each with its C type (worked out once)."""
     key = (source, target)
-    plan = _PLANS.get(key)
-    if plan is None:
+    found = _MEMBERS_OF.get(key)
+    if found is None:
         members = _c_members(target)
-        plan = tuple((f.name, members[f.name]) for f in dataclasses.fields(source) if f.name in members)
-        _PLANS[key] = plan
-    return plan
+        found = tuple((f.name, members[f.name]) for f in dataclasses.fields(source) if f.name in members)
+        _MEMBERS_OF[key] = found
+    return found
 
 
 def _c_members(ctype: type) -> dict[str, object]:
@@ -288,4 +308,4 @@ def _set_word(flags: Any, value: int, path: str) -> None:
         raise MarshalError(f"{path}={value:#x}: bits past the structure's {shift}")
 
 
-__all__ = ["BUILD_PAGING_BUFFER_TYPE", "MarshalError", "PagingBufferCall", "address_of"]
+__all__ = ["BUILD_PAGING_BUFFER_TYPE", "ArgumentWriter", "MarshalError", "PagingBufferCall", "address_of"]

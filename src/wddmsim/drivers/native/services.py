@@ -35,12 +35,13 @@ IDLE_IMAGES: Final = 16
 
 @final
 class _Image:
-    __slots__ = ("holds", "mdl", "storage", "views")
+    __slots__ = ("address", "holds", "mdl", "storage", "views")
 
     def __init__(self, mdl: MDL, storage: ctypes.Array[ctypes.c_char]) -> None:
         self.mdl = mdl
         """Held so its ``id`` stays unique while the image lives."""
         self.storage = storage
+        self.address = ctypes.addressof(storage)
         self.views: list[HostView] = []
         self.holds = 0
         """Submitted paging buffers built with this image that have not retired."""
@@ -79,13 +80,14 @@ class MdlImages:
 
     def image(self, mdl: MDL) -> int:
         """The address of ``mdl``'s C image (made on first use); it belongs to the paging buffer being built."""
-        found = self._by_id.get(id(mdl))
+        key = id(mdl)
+        found = self._by_id.get(key)
         if found is None or found.mdl is not mdl:
             found = self._make(mdl)
-        else:
-            self._idle.pop(id(mdl), None)
-        self._unsubmitted[id(mdl)] = found
-        return ctypes.addressof(found.storage)
+        elif self._idle:
+            self._idle.pop(key, None)
+        self._unsubmitted[key] = found
+        return found.address
 
     def _make(self, mdl: MDL) -> _Image:
         stale = self._by_id.get(id(mdl))
@@ -123,6 +125,8 @@ class MdlImages:
 
     def retire(self, completed: Callable[[int], int]) -> None:
         """Let go of the images of every submitted buffer whose fence ``completed(node)`` has reached."""
+        if not self._submitted:
+            return  # the common case: the buffer before was retired already
         kept = []
         for node, fence, images in self._submitted:
             if completed(node) < fence:
@@ -136,7 +140,8 @@ class MdlImages:
     def _drop_if_unused(self, image: _Image) -> None:
         key = id(image.mdl)
         if image.holds == 0 and key not in self._unsubmitted and self._by_id.get(key) is image:
-            self._unmap_views(image)
+            if image.views:
+                self._unmap_views(image)
             self._idle[key] = image
             if len(self._idle) > IDLE_IMAGES:
                 oldest = next(iter(self._idle))
