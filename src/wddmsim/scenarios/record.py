@@ -212,28 +212,23 @@ class TracedProcess:
 
     def cpu_read(self, address: int, size: int) -> bytes:
         data = self.process.cpu_read(address, size)
-        if self.log is not None:
-            self.log.call(
-                {
-                    "call": "cpu_read",
-                    "process": self.name,
-                    "args": {"address": self.log.views[self.name].express(address), "size": size},
-                    "out": {"sha256": hashlib.sha256(data).hexdigest()},
-                }
-            )
+        self._log_read(address, data)
         return data
 
     def cpu_read_into(self, address: int, out: memoryview) -> None:
         """:meth:`cpu_read` into the caller's buffer; recorded as the same ``cpu_read`` (a replay reads and checks
         the same bytes)."""
         self.process.cpu_read_into(address, out)
+        self._log_read(address, out)
+
+    def _log_read(self, address: int, data: bytes | memoryview) -> None:
         if self.log is not None:
             self.log.call(
                 {
                     "call": "cpu_read",
                     "process": self.name,
-                    "args": {"address": self.log.views[self.name].express(address), "size": len(out)},
-                    "out": {"sha256": hashlib.sha256(out).hexdigest()},
+                    "args": {"address": self.log.views[self.name].express(address), "size": memoryview(data).nbytes},
+                    "out": {"sha256": hashlib.sha256(data).hexdigest()},
                 }
             )
 
