@@ -141,7 +141,8 @@ class Engine:
         self.cost = cost
         self._write_cost_of: CostModel | None = None
         self._write_ns: dict[tuple[int, bool], int] = {}
-        """WRITE_QWORDS durations by (words, crosses PCIe) under ``_write_cost_of``: a few sizes recur per run."""
+        """Transfer durations of WRITE_QWORDS and inline COPY packets by (bytes, crosses PCIe) under
+        ``_write_cost_of``: a few sizes recur per run."""
         self.events = events
         self._interrupt = interrupt
         self.root: TablePointer | None = None
@@ -176,8 +177,7 @@ class Engine:
         self._queue.append(submission)
         if self.state == EngineState.IDLE:
             self.state = EngineState.BUSY
-            generation = self._generation
-            self.clock.schedule(self.clock.now, lambda: self._begin_next(generation))
+            self.clock.schedule(self.clock.now, partial(self._begin_next, self._generation))
 
     @property
     def pending(self) -> int:
@@ -368,9 +368,9 @@ class Engine:
         cost = self.cost
         if cost is not self._write_cost_of:  # the costs are frozen: a new model is a new object
             self._write_cost_of, self._write_ns = cost, {}
-        ns = self._write_ns.get((count, pcie))
+        ns = self._write_ns.get((8 * count, pcie))
         if ns is None:
-            ns = self._write_ns[count, pcie] = cost.transfer_ns(8 * count, crosses_pcie=pcie)
+            ns = self._write_ns[8 * count, pcie] = cost.transfer_ns(8 * count, crosses_pcie=pcie)
         if not clock.try_advance(clock.now + ns):
             return False
         self._offset += length
@@ -397,8 +397,13 @@ class Engine:
         after = offset + length  # posting (decisions 0193, 0200) is the general path's
         if self._posted.length or (self.post_copies and after + 2 <= sub.size and self._buffer[after] == _COPY_OPCODE):
             return False
-        clock = self.clock
-        if not clock.try_advance(clock.now + self.cost.transfer_ns(size, crosses_pcie=True)):  # a page list: PCIe
+        clock, cost = self.clock, self.cost
+        if cost is not self._write_cost_of:  # the durations kept for WRITE_QWORDS serve here too
+            self._write_cost_of, self._write_ns = cost, {}
+        ns = self._write_ns.get((size, True))
+        if ns is None:
+            ns = self._write_ns[size, True] = cost.transfer_ns(size, crosses_pcie=True)  # a page list: PCIe
+        if not clock.try_advance(clock.now + ns):
             return False
         self._offset = after
         try:
@@ -435,7 +440,8 @@ class Engine:
             self.events.emit(PacketExecuted(time=now, engine=self.index, fence=sub.fence, offset=offset, opcode=opcode))
 
     def _finish_submission(self, sub: Submission) -> None:
-        self._posted.land()
+        if self._posted.length:
+            self._posted.land()
         self._current = None
         self._buffer = b""
         self._buffer_span = None
