@@ -98,6 +98,40 @@ def plan(allocation: KmdAllocation | None, offset: int, size: int, flags: DXGK_T
 
 
 def _check(state: DriverState, p: Payload, name: str, mdl_offset: int) -> tuple[KmdAllocation | None, int]:
+    """The payload's contract checks; the common answer (every check passes) in one expression, and
+    :func:`_check_each` in their order to name what is wrong (decision 0213)."""
+    flags, size = p.Flags, p.TransferSize
+    pages = -(-size // PAGE_SIZE)  # pages_spanned, without the call
+    if (
+        not p.TransferOffset % PAGE_SIZE
+        and size >= 0
+        and not (flags.Swizzle and flags.Unswizzle)
+        and not flags.Reserved
+        and _fits(state, p.Source, p, mdl_offset, pages)
+        and _fits(state, p.Destination, p, mdl_offset, pages)
+        and (p.Source.SegmentId or p.Destination.SegmentId)
+    ):  # only the allocation is left, the next check in _check_each's order: its refusal is the same
+        return state.allocations.get(p.hAllocation, f"{name}.hAllocation") if p.hAllocation else None, pages
+    return _check_each(state, p, name, mdl_offset)
+
+
+def _fits(state: DriverState, location: DXGK_TRANSFER_LOCATION, p: Payload, mdl_offset: int, pages: int) -> bool:
+    """Whether one side passes :func:`_check_each`'s checks of it: an MDL that starts on a page and holds the
+    pages from ``mdl_offset``, or a range inside an existing segment."""
+    segment_id = location.SegmentId
+    if segment_id == 0:
+        mdl = location.pMdl
+        return mdl is not None and not mdl.ByteOffset and mdl_offset >= 0 and mdl_offset + pages <= mdl.pfns.shape[0]
+    segments = state.segments.segments
+    if not 0 < segment_id <= len(segments):
+        return False
+    segment = segments[segment_id - 1]
+    start = location.SegmentAddress + p.TransferOffset
+    return segment.base <= start and start + p.TransferSize <= segment.base + segment.size
+
+
+def _check_each(state: DriverState, p: Payload, name: str, mdl_offset: int) -> tuple[KmdAllocation | None, int]:
+    """Every check in order; the first that fails raises its named error."""
     if p.TransferOffset % PAGE_SIZE:
         raise DriverContractError(
             f"{name}.TransferOffset", p.TransferOffset, "must be a multiple of 4 KiB (the first page)"

@@ -166,7 +166,8 @@ class PagingStream:
         buffer.fence = fence
         self.submissions += 1
         self.last_fence = fence
-        self._resolve_tickets(fence)
+        if self._open_tickets:
+            self._resolve_tickets(fence)
         return fence
 
     def _resolve_tickets(self, fence: FenceValue) -> None:
