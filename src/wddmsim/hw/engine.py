@@ -120,6 +120,10 @@ class EngineState(IntEnum):
     HALTED = 2
 
 
+_COMPLETION = InterruptKind.COMPLETION  # members read once: these are used once per submission
+_IDLE = EngineState.IDLE
+
+
 @final
 class Engine:
     """One engine (the paging/copy engine is engine 0)."""
@@ -239,7 +243,10 @@ class Engine:
             assert sub is not None
             if self._offset >= sub.size:
                 self._finish_submission(sub)
-                self._begin_next(generation)
+                if self._queue or generation != self._generation:
+                    self._begin_next(generation)
+                else:  # nothing queued (the interrupt handler submitted nothing): what _begin_next does, without it
+                    self.state = _IDLE
                 return
             offset = self._offset
             buffer = self._buffer
@@ -448,7 +455,7 @@ class Engine:
         self.completed_fence = sub.fence
         if not self.events.skips(DmaBufferCompleted, self.clock.now):
             self.events.emit(DmaBufferCompleted(time=self.clock.now, engine=self.index, fence=sub.fence))
-        self._interrupt(Interrupt(self.index, InterruptKind.COMPLETION, sub.fence))
+        self._interrupt(Interrupt(self.index, _COMPLETION, sub.fence))
 
     def _halt(self, fault: GpuFault, sub: Submission, offset: int) -> None:
         self._posted.land()  # the packets before the faulting one executed

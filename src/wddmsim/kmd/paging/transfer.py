@@ -261,7 +261,9 @@ def _build_plain(
     pos = start = pointer.offset
     end = start + size
     src, dst = p.Source, p.Destination
-    max_pages = max(state.config.max_copy_bytes >> PAGE_SHIFT, 1)
+    max_pages = state.config.max_copy_bytes >> PAGE_SHIFT
+    if max_pages < 1:  # comparisons, not max()/min(): calls add up on a one-page transfer
+        max_pages = 1
     last_byte = p.TransferSize
     # Packet address words of page 0 on each segment side (page i is 4096 i further on).
     src_base = src.SegmentAddress + p.TransferOffset if src.SegmentId else -1
@@ -275,7 +277,9 @@ def _build_plain(
         flags = _SRC_PAGES if src.SegmentId == 0 else _DST_PAGES
     status = _SUCCESS
     while done < pages:
-        n = min(pages - done, max_pages)
+        n = pages - done
+        if n > max_pages:
+            n = max_pages
         extents = None
         words: list[int] | None = None
         if pfns is None:
@@ -288,9 +292,12 @@ def _build_plain(
                 status = _INSUFFICIENT
                 break
             first = mdl_offset + done
-            run = pfns[first : first + n]
-            words = cmd.small_extents(run.tolist()) if n <= _FEW_PAGES else None  # a small transfer: no arrays
+            if n == 1:  # one page is one extent word: its PFN with a count field of 0
+                words = [pfns.item(first)]
+            elif n <= _FEW_PAGES:  # a small transfer: no arrays
+                words = cmd.small_extents(pfns[first : first + n].tolist())
             if words is None or len(words) > room_extents:
+                run = pfns[first : first + n]
                 words = None
                 extents = cmd.make_extents(run)
                 if extents.shape[0] > room_extents:
@@ -299,7 +306,9 @@ def _build_plain(
         offset = done << PAGE_SHIFT
         src_word = 0 if src_base < 0 else _phys_word(src_base + offset)
         dst_word = 0 if dst_base < 0 else _phys_word(dst_base + offset)
-        nbytes = min(n << PAGE_SHIFT, last_byte - offset)
+        nbytes = n << PAGE_SHIFT
+        if nbytes > last_byte - offset:
+            nbytes = last_byte - offset
         if words is not None:
             pos += cmd.encode_copy_words_into(buf, pos, src_word, dst_word, nbytes, flags, words)
         else:

@@ -125,7 +125,7 @@ class PagingStream:
         fence, scheduler = buffer.fence, self.scheduler
         if fence and not (scheduler.nodes[self.node].completed >= fence and self.node not in scheduler.faults):
             self.wait(fence)  # a fault or hang on the way takes the reset path, never escapes bare
-        buffer.reset()
+        buffer.used = buffer.submitted = 0  # buffer.reset(), without the call: once per paging operation
         buffer.fence = _NO_FENCE
         self._ops_in_current = 0
         return buffer
