@@ -122,6 +122,7 @@ class EngineState(IntEnum):
 
 _COMPLETION = InterruptKind.COMPLETION  # members read once: these are used once per submission
 _IDLE = EngineState.IDLE
+_BUSY = EngineState.BUSY
 
 
 @final
@@ -179,8 +180,8 @@ class Engine:
 
     def submit(self, submission: Submission) -> None:
         self._queue.append(submission)
-        if self.state == EngineState.IDLE:
-            self.state = EngineState.BUSY
+        if self.state == _IDLE:
+            self.state = _BUSY
             self.clock.schedule(self.clock.now, partial(self._begin_next, self._generation))
 
     @property

@@ -97,7 +97,7 @@ class GpuScheduler:
         ``DxgkDdiBuildPagingBuffer`` (decision 0111), submitted whole."""
         state = self.nodes[node]
         state.submitted += 1
-        fence = FenceValue(state.submitted)
+        fence: FenceValue = state.submitted  # type: ignore[assignment]  # FenceValue(...) without its call
         self.driver.submit_command(
             DXGKARG_SUBMITCOMMAND(
                 hContext=context,
