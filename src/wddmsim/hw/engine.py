@@ -251,9 +251,10 @@ class Engine:
                 return
             offset = self._offset
             buffer = self._buffer
+            opcode = buffer[offset]  # a peek at the opcode byte saves the fast paths' calls for other packets
             fast = (
                 cmd.write_qwords_at(buffer, offset, sub.size)
-                if self.privileged and buffer[offset] == _WRITE_QWORDS_OPCODE  # a peek saves the call for others
+                if self.privileged and opcode == _WRITE_QWORDS_OPCODE
                 else None
             )
             if fast is not None:  # the paging buffer's staple, without building a packet
@@ -263,7 +264,7 @@ class Engine:
                 if ran:
                     continue
                 # It completes later: the general path below keeps the packet until then.
-            if self.privileged and buffer[offset] == _COPY_OPCODE and fast_paged_copy:  # a small transfer's packet
+            if self.privileged and opcode == _COPY_OPCODE and fast_paged_copy:  # a small transfer's packet
                 paged = cmd.paged_copy_at(buffer, offset, sub.size)
                 if paged is not None:
                     ran = self._paged_copy_now(sub, offset, paged)
@@ -272,7 +273,7 @@ class Engine:
                     if ran:
                         continue
             # The buffer's usual last packet, without building it; one that completes later takes the general path.
-            if buffer[offset] == _SYNC_OPCODE and cmd.sync_at(buffer, offset, sub.size) and self._sync_now(sub, offset):
+            if opcode == _SYNC_OPCODE and cmd.sync_at(buffer, offset, sub.size) and self._sync_now(sub, offset):
                 continue
             try:
                 packet = cmd.decode(self._buffer, offset, sub.size)
