@@ -327,3 +327,47 @@ def test_write_qwords_through_a_gpu_va_land_alike_inline_and_when_they_complete_
     before = np.frombuffer(memory, dtype="<u8", count=2, offset=0x10_0000 + PAGE_SIZE - 16)
     after = np.frombuffer(memory, dtype="<u8", count=3, offset=0x31_0000 + 0x7000)
     assert [int(w) for w in (*before, *after)] == [0x0101_0101_0101_0101 * k + 1 for k in range(1, 6)]
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["inline copy", "general copy"])
+def test_inline_page_list_copies_and_write_qwords_share_durations_that_follow_the_cost_model(
+    fast: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An inline page-list COPY (decision 0204) takes its duration from the table WRITE_QWORDS keep by bytes and
+    PCIe (decision 0213): each packet's duration is the cost model's for its own size, under a replaced model too,
+    and the same as the general path's."""
+    from wddmsim.hw import engine as engine_module
+    from wddmsim.hw.cost import CostModel
+
+    monkeypatch.setattr(engine_module, "fast_paged_copy", fast)
+    gpu = small_gpu()
+    engine = gpu.engines[0]
+    inline: list[bool | None] = []
+    paged_copy_now = engine._paged_copy_now
+
+    def spy(*args: object) -> bool | None:
+        inline.append(paged_copy_now(*args))  # type: ignore[arg-type]
+        return inline[-1]
+
+    monkeypatch.setattr(engine, "_paged_copy_now", spy)
+    one = np.array([cmd.extent(0x300, 1)], dtype=np.uint64)
+    system = hw_address(Space.SYSTEM, 0x200000)
+    packets: list[cmd.Packet] = [
+        cmd.Copy(local(0), 0, 24, dst_pages=True, extents=one),  # 24 bytes over PCIe ...
+        cmd.WriteQwords(system, 3, np.arange(3, dtype=np.uint64)),  # ... as these 3 words
+        cmd.Copy(local(0), 0, PAGE_SIZE, dst_pages=True, extents=one),
+        cmd.WriteQwords(local(0x1000), 3, np.arange(3, dtype=np.uint64)),  # 24 bytes, local
+    ]
+    sizes = [(24, True), (24, True), (PAGE_SIZE, True), (24, False)]
+    models = (engine.cost, CostModel(packet_overhead_ns=1000, pcie_bandwidth=1e9, local_bandwidth=2e9), engine.cost)
+    gpu.local.view[0:PAGE_SIZE] = bytes([7]) * PAGE_SIZE
+    for fence, model in enumerate(models, start=1):
+        engine.cost = model
+        start = gpu.clock.now
+        run(gpu, packets, fence)
+        times = [e.time for e in gpu.events if type(e).__name__ == "PacketExecuted" and e.fence == fence]  # type: ignore[attr-defined]
+        durations = [b - a for a, b in zip([start, *times], times, strict=False)]
+        assert durations == [model.transfer_ns(size, crosses_pcie=pcie) for size, pcie in sizes]
+    assert durations[2] == models[0].transfer_ns(PAGE_SIZE, crosses_pcie=True) > durations[0]
+    assert inline == ([True] * 6 if fast else [])
+    assert gpu.system.view[0x300000 : 0x300000 + PAGE_SIZE].tobytes() == bytes([7]) * PAGE_SIZE

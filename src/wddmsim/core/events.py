@@ -10,9 +10,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeVar, final
+from typing import Any, ClassVar, Final, TypeVar, final
 
 from wddmsim.core.clock import Clock
+from wddmsim.core.quick_init import quick_init
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -42,6 +43,19 @@ def _jsonable(value: object) -> object:
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
     return str(value)
+
+
+EVENT_DATACLASS_INITS: Final[dict[type[Event], Callable[..., None]]] = {}
+"""The dataclass-made ``__init__`` of each event class given a quick one (tests compare the two)."""
+
+
+def quicken_events(namespace: dict[str, object], module: str) -> None:
+    """Give every event class defined in ``module`` (its ``namespace``) the quick ``__init__`` of
+    :mod:`wddmsim.core.quick_init`: a run builds an event per paging operation, submission, packet ... for its
+    listeners (decision 0213).  Called once at the end of each module that defines events."""
+    for value in list(namespace.values()):
+        if isinstance(value, type) and issubclass(value, Event) and value.__module__ == module:
+            EVENT_DATACLASS_INITS[value] = quick_init(value)
 
 
 E = TypeVar("E", bound=Event)

@@ -11,11 +11,12 @@ mutable, as in C.  The anonymous C structs get names of the form ``DXGK_BUILDPAG
 
 from __future__ import annotations
 
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, ClassVar, Final, Generic, TypeVar, get_args, overload
 
 from wddmsim.core.pointer import CpuPointer
+from wddmsim.core.quick_init import quick_init
 from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS, HANDLE, NULL
 from wddmsim.ddi.flags import (
     DXGK_DISCARDCONTENTFLAGS,
@@ -391,38 +392,10 @@ PAYLOAD_TYPES: Final[tuple[type[Any], ...]] = get_args(PagingPayload)
 
 
 def _quick_init(cls: type[Any]) -> None:
-    """Give a frozen slotted dataclass an ``__init__`` that stores each field through its slot directly.
-
-    The dataclass-made one goes through ``object.__setattr__`` per field (the frozen class refuses plain
-    assignment), about 40 % more per payload; VidMm builds a payload per paging operation.  Same keyword-only
-    signature, defaults and default factories; the dataclass-made one is kept in :data:`DATACLASS_INITS`, and a
-    test holds the two to the same instances and the same refusals.
-    """
-    declared = fields(cls)
-    if any(f.kw_only is not True for f in declared) or hasattr(cls, "__post_init__"):
-        raise TypeError(f"{cls.__name__}: only keyword-only dataclasses without __post_init__ get a quick __init__")
-    scope: dict[str, Any] = {"_MISSING": MISSING}
-    params, body = [], []
-    for f in declared:
-        name = f.name
-        scope[f"_set_{name}"] = cls.__dict__[name].__set__
-        if f.default is not MISSING:
-            scope[f"_default_{name}"] = f.default
-            params.append(f"{name}=_default_{name}")
-            body.append(f"    _set_{name}(self, {name})")
-        elif f.default_factory is not MISSING:
-            scope[f"_factory_{name}"] = f.default_factory
-            params.append(f"{name}=_MISSING")
-            body.append(f"    _set_{name}(self, _factory_{name}() if {name} is _MISSING else {name})")
-        else:
-            params.append(name)
-            body.append(f"    _set_{name}(self, {name})")
-    source = f"def __init__(self, *, {', '.join(params)}):\n" + ("\n".join(body) or "    pass") + "\n"
-    exec(source, scope)
-    init = scope["__init__"]
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
-    DATACLASS_INITS[cls] = cls.__init__
-    cls.__init__ = init
+    """Give a frozen slotted payload class the quick ``__init__`` of :mod:`wddmsim.core.quick_init` (decision
+    0203: about 40 % less per payload, and VidMm builds one per paging operation); the dataclass-made one is kept
+    in :data:`DATACLASS_INITS`, and a test holds the two to the same instances and the same refusals."""
+    DATACLASS_INITS[cls] = quick_init(cls)
 
 
 DATACLASS_INITS: Final[dict[type[Any], Any]] = {}

@@ -120,6 +120,11 @@ class EngineState(IntEnum):
     HALTED = 2
 
 
+_COMPLETION = InterruptKind.COMPLETION  # members read once: these are used once per submission
+_IDLE = EngineState.IDLE
+_BUSY = EngineState.BUSY
+
+
 @final
 class Engine:
     """One engine (the paging/copy engine is engine 0)."""
@@ -141,7 +146,8 @@ class Engine:
         self.cost = cost
         self._write_cost_of: CostModel | None = None
         self._write_ns: dict[tuple[int, bool], int] = {}
-        """WRITE_QWORDS durations by (words, crosses PCIe) under ``_write_cost_of``: a few sizes recur per run."""
+        """Transfer durations of WRITE_QWORDS and inline COPY packets by (bytes, crosses PCIe) under
+        ``_write_cost_of``: a few sizes recur per run."""
         self.events = events
         self._interrupt = interrupt
         self.root: TablePointer | None = None
@@ -174,10 +180,9 @@ class Engine:
 
     def submit(self, submission: Submission) -> None:
         self._queue.append(submission)
-        if self.state == EngineState.IDLE:
-            self.state = EngineState.BUSY
-            generation = self._generation
-            self.clock.schedule(self.clock.now, lambda: self._begin_next(generation))
+        if self.state == _IDLE:
+            self.state = _BUSY
+            self.clock.schedule(self.clock.now, partial(self._begin_next, self._generation))
 
     @property
     def pending(self) -> int:
@@ -239,13 +244,17 @@ class Engine:
             assert sub is not None
             if self._offset >= sub.size:
                 self._finish_submission(sub)
-                self._begin_next(generation)
+                if self._queue or generation != self._generation:
+                    self._begin_next(generation)
+                else:  # nothing queued (the interrupt handler submitted nothing): what _begin_next does, without it
+                    self.state = _IDLE
                 return
             offset = self._offset
             buffer = self._buffer
+            opcode = buffer[offset]  # a peek at the opcode byte saves the fast paths' calls for other packets
             fast = (
                 cmd.write_qwords_at(buffer, offset, sub.size)
-                if self.privileged and buffer[offset] == _WRITE_QWORDS_OPCODE  # a peek saves the call for others
+                if self.privileged and opcode == _WRITE_QWORDS_OPCODE
                 else None
             )
             if fast is not None:  # the paging buffer's staple, without building a packet
@@ -255,7 +264,7 @@ class Engine:
                 if ran:
                     continue
                 # It completes later: the general path below keeps the packet until then.
-            if self.privileged and buffer[offset] == _COPY_OPCODE and fast_paged_copy:  # a small transfer's packet
+            if self.privileged and opcode == _COPY_OPCODE and fast_paged_copy:  # a small transfer's packet
                 paged = cmd.paged_copy_at(buffer, offset, sub.size)
                 if paged is not None:
                     ran = self._paged_copy_now(sub, offset, paged)
@@ -264,7 +273,7 @@ class Engine:
                     if ran:
                         continue
             # The buffer's usual last packet, without building it; one that completes later takes the general path.
-            if buffer[offset] == _SYNC_OPCODE and cmd.sync_at(buffer, offset, sub.size) and self._sync_now(sub, offset):
+            if opcode == _SYNC_OPCODE and cmd.sync_at(buffer, offset, sub.size) and self._sync_now(sub, offset):
                 continue
             try:
                 packet = cmd.decode(self._buffer, offset, sub.size)
@@ -368,9 +377,9 @@ class Engine:
         cost = self.cost
         if cost is not self._write_cost_of:  # the costs are frozen: a new model is a new object
             self._write_cost_of, self._write_ns = cost, {}
-        ns = self._write_ns.get((count, pcie))
+        ns = self._write_ns.get((8 * count, pcie))
         if ns is None:
-            ns = self._write_ns[count, pcie] = cost.transfer_ns(8 * count, crosses_pcie=pcie)
+            ns = self._write_ns[8 * count, pcie] = cost.transfer_ns(8 * count, crosses_pcie=pcie)
         if not clock.try_advance(clock.now + ns):
             return False
         self._offset += length
@@ -402,8 +411,13 @@ class Engine:
         after = offset + length  # posting (decisions 0193, 0200) is the general path's
         if self._posted.length or (self.post_copies and after + 2 <= sub.size and self._buffer[after] == _COPY_OPCODE):
             return False
-        clock = self.clock
-        if not clock.try_advance(clock.now + self.cost.transfer_ns(size, crosses_pcie=True)):  # a page list: PCIe
+        clock, cost = self.clock, self.cost
+        if cost is not self._write_cost_of:  # the durations kept for WRITE_QWORDS serve here too
+            self._write_cost_of, self._write_ns = cost, {}
+        ns = self._write_ns.get((size, True))
+        if ns is None:
+            ns = self._write_ns[size, True] = cost.transfer_ns(size, crosses_pcie=True)  # a page list: PCIe
+        if not clock.try_advance(clock.now + ns):
             return False
         self._offset = after
         try:
@@ -440,14 +454,15 @@ class Engine:
             self.events.emit(PacketExecuted(time=now, engine=self.index, fence=sub.fence, offset=offset, opcode=opcode))
 
     def _finish_submission(self, sub: Submission) -> None:
-        self._posted.land()
+        if self._posted.length:
+            self._posted.land()
         self._current = None
         self._buffer = b""
         self._buffer_span = None
         self.completed_fence = sub.fence
         if not self.events.skips(DmaBufferCompleted, self.clock.now):
             self.events.emit(DmaBufferCompleted(time=self.clock.now, engine=self.index, fence=sub.fence))
-        self._interrupt(Interrupt(self.index, InterruptKind.COMPLETION, sub.fence))
+        self._interrupt(Interrupt(self.index, _COMPLETION, sub.fence))
 
     def _halt(self, fault: GpuFault, sub: Submission, offset: int) -> None:
         self._posted.land()  # the packets before the faulting one executed

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from wddmsim.core.events import Event
+from wddmsim.core.events import Event, quicken_events
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -49,3 +49,6 @@ class EngineFaulted(Event):
     address: int
     fence: int
     reason: str
+
+
+quicken_events(globals(), __name__)

@@ -60,7 +60,7 @@ from wddmsim.drivers.kit.engines import reset_engine
 from wddmsim.drivers.kit.interrupts import interrupt_data
 from wddmsim.drivers.kit.power import HiddenMemory, power_request
 from wddmsim.drivers.package import DriverStatistics
-from wddmsim.hw.addressing import Space, hw_address
+from wddmsim.hw.addressing import HW_ADDRESS, Space, hw_address
 from wddmsim.hw.bar import DetileWindow
 from wddmsim.hw.engine import Executor, Interrupt, Submission
 from wddmsim.hw.gpu import PAGING_ENGINE, Gpu
@@ -81,6 +81,9 @@ CONTEXT_IMAGE_SIZE: Final = 16 * 1024
 _FIRST_CONTEXT: Final = 0x8000_0001
 _LAST_CONTEXT: Final = 0xFFFF_FFFF
 """Context handles are 32-bit, above every allocation and VidMm handle."""
+_SYSTEM_WORD: Final = hw_address(Space.SYSTEM, 0)
+_ADDRESS_MASK: Final = HW_ADDRESS["address"].mask
+"""A system address in range is its space's word ORed with it (``hw_address`` without the call)."""
 
 Builder = Callable[[DriverState, DXGKARG_BUILDPAGINGBUFFER], NTSTATUS]
 
@@ -451,7 +454,8 @@ class ReferenceDriver:
                 f"[{start}, {end}) must lie in the {args.DmaBufferSize}-byte buffer",
             )
         if args.DmaBufferSegmentId == 0:
-            address = hw_address(Space.SYSTEM, args.DmaBufferPhysicalAddress + start)
+            address = args.DmaBufferPhysicalAddress + start  # hw_address(SYSTEM, ...) without the call when in range
+            address = _SYSTEM_WORD | address if 0 <= address <= _ADDRESS_MASK else hw_address(Space.SYSTEM, address)
         else:
             address = self.segments.address(
                 args.DmaBufferSegmentId, GpuPhysAddr(args.DmaBufferPhysicalAddress + start), end - start, "DmaBuffer"

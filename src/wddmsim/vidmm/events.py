@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from wddmsim.core.events import Event
+from wddmsim.core.events import Event, quicken_events
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -422,3 +422,6 @@ class VidMmProcessDemotedCommitmentChange(Event):
     process: int
     group: int
     bytes: int
+
+
+quicken_events(globals(), __name__)

@@ -21,13 +21,16 @@ from wddmsim.ddi.submit import (
 from wddmsim.hw.engine import Interrupt, InterruptKind
 from wddmsim.hw.faults import AccessKind, FaultKind, FaultRecord
 
+_COMPLETION = InterruptKind.COMPLETION
+_DMA_COMPLETED = DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_COMPLETED
+
 
 def interrupt_data(interrupt: Interrupt) -> DXGKARGCB_NOTIFY_INTERRUPT_DATA | None:
     """What ``DxgkCbNotifyInterrupt`` is told of ``interrupt``; None for one neither driver reports (a SIGNAL
     packet's interrupt, or a FAULT interrupt without its record)."""
-    if interrupt.kind == InterruptKind.COMPLETION:
+    if interrupt.kind == _COMPLETION:  # one per submission: the members read once, from the module
         return DXGKARGCB_NOTIFY_INTERRUPT_DATA(
-            InterruptType=DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_COMPLETED,
+            InterruptType=_DMA_COMPLETED,
             DmaCompleted=DXGK_DMA_COMPLETED(SubmissionFenceId=interrupt.value, NodeOrdinal=interrupt.engine),
         )
     fault = interrupt.fault

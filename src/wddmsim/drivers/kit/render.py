@@ -256,6 +256,8 @@ class PatchedBuffers:
 
     def take(self, hContext: int, address: int) -> bool:
         """``DxgkDdiSubmitCommand``: whether the buffer was patched; a submission uses the patch up."""
+        if not self._keys:  # nothing patched (every paging submission): no key to build
+            return False
         key = (hContext, address)
         patched = key in self._keys
         self._keys.discard(key)

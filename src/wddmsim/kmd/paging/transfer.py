@@ -98,6 +98,40 @@ def plan(allocation: KmdAllocation | None, offset: int, size: int, flags: DXGK_T
 
 
 def _check(state: DriverState, p: Payload, name: str, mdl_offset: int) -> tuple[KmdAllocation | None, int]:
+    """The payload's contract checks; the common answer (every check passes) in one expression, and
+    :func:`_check_each` in their order to name what is wrong (decision 0213)."""
+    flags, size = p.Flags, p.TransferSize
+    pages = -(-size // PAGE_SIZE)  # pages_spanned, without the call
+    if (
+        not p.TransferOffset % PAGE_SIZE
+        and size >= 0
+        and not (flags.Swizzle and flags.Unswizzle)
+        and not flags.Reserved
+        and _fits(state, p.Source, p, mdl_offset, pages)
+        and _fits(state, p.Destination, p, mdl_offset, pages)
+        and (p.Source.SegmentId or p.Destination.SegmentId)
+    ):  # only the allocation is left, the next check in _check_each's order: its refusal is the same
+        return state.allocations.get(p.hAllocation, f"{name}.hAllocation") if p.hAllocation else None, pages
+    return _check_each(state, p, name, mdl_offset)
+
+
+def _fits(state: DriverState, location: DXGK_TRANSFER_LOCATION, p: Payload, mdl_offset: int, pages: int) -> bool:
+    """Whether one side passes :func:`_check_each`'s checks of it: an MDL that starts on a page and holds the
+    pages from ``mdl_offset``, or a range inside an existing segment."""
+    segment_id = location.SegmentId
+    if segment_id == 0:
+        mdl = location.pMdl
+        return mdl is not None and not mdl.ByteOffset and mdl_offset >= 0 and mdl_offset + pages <= mdl.pfns.shape[0]
+    segments = state.segments.segments
+    if not 0 < segment_id <= len(segments):
+        return False
+    segment = segments[segment_id - 1]
+    start = location.SegmentAddress + p.TransferOffset
+    return segment.base <= start and start + p.TransferSize <= segment.base + segment.size
+
+
+def _check_each(state: DriverState, p: Payload, name: str, mdl_offset: int) -> tuple[KmdAllocation | None, int]:
+    """Every check in order; the first that fails raises its named error."""
     if p.TransferOffset % PAGE_SIZE:
         raise DriverContractError(
             f"{name}.TransferOffset", p.TransferOffset, "must be a multiple of 4 KiB (the first page)"
@@ -227,7 +261,9 @@ def _build_plain(
     pos = start = pointer.offset
     end = start + size
     src, dst = p.Source, p.Destination
-    max_pages = max(state.config.max_copy_bytes >> PAGE_SHIFT, 1)
+    max_pages = state.config.max_copy_bytes >> PAGE_SHIFT
+    if max_pages < 1:  # comparisons, not max()/min(): calls add up on a one-page transfer
+        max_pages = 1
     last_byte = p.TransferSize
     # Packet address words of page 0 on each segment side (page i is 4096 i further on).
     src_base = src.SegmentAddress + p.TransferOffset if src.SegmentId else -1
@@ -241,7 +277,9 @@ def _build_plain(
         flags = _SRC_PAGES if src.SegmentId == 0 else _DST_PAGES
     status = _SUCCESS
     while done < pages:
-        n = min(pages - done, max_pages)
+        n = pages - done
+        if n > max_pages:
+            n = max_pages
         extents = None
         words: list[int] | None = None
         if pfns is None:
@@ -254,9 +292,12 @@ def _build_plain(
                 status = _INSUFFICIENT
                 break
             first = mdl_offset + done
-            run = pfns[first : first + n]
-            words = cmd.small_extents(run.tolist()) if n <= _FEW_PAGES else None  # a small transfer: no arrays
+            if n == 1:  # one page is one extent word: its PFN with a count field of 0
+                words = [pfns.item(first)]
+            elif n <= _FEW_PAGES:  # a small transfer: no arrays
+                words = cmd.small_extents(pfns[first : first + n].tolist())
             if words is None or len(words) > room_extents:
+                run = pfns[first : first + n]
                 words = None
                 extents = cmd.make_extents(run)
                 if extents.shape[0] > room_extents:
@@ -265,7 +306,9 @@ def _build_plain(
         offset = done << PAGE_SHIFT
         src_word = 0 if src_base < 0 else _phys_word(src_base + offset)
         dst_word = 0 if dst_base < 0 else _phys_word(dst_base + offset)
-        nbytes = min(n << PAGE_SHIFT, last_byte - offset)
+        nbytes = n << PAGE_SHIFT
+        if nbytes > last_byte - offset:
+            nbytes = last_byte - offset
         if words is not None:
             pos += cmd.encode_copy_words_into(buf, pos, src_word, dst_word, nbytes, flags, words)
         else:

@@ -23,6 +23,7 @@ from wddmsim.vidmm.events import GpuFaultReported
 
 _PAGING = DXGK_SUBMITCOMMANDFLAGS(Paging=True)
 _USER = DXGK_SUBMITCOMMANDFLAGS()
+_DMA_COMPLETED = DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_COMPLETED
 
 
 class GpuHung(Exception):
@@ -52,9 +53,11 @@ class GpuScheduler:
     def notify_interrupt(self, data: DXGKARGCB_NOTIFY_INTERRUPT_DATA) -> None:
         """``DxgkCbNotifyInterrupt``."""
         kind = data.InterruptType
-        if kind == DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_COMPLETED and data.DmaCompleted is not None:
-            done = self.nodes[data.DmaCompleted.NodeOrdinal]
-            done.completed = max(done.completed, data.DmaCompleted.SubmissionFenceId)
+        completed = data.DmaCompleted
+        if kind == _DMA_COMPLETED and completed is not None:
+            done = self.nodes[completed.NodeOrdinal]
+            if completed.SubmissionFenceId > done.completed:  # a comparison, not max(): once per submission
+                done.completed = completed.SubmissionFenceId
             return
         if kind in (
             DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_PAGE_FAULTED,
@@ -94,7 +97,7 @@ class GpuScheduler:
         ``DxgkDdiBuildPagingBuffer`` (decision 0111), submitted whole."""
         state = self.nodes[node]
         state.submitted += 1
-        fence = FenceValue(state.submitted)
+        fence: FenceValue = state.submitted  # type: ignore[assignment]  # FenceValue(...) without its call
         self.driver.submit_command(
             DXGKARG_SUBMITCOMMAND(
                 hContext=context,
@@ -133,8 +136,11 @@ class GpuScheduler:
             raise GpuHung(f"node {node} reported a fault")
         if state.completed >= fence:
             return
-        self.clock.run_until(lambda: state.completed >= fence or node in self.faults)
-        if node in self.faults:
+        # The clock's run_until with the test written out: no closure called per step (once per paging operation).
+        step, faults = self.clock.step, self.faults
+        while state.completed < fence and node not in faults and step():
+            pass
+        if node in faults:
             raise GpuHung(f"node {node} reported a fault")
         if state.completed < fence:
             raise GpuHung(f"node {node} stopped before fence {fence} (last completed {state.completed})")

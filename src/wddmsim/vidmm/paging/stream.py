@@ -50,6 +50,8 @@ from wddmsim.vidmm.gpu.reset import ResetPath
 from wddmsim.vidmm.gpu.scheduler import GpuHung, GpuScheduler
 from wddmsim.vidmm.paging.buffers import PagingBuffer, PagingBufferPool
 
+_NO_FENCE: Final = FenceValue(0)
+
 _SUCCESS = NTSTATUS.STATUS_SUCCESS  # enum members read once (class attribute access is slow)
 _INSUFFICIENT = NTSTATUS.STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER
 _BUSY_CAPABLE = (  # seed rule (b): ALLOCATION_BUSY is legal from these three operations only
@@ -123,8 +125,8 @@ class PagingStream:
         fence, scheduler = buffer.fence, self.scheduler
         if fence and not (scheduler.nodes[self.node].completed >= fence and self.node not in scheduler.faults):
             self.wait(fence)  # a fault or hang on the way takes the reset path, never escapes bare
-        buffer.reset()
-        buffer.fence = FenceValue(0)
+        buffer.used = buffer.submitted = 0  # buffer.reset(), without the call: once per paging operation
+        buffer.fence = _NO_FENCE
         self._ops_in_current = 0
         return buffer
 
@@ -164,7 +166,8 @@ class PagingStream:
         buffer.fence = fence
         self.submissions += 1
         self.last_fence = fence
-        self._resolve_tickets(fence)
+        if self._open_tickets:
+            self._resolve_tickets(fence)
         return fence
 
     def _resolve_tickets(self, fence: FenceValue) -> None:
@@ -234,9 +237,20 @@ class PagingStream:
 
     def execute(self, payload: PagingPayload) -> FenceValue:
         """Build one operation, submit it, and wait for it; returns the fence it completed with."""
-        self.build(payload)
-        fence = self.flush()
-        self.wait(fence)
+        self.building += 1  # build(), flush() and wait() written out: one call each fewer per operation
+        try:
+            self._build(payload)
+        finally:
+            self.building -= 1
+        current = self.current
+        if current is not None:
+            self._submit(current)
+            self.current = None
+        fence = self.last_fence
+        try:
+            self.scheduler.wait(self.node, fence)
+        except GpuHung as error:
+            self.reset.trigger(f"waiting for paging fence {fence}: {error}")
         return fence
 
     def build(self, payload: PagingPayload) -> int:
