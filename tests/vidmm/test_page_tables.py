@@ -501,7 +501,7 @@ def test_an_idle_process_tables_stay_when_their_leaving_could_not_make_the_room(
     big = w.buffer(1 * MiB, device=b.device)
     assert w.vidmm.va is not None
     start = len(w.adapter.events)
-    assert w.vidmm.va.evict_idle_tables(seg, 1 * MiB, big, 0, False) is None
+    assert w.vidmm.va.evict_idle_tables(seg, 1 * MiB, big, 0, False, []) == (None, False)
     assert not [e for e in w.adapter.events.since(start) if isinstance(e, PageTablesEvicted)]
     assert not a.space.evicted and a_tables() == tables
     fits = [
@@ -510,12 +510,54 @@ def test_an_idle_process_tables_stay_when_their_leaving_could_not_make_the_room(
         if seg.fits_after_freeing(n * PAGE_SIZE, [t.offset for t in tables])
     ]
     assert fits and not seg.fits_after_freeing(fits[-1], [])  # A's tables leaving is what makes this one fit
-    offset = w.vidmm.va.evict_idle_tables(seg, fits[-1], big, 0, False)
-    assert offset is not None and a.space.evicted and not a_tables()
+    offset, left = w.vidmm.va.evict_idle_tables(seg, fits[-1], big, 0, False, [])
+    assert offset is not None and left and a.space.evicted and not a_tables()
     assert [e.process for e in w.adapter.events.since(start) if isinstance(e, PageTablesEvicted)] == [
         int(a.device.process.handle)
     ]
     seg.free(offset)
+    w.check()
+
+
+def _tree_beside_filler(w: World) -> tuple[Any, Any, Any, list[ProcessTable]]:
+    """B first (its root at the top of the local segment), then A with a copy done: A's idle tree sits right below
+    B's root, above the rest of the segment, which B's filler takes."""
+    from .test_work import Proc
+
+    b = Proc(w)
+    a, fence, _, _ = _long_copy(w)
+    w.vidmm.work.wait(a.context, FenceValue(fence))
+    seg = w.vidmm.spaces.get(2)
+    tables = [o for _, _, o in seg.held() if isinstance(o, ProcessTable) and o.space is a.space]
+    filler = w.buffer(seg.ranges.free_bytes, device=b.device)
+    w.make_resident(filler, queue=b.queue)
+    return a, b, filler, tables
+
+
+@pytest.mark.parametrize("protect_a", [True, False], ids=["A's allocations needed", "A's allocations evictable"])
+def test_an_idle_tree_beside_an_evictable_allocation_leaves_when_both_make_the_room(protect_a: bool) -> None:
+    """Decision 0218: the trees' tables count with the allocations that may leave for the same request.  B asks
+    for its filler's room plus A's tables: only the filler and A's tree together make it (A's allocations in the
+    segment needed by the same request), so the tree leaves; when A's allocations may leave too, they make the
+    room and the tree stays where it is."""
+    from wddmsim.vidmm.events import PageTablesEvicted
+    from wddmsim.vidmm.move_kinds import MoveCause
+
+    w = World()
+    a, b, filler, tables = _tree_beside_filler(w)
+    seg = w.vidmm.spaces.get(2)
+    a_here = {
+        o.handle for _, _, o in seg.held() if isinstance(o, VidMmAllocation) and o.device.process is a.device.process
+    }
+    assert a_here, "A has an allocation in the segment"
+    big = w.buffer(filler.size + sum(t.size for t in tables), device=b.device)
+    start = len(w.adapter.events)
+    protected = set(a_here) if protect_a else set()
+    assert w.vidmm.residency.placement.place(big, protected, cause=MoveCause.PRESSURE)
+    assert big.placement is not None and big.placement.segment_id == 2
+    evicted = [e.process for e in w.adapter.events.since(start) if isinstance(e, PageTablesEvicted)]
+    assert evicted == ([int(a.device.process.handle)] if protect_a else [])
+    assert a.space.evicted == protect_a
     w.check()
 
 

@@ -9,7 +9,7 @@ and the inspector can say what each range holds.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol, final
 
@@ -119,11 +119,14 @@ class SegmentSpace:
                 self._report(offset, free - self.ranges.free_bytes, "allocate", owner)
         return offset
 
-    def fits_after_freeing(self, size: int, offsets: list[int], *, alignment: int = 0) -> bool:
+    def fits_after_freeing(
+        self, size: int, offsets: Sequence[int], *, alignment: int = 0, uncommitted: int = 0
+    ) -> bool:
         """Whether :meth:`allocate` of ``size`` bytes would succeed once the ranges at ``offsets`` were freed
-        (the commit limit included); nothing changes (decision 0218)."""
+        (the commit limit included, with ``uncommitted`` bytes more given back to it by ranges freed in the other
+        segments that share it); nothing changes (decision 0218)."""
         if self.commit is not None:
-            freed = sum(self.ranges.size_of(offset) for offset in offsets)
+            freed = sum(self.ranges.size_of(offset) for offset in offsets) + uncommitted
             if not self.commit.fits(-(-size // PAGE_SIZE) * PAGE_SIZE - freed):
                 return False
         return self.ranges.fits_after_freeing(size, offsets, alignment=alignment)
@@ -239,11 +242,12 @@ class MakeRoom(Protocol):
 
 class IdleTables(Protocol):
     """Room from VidMm's own movable objects (page tables of idle processes), asked before allocations a residency
-    list needs are evicted."""
+    list needs are evicted, with the ranges of the allocations that may still leave for the same request
+    (``others``).  Returns where the request was placed (or None), and whether trees left (decision 0218)."""
 
     def __call__(
-        self, segment: SegmentSpace, size: int, owner: object, alignment: int, from_end: bool
-    ) -> int | None: ...
+        self, segment: SegmentSpace, size: int, owner: object, alignment: int, from_end: bool, others: Sequence[int]
+    ) -> tuple[int | None, bool]: ...
 
 
 def report_segments(spaces: Segments, events: EventLog) -> None:

@@ -189,24 +189,43 @@ class Placer:
         offset = space.allocate(size, owner, alignment=alignment, from_end=from_end)
         if offset is not None or victims is None:
             return offset
-        if victims is anyone and self.idle_tables is not None:
-            offset = self.idle_tables(space, size, owner, alignment, from_end)
-            if offset is not None:
-                return offset
         protected = protected | self._entering
         candidates = [v for v in self.residents(space) if v.handle not in protected and v.pin_count == 0 and victims(v)]
         request = RoomRequest(
             segment=space.id, size=size, alignment=alignment, from_end=from_end, owner=owner, cause=cause
         )
+        trees = self.idle_tables if victims is anyone else None
+        if trees is not None:  # idle page-table trees first, when their leaving serves (decisions 0021, 0218)
+            allowed = [v for v in candidates if self.policy.may_evict(v, request)]
+            offset, _ = trees(space, size, owner, alignment, from_end, _offsets(allowed, space))
+            if offset is not None:
+                return offset
+        offset = self._by_eviction(space, request, protected, candidates, victims)
+        if offset is None and trees is not None:
+            # What the allocations that left freed may now make the trees' own leaving enough.
+            offset, _ = trees(space, size, owner, alignment, from_end, [])
+        return offset
+
+    def _by_eviction(
+        self,
+        space: SegmentSpace,
+        request: RoomRequest,
+        protected: set[HANDLE],
+        candidates: list[VidMmAllocation],
+        victims: Victims,
+    ) -> int | None:
+        """A range of ``space`` for ``request`` made by evicting some of ``candidates`` (the policy's choice), or
+        None."""
 
         def evict(victim: VidMmAllocation, policy: str, reason: str) -> None:
             if victim.offered is not None:
                 self.drop_offered(victim, reason=reason)
             else:
-                self.leave(victim, cause=cause, protected=protected, chosen_by=(policy, reason))
+                self.leave(victim, cause=request.cause, protected=protected, chosen_by=(policy, reason))
 
         def allocate(hole: int | None) -> int | None:
-            return space.allocate(size, owner, alignment=alignment, from_end=from_end, at=hole)
+            r = request
+            return space.allocate(r.size, r.owner, alignment=r.alignment, from_end=r.from_end, at=hole)
 
         if victims is anyone:  # processes over their budget pay first (decision 0173)
             over = [v for v in candidates if v.residency_count and self.over_budget(v)]
@@ -215,7 +234,7 @@ class Placer:
                 offset = make_room(space, request, over, self.policy, free_bytes=free, allocate=allocate, evict=evict)
                 if offset is not None:
                     return offset
-                candidates = [v for v in candidates if v.placement is not None and v.placement.segment_id == space.id]
+                candidates = [v for v in candidates if _in_segment(v, space)]
         free = space.ranges.free_bytes
         return make_room(space, request, candidates, self.policy, free_bytes=free, allocate=allocate, evict=evict)
 
@@ -461,3 +480,12 @@ def _open_layout(space: SegmentSpace, keep: set[HANDLE]) -> list[tuple[int, int,
     ]
     layout.sort(key=lambda r: r[0])
     return layout
+
+
+def _in_segment(a: VidMmAllocation, space: SegmentSpace) -> bool:
+    return a.placement is not None and a.placement.segment_id == space.id
+
+
+def _offsets(allocations: list[VidMmAllocation], space: SegmentSpace) -> list[int]:
+    """Where in ``space`` the ``allocations`` there lie: the ranges their leaving would free."""
+    return [a.placement.offset for a in allocations if a.placement is not None and a.placement.segment_id == space.id]

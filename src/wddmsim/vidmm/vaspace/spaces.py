@@ -16,7 +16,7 @@ What it models (wddm-spec.md sections 2.5-2.8 and 3.1-3.6; decisions D5 and 0016
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, final
 
 from wddmsim.core.addresses import GpuVa
@@ -185,41 +185,70 @@ class GpuVaSpaces:
             self.tables.resume(space)
 
     def evict_idle_tables(
-        self, segment: SegmentSpace, size: int, owner: object, alignment: int, from_end: bool
-    ) -> int | None:
+        self, segment: SegmentSpace, size: int, owner: object, alignment: int, from_end: bool, others: Sequence[int]
+    ) -> tuple[int | None, bool]:
         """Memory pressure in ``segment`` that allocations alone cannot relieve: the page-table trees of other,
-        idle processes leave it, least recently used first, until ``size`` bytes fit (decision 0021).  The
-        tree being changed and the process ``owner`` belongs to are spared."""
+        idle processes leave it, least recently used first (decision 0021) -- but only when that serves the
+        request (decision 0218).  ``others``: the offsets of the allocations that may still leave for it.
+
+        - The trees' leaving makes the room: they leave one by one until the request fits; returns where.
+        - Only with the allocations of ``others`` does it: every idle tree leaves, and the caller evicts.
+        - The allocations make the room without them, or nothing would: no tree leaves.
+
+        Returns the offset taken (or None) and whether trees left.  The tree being changed and the process
+        ``owner`` belongs to are spared."""
         spared = None
         if isinstance(owner, VidMmAllocation):
             spared = owner.device.process
         elif isinstance(owner, ProcessTable) and owner.space is not None:
             spared = owner.space.process
-        trees = [
-            s
-            for s in self.spaces.values()
-            if not s.evicted and not s.busy and s.process is not spared and _tables_in(s, segment.id)
-        ]
-        leaving = self._ranges_in(segment, trees)
-        if segment.ranges.free_bytes + sum(t.size for t in leaving) < size or not segment.fits_after_freeing(
-            size, [t.offset for t in leaving], alignment=alignment
+        trees = sorted(
+            (
+                s
+                for s in self.spaces.values()
+                if not s.evicted and not s.busy and s.process is not spared and _tables_in(s, segment.id)
+            ),
+            key=lambda s: s.last_use,
+        )
+        if not trees:
+            return None, False
+        leaving = self._leaving_with(trees)
+        here = [t.offset for t in leaving if t.segment_id == segment.id]
+        elsewhere = self._uncommitted(segment, leaving)
+        if segment.fits_after_freeing(size, here, alignment=alignment, uncommitted=elsewhere):
+            for space in trees:
+                self.tables.evict_tree(space)
+                offset = segment.allocate(size, owner, alignment=alignment, from_end=from_end)
+                if offset is not None:
+                    return offset, True
+            return None, True  # unreachable while the check is exact; the caller goes on evicting
+        if segment.fits_after_freeing(size, others, alignment=alignment) or not segment.fits_after_freeing(
+            size, [*here, *others], alignment=alignment, uncommitted=elsewhere
         ):
-            return None  # even every idle tree leaving would not make the room: none leaves (decision 0218)
-        for space in sorted(trees, key=lambda s: s.last_use):
+            return None, False  # the allocations make the room without the trees, or nothing would: none leaves
+        for space in trees:
             self.tables.evict_tree(space)
-            offset = segment.allocate(size, owner, alignment=alignment, from_end=from_end)
-            if offset is not None:
-                return offset
-        return None
+        return None, True
 
-    def _ranges_in(self, segment: SegmentSpace, trees: list[GpuVaSpace]) -> list[ProcessTable]:
-        """The tables in ``segment`` that would leave with ``trees`` (a tree's privileged space leaves with it,
+    def _leaving_with(self, trees: list[GpuVaSpace]) -> list[ProcessTable]:
+        """Every table that would leave with ``trees``, in any segment (a tree's privileged space leaves with it,
         :meth:`PageTables.evict_tree`)."""
         spaces = {id(s): s for s in trees}
         for s in trees:
             if s.privileged is not None and not s.privileged.evicted:
                 spaces[id(s.privileged)] = s.privileged
-        return [table for s in spaces.values() for table in _tables_in(s, segment.id)]
+        return [t for s in spaces.values() for tables in (s.leaves64.values(), s.tables.values()) for t in tables]
+
+    def _uncommitted(self, segment: SegmentSpace, tables: list[ProcessTable]) -> int:
+        """The bytes ``tables`` outside ``segment`` give back to its commit limit (one limit shared by every
+        aperture segment, ``ApertureCommit``)."""
+        if segment.commit is None:
+            return 0
+        return sum(
+            t.size
+            for t in tables
+            if t.segment_id != segment.id and self.segments.get(t.segment_id).commit is segment.commit
+        )
 
     def on_adapter_reset(self, reason: str) -> None:
         """After ``DxgkDdiRestartFromTimeout`` (decision 0055): the memory segments' bytes are gone, page tables
