@@ -7,6 +7,7 @@ on runs, coalesced so that physically contiguous memory moves in one call.  Copi
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import assert_never, final
 
 import numpy as np
@@ -95,8 +96,54 @@ class MemorySystem:
         system = self.system
         return [(system, s, n) for s, n in zip(starts, lengths, strict=True)]
 
-    def _few_spans(self, first_offset: int, words: list[int], size: int) -> tuple[list[int], list[int]]:
+    def _few_spans(self, first_offset: int, words: Sequence[int], size: int) -> tuple[list[int], list[int]]:
         return _few_spans_impl(self.system, first_offset, words, size)
+
+    def copy_page_list(
+        self,
+        linear_word: int,
+        first_offset: int,
+        words: tuple[int, ...],
+        size: int,
+        to_pages: bool,
+        root: TablePointer | None,
+        root_entries: int | None,
+    ) -> bool:
+        """A small paged COPY (:func:`~.commands.paged_copy_at`'s fields) in one call: the page list's spans,
+        the linear side's runs, then the copy -- the order :meth:`page_list_spans`, :meth:`runs` and
+        :func:`scatter_gather` check and fault in.  ``False`` (nothing copied) where ``scatter_gather`` would
+        decline.  One extent (a 4 KiB transfer's page) and a linear side in local memory are worked out inline."""
+        system = self.system
+        if len(words) == 1:  # one extent: one span, no merging
+            word = words[0]
+            start = ((word & _PFN_BITS) << PAGE_SHIFT) + first_offset
+            length = min((((word >> _COUNT_BITS_SHIFT) + 1) << PAGE_SHIFT) - first_offset, size)
+            if start + length > system.size:
+                raise GpuFault(FaultKind.BUS_ERROR, start, "page-list page is outside RAM")
+            starts, lengths = [start], [length]
+        else:
+            starts, lengths = _few_spans_impl(system, first_offset, words, size)
+        local = self.local
+        address = linear_word & _ADDRESS_MASK
+        if linear_word >> _SPACE_LSB == _GPU_PHYS and address + size <= local.size:  # runs()' answer, inline
+            mem: PhysicalMemory | None = local
+        else:
+            linear = self.runs(linear_word, size, AccessKind.READ if to_pages else AccessKind.WRITE, root, root_entries)
+            if len(linear) != 1:
+                return False
+            mem, address, _ = linear[0]
+            if mem is None or mem is system:
+                return False
+        view, ram = mem.view, system.view
+        if to_pages:
+            for start, length in zip(starts, lengths, strict=True):
+                ram[start : start + length] = view[address : address + length]
+                address += length
+        else:
+            for start, length in zip(starts, lengths, strict=True):
+                view[address : address + length] = ram[start : start + length]
+                address += length
+        return True
 
     def page_list_spans(
         self, first_offset: int, extents: npt.NDArray[np.uint64], size: int
@@ -127,7 +174,7 @@ class MemorySystem:
 
 
 def _few_spans_impl(
-    system: SystemMemory, first_offset: int, words: list[int], size: int
+    system: SystemMemory, first_offset: int, words: Sequence[int], size: int
 ) -> tuple[list[int], list[int]]:
     starts: list[int] = []
     lengths: list[int] = []
