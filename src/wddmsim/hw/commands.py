@@ -604,7 +604,7 @@ _SMALL_EXTENT_WORDS: Final = tuple(struct.Struct(f"<{n}Q") for n in range(9))
 _OP_COPY: Final = int(Opcode.COPY)
 _COPY_ONE: Final = struct.Struct(_COPY.format + "Q")  # a COPY's header and its first extent word
 _COPY_ONE_LENGTH: Final = (COPY_FIXED_SIZE + 8 + _PAD) & ~_PAD
-assert _COPY_ONE_LENGTH == _COPY_ONE.size, "paged_copy_at reads a one-extent COPY as unpadded"
+assert _COPY_ONE.size == _COPY_ONE_LENGTH, "paged_copy_at reads a one-extent COPY as unpadded"
 
 PagedCopyFields = tuple[int, int, int, bool, tuple[int, ...], int]
 """``(linear side's address word, first-page offset, size, to_pages, extent words, packet length)`` of a COPY

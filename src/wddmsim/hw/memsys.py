@@ -126,14 +126,15 @@ class MemorySystem:
         local = self.local
         address = linear_word & _ADDRESS_MASK
         if linear_word >> _SPACE_LSB == _GPU_PHYS and address + size <= local.size:  # runs()' answer, inline
-            mem: PhysicalMemory | None = local
+            mem: PhysicalMemory = local
         else:
             linear = self.runs(linear_word, size, AccessKind.READ if to_pages else AccessKind.WRITE, root, root_entries)
             if len(linear) != 1:
                 return False
-            mem, address, _ = linear[0]
-            if mem is None or mem is system:
+            found, address, _ = linear[0]
+            if found is None or found is system:
                 return False
+            mem = found
         view, ram = mem.view, system.view
         if to_pages:
             for start, length in zip(starts, lengths, strict=True):
