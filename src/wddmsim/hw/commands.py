@@ -377,7 +377,7 @@ def encode_copy_words_into(
     """:func:`encode_copy_into` for a page list of at most 16 extent words given as ints (no pitch): one pack."""
     count = len(words)
     length = (COPY_FIXED_SIZE + 8 * count + _PAD) & ~_PAD
-    _COPY_WITH_WORDS[count].pack_into(buf, offset, Opcode.COPY, flags, length, src, dst, size, 0, count, *words)
+    _COPY_WITH_WORDS[count].pack_into(buf, offset, _OP_COPY, flags, length, src, dst, size, 0, count, *words)
     end = offset + COPY_FIXED_SIZE + 8 * count
     if end != offset + length:
         buf[end : offset + length] = bytes(offset + length - end)
