@@ -114,37 +114,46 @@ class MemorySystem:
         :func:`scatter_gather` check and fault in.  ``False`` (nothing copied) where ``scatter_gather`` would
         decline.  One extent (a 4 KiB transfer's page) and a linear side in local memory are worked out inline."""
         system = self.system
-        if len(words) == 1:  # one extent: one span, no merging
+        starts: list[int] | None = None
+        if len(words) == 1:  # one extent: one span, no lists
             word = words[0]
             start = ((word & _PFN_BITS) << PAGE_SHIFT) + first_offset
-            length = min((((word >> _COUNT_BITS_SHIFT) + 1) << PAGE_SHIFT) - first_offset, size)
+            length = (((word >> _COUNT_BITS_SHIFT) + 1) << PAGE_SHIFT) - first_offset
+            if length > size:
+                length = size
             if start + length > system.size:
                 raise GpuFault(FaultKind.BUS_ERROR, start, "page-list page is outside RAM")
-            starts, lengths = [start], [length]
         else:
             starts, lengths = _few_spans_impl(system, first_offset, words, size)
-        local = self.local
         address = linear_word & _ADDRESS_MASK
-        if linear_word >> _SPACE_LSB == _GPU_PHYS and address + size <= local.size:  # runs()' answer, inline
-            mem: PhysicalMemory = local
+        if linear_word >> _SPACE_LSB == _GPU_PHYS and address + size <= self.local.size:  # runs()' answer, inline
+            view = self.local.view
         else:
-            linear = self.runs(linear_word, size, AccessKind.READ if to_pages else AccessKind.WRITE, root, root_entries)
-            if len(linear) != 1:
+            found = self._linear_view(linear_word, size, to_pages, root, root_entries)
+            if found is None:
                 return False
-            found, address, _ = linear[0]
-            if found is None or found is system:
-                return False
-            mem = found
-        view, ram = mem.view, system.view
-        if to_pages:
-            for start, length in zip(starts, lengths, strict=True):
+            view, address = found
+        ram = system.view
+        if starts is None:
+            if to_pages:
                 ram[start : start + length] = view[address : address + length]
-                address += length
-        else:
-            for start, length in zip(starts, lengths, strict=True):
+            else:
                 view[address : address + length] = ram[start : start + length]
-                address += length
+        else:
+            _copy_spans(view, address, ram, starts, lengths, to_pages=to_pages)
         return True
+
+    def _linear_view(
+        self, word: int, size: int, to_pages: bool, root: TablePointer | None, root_entries: int | None
+    ) -> tuple[memoryview, int] | None:
+        """The memory and offset of a linear side that is one run outside system RAM (else ``None``)."""
+        runs = self.runs(word, size, AccessKind.READ if to_pages else AccessKind.WRITE, root, root_entries)
+        if len(runs) != 1:
+            return None
+        mem, offset, _ = runs[0]
+        if mem is None or mem is self.system:
+            return None
+        return mem.view, offset
 
     def page_list_spans(
         self, first_offset: int, extents: npt.NDArray[np.uint64], size: int
@@ -201,15 +210,9 @@ def _few_spans_impl(
     return starts, lengths
 
 
-def scatter_gather(linear: Run, system: SystemMemory, starts: list[int], lengths: list[int], *, to_pages: bool) -> bool:
-    """The hot path of a paged COPY: one linear run against a page list, in distinct memories.
-
-    Returns ``False`` (nothing copied) when the fast path does not apply.
-    """
-    mem, offset, _ = linear
-    if mem is None or mem is system:
-        return False
-    view, ram = mem.view, system.view
+def _copy_spans(
+    view: memoryview, offset: int, ram: memoryview, starts: list[int], lengths: list[int], *, to_pages: bool
+) -> None:
     if to_pages:
         for start, length in zip(starts, lengths, strict=True):
             ram[start : start + length] = view[offset : offset + length]
@@ -218,6 +221,17 @@ def scatter_gather(linear: Run, system: SystemMemory, starts: list[int], lengths
         for start, length in zip(starts, lengths, strict=True):
             view[offset : offset + length] = ram[start : start + length]
             offset += length
+
+
+def scatter_gather(linear: Run, system: SystemMemory, starts: list[int], lengths: list[int], *, to_pages: bool) -> bool:
+    """The hot path of a paged COPY: one linear run against a page list, in distinct memories.
+
+    Returns ``False`` (nothing copied) when the fast path does not apply.
+    """
+    mem, offset, _ = linear
+    if mem is None or mem is system:
+        return False
+    _copy_spans(mem.view, offset, system.view, starts, lengths, to_pages=to_pages)
     return True
 
 
