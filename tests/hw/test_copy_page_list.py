@@ -1,6 +1,7 @@
 """``MemorySystem.copy_page_list`` (decision 0221) against the calls it stands for: ``page_list_spans``, ``runs``
 and ``scatter_gather`` -- and, where that declines, the general copy -- over a table of page lists, first-page
-offsets, sizes, linear sides (local, system, mapped, Zero, unmapped, outside memory) and both directions."""
+offsets, sizes, linear sides (local, system, mapped, Zero, unmapped, outside memory) and both directions; and
+``runs`` of a physical range (its bounds checked inline) against the memory's own ``contains``."""
 
 from __future__ import annotations
 
@@ -139,3 +140,21 @@ def test_what_the_one_call_copy_does_and_which_fault_comes_first() -> None:
     assert (fault.value.kind, fault.value.address) == (FaultKind.BUS_ERROR, (LAST_PFN + 1) * PAGE_SIZE)
     with pytest.raises(GpuFault, match="maps no memory"):
         gpu.memsys.copy_page_list(past_local, 0, (cmd.extent(0x300, 1),), 8, False, None, None)
+
+
+@pytest.mark.parametrize("space", [Space.GPU_PHYS, Space.SYSTEM])
+def test_runs_of_a_physical_range_follow_the_memorys_own_bounds(space: Space) -> None:
+    gpu, _ = _rig()
+    memory = gpu.local if space == Space.GPU_PHYS else gpu.system
+    end = memory.size
+    for address, size in [(0, 1), (0, end), (end - 8, 8), (end - 8, 9), (end, 1), (0x1000, -1), (0x1000, 0)]:
+        try:
+            got: object = gpu.memsys.runs(hw_address(space, address), size, AccessKind.READ, None)
+        except GpuFault as fault:
+            got = (fault.kind, fault.address)
+        if size == 0:
+            assert got == []
+        elif memory.contains(address, size):
+            assert got == [(memory, address, size)]
+        else:
+            assert got == (FaultKind.BUS_ERROR, address), (address, size)

@@ -369,6 +369,11 @@ def encode_copy_into(
 
 _COPY_WITH_WORDS: Final = tuple(struct.Struct(f"<HHIQQQII{n}Q") for n in range(17))
 """A COPY's fixed part and its first 0-16 extent words, packed in one call."""
+_COPY_WORDS_PLANS: Final = tuple(
+    (packer, length, bytes(length - packer.size))
+    for packer, length in ((p, (p.size + _PAD) & ~_PAD) for p in _COPY_WITH_WORDS)
+)
+"""Per extent count: its packer, the packet's length and the zero bytes that pad it."""
 
 
 def encode_copy_words_into(
@@ -376,11 +381,10 @@ def encode_copy_words_into(
 ) -> int:
     """:func:`encode_copy_into` for a page list of at most 16 extent words given as ints (no pitch): one pack."""
     count = len(words)
-    length = (COPY_FIXED_SIZE + 8 * count + _PAD) & ~_PAD
-    _COPY_WITH_WORDS[count].pack_into(buf, offset, _OP_COPY, flags, length, src, dst, size, 0, count, *words)
-    end = offset + COPY_FIXED_SIZE + 8 * count
-    if end != offset + length:
-        buf[end : offset + length] = bytes(offset + length - end)
+    packer, length, padding = _COPY_WORDS_PLANS[count]
+    packer.pack_into(buf, offset, _OP_COPY, flags, length, src, dst, size, 0, count, *words)
+    if padding:
+        buf[offset + length - len(padding) : offset + length] = padding
     return length
 
 

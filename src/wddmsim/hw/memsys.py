@@ -77,16 +77,18 @@ class MemorySystem:
                 raise GpuFault(FaultKind.PAGE_FAULT, address, "the engine has no address space", access=access, level=0)
             return self.mmu.translate(root, address, size, access, root_entries=root_entries)
         if space == _GPU_PHYS:
-            if self.local.contains(address, size):
-                return [(self.local, address, size)]
+            local = self.local
+            if size > 0 and address + size <= local.size:  # local.contains, inline: the address is never negative
+                return [(local, address, size)]
             if self.aperture.contains(address):
                 offset = address - self.aperture.base
                 pfns = self.aperture.pfns(offset, size, access)
                 return pfn_runs(self.system, pfns, offset & (PAGE_SIZE - 1), size)
             raise GpuFault(FaultKind.BUS_ERROR, address, "GPU physical address maps no memory", access=access)
         if space == _SYSTEM:
-            if self.system.contains(address, size):
-                return [(self.system, address, size)]
+            system = self.system
+            if size > 0 and address + size <= system.size:  # system.contains, inline
+                return [(system, address, size)]
             raise GpuFault(FaultKind.BUS_ERROR, address, "system address is outside RAM", access=access)
         raise GpuFault(FaultKind.INVALID_INSTRUCTION, word, f"address space {space} is undefined", access=access)
 
