@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from wddmsim.core import liveness
 from wddmsim.core.clock import Clock
 from wddmsim.core.units import GiB, KiB, MiB, align_down, align_up, format_size, parse_size
 
@@ -46,3 +47,25 @@ def test_alignment_helpers() -> None:
     assert align_down(4097, 4096) == 4096
     assert format_size(64 * KiB) == "64 KiB"
     assert format_size(3) == "3 B"
+
+
+def test_clock_steps_are_charged_only_while_a_liveness_budget_is_armed() -> None:
+    clock = Clock()
+    ran: list[int] = []
+    for at in (5, 7, 9, 11):
+        clock.schedule(at, lambda at=at: ran.append(at))  # type: ignore[misc]
+    harness = liveness.BUDGET.budget, liveness.BUDGET.remaining  # the test harness's budget, put back below
+    liveness.disarm()
+    try:
+        assert clock.step() and clock.step()
+        assert liveness.used() is None, "nothing counted without a budget"
+        with liveness.armed(1):
+            assert clock.step()
+            assert liveness.used() == 1
+            with pytest.raises(liveness.LivenessBudgetExceeded, match=r"in Clock\.step") as spent:
+                clock.step()
+        assert spent.value.where == "Clock.step"
+    finally:
+        liveness.BUDGET.budget, liveness.BUDGET.remaining = harness
+    assert ran == [5, 7, 9], "the step that found the budget spent ran nothing"
+    assert clock.now == 9 and clock.pending == 1

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import final
+from typing import Final, final
 
 
 class LivenessBudgetExceeded(BaseException):
@@ -38,6 +38,9 @@ class _Budget:
 
 
 _BUDGET = _Budget()
+BUDGET: Final = _BUDGET
+"""The budget's state, read by the clock's step to skip :func:`charge` while none is armed (one call less per
+step of every run); charged, armed and disarmed only through the functions below."""
 
 
 def charge(where: str) -> None:

@@ -369,6 +369,11 @@ def encode_copy_into(
 
 _COPY_WITH_WORDS: Final = tuple(struct.Struct(f"<HHIQQQII{n}Q") for n in range(17))
 """A COPY's fixed part and its first 0-16 extent words, packed in one call."""
+_COPY_WORDS_PLANS: Final = tuple(
+    (packer, length, bytes(length - packer.size))
+    for packer, length in ((p, (p.size + _PAD) & ~_PAD) for p in _COPY_WITH_WORDS)
+)
+"""Per extent count: its packer, the packet's length and the zero bytes that pad it."""
 
 
 def encode_copy_words_into(
@@ -376,11 +381,10 @@ def encode_copy_words_into(
 ) -> int:
     """:func:`encode_copy_into` for a page list of at most 16 extent words given as ints (no pitch): one pack."""
     count = len(words)
-    length = (COPY_FIXED_SIZE + 8 * count + _PAD) & ~_PAD
-    _COPY_WITH_WORDS[count].pack_into(buf, offset, Opcode.COPY, flags, length, src, dst, size, 0, count, *words)
-    end = offset + COPY_FIXED_SIZE + 8 * count
-    if end != offset + length:
-        buf[end : offset + length] = bytes(offset + length - end)
+    packer, length, padding = _COPY_WORDS_PLANS[count]
+    packer.pack_into(buf, offset, _OP_COPY, flags, length, src, dst, size, 0, count, *words)
+    if padding:
+        buf[offset + length - len(padding) : offset + length] = padding
     return length
 
 
@@ -602,6 +606,9 @@ _SMALL_EXTENTS: Final = tuple(f"<{n}Q" for n in range(9))
 
 _SMALL_EXTENT_WORDS: Final = tuple(struct.Struct(f"<{n}Q") for n in range(9))
 _OP_COPY: Final = int(Opcode.COPY)
+_COPY_ONE: Final = struct.Struct(_COPY.format + "Q")  # a COPY's header and its first extent word
+_COPY_ONE_LENGTH: Final = (COPY_FIXED_SIZE + 8 + _PAD) & ~_PAD
+assert _COPY_ONE.size == _COPY_ONE_LENGTH, "paged_copy_at reads a one-extent COPY as unpadded"
 
 PagedCopyFields = tuple[int, int, int, bool, tuple[int, ...], int]
 """``(linear side's address word, first-page offset, size, to_pages, extent words, packet length)`` of a COPY
@@ -615,20 +622,29 @@ def paged_copy_at(buf: memoryview | bytes, offset: int, end: int) -> PagedCopyFi
     same COPY, or explains the fault)."""
     if end - offset < COPY_FIXED_SIZE + 8:
         return None
-    opcode, flags, length, src, dst, size, _, count = _COPY.unpack_from(buf, offset)
+    # The header and the first extent word in one unpack: one extent (a 4 KiB transfer) needs no other.
+    opcode, flags, length, src, dst, size, _, count, word = _COPY_ONE.unpack_from(buf, offset)
     # flags exactly one page-list bit: no transform, no reserved bit, not both sides
-    if opcode != _OP_COPY or not 0 < count <= 8 or (flags != _SRC_PAGES and flags != _DST_PAGES) or size <= 0:
+    if opcode != _OP_COPY or (flags != _SRC_PAGES and flags != _DST_PAGES) or size <= 0:
         return None
-    start = offset + COPY_FIXED_SIZE
-    pad = start + 8 * count
-    if length != (pad - offset + _PAD) & ~_PAD or offset + length > end:
-        return None
-    if pad != offset + length and not _zero(buf, pad, offset + length):
-        return None
-    words = _SMALL_EXTENT_WORDS[count].unpack_from(buf, start)
-    pages = count
-    for word in words:
-        pages += word >> _COUNT_LSB
+    if count == 1:
+        if length != _COPY_ONE_LENGTH or offset + length > end:  # no padding: the packet is 16-byte aligned
+            return None
+        words: tuple[int, ...] = (word,)
+        pages = (word >> _COUNT_LSB) + 1
+    else:
+        if not 1 < count <= 8:
+            return None
+        start = offset + COPY_FIXED_SIZE
+        pad = start + 8 * count
+        if length != (pad - offset + _PAD) & ~_PAD or offset + length > end:
+            return None
+        if pad != offset + length and not _zero(buf, pad, offset + length):
+            return None
+        words = _SMALL_EXTENT_WORDS[count].unpack_from(buf, start)
+        pages = count
+        for word in words:
+            pages += word >> _COUNT_LSB
     to_pages = flags == _DST_PAGES
     first, linear = (dst, src) if to_pages else (src, dst)
     if first >= PAGE_SIZE or first + size > pages * PAGE_SIZE:

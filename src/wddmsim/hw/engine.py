@@ -421,11 +421,8 @@ class Engine:
             return False
         self._offset = after
         try:
-            memsys = self.memsys
-            # page_list_spans' own path for a handful of extents and a size above zero, without the array
-            starts, lengths = memsys._few_spans(first, list(words), size)
-            linear = memsys.runs(linear_word, size, _READ if to_pages else _WRITE, self.root, self.root_entries)
-            if not (len(linear) == 1 and scatter_gather(linear[0], memsys.system, starts, lengths, to_pages=to_pages)):
+            # page_list_spans' small-list path, runs and scatter_gather in one call (decision 0221)
+            if not self.memsys.copy_page_list(linear_word, first, words, size, to_pages, self.root, self.root_entries):
                 packet = cmd.decode(self._buffer, offset, sub.size)
                 assert isinstance(packet, cmd.Copy)
                 self._copy_general(packet)

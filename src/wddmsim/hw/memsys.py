@@ -7,6 +7,7 @@ on runs, coalesced so that physically contiguous memory moves in one call.  Copi
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import assert_never, final
 
 import numpy as np
@@ -76,16 +77,18 @@ class MemorySystem:
                 raise GpuFault(FaultKind.PAGE_FAULT, address, "the engine has no address space", access=access, level=0)
             return self.mmu.translate(root, address, size, access, root_entries=root_entries)
         if space == _GPU_PHYS:
-            if self.local.contains(address, size):
-                return [(self.local, address, size)]
+            local = self.local
+            if size > 0 and address + size <= local.size:  # local.contains, inline: the address is never negative
+                return [(local, address, size)]
             if self.aperture.contains(address):
                 offset = address - self.aperture.base
                 pfns = self.aperture.pfns(offset, size, access)
                 return pfn_runs(self.system, pfns, offset & (PAGE_SIZE - 1), size)
             raise GpuFault(FaultKind.BUS_ERROR, address, "GPU physical address maps no memory", access=access)
         if space == _SYSTEM:
-            if self.system.contains(address, size):
-                return [(self.system, address, size)]
+            system = self.system
+            if size > 0 and address + size <= system.size:  # system.contains, inline
+                return [(system, address, size)]
             raise GpuFault(FaultKind.BUS_ERROR, address, "system address is outside RAM", access=access)
         raise GpuFault(FaultKind.INVALID_INSTRUCTION, word, f"address space {space} is undefined", access=access)
 
@@ -95,8 +98,64 @@ class MemorySystem:
         system = self.system
         return [(system, s, n) for s, n in zip(starts, lengths, strict=True)]
 
-    def _few_spans(self, first_offset: int, words: list[int], size: int) -> tuple[list[int], list[int]]:
+    def _few_spans(self, first_offset: int, words: Sequence[int], size: int) -> tuple[list[int], list[int]]:
         return _few_spans_impl(self.system, first_offset, words, size)
+
+    def copy_page_list(
+        self,
+        linear_word: int,
+        first_offset: int,
+        words: tuple[int, ...],
+        size: int,
+        to_pages: bool,
+        root: TablePointer | None,
+        root_entries: int | None,
+    ) -> bool:
+        """A small paged COPY (:func:`~.commands.paged_copy_at`'s fields) in one call: the page list's spans,
+        the linear side's runs, then the copy -- the order :meth:`page_list_spans`, :meth:`runs` and
+        :func:`scatter_gather` check and fault in.  ``False`` (nothing copied) where ``scatter_gather`` would
+        decline.  One extent (a 4 KiB transfer's page) and a linear side in local memory are worked out inline."""
+        system = self.system
+        starts: list[int] | None = None
+        if len(words) == 1:  # one extent: one span, no lists
+            word = words[0]
+            start = ((word & _PFN_BITS) << PAGE_SHIFT) + first_offset
+            length = (((word >> _COUNT_BITS_SHIFT) + 1) << PAGE_SHIFT) - first_offset
+            if length > size:
+                length = size
+            if start + length > system.size:
+                raise GpuFault(FaultKind.BUS_ERROR, start, "page-list page is outside RAM")
+        else:
+            starts, lengths = _few_spans_impl(system, first_offset, words, size)
+        address = linear_word & _ADDRESS_MASK
+        if linear_word >> _SPACE_LSB == _GPU_PHYS and address + size <= self.local.size:  # runs()' answer, inline
+            view = self.local.view
+        else:
+            found = self._linear_view(linear_word, size, to_pages, root, root_entries)
+            if found is None:
+                return False
+            view, address = found
+        ram = system.view
+        if starts is None:
+            if to_pages:
+                ram[start : start + length] = view[address : address + length]
+            else:
+                view[address : address + length] = ram[start : start + length]
+        else:
+            _copy_spans(view, address, ram, starts, lengths, to_pages=to_pages)
+        return True
+
+    def _linear_view(
+        self, word: int, size: int, to_pages: bool, root: TablePointer | None, root_entries: int | None
+    ) -> tuple[memoryview, int] | None:
+        """The memory and offset of a linear side that is one run outside system RAM (else ``None``)."""
+        runs = self.runs(word, size, AccessKind.READ if to_pages else AccessKind.WRITE, root, root_entries)
+        if len(runs) != 1:
+            return None
+        mem, offset, _ = runs[0]
+        if mem is None or mem is self.system:
+            return None
+        return mem.view, offset
 
     def page_list_spans(
         self, first_offset: int, extents: npt.NDArray[np.uint64], size: int
@@ -127,7 +186,7 @@ class MemorySystem:
 
 
 def _few_spans_impl(
-    system: SystemMemory, first_offset: int, words: list[int], size: int
+    system: SystemMemory, first_offset: int, words: Sequence[int], size: int
 ) -> tuple[list[int], list[int]]:
     starts: list[int] = []
     lengths: list[int] = []
@@ -153,15 +212,9 @@ def _few_spans_impl(
     return starts, lengths
 
 
-def scatter_gather(linear: Run, system: SystemMemory, starts: list[int], lengths: list[int], *, to_pages: bool) -> bool:
-    """The hot path of a paged COPY: one linear run against a page list, in distinct memories.
-
-    Returns ``False`` (nothing copied) when the fast path does not apply.
-    """
-    mem, offset, _ = linear
-    if mem is None or mem is system:
-        return False
-    view, ram = mem.view, system.view
+def _copy_spans(
+    view: memoryview, offset: int, ram: memoryview, starts: list[int], lengths: list[int], *, to_pages: bool
+) -> None:
     if to_pages:
         for start, length in zip(starts, lengths, strict=True):
             ram[start : start + length] = view[offset : offset + length]
@@ -170,6 +223,17 @@ def scatter_gather(linear: Run, system: SystemMemory, starts: list[int], lengths
         for start, length in zip(starts, lengths, strict=True):
             view[offset : offset + length] = ram[start : start + length]
             offset += length
+
+
+def scatter_gather(linear: Run, system: SystemMemory, starts: list[int], lengths: list[int], *, to_pages: bool) -> bool:
+    """The hot path of a paged COPY: one linear run against a page list, in distinct memories.
+
+    Returns ``False`` (nothing copied) when the fast path does not apply.
+    """
+    mem, offset, _ = linear
+    if mem is None or mem is system:
+        return False
+    _copy_spans(mem.view, offset, system.view, starts, lengths, to_pages=to_pages)
     return True
 
 

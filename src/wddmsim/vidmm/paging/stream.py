@@ -502,22 +502,56 @@ def _reader(t: type) -> tuple[tuple[str, ...], Callable[[object], tuple[Any, ...
 
 def _recipe(names: tuple[str, ...], values: tuple[Any, ...], prefix: str) -> Recipe:
     """The function reporting these field values: ints as they are, bool and IntEnum through ``int``, unions by
-    ``Value``, one level of nested structure by its own recipe; anything else is left out."""
+    ``Value``, one level of nested structure by its own recipe; anything else is left out.
+
+    At the top level, a nested structure's fields are read inline (its type and its field types as seen here,
+    tested in one expression); a value of another shape takes the general recipe, which asks ``scalar_fields``."""
+    scope: dict[str, Any] = {"nested": scalar_fields}
+    general = _compile(_parts(names, values, prefix, "v", None), scope)
+    if prefix or not any(_value_kind(type(value)) is _NESTED for value in values):
+        return general
+    guards: list[str] = []
+    inline = _parts(names, values, prefix, "v", (guards, scope))
+    scope["general"] = general
+    return _compile(inline, scope, f"    if {' and '.join(guards)}:\n    ", "\n    return general(v)")
+
+
+def _parts(
+    names: tuple[str, ...],
+    values: tuple[Any, ...],
+    prefix: str,
+    source: str,
+    inline: tuple[list[str], dict[str, Any]] | None,
+) -> list[str]:
+    """The reported items of ``source`` (a tuple of these field values) as expressions; nested structures through
+    ``nested``, or with ``inline``, read in place under the guards it collects (names bound in its scope)."""
     parts: list[str] = []
     for index, (name, value) in enumerate(zip(names, values, strict=True)):
-        kind, label = _value_kind(type(value)), prefix + name
+        kind, label, item = _value_kind(type(value)), prefix + name, f"{source}[{index}]"
         if kind is _EXACT_INT:
-            parts.append(f"({label!r}, v[{index}])")
+            parts.append(f"({label!r}, {item})")
         elif kind is _INT:
-            parts.append(f"({label!r}, int(v[{index}]))")
+            parts.append(f"({label!r}, int({item}))")
         elif kind is _UNION:
-            parts.append(f"({label!r}, v[{index}].Value)")
+            parts.append(f"({label!r}, {item}.Value)")
         elif kind is _NESTED and not prefix:  # one level of nesting, as the event shows it
-            parts.append(f"*nested(v[{index}], {label + '.'!r})")
-    scope: dict[str, Any] = {"nested": scalar_fields}
-    exec(
-        f"def emit(v):\n    return ({', '.join(parts)}{',' if parts else ''})\n", scope
-    )  # the source: literals and indices built above
+            if inline is None:
+                parts.append(f"*nested({item}, {label + '.'!r})")
+                continue
+            guards, scope = inline
+            t = type(value)
+            inner_names, getter = _READERS.get(t) or _reader(t)
+            inner = getter(value)
+            n, w = f"n{index}", f"w{index}"
+            scope[f"T{index}"], scope[f"G{index}"], scope[f"K{index}"] = t, getter, tuple(map(type, inner))
+            guards.append(f"type({n} := {item}) is T{index} and (*map(type, {w} := G{index}({n})),) == K{index}")
+            parts.extend(_parts(inner_names, inner, label + ".", w, None))
+    return parts
+
+
+def _compile(parts: list[str], scope: dict[str, Any], before: str = "", after: str = "") -> Recipe:
+    # the source: literals, indices and names bound in ``scope``, all built above
+    exec(f"def emit(v):\n{before}    return ({', '.join(parts)}{',' if parts else ''}){after}\n", scope)
     emit: Recipe = scope["emit"]
     return emit
 
