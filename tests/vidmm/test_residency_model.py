@@ -13,7 +13,7 @@ from typing import ClassVar
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, seed, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
@@ -56,8 +56,13 @@ class ResidencyModel(RuleBasedStateMachine):
 
     factor = 2.0
     options: ClassVar[dict[str, object]] = {}
+    press_first: ClassVar[bool] = False
+    """Every example begins by paging out under pressure (:meth:`_press`): the coverage the run needs is built,
+    not left to the search (decision 0219)."""
     pressure_evictions: ClassVar[int] = 0
     """``VidMmEvict`` events with cause ``pressure`` over every run of this machine (before its teardown)."""
+    examples: ClassVar[int] = 0
+    """Runs of this machine that reached their teardown."""
 
     @initialize(
         first=st.lists(
@@ -82,6 +87,8 @@ class ResidencyModel(RuleBasedStateMachine):
         self.seed = 0
         for device, pages, usage in first:
             self.create(device, pages, usage)
+        if self.press_first:
+            self._press()
 
     # --- helpers ---------------------------------------------------------------------------------------------
 
@@ -105,11 +112,34 @@ class ResidencyModel(RuleBasedStateMachine):
             return False
         return a.placement is not None
 
+    def _press(self) -> None:
+        """Both processes make 2 MiB resident, device 0's written first: on a 4 MiB GPU that also holds page
+        tables, the second list is placed only by evicting under pressure, and the bytes written must survive."""
+        marker = len(self.world.adapter.events.of_type(VidMmEvict))
+        written: list[tuple[VidMmAllocation, ByteArray]] = []
+        for index, (_, queue) in enumerate(self.devices):
+            chosen = [self._create(index, 256, 0) for _ in range(2)]
+            result, _ = self.world.make_resident(*chosen, queue=queue)
+            assert result in (HRESULT.S_OK, HRESULT.E_PENDING), f"{result!r}"
+            for a in chosen if index == 0 else ():
+                self.seed += 1
+                payload = self.expected[a.handle] = pattern(a.size, self.seed)
+                self.world.write(a, payload)
+                self.written_at_move[a.handle] = a.moves
+                written.append((a, payload))
+        evicted = self.world.adapter.events.of_type(VidMmEvict)[marker:]
+        assert any(e.cause == "pressure" for e in evicted), "the second list was placed without paging out"
+        for a, payload in written:  # back in place for device 0's work: the bytes came through the eviction
+            assert self._reachable(a) and np.array_equal(self.world.read(a), payload), f"{a!r} lost its content"
+
     # --- rules -----------------------------------------------------------------------------------------------
 
     @precondition(lambda self: sum(a.size for a in self.allocations.values()) < self.budget)
     @rule(device=st.integers(0, 1), pages=st.integers(1, 256), usage=st.sampled_from(USAGES))
     def create(self, device: int, pages: int, usage: int) -> None:
+        self._create(device, pages, usage)
+
+    def _create(self, device: int, pages: int, usage: int) -> VidMmAllocation:
         a = self.world.buffer(pages * PAGE_SIZE, usage=usage, device=self.devices[device][0])
         self.allocations[a.handle] = a
         va = self.world.vidmm.va
@@ -117,6 +147,7 @@ class ResidencyModel(RuleBasedStateMachine):
             self.vas[a.handle] = va.mappings.map(va.create_space(a.device.process), a).va
         self.expected[a.handle] = np.zeros(a.size, dtype=np.uint8)
         self.written_at_move[a.handle] = -1
+        return a
 
     @precondition(lambda self: self.allocations)
     @rule(data=st.data(), device=st.integers(0, 1), cant_trim=st.booleans())
@@ -340,6 +371,7 @@ class ResidencyModel(RuleBasedStateMachine):
             return
         evictions = self.world.adapter.events.of_type(VidMmEvict)
         type(self).pressure_evictions += sum(1 for e in evictions if e.cause == "pressure")
+        type(self).examples += 1
         for a in self.allocations.values():
             while a.residency_count:
                 self.world.evict(a)
@@ -437,15 +469,41 @@ TINY_GPU = GpuConfig(local_size=4 * MiB, bar_size=1 * MiB, aperture_size=1 * MiB
 model creates (up to ``factor`` x 8 MiB) is many times what fits and MakeResident must evict to place."""
 
 
+def _pressing_machine() -> type[ResidencyModel]:
+    """The 4 MiB GPU's machine, every example beginning with :meth:`ResidencyModel._press` (decision 0219)."""
+    machine = _machine(2.0, gpu=TINY_GPU)
+    machine.press_first = True
+    return machine
+
+
 def test_content_survives_random_residency_histories_under_pressure() -> None:
     """The run must actually page out under pressure (on the 8 MiB GPU no placement went past free room), and an
-    admitted request is placed or reported unplaced by the worker (decisions 0043, 0090)."""
-    machine = _machine(2.0, gpu=TINY_GPU)
+    admitted request is placed or reported unplaced by the worker (decisions 0043, 0090).  Every example begins
+    by paging out under pressure (decision 0219): a search left to itself can spend all its examples on histories
+    too small to press."""
+    machine = _pressing_machine()
     machine.TestCase.settings = settings(
         max_examples=30, stateful_step_count=40, deadline=None, suppress_health_check=list(HealthCheck)
     )
     machine.TestCase().runTest()
     assert machine.pressure_evictions > 0, "no allocation was evicted under pressure"
+
+
+def test_the_pressure_run_pages_out_under_pressure_even_where_the_search_stays_small() -> None:
+    """Hypothesis seed 1015 (random mode) drew 30 histories of which none evicted anything under pressure: the
+    pressure run failed "no allocation was evicted under pressure".  Replayed with the same seed, every example
+    now pages out (decision 0219)."""
+    machine = seed(1015)(_pressing_machine())
+    machine.TestCase.settings = settings(
+        max_examples=30,
+        stateful_step_count=40,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        database=None,
+        derandomize=False,
+    )
+    machine.TestCase().runTest()
+    assert machine.pressure_evictions >= machine.examples > 0, (machine.pressure_evictions, machine.examples)
 
 
 @pytest.mark.parametrize("factor", [1.1, 3.0, 8.0])
