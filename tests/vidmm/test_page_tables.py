@@ -501,7 +501,7 @@ def test_an_idle_process_tables_stay_when_their_leaving_could_not_make_the_room(
     big = w.buffer(1 * MiB, device=b.device)
     assert w.vidmm.va is not None
     start = len(w.adapter.events)
-    assert w.vidmm.va.evict_idle_tables(seg, 1 * MiB, big, 0, False, []) == (None, False)
+    assert w.vidmm.va.evict_idle_tables(seg, 1 * MiB, big, 0, False, list) == (None, False)
     assert not [e for e in w.adapter.events.since(start) if isinstance(e, PageTablesEvicted)]
     assert not a.space.evicted and a_tables() == tables
     fits = [
@@ -510,7 +510,7 @@ def test_an_idle_process_tables_stay_when_their_leaving_could_not_make_the_room(
         if seg.fits_after_freeing(n * PAGE_SIZE, [t.offset for t in tables])
     ]
     assert fits and not seg.fits_after_freeing(fits[-1], [])  # A's tables leaving is what makes this one fit
-    offset, left = w.vidmm.va.evict_idle_tables(seg, fits[-1], big, 0, False, [])
+    offset, left = w.vidmm.va.evict_idle_tables(seg, fits[-1], big, 0, False, list)
     assert offset is not None and left and a.space.evicted and not a_tables()
     assert [e.process for e in w.adapter.events.since(start) if isinstance(e, PageTablesEvicted)] == [
         int(a.device.process.handle)

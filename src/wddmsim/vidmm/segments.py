@@ -9,7 +9,7 @@ and the inspector can say what each range holds.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol, final
 
@@ -246,7 +246,13 @@ class IdleTables(Protocol):
     (``others``).  Returns where the request was placed (or None), and whether trees left (decision 0218)."""
 
     def __call__(
-        self, segment: SegmentSpace, size: int, owner: object, alignment: int, from_end: bool, others: Sequence[int]
+        self,
+        segment: SegmentSpace,
+        size: int,
+        owner: object,
+        alignment: int,
+        from_end: bool,
+        others: Callable[[], Sequence[int]],
     ) -> tuple[int | None, bool]: ...
 
 

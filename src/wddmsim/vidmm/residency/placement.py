@@ -196,14 +196,17 @@ class Placer:
         )
         trees = self.idle_tables if victims is anyone else None
         if trees is not None:  # idle page-table trees first, when their leaving serves (decisions 0021, 0218)
-            allowed = [v for v in candidates if self.policy.may_evict(v, request)]
-            offset, _ = trees(space, size, owner, alignment, from_end, _offsets(allowed, space))
+
+            def allowed() -> list[int]:
+                return _offsets([v for v in candidates if self.policy.may_evict(v, request)], space)
+
+            offset, _ = trees(space, size, owner, alignment, from_end, allowed)
             if offset is not None:
                 return offset
         offset = self._by_eviction(space, request, protected, candidates, victims)
         if offset is None and trees is not None:
             # What the allocations that left freed may now make the trees' own leaving enough.
-            offset, _ = trees(space, size, owner, alignment, from_end, [])
+            offset, _ = trees(space, size, owner, alignment, from_end, list)
         return offset
 
     def _by_eviction(

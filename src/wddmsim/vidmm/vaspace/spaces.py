@@ -185,11 +185,18 @@ class GpuVaSpaces:
             self.tables.resume(space)
 
     def evict_idle_tables(
-        self, segment: SegmentSpace, size: int, owner: object, alignment: int, from_end: bool, others: Sequence[int]
+        self,
+        segment: SegmentSpace,
+        size: int,
+        owner: object,
+        alignment: int,
+        from_end: bool,
+        others: Callable[[], Sequence[int]],
     ) -> tuple[int | None, bool]:
         """Memory pressure in ``segment`` that allocations alone cannot relieve: the page-table trees of other,
         idle processes leave it, least recently used first (decision 0021) -- but only when that serves the
-        request (decision 0218).  ``others``: the offsets of the allocations that may still leave for it.
+        request (decision 0218).  ``others``: the offsets of the allocations that may still leave for it (asked only
+        when needed).
 
         - The trees' leaving makes the room: they leave one by one until the request fits; returns where.
         - Only with the allocations of ``others`` does it: every idle tree leaves, and the caller evicts.
@@ -215,15 +222,17 @@ class GpuVaSpaces:
         leaving = self._leaving_with(trees)
         here = [t.offset for t in leaving if t.segment_id == segment.id]
         elsewhere = self._uncommitted(segment, leaving)
-        if segment.fits_after_freeing(size, here, alignment=alignment, uncommitted=elsewhere):
+        room = segment.ranges.free_bytes + sum(t.size for t in leaving if t.segment_id == segment.id)
+        if room >= size and segment.fits_after_freeing(size, here, alignment=alignment, uncommitted=elsewhere):
             for space in trees:
                 self.tables.evict_tree(space)
                 offset = segment.allocate(size, owner, alignment=alignment, from_end=from_end)
                 if offset is not None:
                     return offset, True
             return None, True  # unreachable while the check is exact; the caller goes on evicting
-        if segment.fits_after_freeing(size, others, alignment=alignment) or not segment.fits_after_freeing(
-            size, [*here, *others], alignment=alignment, uncommitted=elsewhere
+        victims = others()
+        if segment.fits_after_freeing(size, victims, alignment=alignment) or not segment.fits_after_freeing(
+            size, [*here, *victims], alignment=alignment, uncommitted=elsewhere
         ):
             return None, False  # the allocations make the room without the trees, or nothing would: none leaves
         for space in trees:
