@@ -185,11 +185,16 @@ class RangeAllocator:
         units, align = self._checked(size, alignment)
         shift = self._shift
         freed = []
+        fits_alone = False
         for start in starts:
             length = self._units_at(start)
             if not length:
                 raise RangeError(f"start={start:#x}: no range is allocated there")
-            freed.append((start >> shift, length))
+            first = start >> shift
+            freed.append((first, length))
+            fits_alone = fits_alone or -(-first // align) * align + units <= first + length
+        if fits_alone:  # one range freed is enough by itself: no need to lay them out
+            return True
         run_start = run_end = -1
         for start, length in sorted([*self._free_blocks(), *freed]):
             if start != run_end:  # not adjacent to the run so far: that run is complete
