@@ -8,6 +8,7 @@ tests read them.  Where DxgKrnl has an ETW event for the concept, the event clas
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final, TypeVar, final
@@ -76,7 +77,7 @@ class EventLog:
     subscription, so a fold that wants a tenth of the events costs nothing for the other nine (decision 0207).
     """
 
-    __slots__ = ("_events", "_listeners", "_routes", "clock", "emitted", "enabled", "keep", "latest")
+    __slots__ = ("_events", "_listeners", "_routes", "clock", "emitted", "enabled", "keep", "latest", "tallies")
 
     def __init__(self, clock: Clock, *, keep: bool = True) -> None:
         self.clock = clock
@@ -87,6 +88,10 @@ class EventLog:
         self._events: list[Event] = []
         self._listeners: list[tuple[Listener, tuple[type[Event], ...]]] = []
         self._routes: dict[type[Event], tuple[Listener, ...]] = {}
+        self.tallies: Counter[tuple[type[Event], str]] = Counter()
+        """``(event class, key) -> amount``: what an emitter counts of its events whether or not they are built
+        (while the log is enabled), for the folds that only count them -- so that a run no one asks the events of
+        builds none (decision 0223).  Each emitter documents its keys."""
 
     def emit(self, event: Event) -> None:
         if self.enabled:

@@ -38,6 +38,9 @@ class Traffic:
 
     KINDS = (PagingOperation, BuildPagingBuffer, PagingBufferSubmitted, VidMmPageIn, VidMmEvict, VidMmMakeResident)
     """The events that move a counter (besides every event's time)."""
+    TALLIED = (PagingOperation, BuildPagingBuffer)
+    """Of :data:`KINDS`, those an attached fold reads from the log's tallies instead (decision 0223): a plain run
+    then builds none of them."""
 
     __slots__ = ("_log", "_out", "_transferred", "end")
 
@@ -48,9 +51,10 @@ class Traffic:
         self._log: EventLog | None = None
 
     def attach(self, log: EventLog) -> None:
-        """Count ``log``'s events kept so far and every later one."""
+        """Count ``log``'s events kept so far and every later one: paging operations and DDI calls from its
+        tallies (decision 0223), the others as they are emitted."""
         self._log = log
-        log.follow(self.see_counted, self.KINDS)
+        log.follow(self.see_counted, tuple(k for k in self.KINDS if k not in self.TALLIED))
 
     def see(self, e: Event) -> None:
         self.end = max(self.end, e.time)
@@ -62,10 +66,7 @@ class Traffic:
         if isinstance(e, BuildPagingBuffer):
             out["BuildPagingBufferCalls"] += 1
         elif isinstance(e, PagingOperation):
-            key = _OP_KEYS.get(e.operation)
-            if key is None:
-                key = _OP_KEYS[e.operation] = f"PagingOp.{PAGING_OP_NAMES.get(e.operation, e.operation)}"
-            out[key] += 1
+            out[_op_key(e.operation)] += 1
             if e.operation in _TRANSFERS:
                 self._transferred += e.size
         elif isinstance(e, VidMmPageIn):
@@ -86,13 +87,32 @@ class Traffic:
 
     def counters(self) -> dict[str, int]:
         out = Counter(self._out)
-        out["BytesPagedOut"] = self._transferred - out["BytesPagedIn"]
+        transferred = self._transferred
+        if self._log is not None:
+            for (kind, key), amount in self._log.tallies.items():
+                if kind is BuildPagingBuffer:
+                    out["BuildPagingBufferCalls"] += amount
+                elif kind is PagingOperation:
+                    operation, _, unit = key.partition(" ")
+                    if unit:
+                        transferred += amount if operation in _TRANSFERS else 0
+                    elif amount:
+                        out[_op_key(operation)] += amount
+        out["BytesPagedOut"] = transferred - out["BytesPagedIn"]
         out["SimulatedTimeNs"] = self.end if self._log is None else max(self.end, self._log.latest)
         return dict(sorted(out.items()))
 
 
 _OP_KEYS: dict[str, str] = {}
 """Operation -> its counter's name (made once per operation)."""
+
+
+def _op_key(operation: str) -> str:
+    key = _OP_KEYS.get(operation)
+    if key is None:
+        key = _OP_KEYS[operation] = f"PagingOp.{PAGING_OP_NAMES.get(operation, operation)}"
+    return key
+
 
 _PAGE_IN_KEYS = {"transfer": "BytesPagedIn", "fill": "BytesZeroFilled", "map": "BytesMappedIntoAperture"}
 

@@ -284,7 +284,10 @@ class PagingStream:
             status, progress = self._call(args, buffer)
             if status == _SUCCESS:
                 self._ops_in_current += 1
-                if not self.events.skips(PagingOperation, self.scheduler.clock.now):  # a plain run may not want it
+                events = self.events
+                if events.enabled:
+                    self._tally(events, args.Operation, payload)
+                if not events.skips(PagingOperation, self.scheduler.clock.now):  # a plain run may not want it
                     self._account(args, payload, passes)
                 return passes
             if status == _INSUFFICIENT:
@@ -355,6 +358,8 @@ class PagingStream:
         offset_before = args.MultipassOffset
         size_before = args.DmaSize
         self.calls += 1
+        if self.events.enabled:
+            self.events.tallies[TALLY_CALLS] += 1
         try:
             raw = self.driver.build_paging_buffer(args)
         except Exception as error:  # the driver's bug, not ours: a bugcheck on Windows
@@ -424,13 +429,18 @@ class PagingStream:
         self._resolve_tickets(self.last_fence)  # the open buffer is dropped: its work will never run
         self.reset.trigger(reason)
 
+    @staticmethod
+    def _tally(events: EventLog, op: Op, payload: PagingPayload) -> None:
+        """The counts a plain run keeps of its paging operations without building their events (decision 0223):
+        ``TALLY_OPERATIONS[op]`` one per operation, ``TALLY_BYTES[op]`` the bytes a transfer moves."""
+        tallies = events.tallies
+        tallies[TALLY_OPERATIONS[op]] += 1
+        if op in TALLY_BYTES:
+            tallies[TALLY_BYTES[op]] += _moved(_KINDS.get(type(payload)) or _payload_kind(payload), payload)
+
     def _account(self, args: DXGKARG_BUILDPAGINGBUFFER, payload: PagingPayload, passes: int) -> None:
         kind = _KINDS.get(type(payload)) or _payload_kind(payload)
-        size = 0
-        for name, unit in kind.sizes:
-            size = int(getattr(payload, name)) * unit
-            if size:
-                break
+        size = _moved(kind, payload)
         has = kind.fields  # a membership test, not a method call, per field: this runs for every operation
         handle = HANDLE(int(_GET_HALLOCATION(payload))) if "hAllocation" in has else HANDLE(0)
         if not size and handle and isinstance(payload, _WHOLE_ALLOCATION) and self.allocation_size is not None:
@@ -599,6 +609,26 @@ class _PayloadKind:
 
 
 _KINDS: dict[type, _PayloadKind] = {}
+
+
+def _moved(kind: _PayloadKind, payload: PagingPayload) -> int:
+    """The bytes a payload says it moves: the first of its size fields that is not zero (0 if none)."""
+    for name, unit in kind.sizes:
+        size = int(getattr(payload, name)) * unit
+        if size:
+            return size
+    return 0
+
+
+TALLY_CALLS: Final = (BuildPagingBuffer, "")
+"""The :attr:`EventLog.tallies` key counting ``DxgkDdiBuildPagingBuffer`` calls (decision 0223)."""
+TALLY_OPERATIONS: Final = {op: (PagingOperation, op.name) for op in Op}
+"""Per operation, the tallies key counting the operations built (``PagingOperation.operation`` names)."""
+TALLY_BYTES: Final = {
+    op: (PagingOperation, op.name + " bytes")
+    for op in (Op.DXGK_OPERATION_TRANSFER, Op.DXGK_OPERATION_VIRTUAL_TRANSFER, Op.DXGK_OPERATION_SPECIAL_LOCK_TRANSFER)
+}
+"""Per transfer operation, the tallies key summing the bytes they move (``PagingOperation.size``)."""
 
 
 def _payload_kind(payload: PagingPayload) -> _PayloadKind:
