@@ -48,7 +48,7 @@ from wddmsim.ddi.status import BUILD_PAGING_BUFFER_STATUSES, NTSTATUS, status_na
 from wddmsim.vidmm.events import BuildPagingBuffer, PagingBufferSubmitted, PagingOperation
 from wddmsim.vidmm.gpu.reset import ResetPath
 from wddmsim.vidmm.gpu.scheduler import GpuHung, GpuScheduler
-from wddmsim.vidmm.paging.buffers import PagingBuffer, PagingBufferPool
+from wddmsim.vidmm.paging.buffers import CANARY, PagingBuffer, PagingBufferPool
 
 _NO_FENCE: Final = FenceValue(0)
 
@@ -372,7 +372,7 @@ class PagingStream:
             and pointer.mapping is buffer.mapping
             and before.offset <= pointer.offset <= buffer.size
             and args.DmaSize == size_before - (pointer.offset - before.offset)
-            and buffer.guard_intact()  # ... and the guard untouched
+            and buffer.guard.tobytes() == CANARY  # ... and the guard untouched (guard_intact, without the call)
         ):
             written = pointer.offset - before.offset
         else:
