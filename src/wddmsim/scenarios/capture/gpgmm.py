@@ -337,8 +337,15 @@ def _at_most_processes(doc: _Text, heaps: list[_Open]) -> None:
             )
 
 
+BOM: Final = "\ufeff"
+"""A byte-order mark: JSON forbids writing one but lets a parser ignore it (RFC 8259 section 8.1), and Windows
+tools save UTF-8 with one (decision 0229)."""
+
+
 def parse(text: str, source: str = "<capture>") -> Capture:
-    """The capture in ``text`` (``source`` names it in errors); :class:`CaptureError` if it breaks a rule."""
+    """The capture in ``text`` (``source`` names it in errors); :class:`CaptureError` if it breaks a rule.  A
+    leading byte-order mark is ignored; lines and columns count from the character after it."""
+    text = text.removeprefix(BOM)
     doc = _Text(source, text)
     try:
         json.loads(text)
