@@ -266,7 +266,7 @@ class _Step:
         elif phase == "D":
             if key not in r.heaps:
                 raise self.bad(f"destroys Heap {key[1]}, which is not alive (never created, or destroyed)")
-            r.done_heaps.append((key[1], r.heaps.pop(key), self.ts))
+            r.done_heaps.append((key[1], self.ended("Heap", key[1], r.heaps.pop(key)), self.ts))
 
     def snapshot(self, heap: _Open) -> None:
         args = self.event.get("args")
@@ -300,7 +300,14 @@ class _Step:
                 raise self.bad(
                     f"destroys ResourceAllocation {key[1]}, which is not alive (never created, or destroyed)"
                 )
-            r.done_resources.append((key[1], r.resources.pop(key), self.ts))
+            r.done_resources.append((key[1], self.ended("ResourceAllocation", key[1], r.resources.pop(key)), self.ts))
+
+    def ended(self, kind: str, ident: str, alive: _Open) -> _Open:
+        """``alive``, destroyed by this event: not timed before its creation (events may come in any order of time,
+        but a lifetime cannot be negative)."""
+        if self.ts < alive.created:
+            raise self.bad(f"destroys {kind} {ident} at ts={self.ts:g}, before its creation at ts={alive.created:g}")
+        return alive
 
     def heap_call(self) -> None:
         args = self.event.get("args")
