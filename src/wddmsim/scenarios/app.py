@@ -322,7 +322,7 @@ class App:
         r.view = args.pData
         return r.view
 
-    def lock_or_report(
+    def _lock_or_report(
         self, r: Resource, step: str, pages: tuple[int, ...] | None = None, level: int = 0
     ) -> int | None:
         """:meth:`_lock`, or None when the runtime refuses it with one of :data:`LOCK_FAILURES`: the refusal is
@@ -346,7 +346,7 @@ class App:
         locks show one level at a time)."""
         visible = [r for r in self.resources if r.spec.cpu_visible and not r.spec.swizzled]
         for r in visible[: self.config.workload.persistent_locks]:
-            if self.lock_or_report(r, f"process {self.index}: setup, hold {r.name} locked") is not None:
+            if self._lock_or_report(r, f"process {self.index}: setup, hold {r.name} locked") is not None:
                 r.held = True
 
     def read(self, r: Resource, offset: int, size: int, level: int = 0) -> bytes:
@@ -377,7 +377,7 @@ class App:
         pages = None
         if not self.wddm2 and not r.held and not r.spec.swizzled and self.rng.random() < 0.3:
             pages = tuple(range(offset // PAGE_SIZE, -(-(offset + size) // PAGE_SIZE)))  # lock only those pages
-        base = self.lock_or_report(r, f"process {self.index}, frame {frame}: upload into {r.name}", pages, level)
+        base = self._lock_or_report(r, f"process {self.index}, frame {frame}: upload into {r.name}", pages, level)
         if base is None:
             return
         written = self.process.cpu_write_pattern(base + offset, seed, size)
@@ -424,7 +424,7 @@ class App:
                 ops.append(GpuCopy(Ref(self.staging.name, at), Ref(r.name, offset), size))
                 r.written = True
         if staged:
-            base = self.lock_or_report(self.staging, f"process {self.index}, frame {frame}: stage the uploads")
+            base = self._lock_or_report(self.staging, f"process {self.index}, frame {frame}: stage the uploads")
             if base is None:
                 ops = []  # nothing staged: the copies from the staging buffer are not submitted
             else:
