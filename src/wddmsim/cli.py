@@ -9,6 +9,7 @@ from __future__ import annotations
 import codecs
 import json
 import math
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -21,6 +22,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from wddmsim import __version__
+from wddmsim.core.blame import user_code
 from wddmsim.core.errors import ConfigurationError, WddmsimError
 from wddmsim.core.units import format_size, parse_size
 from wddmsim.drivers.package import DriverModel, DriverPackage
@@ -38,6 +40,9 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 110}
 
 EXIT_FAILED = 1
 """A run failed, diverged from its recording or did not verify."""
+TRACEBACK_VARIABLE = "WDDMSIM_TRACEBACK"
+"""Set (to anything) in the environment, a fault in a user's own policy, client or driver shows its whole traceback
+instead of one line (decision 0231)."""
 EXIT_BAD_INPUT = 2
 """Bad input or configuration: nothing ran (decision 0047)."""
 
@@ -75,6 +80,17 @@ class _Cli(click.Group):
         except click.ClickException as error:
             click.echo(f"error: {_one_line(error.format_message())}", err=True)
             sys.exit(error.exit_code)
+        except Exception as error:
+            culprit = user_code(error)
+            if culprit is None or os.environ.get(TRACEBACK_VARIABLE):
+                raise  # wddmsim's own fault (or asked for): the whole traceback is the report
+            click.echo(
+                f"error: {culprit} raised {type(error).__name__}: {_one_line(str(error))} -- a fault in code "
+                f"wddmsim loaded by name (a policy, client or driver), not in wddmsim; {TRACEBACK_VARIABLE}=1 "
+                "shows the whole traceback",
+                err=True,
+            )
+            sys.exit(EXIT_FAILED)
 
 
 def _one_line(text: str) -> str:
