@@ -214,31 +214,37 @@ class ArgumentWriter:
         return CpuPointer(mapping, address - start)
 
     def _fill(self, target: Any, source: Any, path: str, image: Callable[[MDL], int]) -> None:
-        for name, ctype in _members_of(type(source), type(target)):
+        for name, ctype, rule in _members_of(type(source), type(target)):
             value = getattr(source, name)
             if value is None:
                 continue  # the structure was zeroed: NULL / 0
             kind = type(value)
             if kind is int or kind is bool:  # the common case first: most members are plain numbers
                 if value:
-                    self._number(target, name, ctype, value, f"{path}.{name}")
+                    self._number(target, name, ctype, rule, value, f"{path}.{name}")
                 continue
-            self._set(target, name, ctype, value, f"{path}.{name}", image)
+            self._set(target, name, ctype, rule, value, f"{path}.{name}", image)
 
-    def _number(self, target: Any, name: str, ctype: object, number: int, path: str) -> None:
+    def _number(self, target: Any, name: str, ctype: object, rule: _Rule | None, number: int, path: str) -> None:
         """A number into its C member, refused unless it fits the member's range (checked before it is written:
-        ctypes would keep the low bits, or make a too-large pointer NULL)."""
-        if ctype is kernel.LARGE_INTEGER:
-            getattr(target, name).QuadPart = _signed64(number, path)
-            return
-        rule = _rule(ctype, name)
+        ctypes would keep the low bits -- of a bit-field too -- or make a too-large pointer NULL)."""
         if rule is None:
             raise MarshalError(f"{path}={_shown(number)}: no number goes into a {getattr(ctype, '__name__', ctype)}")
         low, high, text = rule
-        setattr(target, name, _fit(number, path, low, high, text))
+        if ctype is kernel.LARGE_INTEGER:
+            getattr(target, name).QuadPart = _signed64(number, path)
+        else:
+            setattr(target, name, _fit(number, path, low, high, text))
 
     def _set(
-        self, target: Any, name: str, ctype: object, value: object, path: str, image: Callable[[MDL], int]
+        self,
+        target: Any,
+        name: str,
+        ctype: object,
+        rule: _Rule | None,
+        value: object,
+        path: str,
+        image: Callable[[MDL], int],
     ) -> None:
         kind = plan.value_kind(value)
         if kind == "nested":
@@ -261,7 +267,7 @@ class ArgumentWriter:
         elif kind == "number":
             number = int(value.value) if isinstance(value, Enum) else int(value)  # type: ignore[call-overload]
             if number:
-                self._number(target, name, ctype, number, path)
+                self._number(target, name, ctype, rule, number, path)
         else:
             raise MarshalError(f"{path}={value!r}: no C form for a {type(value).__name__}")
 
@@ -284,30 +290,38 @@ class ArgumentWriter:
         return ctypes.cast(array, pointer_type)
 
 
-_MEMBERS_OF: dict[tuple[type, type], tuple[tuple[str, object], ...]] = {}
+_Rule = tuple[int, int, str]
+"""(lowest, highest, the rule a refusal names) of a C integer member."""
+_MEMBERS_OF: dict[tuple[type, type], tuple[tuple[str, object, _Rule | None], ...]] = {}
 
 
-def _members_of(source: type, target: type) -> tuple[tuple[str, object], ...]:
-    """The members of Python type ``source`` that C type ``target`` has, each with its C type (worked out once)."""
+def _members_of(source: type, target: type) -> tuple[tuple[str, object, _Rule | None], ...]:
+    """The members of Python type ``source`` that C type ``target`` has, each with its C type and, for a number,
+    its range (worked out once)."""
     key = (source, target)
     found = _MEMBERS_OF.get(key)
     if found is None:
         members = _c_members(target)
-        found = tuple((f.name, members[f.name]) for f in dataclasses.fields(source) if f.name in members)
+        found = tuple(
+            (f.name, members[f.name][0], _rule(*members[f.name], f.name))
+            for f in dataclasses.fields(source)
+            if f.name in members
+        )
         _MEMBERS_OF[key] = found
     return found
 
 
-def _c_members(ctype: type) -> dict[str, object]:
-    """Name -> C type of every member reachable by name (anonymous members flattened, as C reads them)."""
-    out: dict[str, object] = {}
+def _c_members(ctype: type) -> dict[str, tuple[object, int | None]]:
+    """Name -> (C type, bit-field width or None) of every member reachable by name (anonymous members flattened, as
+    C reads them)."""
+    out: dict[str, tuple[object, int | None]] = {}
     anonymous = set(getattr(ctype, "_anonymous_", ()))
     for entry in getattr(ctype, "_fields_", ()):
         name, member = entry[0], entry[1]
         if name in anonymous:
             out.update(_c_members(member))
         else:
-            out[name] = member
+            out[name] = (member, entry[2] if len(entry) > 2 else None)
     return out
 
 
@@ -322,7 +336,6 @@ _ARG: Final = "DXGKARG_BUILDPAGINGBUFFER."
 _M32: Final = (1 << 32) - 1
 _M64: Final = (1 << 64) - 1
 _SIGNED64: Final = (-(1 << 63), _M64, "a 64-bit LARGE_INTEGER (QuadPart: -2**63 to 2**64-1)")
-_RULES: dict[tuple[object, bool], tuple[int, int, str] | None] = {}
 
 
 def _shown(value: object) -> str:
@@ -341,25 +354,22 @@ def _fit(value: object, path: str, low: int, high: int, rule: str) -> int:
     return number
 
 
-def _rule(ctype: object, name: str) -> tuple[int, int, str] | None:
-    """(lowest, highest, rule) of a plain integer or pointer-sized member; None for any other C type.  A pointer
-    member named like a handle (``hAllocation``) is called a HANDLE, as the WDK declares it."""
-    handle = len(name) > 1 and name[0] == "h" and name[1].isupper()
-    key = (ctype, handle)
-    if key in _RULES:
-        return _RULES[key]
+def _rule(ctype: object, bits: int | None, name: str) -> _Rule | None:
+    """(lowest, highest, rule) of a plain integer, pointer-sized or ``LARGE_INTEGER`` member, a bit-field by its
+    width; None for any other C type.  A pointer member named like a handle (``hAllocation``) is called a HANDLE,
+    as the WDK declares it."""
+    if ctype is kernel.LARGE_INTEGER:
+        return _SIGNED64
     limits = plan.integer_limits(ctype)
-    found: tuple[int, int, str] | None = None
-    if limits is not None:
-        size, low, high = limits
-        code = getattr(ctype, "_type_", "")
-        if code == "P":
-            kind = "HANDLE" if handle else "pointer"
-        else:
-            kind = ("signed" if low < 0 else "unsigned") + " integer"
-        found = (low, high, f"a {8 * size}-bit {kind}")
-    _RULES[key] = found
-    return found
+    if limits is None:
+        return None
+    size, low, high = limits
+    if bits is not None:  # the C bit-fields here are all UINT
+        return 0, (1 << bits) - 1, f"a {bits}-bit field"
+    if getattr(ctype, "_type_", "") == "P":
+        handle = len(name) > 1 and name[0] == "h" and name[1].isupper()
+        return low, high, f"a {8 * size}-bit {'HANDLE' if handle else 'pointer'}"
+    return low, high, f"a {8 * size}-bit {'signed' if low < 0 else 'unsigned'} integer"
 
 
 def _signed64(value: int, path: str) -> int:

@@ -221,7 +221,7 @@ _HEADER: Final = (
     ("DmaBufferPrivateDataSize", "a.DmaBufferPrivateDataSize", True),
     ("Operation", "int(a.Operation)", True),
     ("MultipassOffset", "a.MultipassOffset", True),
-    ("hSystemContext", "int(a.hSystemContext)", True),
+    ("hSystemContext", "a.hSystemContext", True),  # a HANDLE is a plain int; anything else is the walk's
     ("DmaBufferGpuVirtualAddress", "a.DmaBufferGpuVirtualAddress", True),
     ("DmaBufferWriteOffset", "a.DmaBufferWriteOffset", True),
 )
