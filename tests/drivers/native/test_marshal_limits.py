@@ -9,12 +9,13 @@ import ctypes
 import dataclasses
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 import pytest
 
 from wddmsim.core.bits import BitUnion, bits, flag
+from wddmsim.core.errors import WddmsimError
 from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.memory import MDL
 from wddmsim.ddi.paging import (
@@ -24,10 +25,13 @@ from wddmsim.ddi.paging import (
     DXGKARG_BUILDPAGINGBUFFER,
     Op,
 )
+from wddmsim.ddi.segments import DXGK_SEGMENTDESCRIPTOR4
 from wddmsim.drivers.native import kernel, paging, plan
+from wddmsim.drivers.native.adapter_desc import WDDMSIM_ADAPTER_DESC, describe_mmu, segment_desc
 from wddmsim.drivers.native.driver import NativeDriver
 from wddmsim.drivers.native.marshal import ArgumentWriter, MarshalError
 from wddmsim.drivers.native.services import MdlImages
+from wddmsim.hw.mmu import MmuLayout
 from wddmsim.scenarios.rig import PagingRig
 from wddmsim.system import SystemConfig
 from wddmsim.vidmm.errors import DeviceRemoved
@@ -363,3 +367,75 @@ def test_vidmm_resets_the_adapter_naming_the_refusal_and_the_library_is_not_call
         "DXGKARG_BUILDPAGINGBUFFER.Transfer.hAllocation=0x1_0000_0000_0000_0000: does not fit a 64-bit HANDLE"
     ) in str(removed.value)
     assert rig.driver.call.calls == calls
+
+
+def test_a_marshal_error_is_one_the_cli_reports_without_a_traceback() -> None:
+    """``MarshalError`` is a ``WddmsimError`` (the CLI's named failure, exit 1) and still a ``ValueError``."""
+    assert issubclass(MarshalError, WddmsimError) and issubclass(MarshalError, ValueError)
+
+
+@pytest.mark.parametrize(
+    ("base", "size", "message"),
+    [
+        (-0x1000, 0x1000, "WDDMSIM_SEGMENT_DESC[2].BaseAddress=-0x1000: does not fit a 64-bit UINT64"),
+        (0, 1 << 64, "WDDMSIM_SEGMENT_DESC[2].Size=0x1_0000_0000_0000_0000: does not fit a 64-bit UINT64"),
+    ],
+)
+def test_the_adapter_description_refuses_a_segment_past_64_bits(base: int, size: int, message: str) -> None:
+    fits = segment_desc(2, DXGK_SEGMENTDESCRIPTOR4(BaseAddress=U64, Size=U64, CommitLimit=0))
+    assert (fits.SegmentId, fits.BaseAddress, fits.Size) == (3, U64, U64)
+    with pytest.raises(MarshalError) as refused:
+        segment_desc(2, DXGK_SEGMENTDESCRIPTOR4(BaseAddress=base, Size=size, CommitLimit=0))
+    assert str(refused.value) == message
+
+
+@dataclasses.dataclass
+class MmuShape:
+    """What ``describe_mmu`` reads of an ``MmuLayout``, free to go past what a real layout can be."""
+
+    counts: tuple[int, ...]
+    gpu_page_ratio: int = 1
+    leaf64_entries: int = 0
+    dual_pte: bool = False
+
+    @property
+    def levels(self) -> int:
+        return len(self.counts)
+
+    def entries(self, level: int) -> int:
+        return self.counts[level]
+
+
+@pytest.mark.parametrize(
+    ("shape", "member"),
+    [
+        (MmuShape((512, 1 << 32)), "EntriesPerLevel[1]=0x1_0000_0000"),
+        (MmuShape((512, 512), gpu_page_ratio=1 << 32), "GpuPageRatio=0x1_0000_0000"),
+        (MmuShape((512, 512), leaf64_entries=-1), "Leaf64KEntries=-0x1"),
+    ],
+)
+def test_the_adapter_description_refuses_an_mmu_shape_past_32_bits(shape: MmuShape, member: str) -> None:
+    desc = WDDMSIM_ADAPTER_DESC()
+    describe_mmu(desc, cast(MmuLayout, MmuShape((512, U32), gpu_page_ratio=U32)))
+    assert (desc.PageTableLevels, desc.EntriesPerLevel[1], desc.GpuPageRatio) == (2, U32, U32)
+    with pytest.raises(MarshalError) as refused:
+        describe_mmu(WDDMSIM_ADAPTER_DESC(), cast(MmuLayout, shape))
+    assert str(refused.value) == f"WDDMSIM_ADAPTER_DESC.{member}: does not fit a 32-bit UINT32"
+
+
+@pytest.mark.parametrize(("value", "fits"), [(U32, True), (U32 + 1, False), (-1, False)])
+def test_a_copy_range_in_the_array_of_structures_is_checked_too(value: int, fits: bool) -> None:
+    copy = PAYLOADS["copy page table entries"]
+    ranges = (copy.pRanges[0], dataclasses.replace(copy.pRanges[0], DstStartPteIndex=value))
+    args = _args(dataclasses.replace(copy, NumRanges=2, pRanges=ranges))
+    if not fits:
+        message = (
+            f"{ARG}CopyPageTableEntries.pRanges[1].DstStartPteIndex={value:#_x}: does not fit a 32-bit unsigned integer"
+        )
+        _assert_refused(args, message)
+        return
+    paths = Paths()
+    block = _dirty()
+    paths.fast.write(block, args)
+    written = paging.DXGKARG_BUILDPAGINGBUFFER.from_buffer_copy(bytes(block)).CopyPageTableEntries.pRanges
+    assert (written[0].DstStartPteIndex, written[1].DstStartPteIndex) == (4, U32)

@@ -27,6 +27,7 @@ from typing import Any, Final, final
 
 import numpy as np
 
+from wddmsim.core.errors import WddmsimError
 from wddmsim.core.pointer import CpuMapping, CpuPointer
 from wddmsim.ddi.memory import MDL
 from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_UNMODELLED, DXGKARG_BUILDPAGINGBUFFER
@@ -42,8 +43,9 @@ _STATUSES: Final[dict[int, NTSTATUS | int]] = {int(s): s for s in NTSTATUS}
 """A status code the DDI names, as its ``NTSTATUS`` member (any other code travels as a plain int)."""
 
 
-class MarshalError(ValueError):
-    """A payload value the C structure cannot hold (e.g. a size past ``UINT``): named, never truncated."""
+class MarshalError(WddmsimError, ValueError):
+    """A value a C structure cannot hold (e.g. a size past ``UINT``, a HANDLE past 64 bits): named -- the member
+    path, the value, the rule -- never truncated, and raised before anything is written."""
 
 
 @final
@@ -146,24 +148,22 @@ class ArgumentWriter:
     ) -> None:
         ctypes.memset(ctypes.addressof(c), 0, ctypes.sizeof(c))
         c.pDmaBuffer = self.host(args.pDmaBuffer)
-        c.DmaSize = _fit(args.DmaSize, _ARG + "DmaSize", 0, _M32, "a 32-bit UINT")
+        c.DmaSize = fit(args.DmaSize, _ARG + "DmaSize", 0, _M32, "a 32-bit UINT")
         c.pDmaBufferPrivateData = self.host(args.pDmaBufferPrivateData)
-        c.DmaBufferPrivateDataSize = _fit(
+        c.DmaBufferPrivateDataSize = fit(
             args.DmaBufferPrivateDataSize, _ARG + "DmaBufferPrivateDataSize", 0, _M32, "a 32-bit UINT"
         )
-        c.Operation = _fit(args.Operation, _ARG + "Operation", 0, _M32, "a 32-bit ENUM")
-        c.MultipassOffset = _fit(args.MultipassOffset, _ARG + "MultipassOffset", 0, _M32, "a 32-bit UINT")
-        c.hSystemContext = _fit(args.hSystemContext, _ARG + "hSystemContext", 0, _M64, "a 64-bit HANDLE") or None
-        c.DmaBufferGpuVirtualAddress = _fit(
+        c.Operation = fit(args.Operation, _ARG + "Operation", 0, _M32, "a 32-bit ENUM")
+        c.MultipassOffset = fit(args.MultipassOffset, _ARG + "MultipassOffset", 0, _M32, "a 32-bit UINT")
+        c.hSystemContext = fit(args.hSystemContext, _ARG + "hSystemContext", 0, _M64, "a 64-bit HANDLE") or None
+        c.DmaBufferGpuVirtualAddress = fit(
             args.DmaBufferGpuVirtualAddress,
             _ARG + "DmaBufferGpuVirtualAddress",
             0,
             _M64,
             "a 64-bit D3DGPU_VIRTUAL_ADDRESS",
         )
-        c.DmaBufferWriteOffset = _fit(
-            args.DmaBufferWriteOffset, _ARG + "DmaBufferWriteOffset", 0, _M32, "a 32-bit UINT"
-        )
+        c.DmaBufferWriteOffset = fit(args.DmaBufferWriteOffset, _ARG + "DmaBufferWriteOffset", 0, _M32, "a 32-bit UINT")
         self._write_payload(c, args, image)
 
     def _write_payload(
@@ -177,7 +177,7 @@ class ArgumentWriter:
                     f"{_ARG}Reserved.Reserved: {len(payload.Reserved)} words, the C array holds {len(words)}"
                 )
             for i, word in enumerate(payload.Reserved):
-                words[i] = _fit(word, f"{_ARG}Reserved.Reserved[{i}]", 0, _M32, "a 32-bit UINT")
+                words[i] = fit(word, f"{_ARG}Reserved.Reserved[{i}]", 0, _M32, "a 32-bit UINT")
             return
         member = plan.MEMBERS[type(payload)]
         self._fill(getattr(c, member), payload, _ARG + member, image)
@@ -234,7 +234,7 @@ class ArgumentWriter:
         if ctype is kernel.LARGE_INTEGER:
             getattr(target, name).QuadPart = _signed64(number, path)
         else:
-            setattr(target, name, _fit(number, path, low, high, text))
+            setattr(target, name, fit(number, path, low, high, text))
 
     def _set(
         self,
@@ -343,7 +343,7 @@ def _shown(value: object) -> str:
     return f"{value:#_x}" if isinstance(value, int) and not isinstance(value, bool) else repr(value)
 
 
-def _fit(value: object, path: str, low: int, high: int, rule: str) -> int:
+def fit(value: object, path: str, low: int, high: int, rule: str) -> int:
     """``value`` as the integer a C member of range ``low``..``high`` holds, or a :class:`MarshalError` naming the
     member path, the value and ``rule``.  Never truncated: ctypes would keep the low bits."""
     if not isinstance(value, int):
@@ -375,7 +375,7 @@ def _rule(ctype: object, bits: int | None, name: str) -> _Rule | None:
 def _signed64(value: int, path: str) -> int:
     """A ``LARGE_INTEGER``'s ``QuadPart``: signed or unsigned 64-bit values both fit (an address reads either way)."""
     low, high, rule = _SIGNED64
-    number = _fit(value, path, low, high, rule)
+    number = fit(value, path, low, high, rule)
     return number - (1 << 64) if number >= 1 << 63 else number
 
 
@@ -394,14 +394,14 @@ def _set_word(flags: Any, value: int, path: str) -> None:
             _, ctype, _ = plan.layout(type(flags))[word]
             limits = plan.integer_limits(ctype)
             assert limits is not None  # a flag union's word is a plain integer
-            setattr(flags, word, _fit(value, path, 0, limits[2], f"a {8 * limits[0]}-bit flag word"))
+            setattr(flags, word, fit(value, path, 0, limits[2], f"a {8 * limits[0]}-bit flag word"))
             return
     bits = sum(width for _, _, width in flags._fields_)
-    _fit(value, path, 0, (1 << bits) - 1, f"the structure's {bits} bits")
+    fit(value, path, 0, (1 << bits) - 1, f"the structure's {bits} bits")
     shift = 0
     for field_name, _, width in flags._fields_:
         setattr(flags, field_name, (value >> shift) & ((1 << width) - 1))
         shift += width
 
 
-__all__ = ["BUILD_PAGING_BUFFER_TYPE", "ArgumentWriter", "MarshalError", "PagingBufferCall", "address_of"]
+__all__ = ["BUILD_PAGING_BUFFER_TYPE", "ArgumentWriter", "MarshalError", "PagingBufferCall", "address_of", "fit"]
