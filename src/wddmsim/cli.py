@@ -6,6 +6,7 @@ Scenarios live in :mod:`wddmsim.scenarios`, views and the files of ``--out`` in 
 
 from __future__ import annotations
 
+import codecs
 import json
 import math
 import sys
@@ -986,8 +987,18 @@ def import_gpgmm(file: Path, out: Path, frames: int, name: str | None) -> None:
     from wddmsim.scenarios.config import from_dict
 
     try:
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
+        raw = file.read_bytes()
+    except OSError as error:
+        _fail(ConfigurationError("FILE", str(file), f"cannot be read: {error.strerror}"))
+    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        _fail(
+            ConfigurationError(
+                "FILE", str(file), "is UTF-16 text (it starts with a UTF-16 byte-order mark): save it as UTF-8"
+            )
+        )
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
         _fail(ConfigurationError("FILE", str(file), f"cannot be read as UTF-8 text: {error}"))
     try:
         capture = gpgmm.parse(text, file.name)
