@@ -20,7 +20,7 @@ from wddmsim.ddi.driver import DXGKARG_QUERYADAPTERINFO
 from wddmsim.ddi.segments import DXGK_QUERYSEGMENTIN4, DXGK_QUERYSEGMENTOUT4, DXGK_SEGMENTDESCRIPTOR4
 from wddmsim.ddi.status import status_name
 from wddmsim.drivers.native.library import START_DEVICE, NativeLibrary
-from wddmsim.drivers.native.marshal import address_of
+from wddmsim.drivers.native.marshal import address_of, fit
 from wddmsim.drivers.native.watchdog import Watchdog
 from wddmsim.drivers.package import DriverModel, SimulatedDriver
 from wddmsim.hw.gpu import Gpu
@@ -68,12 +68,24 @@ def describe_mmu(desc: WDDMSIM_ADAPTER_DESC, layout: MmuLayout) -> None:
     report it (levels, entries per level with the leaf counted in 4 KiB entries), plus what the hardware PTE
     format needs (dual PTEs, the GPU page ratio, the 64 KB leaf table).  ``MmuLayout`` has at most
     :data:`MAX_PAGE_TABLE_LEVELS` levels."""
-    desc.PageTableLevels = layout.levels
+    desc.PageTableLevels = _u32(layout.levels, "PageTableLevels")
     desc.DualPte = int(layout.dual_pte)
-    desc.GpuPageRatio = layout.gpu_page_ratio
-    desc.Leaf64KEntries = layout.leaf64_entries
+    desc.GpuPageRatio = _u32(layout.gpu_page_ratio, "GpuPageRatio")
+    desc.Leaf64KEntries = _u32(layout.leaf64_entries, "Leaf64KEntries")
     for level in range(layout.levels):
-        desc.EntriesPerLevel[level] = layout.entries(level)
+        desc.EntriesPerLevel[level] = _u32(layout.entries(level), f"EntriesPerLevel[{level}]")
+
+
+def _u32(value: int, member: str) -> int:
+    return fit(value, f"WDDMSIM_ADAPTER_DESC.{member}", 0, _M32, "a 32-bit UINT32")
+
+
+def _u64(value: int, path: str) -> int:
+    return fit(value, path, 0, _M64, "a 64-bit UINT64")
+
+
+_M32: Final = (1 << 32) - 1
+_M64: Final = (1 << 64) - 1
 
 
 START_DEVICE_TYPE: Final = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.POINTER(WDDMSIM_ADAPTER_DESC))
@@ -89,6 +101,15 @@ def segment_descriptors(driver: SimulatedDriver) -> list[DXGK_SEGMENTDESCRIPTOR4
     return list(out.pSegmentDescriptor or ())
 
 
+def segment_desc(index: int, descriptor: DXGK_SEGMENTDESCRIPTOR4) -> WDDMSIM_SEGMENT_DESC:
+    """The library's description of the base driver's segment ``index + 1``; an address or size past 64 bits (or
+    negative) is refused by name, not wrapped."""
+    d, name = descriptor, f"WDDMSIM_SEGMENT_DESC[{index}]"
+    flags = (SEGMENT_APERTURE if d.Flags.Aperture else 0) | (SEGMENT_CPU_VISIBLE if d.Flags.CpuVisible else 0)
+    address, size = _u64(d.BaseAddress, f"{name}.BaseAddress"), _u64(d.Size, f"{name}.Size")
+    return WDDMSIM_SEGMENT_DESC(index + 1, flags, address, size)
+
+
 @final
 class AdapterDescBlock:
     """The C block and the segment array it points at, kept alive with the driver."""
@@ -99,8 +120,7 @@ class AdapterDescBlock:
         descriptors = segment_descriptors(base)
         self.segments = (WDDMSIM_SEGMENT_DESC * max(len(descriptors), 1))()
         for i, d in enumerate(descriptors):
-            flags = (SEGMENT_APERTURE if d.Flags.Aperture else 0) | (SEGMENT_CPU_VISIBLE if d.Flags.CpuVisible else 0)
-            self.segments[i] = WDDMSIM_SEGMENT_DESC(i + 1, flags, d.BaseAddress, d.Size)
+            self.segments[i] = segment_desc(i, d)
         self.model = 2 if model is DriverModel.WDDM2 else 1
         self.desc = WDDMSIM_ADAPTER_DESC(
             Version=VERSION,
@@ -109,11 +129,11 @@ class AdapterDescBlock:
             SegmentCount=len(descriptors),
             Segments=ctypes.cast(self.segments, ctypes.POINTER(WDDMSIM_SEGMENT_DESC)),
             LocalMemory=gpu.local.data.ctypes.data,
-            LocalMemorySize=gpu.local.size,
-            ApertureBase=gpu.aperture.base,
-            ApertureSize=gpu.aperture.size,
-            ApertureTableAddress=gpu.aperture.table_offset,
-            SystemMemorySize=gpu.system.size,
+            LocalMemorySize=_u64(gpu.local.size, "WDDMSIM_ADAPTER_DESC.LocalMemorySize"),
+            ApertureBase=_u64(gpu.aperture.base, "WDDMSIM_ADAPTER_DESC.ApertureBase"),
+            ApertureSize=_u64(gpu.aperture.size, "WDDMSIM_ADAPTER_DESC.ApertureSize"),
+            ApertureTableAddress=_u64(gpu.aperture.table_offset, "WDDMSIM_ADAPTER_DESC.ApertureTableAddress"),
+            SystemMemorySize=_u64(gpu.system.size, "WDDMSIM_ADAPTER_DESC.SystemMemorySize"),
         )
         if self.model == 2:
             describe_mmu(self.desc, gpu.mmu.layout)
@@ -130,4 +150,11 @@ class AdapterDescBlock:
             raise ConfigurationError("driver", str(library.path), f"{START_DEVICE} failed with {status_name(status)}")
 
 
-__all__ = ["WDDMSIM_ADAPTER_DESC", "WDDMSIM_SEGMENT_DESC", "AdapterDescBlock", "describe_mmu", "segment_descriptors"]
+__all__ = [
+    "WDDMSIM_ADAPTER_DESC",
+    "WDDMSIM_SEGMENT_DESC",
+    "AdapterDescBlock",
+    "describe_mmu",
+    "segment_desc",
+    "segment_descriptors",
+]

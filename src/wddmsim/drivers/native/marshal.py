@@ -21,12 +21,15 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import struct
+from collections.abc import Callable
 from enum import Enum
 from typing import Any, Final, final
 
 import numpy as np
 
+from wddmsim.core.errors import WddmsimError
 from wddmsim.core.pointer import CpuMapping, CpuPointer
+from wddmsim.ddi.memory import MDL
 from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_UNMODELLED, DXGKARG_BUILDPAGINGBUFFER
 from wddmsim.ddi.status import NTSTATUS
 from wddmsim.drivers.native import kernel, paging, plan
@@ -40,8 +43,9 @@ _STATUSES: Final[dict[int, NTSTATUS | int]] = {int(s): s for s in NTSTATUS}
 """A status code the DDI names, as its ``NTSTATUS`` member (any other code travels as a plain int)."""
 
 
-class MarshalError(ValueError):
-    """A payload value the C structure cannot hold (e.g. a size past ``UINT``): named, never truncated."""
+class MarshalError(WddmsimError, ValueError):
+    """A value a C structure cannot hold (e.g. a size past ``UINT``, a HANDLE past 64 bits): named -- the member
+    path, the value, the rule -- never truncated, and raised before anything is written."""
 
 
 @final
@@ -112,38 +116,71 @@ class ArgumentWriter:
         """Host address of each mapping seen (the mapping held, so its id stays its own)."""
 
     def write(self, c: paging.DXGKARG_BUILDPAGINGBUFFER, args: DXGKARG_BUILDPAGINGBUFFER) -> None:
-        """Every byte of ``c`` from ``args``: the compiled writer, or the general walk."""
-        self.keep.clear()
+        """Every byte of ``c`` from ``args``: the compiled writer, or the general walk.  A refusal
+        (:class:`MarshalError`) leaves ``c``, the MDL images and :attr:`keep` as they were."""
+        keep: list[object] = []
         try:
-            if plan.write(c, args, self._image, self._host, self.keep):
+            if plan.write(c, args, self._image, self._host, keep):
+                self.keep = keep
                 return
         except _DECLINED:
             pass
         self.general(c, args)
 
     def general(self, c: paging.DXGKARG_BUILDPAGINGBUFFER, args: DXGKARG_BUILDPAGINGBUFFER) -> None:
-        """The general walk: every byte of ``c`` from ``args``, a value that does not fit refused by name."""
-        ctypes.memset(ctypes.addressof(c), 0, ctypes.sizeof(c))
-        self.keep.clear()
-        c.pDmaBuffer = self.host(args.pDmaBuffer)
-        c.DmaSize = _uint(args.DmaSize, "DmaSize")
-        c.pDmaBufferPrivateData = self.host(args.pDmaBufferPrivateData)
-        c.DmaBufferPrivateDataSize = _uint(args.DmaBufferPrivateDataSize, "DmaBufferPrivateDataSize")
-        c.Operation = int(args.Operation)
-        c.MultipassOffset = _uint(args.MultipassOffset, "MultipassOffset")
-        c.hSystemContext = int(args.hSystemContext) or None
-        c.DmaBufferGpuVirtualAddress = args.DmaBufferGpuVirtualAddress
-        c.DmaBufferWriteOffset = _uint(args.DmaBufferWriteOffset, "DmaBufferWriteOffset")
-        self._write_payload(c, args)
+        """The general walk: every byte of ``c`` from ``args``, a value that does not fit refused by name.
 
-    def _write_payload(self, c: paging.DXGKARG_BUILDPAGINGBUFFER, args: DXGKARG_BUILDPAGINGBUFFER) -> None:
+        The walk runs twice: first over a scratch block with the MDLs only checked, so that a refusal leaves ``c``,
+        the MDL images and :attr:`keep` as they were; then, every value known to fit, over ``c``.
+        """
+        before = self.keep
+        try:
+            self.keep = []
+            self._walk(paging.DXGKARG_BUILDPAGINGBUFFER(), args, _checked_image)
+            self.keep = []
+            self._walk(c, args, self._image)
+        except BaseException:
+            self.keep = before
+            raise
+
+    def _walk(
+        self, c: paging.DXGKARG_BUILDPAGINGBUFFER, args: DXGKARG_BUILDPAGINGBUFFER, image: Callable[[MDL], int]
+    ) -> None:
+        ctypes.memset(ctypes.addressof(c), 0, ctypes.sizeof(c))
+        c.pDmaBuffer = self.host(args.pDmaBuffer)
+        c.DmaSize = fit(args.DmaSize, _ARG + "DmaSize", 0, _M32, "a 32-bit UINT")
+        c.pDmaBufferPrivateData = self.host(args.pDmaBufferPrivateData)
+        c.DmaBufferPrivateDataSize = fit(
+            args.DmaBufferPrivateDataSize, _ARG + "DmaBufferPrivateDataSize", 0, _M32, "a 32-bit UINT"
+        )
+        c.Operation = fit(args.Operation, _ARG + "Operation", 0, _M32, "a 32-bit ENUM")
+        c.MultipassOffset = fit(args.MultipassOffset, _ARG + "MultipassOffset", 0, _M32, "a 32-bit UINT")
+        c.hSystemContext = fit(args.hSystemContext, _ARG + "hSystemContext", 0, _M64, "a 64-bit HANDLE") or None
+        c.DmaBufferGpuVirtualAddress = fit(
+            args.DmaBufferGpuVirtualAddress,
+            _ARG + "DmaBufferGpuVirtualAddress",
+            0,
+            _M64,
+            "a 64-bit D3DGPU_VIRTUAL_ADDRESS",
+        )
+        c.DmaBufferWriteOffset = fit(args.DmaBufferWriteOffset, _ARG + "DmaBufferWriteOffset", 0, _M32, "a 32-bit UINT")
+        self._write_payload(c, args, image)
+
+    def _write_payload(
+        self, c: paging.DXGKARG_BUILDPAGINGBUFFER, args: DXGKARG_BUILDPAGINGBUFFER, image: Callable[[MDL], int]
+    ) -> None:
         payload = args.payload
         if isinstance(payload, DXGK_BUILDPAGINGBUFFER_UNMODELLED):
+            words = c.Reserved.Reserved
+            if len(payload.Reserved) > len(words):
+                raise MarshalError(
+                    f"{_ARG}Reserved.Reserved: {len(payload.Reserved)} words, the C array holds {len(words)}"
+                )
             for i, word in enumerate(payload.Reserved):
-                c.Reserved.Reserved[i] = word
+                words[i] = fit(word, f"{_ARG}Reserved.Reserved[{i}]", 0, _M32, "a 32-bit UINT")
             return
         member = plan.MEMBERS[type(payload)]
-        self._fill(getattr(c, member), payload, member)
+        self._fill(getattr(c, member), payload, _ARG + member, image)
 
     def host(self, pointer: CpuPointer | None) -> int | None:
         """The host address a C driver sees for a pointer into simulated memory (NULL for None)."""
@@ -176,44 +213,53 @@ class ArgumentWriter:
         start = known[1] if known is not None and known[0] is mapping else self._base(mapping)
         return CpuPointer(mapping, address - start)
 
-    def _fill(self, target: Any, source: Any, path: str) -> None:
-        for name, ctype in _members_of(type(source), type(target)):
+    def _fill(self, target: Any, source: Any, path: str, image: Callable[[MDL], int]) -> None:
+        for name, ctype, rule in _members_of(type(source), type(target)):
             value = getattr(source, name)
             if value is None:
                 continue  # the structure was zeroed: NULL / 0
             kind = type(value)
             if kind is int or kind is bool:  # the common case first: most members are plain numbers
                 if value:
-                    if ctype is kernel.LARGE_INTEGER:
-                        getattr(target, name).QuadPart = _signed64(value, f"{path}.{name}")
-                    else:
-                        self._number(target, name, value, f"{path}.{name}")
+                    self._number(target, name, ctype, rule, value, f"{path}.{name}")
                 continue
-            self._set(target, name, value, f"{path}.{name}")
+            self._set(target, name, ctype, rule, value, f"{path}.{name}", image)
 
-    def _number(self, target: Any, name: str, number: int, path: str) -> None:
-        try:
-            setattr(target, name, number)
-        except TypeError as error:
-            raise MarshalError(f"{path}={number!r}: {error}") from None
-        if int(getattr(target, name) or 0) != number:
-            raise MarshalError(f"{path}={number:#x}: does not fit the C member")
+    def _number(self, target: Any, name: str, ctype: object, rule: _Rule | None, number: int, path: str) -> None:
+        """A number into its C member, refused unless it fits the member's range (checked before it is written:
+        ctypes would keep the low bits -- of a bit-field too -- or make a too-large pointer NULL)."""
+        if rule is None:
+            raise MarshalError(f"{path}={_shown(number)}: no number goes into a {getattr(ctype, '__name__', ctype)}")
+        low, high, text = rule
+        if ctype is kernel.LARGE_INTEGER:
+            getattr(target, name).QuadPart = _signed64(number, path)
+        else:
+            setattr(target, name, fit(number, path, low, high, text))
 
-    def _set(self, target: Any, name: str, value: object, path: str) -> None:
+    def _set(
+        self,
+        target: Any,
+        name: str,
+        ctype: object,
+        rule: _Rule | None,
+        value: object,
+        path: str,
+        image: Callable[[MDL], int],
+    ) -> None:
         kind = plan.value_kind(value)
         if kind == "nested":
-            self._fill(getattr(target, name), value, path)
+            self._fill(getattr(target, name), value, path, image)
         elif kind == "flags":
             _set_word(getattr(target, name), value.Value, path)  # type: ignore[attr-defined]
         elif kind == "mdl":
-            setattr(target, name, ctypes.cast(self.images.image(value), kernel.PMDL))  # type: ignore[arg-type]
+            setattr(target, name, ctypes.cast(image(value), kernel.PMDL))  # type: ignore[arg-type]
         elif kind == "pointer":
             setattr(target, name, self.host(value))  # type: ignore[arg-type]
         elif kind == "array":
             setattr(target, name, self._array(value, type(getattr(target, name)), path))  # type: ignore[arg-type]
         elif kind == "structs":
             if value:
-                setattr(target, name, self._structs(value, type(getattr(target, name)), path))  # type: ignore[arg-type]
+                setattr(target, name, self._structs(value, type(getattr(target, name)), path, image))  # type: ignore[arg-type]
         elif kind == "bytes":
             buffer = ctypes.create_string_buffer(value, max(len(value), 1))  # type: ignore[arg-type]
             self.keep.append(buffer)
@@ -221,11 +267,7 @@ class ArgumentWriter:
         elif kind == "number":
             number = int(value.value) if isinstance(value, Enum) else int(value)  # type: ignore[call-overload]
             if number:
-                current = getattr(target, name)
-                if isinstance(current, kernel.LARGE_INTEGER):
-                    current.QuadPart = _signed64(number, path)
-                else:
-                    self._number(target, name, number, path)
+                self._number(target, name, ctype, rule, number, path)
         else:
             raise MarshalError(f"{path}={value!r}: no C form for a {type(value).__name__}")
 
@@ -239,39 +281,47 @@ class ArgumentWriter:
         self.keep.append(data)
         return ctypes.cast(data.ctypes.data, pointer_type)
 
-    def _structs(self, values: tuple[Any, ...], pointer_type: Any, path: str) -> Any:
+    def _structs(self, values: tuple[Any, ...], pointer_type: Any, path: str, image: Callable[[MDL], int]) -> Any:
         element = pointer_type._type_
         array = (element * len(values))()
         for i, value in enumerate(values):
-            self._fill(array[i], value, f"{path}[{i}]")
+            self._fill(array[i], value, f"{path}[{i}]", image)
         self.keep.append(array)
         return ctypes.cast(array, pointer_type)
 
 
-_MEMBERS_OF: dict[tuple[type, type], tuple[tuple[str, object], ...]] = {}
+_Rule = tuple[int, int, str]
+"""(lowest, highest, the rule a refusal names) of a C integer member."""
+_MEMBERS_OF: dict[tuple[type, type], tuple[tuple[str, object, _Rule | None], ...]] = {}
 
 
-def _members_of(source: type, target: type) -> tuple[tuple[str, object], ...]:
-    """The members of Python type ``source`` that C type ``target`` has, each with its C type (worked out once)."""
+def _members_of(source: type, target: type) -> tuple[tuple[str, object, _Rule | None], ...]:
+    """The members of Python type ``source`` that C type ``target`` has, each with its C type and, for a number,
+    its range (worked out once)."""
     key = (source, target)
     found = _MEMBERS_OF.get(key)
     if found is None:
         members = _c_members(target)
-        found = tuple((f.name, members[f.name]) for f in dataclasses.fields(source) if f.name in members)
+        found = tuple(
+            (f.name, members[f.name][0], _rule(*members[f.name], f.name))
+            for f in dataclasses.fields(source)
+            if f.name in members
+        )
         _MEMBERS_OF[key] = found
     return found
 
 
-def _c_members(ctype: type) -> dict[str, object]:
-    """Name -> C type of every member reachable by name (anonymous members flattened, as C reads them)."""
-    out: dict[str, object] = {}
+def _c_members(ctype: type) -> dict[str, tuple[object, int | None]]:
+    """Name -> (C type, bit-field width or None) of every member reachable by name (anonymous members flattened, as
+    C reads them)."""
+    out: dict[str, tuple[object, int | None]] = {}
     anonymous = set(getattr(ctype, "_anonymous_", ()))
     for entry in getattr(ctype, "_fields_", ()):
         name, member = entry[0], entry[1]
         if name in anonymous:
             out.update(_c_members(member))
         else:
-            out[name] = member
+            out[name] = (member, entry[2] if len(entry) > 2 else None)
     return out
 
 
@@ -281,16 +331,59 @@ def address_of(function: object) -> int:
     return address
 
 
-def _uint(value: int, path: str) -> int:
-    if not 0 <= value <= 0xFFFFFFFF:
-        raise MarshalError(f"{path}={value:#x}: does not fit a 32-bit UINT")
-    return value
+_ARG: Final = "DXGKARG_BUILDPAGINGBUFFER."
+"""The prefix of every member path a refusal names (the C structure's, as the WDK spells it)."""
+_M32: Final = (1 << 32) - 1
+_M64: Final = (1 << 64) - 1
+_SIGNED64: Final = (-(1 << 63), _M64, "a 64-bit LARGE_INTEGER (QuadPart: -2**63 to 2**64-1)")
+
+
+def _shown(value: object) -> str:
+    """A value as a refusal shows it: an integer in hex, digits grouped by four; anything else as its repr."""
+    return f"{value:#_x}" if isinstance(value, int) and not isinstance(value, bool) else repr(value)
+
+
+def fit(value: object, path: str, low: int, high: int, rule: str) -> int:
+    """``value`` as the integer a C member of range ``low``..``high`` holds, or a :class:`MarshalError` naming the
+    member path, the value and ``rule``.  Never truncated: ctypes would keep the low bits."""
+    if not isinstance(value, int):
+        raise MarshalError(f"{path}={_shown(value)}: not an integer, the C member is {rule}")
+    number = int(value)  # an enum or a HANDLE as its plain value
+    if not low <= number <= high:
+        raise MarshalError(f"{path}={_shown(number)}: does not fit {rule}")
+    return number
+
+
+def _rule(ctype: object, bits: int | None, name: str) -> _Rule | None:
+    """(lowest, highest, rule) of a plain integer, pointer-sized or ``LARGE_INTEGER`` member, a bit-field by its
+    width; None for any other C type.  A pointer member named like a handle (``hAllocation``) is called a HANDLE,
+    as the WDK declares it."""
+    if ctype is kernel.LARGE_INTEGER:
+        return _SIGNED64
+    limits = plan.integer_limits(ctype)
+    if limits is None:
+        return None
+    size, low, high = limits
+    if bits is not None:  # the C bit-fields here are all UINT
+        return 0, (1 << bits) - 1, f"a {bits}-bit field"
+    if getattr(ctype, "_type_", "") == "P":
+        handle = len(name) > 1 and name[0] == "h" and name[1].isupper()
+        return low, high, f"a {8 * size}-bit {'HANDLE' if handle else 'pointer'}"
+    return low, high, f"a {8 * size}-bit {'signed' if low < 0 else 'unsigned'} integer"
 
 
 def _signed64(value: int, path: str) -> int:
-    if not -(1 << 63) <= value < 1 << 64:
-        raise MarshalError(f"{path}={value:#x}: does not fit 64 bits")
-    return value - (1 << 64) if value >= 1 << 63 else value
+    """A ``LARGE_INTEGER``'s ``QuadPart``: signed or unsigned 64-bit values both fit (an address reads either way)."""
+    low, high, rule = _SIGNED64
+    number = fit(value, path, low, high, rule)
+    return number - (1 << 64) if number >= 1 << 63 else number
+
+
+def _checked_image(mdl: MDL) -> int:
+    """The first pass's stand-in for an MDL image: only checks what the image will hold (a NULL address)."""
+    if mdl.ByteCount > _M32:
+        raise MarshalError(f"MDL.ByteCount={_shown(mdl.ByteCount)}: does not fit a 32-bit ULONG (an MDL's bytes)")
+    return 0
 
 
 def _set_word(flags: Any, value: int, path: str) -> None:
@@ -298,14 +391,17 @@ def _set_word(flags: Any, value: int, path: str) -> None:
     bit, in declaration order."""
     for word in ("Value", "Flags"):
         if hasattr(flags, word):
-            setattr(flags, word, value)
+            _, ctype, _ = plan.layout(type(flags))[word]
+            limits = plan.integer_limits(ctype)
+            assert limits is not None  # a flag union's word is a plain integer
+            setattr(flags, word, fit(value, path, 0, limits[2], f"a {8 * limits[0]}-bit flag word"))
             return
+    bits = sum(width for _, _, width in flags._fields_)
+    fit(value, path, 0, (1 << bits) - 1, f"the structure's {bits} bits")
     shift = 0
     for field_name, _, width in flags._fields_:
         setattr(flags, field_name, (value >> shift) & ((1 << width) - 1))
         shift += width
-    if value >> shift:
-        raise MarshalError(f"{path}={value:#x}: bits past the structure's {shift}")
 
 
-__all__ = ["BUILD_PAGING_BUFFER_TYPE", "ArgumentWriter", "MarshalError", "PagingBufferCall", "address_of"]
+__all__ = ["BUILD_PAGING_BUFFER_TYPE", "ArgumentWriter", "MarshalError", "PagingBufferCall", "address_of", "fit"]

@@ -106,7 +106,7 @@ def layout(ctype: Any) -> dict[str, tuple[int, Any, bool]]:
     return out
 
 
-def _integer(ctype: Any) -> tuple[int, int, int] | None:
+def integer_limits(ctype: Any) -> tuple[int, int, int] | None:
     """(bytes, lowest, highest) of a plain C integer or pointer-sized member; None for anything else."""
     code = getattr(ctype, "_type_", None)
     if not isinstance(code, str) or code not in _INTEGERS:
@@ -213,15 +213,15 @@ def write(
 # --- generating a writer ----------------------------------------------------------------------------------------
 
 _HEADER: Final = (
-    # (member, the expression of its value, whether the value is checked here: a UINT the general walk refuses
-    # out of range, or a 64-bit member; the others ctypes keeps the low bits of, as the expression does)
+    # (member, the expression of its value, whether the value is checked here against the member's range: every
+    # number is, as the general walk refuses it out of range; the pointers are host addresses, which fit)
     ("pDmaBuffer", "host(a.pDmaBuffer) or 0", False),
     ("DmaSize", "a.DmaSize", True),
     ("pDmaBufferPrivateData", "host(a.pDmaBufferPrivateData) or 0", False),
     ("DmaBufferPrivateDataSize", "a.DmaBufferPrivateDataSize", True),
-    ("Operation", f"int(a.Operation) & {_M32}", False),
+    ("Operation", "int(a.Operation)", True),
     ("MultipassOffset", "a.MultipassOffset", True),
-    ("hSystemContext", f"int(a.hSystemContext) & {_M64}", False),
+    ("hSystemContext", "a.hSystemContext", True),  # a HANDLE is a plain int; anything else is the walk's
     ("DmaBufferGpuVirtualAddress", "a.DmaBufferGpuVirtualAddress", True),
     ("DmaBufferWriteOffset", "a.DmaBufferWriteOffset", True),
 )
@@ -239,11 +239,14 @@ class _Slot:
 def compile_writer(leaves: tuple[tuple[str, int, Any, bool], ...], values: tuple[Any, ...]) -> Writer | None:
     """The writer of one shape (``values``: a sample of its leaf values), or None when it is not modelled here."""
     lines: list[str] = []
+    references: tuple[list[str], list[str]] = ([], [])
+    """What the leaves reach (arrays, bytes, CPU pointers; then the MDL images), read after every number is
+    checked: a declined call has made no MDL image."""
     slots: list[_Slot] = []
     scope: dict[str, Any] = {"Declined": Declined, "array": _array, "blob": _blob}
     for index, (name, expression, checked) in enumerate(_HEADER):
         offset, ctype, _ = layout(_ARG)[name]
-        limits = _integer(ctype)
+        limits = integer_limits(ctype)
         assert limits is not None
         lines.append(f"    h{index} = {expression}")
         if checked:
@@ -252,7 +255,7 @@ def compile_writer(leaves: tuple[tuple[str, int, Any, bool], ...], values: tuple
     for index, ((_, offset, ctype, bits), value) in enumerate(zip(leaves, values, strict=True)):
         if value is None:
             continue  # the block is zeroed: NULL / 0, as the general walk leaves it
-        slot = _leaf(f"v{index}", value, ctype, bits, offset, lines)
+        slot = _leaf(f"v{index}", value, ctype, bits, offset, lines, references)
         if slot is None:
             return None
         slots.append(slot)
@@ -266,7 +269,7 @@ def compile_writer(leaves: tuple[tuple[str, int, Any, bool], ...], values: tuple
     source = (
         "def write(c, a, values, image, host, keep):\n"
         + unpack
-        + "\n".join(lines)
+        + "\n".join([*lines, *references[0], *references[1]])
         + f"\n    pack(c, 0, {', '.join(variables)})\n"
         + "".join(line + "\n" for line in late)
     )
@@ -275,7 +278,15 @@ def compile_writer(leaves: tuple[tuple[str, int, Any, bool], ...], values: tuple
     return writer
 
 
-def _leaf(v: str, value: object, ctype: Any, bits: bool, offset: int, lines: list[str]) -> _Slot | None:
+def _leaf(
+    v: str,
+    value: object,
+    ctype: Any,
+    bits: bool,
+    offset: int,
+    lines: list[str],
+    references: tuple[list[str], list[str]],
+) -> _Slot | None:
     """The statements reading one leaf into ``y<n>`` (and checking it), and where it goes; None: not modelled."""
     y = "y" + v[1:]
     kind = type(value)
@@ -286,7 +297,7 @@ def _leaf(v: str, value: object, ctype: Any, bits: bool, offset: int, lines: lis
         if ctype is kernel.LARGE_INTEGER:
             size, low, high = 8, -(1 << 63), _M64
         else:
-            limits = _integer(ctype)
+            limits = integer_limits(ctype)
             if limits is None:
                 return None
             size, low, high = limits
@@ -295,19 +306,22 @@ def _leaf(v: str, value: object, ctype: Any, bits: bool, offset: int, lines: lis
         if low < 0:
             lines.append(f"    {y} &= {(1 << (8 * size)) - 1}")
         return _Slot(offset, size, y, number=True)
-    return _reference(v, y, value_kind(value), ctype, offset, lines)
+    return _reference(v, y, value_kind(value), ctype, offset, lines, references)
 
 
-def _reference(v: str, y: str, kind: str, ctype: Any, offset: int, lines: list[str]) -> _Slot | None:
+def _reference(
+    v: str, y: str, kind: str, ctype: Any, offset: int, lines: list[str], references: tuple[list[str], list[str]]
+) -> _Slot | None:
     """A flag union, an MDL, a CPU pointer, an array or bytes: always written, as the general walk does."""
     if kind == "flags" and isinstance(ctype, type) and issubclass(ctype, ctypes.Structure | ctypes.Union):
         word = next((w for w in ("Value", "Flags") if hasattr(ctype, w)), None)
         if word is not None:
             where, wtype, wbits = layout(ctype)[word]
-            limits = _integer(wtype)
+            limits = integer_limits(wtype)
             if limits is None or wbits:
                 return None
-            lines.append(f"    {y} = {v}.Value & {limits[2]}")  # ctypes keeps the word's low bits, as C would
+            lines.append(f"    {y} = {v}.Value")
+            lines.append(f"    if not 0 <= {y} <= {limits[2]}: raise Declined")  # ctypes would keep the low bits
             return _Slot(offset + where, limits[0], y, number=False)
         width = _bit_word(ctype)
         if width is None:
@@ -316,13 +330,14 @@ def _reference(v: str, y: str, kind: str, ctype: Any, offset: int, lines: list[s
         lines.append(f"    if {y} >> {width}: raise Declined")
         return _Slot(offset, ctypes.sizeof(ctype), y, number=False)
     if kind == "mdl" and ctype is kernel.PMDL:
-        lines.append(f"    {y} = image({v})")
+        lines.append(f"    if {v}.ByteCount > {_M32}: raise Declined")  # the image's ULONG: the walk names it
+        references[1].append(f"    {y} = image({v})")
     elif kind == "pointer" and ctype is kernel.PVOID:
-        lines.append(f"    {y} = host({v})")
+        references[0].append(f"    {y} = host({v})")
     elif kind == "array" and isinstance(ctype, type) and issubclass(ctype, ctypes._Pointer):
-        lines.append(f"    {y} = array({v}, {ctypes.sizeof(ctype._type_)}, keep)")
+        references[0].append(f"    {y} = array({v}, {ctypes.sizeof(ctype._type_)}, keep)")
     elif kind == "bytes" and ctype is kernel.PVOID:
-        lines.append(f"    {y} = blob({v}, keep)")
+        references[0].append(f"    {y} = blob({v}, keep)")
     else:
         return None
     return _Slot(offset, 8, y, number=False)
@@ -386,4 +401,4 @@ def _blob(value: bytes, keep: list[object]) -> int:
     return ctypes.addressof(buffer)
 
 
-__all__ = ["MEMBERS", "Declined", "compile_writer", "layout", "value_kind", "write"]
+__all__ = ["MEMBERS", "Declined", "compile_writer", "integer_limits", "layout", "value_kind", "write"]
