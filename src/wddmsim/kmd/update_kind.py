@@ -32,7 +32,8 @@ _Plan = tuple[bytes, U64 | None, U64 | None]
 then ``| bits`` unless ``bits`` is None; ``add`` None: invalid entries, every word 0 (see :class:`.Translator`).
 An update of ``n`` entries is uniform when its flags column is the first ``8 n`` bytes of the plan's."""
 _MAX_PLANS = 64
-_SHIFT_0D = np.array(int(_ADDRESS_SHIFT), dtype=np.uint64)
+ADDRESS_SHIFT_0D = np.array(int(_ADDRESS_SHIFT), dtype=np.uint64)
+"""The address shift as a 0-d array: a ufunc takes it without converting a Python int per call."""
 
 
 @final
@@ -41,14 +42,16 @@ class UpdateKind:
     translator and the checks of the words (worked out once per combination, kept in the driver's state)."""
 
     __slots__ = (
-        "_aligned_bytes",
         "_lane",
         "_plans",
+        "aligned_bytes",
         "alignment",
         "alignment_mask",
         "entries_in_table",
         "leaf64k",
         "plain",
+        "quick",
+        "quick_lane",
         "repeat",
         "shape",
         "translator",
@@ -62,13 +65,18 @@ class UpdateKind:
         self.alignment = shape.alignment_pages
         self.alignment_mask = (self.alignment - 1) << int(_ADDRESS_SHIFT)
         """The address bits a valid entry's word must have clear (0: any page will do)."""
-        self._lane, self._aligned_bytes = _byte_lane(self.alignment_mask)
+        self._lane, self.aligned_bytes = _byte_lane(self.alignment_mask)
         self.entries_in_table = shape.entries_in_table
         self.repeat = repeat
         self.plain = shape.words_per_entry == 1 and shape.ratio == 1 and not repeat
         """Entry ``i`` becomes word ``StartIndex + i``, one for one (the common case)."""
         self._plans: dict[int, _Plan] = {}
         """Per flags word of the uniform updates seen: VidMm sends a few, over and over, with any entry count."""
+        self.quick: dict[int, tuple[bytes, U64]] = {}
+        """The plans whose words are ``(PageAddress << 12) + add`` alone (no bits to OR) in a kind whose alignment
+        test is one byte lane or none: the ones :func:`.paging.page_table._update_plain` applies itself."""
+        self.quick_lane = self._lane if self.alignment_mask else -1
+        """The byte lane of the alignment test of a quick plan's words (-1: no test)."""
 
     def translate_into(self, out: U64, source: PteArray, argument: str) -> None:
         """The hardware words of ``source`` entries, written into ``out`` (little-endian words, as packets hold them).
@@ -86,13 +94,13 @@ class UpdateKind:
         if add is None:
             out.fill(0)
             return
-        np.left_shift(source["PageAddress"], _SHIFT_0D, out)
+        np.left_shift(source["PageAddress"], ADDRESS_SHIFT_0D, out)
         np.add(out, add, out)
         bits = plan[2]
         if bits is not None:
             np.bitwise_or(out, bits, out)
         if self.alignment_mask and (
-            out.tobytes()[self._lane :: 8].translate(None, self._aligned_bytes)  # the bytes holding a misaligned bit
+            out.tobytes()[self._lane :: 8].translate(None, self.aligned_bytes)  # the bytes holding a misaligned bit
             if self._lane >= 0
             else int(_OR.reduce(out)) & self.alignment_mask
         ):
@@ -113,6 +121,7 @@ class UpdateKind:
     def _remember(self, first: int, row: bytes, template: tuple[U64, U64 | None] | None) -> None:
         if len(self._plans) >= _MAX_PLANS:
             self._plans.clear()
+            self.quick.clear()
         if template is None:
             self._plans[first] = (row, None, None)
             return
@@ -120,6 +129,13 @@ class UpdateKind:
         if self.leaf64k:  # every word of a live uniform run is non-zero: its low bits hold Valid or Zero
             add = np.array(int(add) | int(_LEAF64K), dtype=np.uint64)
         self._plans[first] = (row, add, bits)
+        if bits is None and (self._lane >= 0 or not self.alignment_mask):
+            self.quick[first] = (row, add)
+
+    def refuse_misaligned(self, words: U64, argument: str) -> None:
+        """The refusal of a quick plan's words whose lane test found a misaligned address bit (a Zero page may
+        still pass: :func:`_check_alignment` decides)."""
+        _check_alignment(words, self.alignment, argument)
 
 
 def _byte_lane(mask: int) -> tuple[int, bytes]:

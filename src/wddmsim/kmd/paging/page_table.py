@@ -44,7 +44,7 @@ from wddmsim.hw.pte import PTE_SIZE
 from wddmsim.kmd.errors import DriverContractError
 from wddmsim.kmd.state import DriverState
 from wddmsim.kmd.table_geometry import Geometry, table_geometry
-from wddmsim.kmd.update_kind import UpdateKind
+from wddmsim.kmd.update_kind import ADDRESS_SHIFT_0D, UpdateKind
 
 Mode = DXGK_PAGETABLEUPDATEMODE
 _CPU_VIRTUAL = Mode.DXGK_PAGETABLEUPDATE_CPU_VIRTUAL  # enum members read once (class attribute access is slow)
@@ -201,7 +201,7 @@ def _update_plain(
     pos = start = pointer.offset
     end = start + size
     entries, first_word = p.pPageTableEntries, base + PTE_SIZE * p.StartIndex
-    translate_into = kind.translate_into
+    translate_into, quick, lane, aligned = kind.translate_into, kind.quick, kind.quick_lane, kind.aligned_bytes
     status = _SUCCESS
     while done < total:
         n = (((end - pos) & _ALIGN_DOWN) - _WQ_FIXED) >> 3  # the words that fit
@@ -220,7 +220,16 @@ def _update_plain(
             out: U64 = all_words[inline >> 3 : words_end >> 3]
         else:
             out = mapping.data[inline:words_end].view(cmd.LE_U64)
-        translate_into(out, entries if n == len(entries) else entries[done : done + n], "pPageTableEntries")
+        source = entries if n == len(entries) else entries[done : done + n]
+        flags = source["Flags"]  # translate_into's plan path for a quick plan, without the call (UpdateKind.quick)
+        plan = quick.get(flags.item(0))
+        if plan is None or (n > 1 and not plan[0].startswith(flags.tobytes())):
+            translate_into(out, source, "pPageTableEntries")
+        else:
+            np.left_shift(source["PageAddress"], ADDRESS_SHIFT_0D, out)
+            np.add(out, plan[1], out)
+            if lane >= 0 and out.tobytes()[lane::8].translate(None, aligned):
+                kind.refuse_misaligned(out, "pPageTableEntries")
         pos += length
         done += n
     args.pDmaBuffer = CpuPointer(mapping, pos)  # advance(), without the call

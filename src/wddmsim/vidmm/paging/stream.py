@@ -115,6 +115,8 @@ class PagingStream:
         """Optional observer of every submission and its bytes (disassembly, reports); it must not mutate."""
         self.allocation_size = allocation_size
         """Size of an allocation by handle: what ``DiscardContent`` and ``InitContextResource`` cover (events)."""
+        self._pointer: CpuPointer | None = None
+        """The ``pDmaBuffer`` the driver's last checked answer advanced to: the next call's, when it starts there."""
         self._open_tickets: list[PagingTicket] = []
         """Tickets of work in the open buffer: they learn their fence when it is submitted."""
 
@@ -257,9 +259,12 @@ class PagingStream:
             if buffer is None:
                 buffer = self.current = self._fresh_buffer()
             used = buffer.used
+            pointer = self._pointer  # the last call's advanced pDmaBuffer (immutable) is this one's, if it is here
+            if pointer is None or pointer.offset != used or pointer.mapping is not buffer.mapping:
+                pointer = CpuPointer(buffer.mapping, used)  # buffer.cursor, without the call
             args = DXGKARG_BUILDPAGINGBUFFER(
                 payload,
-                pDmaBuffer=CpuPointer(buffer.mapping, used),  # buffer.cursor and .remaining, without the calls
+                pDmaBuffer=pointer,
                 DmaSize=buffer.size - used,
                 pDmaBufferPrivateData=buffer.private_cursor,
                 DmaBufferPrivateDataSize=self.pool.private_size,
@@ -276,10 +281,10 @@ class PagingStream:
                 if status == _SUCCESS:
                     self._ops_in_current += 1
                     events = self.events
-                    if events.enabled:
+                    if events.enabled:  # skips() is True for a disabled log: not asked then
                         self._tally(events, args.Operation, payload)
-                    if not events.skips(PagingOperation, self.scheduler.clock.now):  # a plain run may not want it
-                        self._account(args, payload, passes)
+                        if not events.skips(PagingOperation, self.scheduler.clock.now):  # a plain run may not want it
+                            self._account(args, payload, passes)
                     return passes
                 if status == _INSUFFICIENT:
                     stalled = stalled + 1 if args.MultipassOffset == offset_at_start else 0
@@ -353,8 +358,9 @@ class PagingStream:
         offset_before = args.MultipassOffset
         size_before = args.DmaSize
         self.calls += 1
-        if self.events.enabled:
-            self.events.tallies[TALLY_CALLS] += 1
+        events = self.events
+        if events.enabled:
+            events.tallies[TALLY_CALLS] += 1
         try:
             raw = self.driver.build_paging_buffer(args)
         except Exception as error:  # the driver's bug, not ours: a bugcheck on Windows
@@ -370,6 +376,7 @@ class PagingStream:
             and buffer.guard.tobytes() == CANARY  # ... and the guard untouched (guard_intact, without the call)
         ):
             written = pointer.offset - before.offset
+            self._pointer = pointer  # the next call's pDmaBuffer when it starts here
         else:
             try:
                 written = self._check(args, buffer, raw, before, size_before)
@@ -377,8 +384,8 @@ class PagingStream:
                 self._fatal(f"{args.Operation.name}: {breach}")
         status = raw if raw.__class__ is NTSTATUS else NTSTATUS(raw)
         buffer.used += written
-        if not self.events.skips(BuildPagingBuffer, self.scheduler.clock.now):
-            self.events.emit(
+        if events.enabled and not events.skips(BuildPagingBuffer, self.scheduler.clock.now):
+            events.emit(
                 BuildPagingBuffer(
                     time=self.scheduler.clock.now,
                     operation=_OP_NAMES[args.Operation],
