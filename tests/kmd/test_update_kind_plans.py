@@ -12,10 +12,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.kmd.test_pte_format import SEGMENTS, U64, entries, expected
+from wddmsim.core.addresses import CpuVa
+from wddmsim.core.pointer import CpuMapping
+from wddmsim.ddi.flags import DXGK_PAGETABLEUPDATEMODE
+from wddmsim.ddi.paging import (
+    DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE,
+    DXGK_PAGETABLEUPDATEADDRESS,
+    DXGKARG_BUILDPAGINGBUFFER,
+)
 from wddmsim.ddi.pte import DXGK_PTE
+from wddmsim.ddi.status import NTSTATUS
+from wddmsim.hw import commands as cmd
 from wddmsim.hw.mmu import PAGES_PER_64K
 from wddmsim.hw.pte import HW_PTE
 from wddmsim.kmd.errors import DriverContractError
+from wddmsim.kmd.paging import page_table
 from wddmsim.kmd.pte_format import SegmentTables
 from wddmsim.kmd.table_geometry import Geometry
 from wddmsim.kmd.update_kind import UpdateKind, _byte_lane
@@ -78,6 +89,33 @@ def translated(kind: UpdateKind, flags: list[int], pages: list[int]) -> list[int
     return [int(w) for w in out]
 
 
+def in_packet(kind: UpdateKind, flags: list[int], pages: list[int]) -> list[int] | str:
+    """The words the driver's flat path (which applies a quick plan itself) packs into one WRITE_QWORDS."""
+    count = len(flags)
+    mapping = CpuMapping(CpuVa(0x1000_0000), np.full(cmd.write_qwords_length(count), 0xEE, dtype=np.uint8))
+    payload = DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE(
+        PageTableLevel=0,
+        PageTableAddress=DXGK_PAGETABLEUPDATEADDRESS(GpuVirtual=0),
+        pPageTableEntries=entries(flags, pages),
+        StartIndex=0,
+        NumPageTableEntries=count,
+        UpdateMode=DXGK_PAGETABLEUPDATEMODE.DXGK_PAGETABLEUPDATE_GPU_VIRTUAL,
+    )
+    args = DXGKARG_BUILDPAGINGBUFFER(payload, pDmaBuffer=mapping.pointer(0), DmaSize=mapping.size)
+    try:
+        status = page_table._update_plain(args, payload, kind, 0)
+    except DriverContractError as error:
+        return error.argument
+    assert status == NTSTATUS.STATUS_SUCCESS
+    assert args.MultipassOffset == count
+    words = mapping.data[cmd.WRITE_QWORDS_FIXED_SIZE :].view("<u8")[:count]
+    return [int(w) for w in words]
+
+
+TRANSLATIONS = {"translate_into": translated, "_update_plain": in_packet}
+"""The two ways a plain update's entries become words: the kind's own, and the flat path's inline quick plans."""
+
+
 def _pages(count: int, *, step: int, skew: int = 0) -> list[int]:
     return [(100 * step + i * step + skew) & U64 for i in range(count)]
 
@@ -86,8 +124,10 @@ def _counts(table: int) -> list[int]:
     return sorted({1, 2, 33, table - 1, table} & set(range(1, table + 1)))
 
 
+@pytest.mark.parametrize("via", list(TRANSLATIONS))
 @pytest.mark.parametrize("name", list(KINDS))
-def test_uniform_updates_translate_as_the_general_path_first_and_later(name: str) -> None:
+def test_uniform_updates_translate_as_the_general_path_first_and_later(name: str, via: str) -> None:
+    translated = TRANSLATIONS[via]
     table, alignment = KINDS[name][3], KINDS[name][4]
     for flag_name, word in FLAGS.items():
         kind = _kind(name)
@@ -103,10 +143,15 @@ def test_uniform_updates_translate_as_the_general_path_first_and_later(name: str
                 assert translated(kind, flags, pages) == reference(name, flags, pages), (flag_name, count)
         refused = isinstance(reference(name, [word], [0]), str) and word & 1
         assert (word in kind._plans) == (not refused), f"{flag_name}: a refused word has no plan, others have one"
+        assert kind.quick.keys() <= kind._plans.keys()
+        if flag_name == "valid local":  # the usual word is one _update_plain applies itself: that path was taken
+            assert word in kind.quick
 
 
+@pytest.mark.parametrize("via", list(TRANSLATIONS))
 @pytest.mark.parametrize("name", list(KINDS))
-def test_an_update_uniform_but_for_one_entry_does_not_take_the_plan(name: str) -> None:
+def test_an_update_uniform_but_for_one_entry_does_not_take_the_plan(name: str, via: str) -> None:
+    translated = TRANSLATIONS[via]
     table, alignment = KINDS[name][3], KINDS[name][4]
     usual, other = FLAGS["valid local"], FLAGS["valid system, read-only, no-execute"]
     kind = _kind(name)
@@ -120,7 +165,9 @@ def test_an_update_uniform_but_for_one_entry_does_not_take_the_plan(name: str) -
             assert translated(kind, flags, pages) == reference(name, flags, pages), (odd, hex(word))
 
 
-def test_a_misaligned_zero_page_is_accepted_and_a_misaligned_valid_page_is_named() -> None:
+@pytest.mark.parametrize("via", list(TRANSLATIONS))
+def test_a_misaligned_zero_page_is_accepted_and_a_misaligned_valid_page_is_named(via: str) -> None:
+    translated = TRANSLATIONS[via]
     kind = _kind("leaf 64K")
     pages = _pages(32, step=PAGES_PER_64K)
     zero, valid = [FLAGS["zero"]] * 32, [FLAGS["valid local"]] * 32

@@ -72,9 +72,9 @@ class UpdateKind:
         """Entry ``i`` becomes word ``StartIndex + i``, one for one (the common case)."""
         self._plans: dict[int, _Plan] = {}
         """Per flags word of the uniform updates seen: VidMm sends a few, over and over, with any entry count."""
-        self.quick: dict[int, tuple[bytes, U64]] = {}
-        """The plans whose words are ``(PageAddress << 12) + add`` alone (no bits to OR) in a kind whose alignment
-        test is one byte lane or none: the ones :func:`.paging.page_table._update_plain` applies itself."""
+        self.quick: dict[int, tuple[bytes, U64, U64 | None]] = {}
+        """The plans of live words (``add`` set) in a kind whose alignment test is one byte lane or none: the ones
+        :func:`.paging.page_table._update_plain` applies itself."""
         self.quick_lane = self._lane if self.alignment_mask else -1
         """The byte lane of the alignment test of a quick plan's words (-1: no test)."""
 
@@ -129,8 +129,8 @@ class UpdateKind:
         if self.leaf64k:  # every word of a live uniform run is non-zero: its low bits hold Valid or Zero
             add = np.array(int(add) | int(_LEAF64K), dtype=np.uint64)
         self._plans[first] = (row, add, bits)
-        if bits is None and (self._lane >= 0 or not self.alignment_mask):
-            self.quick[first] = (row, add)
+        if self._lane >= 0 or not self.alignment_mask:
+            self.quick[first] = (row, add, bits)
 
     def refuse_misaligned(self, words: U64, argument: str) -> None:
         """The refusal of a quick plan's words whose lane test found a misaligned address bit (a Zero page may

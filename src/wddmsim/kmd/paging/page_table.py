@@ -228,6 +228,8 @@ def _update_plain(
         else:
             np.left_shift(source["PageAddress"], ADDRESS_SHIFT_0D, out)
             np.add(out, plan[1], out)
+            if plan[2] is not None:
+                np.bitwise_or(out, plan[2], out)
             if lane >= 0 and out.tobytes()[lane::8].translate(None, aligned):
                 kind.refuse_misaligned(out, "pPageTableEntries")
         pos += length
