@@ -66,6 +66,19 @@ _RELEASE_AT = 64 * 1024
 need not be resident, and a page never touched again costs nothing)."""
 
 
+_HOLES_FROM = 64 * 1024
+"""A read from a memory file this long asks the file where its holes are (two system calls a stretch of pages
+written, against a page fault per 4 KiB of hole read through the mapping)."""
+
+
+def _next_data(fd: int, at: int, end: int) -> int:
+    """The first byte at or after ``at`` that lies in a page the memory file holds, or ``end`` if none before it."""
+    try:
+        return min(os.lseek(fd, at, os.SEEK_DATA), end)
+    except OSError:  # ENXIO: only holes from ``at`` to the end of the file
+        return end
+
+
 class PhysicalMemory:
     """A sparse, zero-initialised byte array of ``size`` bytes (a multiple of 4 KiB)."""
 
@@ -100,6 +113,27 @@ class PhysicalMemory:
 
     def read(self, offset: int, length: int) -> bytes:
         return bytes(self.view[offset : offset + length])
+
+    def read_into(self, offset: int, out: memoryview) -> None:
+        """``len(out)`` bytes from ``offset`` into ``out`` (a writable byte buffer).  In a memory file, a long
+        read stores zeros for the stretches the file holds no page for (released, never written since) instead
+        of reading them through the mapping: a read there makes the OS allocate and zero a page of the file per
+        4 KiB, only to read zeros (the bytes are the same either way)."""
+        length = len(out)
+        fd = self._fd
+        if fd is None or length < _HOLES_FROM:
+            out[:] = self.view[offset : offset + length]
+            return
+        at, end = offset, offset + length
+        while at < end:
+            data = _next_data(fd, at, end)
+            if data > at:
+                np.frombuffer(out, dtype=np.uint8)[at - offset : data - offset] = 0
+            if data == end:
+                return
+            hole = min(os.lseek(fd, data, os.SEEK_HOLE), end)
+            out[data - offset : hole - offset] = self.view[data:hole]
+            at = hole
 
     def write(self, offset: int, payload: bytes | bytearray | memoryview) -> None:
         self.view[offset : offset + len(payload)] = payload
