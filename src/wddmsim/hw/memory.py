@@ -66,9 +66,10 @@ _RELEASE_AT = 64 * 1024
 need not be resident, and a page never touched again costs nothing)."""
 
 
-_HOLES_FROM = 64 * 1024
+_HOLES_FROM = 2 * PAGE_SIZE
 """A read from a memory file this long asks the file where its holes are (two system calls a stretch of pages
-written, against a page fault per 4 KiB of hole read through the mapping)."""
+written, about a microsecond each, against a page fault and a page zeroed per 4 KiB of hole read through the
+mapping)."""
 
 
 def _next_data(fd: int, at: int, end: int) -> int:
@@ -115,25 +116,41 @@ class PhysicalMemory:
         return bytes(self.view[offset : offset + length])
 
     def read_into(self, offset: int, out: memoryview) -> None:
-        """``len(out)`` bytes from ``offset`` into ``out`` (a writable byte buffer).  In a memory file, a long
-        read stores zeros for the stretches the file holds no page for (released, never written since) instead
-        of reading them through the mapping: a read there makes the OS allocate and zero a page of the file per
-        4 KiB, only to read zeros (the bytes are the same either way)."""
+        """``len(out)`` bytes from ``offset`` into ``out`` (a writable byte buffer).  In a memory file, a read of
+        more than a page stores zeros for the stretches the file holds no page for (released, never written since)
+        instead of reading them through the mapping: a read there makes the OS allocate and zero a page of the file
+        per 4 KiB, only to read zeros (the bytes are the same either way)."""
         length = len(out)
-        fd = self._fd
-        if fd is None or length < _HOLES_FROM:
+        if self._fd is None or length < _HOLES_FROM:
             out[:] = self.view[offset : offset + length]
             return
-        at, end = offset, offset + length
+        at = offset
+        for start, stop in self.stored(offset, length):
+            if start > at:
+                np.frombuffer(out, dtype=np.uint8)[at - offset : start - offset] = 0
+            out[start - offset : stop - offset] = self.view[start:stop]
+            at = stop
+        if at < offset + length:
+            np.frombuffer(out, dtype=np.uint8)[at - offset :] = 0
+
+    def stored(self, offset: int, length: int) -> list[tuple[int, int]]:
+        """The stretches ``(start, end)`` of ``[offset, offset + length)`` that lie in pages the memory holds, in
+        order; every byte between them reads zero.  Only a memory file can tell (two system calls a stretch):
+        anonymous memory answers the whole range."""
+        end = offset + length
+        fd = self._fd
+        if fd is None:
+            return [(offset, end)] if length > 0 else []
+        out: list[tuple[int, int]] = []
+        at = offset
         while at < end:
             data = _next_data(fd, at, end)
-            if data > at:
-                np.frombuffer(out, dtype=np.uint8)[at - offset : data - offset] = 0
             if data == end:
-                return
+                break
             hole = min(os.lseek(fd, data, os.SEEK_HOLE), end)
-            out[data - offset : hole - offset] = self.view[data:hole]
+            out.append((data, hole))
             at = hole
+        return out
 
     def write(self, offset: int, payload: bytes | bytearray | memoryview) -> None:
         self.view[offset : offset + len(payload)] = payload
