@@ -6,8 +6,10 @@ Scenarios live in :mod:`wddmsim.scenarios`, views and the files of ``--out`` in 
 
 from __future__ import annotations
 
+import codecs
 import json
 import math
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -20,6 +22,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from wddmsim import __version__
+from wddmsim.core.blame import user_code
 from wddmsim.core.errors import ConfigurationError, WddmsimError
 from wddmsim.core.units import format_size, parse_size
 from wddmsim.drivers.package import DriverModel, DriverPackage
@@ -37,6 +40,9 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 110}
 
 EXIT_FAILED = 1
 """A run failed, diverged from its recording or did not verify."""
+TRACEBACK_VARIABLE = "WDDMSIM_TRACEBACK"
+"""Set (to anything) in the environment, a fault in a user's own policy, client or driver shows its whole traceback
+instead of one line (decision 0231)."""
 EXIT_BAD_INPUT = 2
 """Bad input or configuration: nothing ran (decision 0047)."""
 
@@ -74,6 +80,17 @@ class _Cli(click.Group):
         except click.ClickException as error:
             click.echo(f"error: {_one_line(error.format_message())}", err=True)
             sys.exit(error.exit_code)
+        except Exception as error:
+            culprit = user_code(error)
+            if culprit is None or os.environ.get(TRACEBACK_VARIABLE):
+                raise  # wddmsim's own fault (or asked for): the whole traceback is the report
+            click.echo(
+                f"error: {culprit} raised {type(error).__name__}: {_one_line(str(error))} -- a fault in code "
+                f"wddmsim loaded by name (a policy, client or driver), not in wddmsim; {TRACEBACK_VARIABLE}=1 "
+                "shows the whole traceback",
+                err=True,
+            )
+            sys.exit(EXIT_FAILED)
 
 
 def _one_line(text: str) -> str:
@@ -986,8 +1003,18 @@ def import_gpgmm(file: Path, out: Path, frames: int, name: str | None) -> None:
     from wddmsim.scenarios.config import from_dict
 
     try:
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
+        raw = file.read_bytes()
+    except OSError as error:
+        _fail(ConfigurationError("FILE", str(file), f"cannot be read: {error.strerror}"))
+    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        _fail(
+            ConfigurationError(
+                "FILE", str(file), "is UTF-16 text (it starts with a UTF-16 byte-order mark): save it as UTF-8"
+            )
+        )
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
         _fail(ConfigurationError("FILE", str(file), f"cannot be read as UTF-8 text: {error}"))
     try:
         capture = gpgmm.parse(text, file.name)

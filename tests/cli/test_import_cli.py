@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 import tomllib
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from wddmsim.cli import main
@@ -64,10 +66,42 @@ def test_a_malformed_capture_is_refused_with_its_line_and_nothing_is_written(tmp
 
 def test_a_capture_that_is_not_text_is_refused_naming_file(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
-    bad.write_bytes(b"\xff\xfe\x00")
+    bad.write_bytes(b"\xff\x00{}")
     result = CliRunner().invoke(main, ["import", "gpgmm", str(bad), "-o", str(tmp_path / "x.toml")])
     assert result.exit_code == 2
     assert result.output.startswith(f"error: FILE={str(bad)!r}: cannot be read as UTF-8 text")
+    assert not (tmp_path / "x.toml").exists()
+
+
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be", "utf-16"])
+def test_a_utf16_capture_is_refused_saying_so(tmp_path: Path, encoding: str) -> None:
+    """What Windows PowerShell 5.1's ``Out-File`` writes by default: named, with what to do (decision 0229)."""
+    bad = tmp_path / "utf16.json"
+    mark = {"utf-16-le": codecs.BOM_UTF16_LE, "utf-16-be": codecs.BOM_UTF16_BE}.get(encoding, b"")
+    bad.write_bytes(mark + DAWN.read_text(encoding="utf-8").encode(encoding))
+    result = CliRunner().invoke(main, ["import", "gpgmm", str(bad), "-o", str(tmp_path / "x.toml")])
+    assert result.exit_code == 2
+    assert result.output == (
+        f"error: FILE={str(bad)!r}: is UTF-16 text (it starts with a UTF-16 byte-order mark): save it as UTF-8\n"
+    )
+    assert not (tmp_path / "x.toml").exists()
+
+
+def test_a_capture_saved_with_a_utf8_byte_order_mark_imports_as_without_it(tmp_path: Path) -> None:
+    """A UTF-8 byte-order mark (Windows tools write one) is ignored (decision 0229): the same scenario, and errors
+    keep their lines and columns."""
+    plain, marked = tmp_path / "plain.toml", tmp_path / "marked.toml"
+    with_mark = tmp_path / "marked.json"
+    with_mark.write_bytes(codecs.BOM_UTF8 + DAWN.read_bytes())
+    for source, out in ((DAWN, plain), (with_mark, marked)):
+        result = CliRunner().invoke(main, ["import", "gpgmm", str(source), "-o", str(out), "--name", "dawn"])
+        assert result.exit_code == 0, result.output
+    assert marked.read_text().replace(with_mark.name, DAWN.name) == plain.read_text()
+    broken = tmp_path / "broken.json"
+    broken.write_bytes(codecs.BOM_UTF8 + b'{"traceEvents": [\n  {"name": 1}\n]}')
+    result = CliRunner().invoke(main, ["import", "gpgmm", str(broken), "-o", str(tmp_path / "x.toml")])
+    assert result.exit_code == 2
+    assert result.output.startswith("error: broken.json: line 2, column 3 (event 0")
 
 
 def test_an_imported_scenario_refuses_fewer_frames_than_its_lifetimes(tmp_path: Path) -> None:

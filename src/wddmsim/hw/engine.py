@@ -241,7 +241,8 @@ class Engine:
         """Decode the next packet and run it when it completes -- inline when nothing else is due before."""
         while True:
             sub = self._current
-            assert sub is not None
+            if sub is None or generation != self._generation:
+                return  # the last packet's observer reset the engine: the rest of the buffer is dropped
             if self._offset >= sub.size:
                 self._finish_submission(sub)
                 if self._queue or generation != self._generation:

@@ -43,7 +43,7 @@ from wddmsim.ddi.residency import (
     D3DKMT_MEMORY_SEGMENT_GROUP,
     D3DKMT_QUERYVIDEOMEMORYINFO,
 )
-from wddmsim.ddi.status import HRESULT
+from wddmsim.ddi.status import HRESULT, DdiError
 from wddmsim.ddi.va import (
     D3DDDI_UPDATEGPUVIRTUALADDRESS_MAP,
     D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION,
@@ -62,6 +62,17 @@ from wddmsim.scenarios.model import GpuCopy, GpuFill, GpuOp, Model, Ref, Tile, T
 from wddmsim.scenarios.record import TracedDevice, TracedProcess, TracedRuntime
 from wddmsim.scenarios.result import Check
 from wddmsim.scenarios.workload import CapturedSpec, Placement, ResourceSpec, captured, resources
+
+LOCK_FAILURES: Final = frozenset(
+    {
+        HRESULT.E_OUTOFMEMORY,
+        HRESULT.D3DERR_NOTAVAILABLE,
+        HRESULT.D3DDDIERR_CANTEVICTPINNEDALLOCATION,
+    }
+)
+"""What ``pfnLockCb`` / ``pfnLock2Cb`` return when the lock cannot be granted though the call is well formed (no
+memory segment can take a swizzled surface to unswizzle it, an allocation that cannot be evicted to be reached):
+an application gets the HRESULT, reports it and goes on without that write (decision 0230)."""
 
 GRANULE: Final = 256
 """Offsets and sizes of uploads and GPU operations are multiples of this (smaller than a page, on purpose)."""
@@ -311,6 +322,19 @@ class App:
         r.view = args.pData
         return r.view
 
+    def _lock_or_report(
+        self, r: Resource, step: str, pages: tuple[int, ...] | None = None, level: int = 0
+    ) -> int | None:
+        """:meth:`_lock`, or None when the runtime refuses it with one of :data:`LOCK_FAILURES`: the refusal is
+        one of the application's problems (``step`` says where), and the caller writes nothing."""
+        try:
+            return self._lock(r, pages, level)
+        except DdiError as refused:
+            if refused.status not in LOCK_FAILURES:
+                raise
+            self.problem(step, "pfnLock2Cb" if self.wddm2 else "pfnLockCb", str(refused))
+            return None
+
     def _unlock(self, r: Resource) -> None:
         if self.wddm2:
             self.device.unlock2(D3DDDICB_UNLOCK2(hAllocation=r.handle))
@@ -322,8 +346,8 @@ class App:
         locks show one level at a time)."""
         visible = [r for r in self.resources if r.spec.cpu_visible and not r.spec.swizzled]
         for r in visible[: self.config.workload.persistent_locks]:
-            self._lock(r)
-            r.held = True
+            if self._lock_or_report(r, f"process {self.index}: setup, hold {r.name} locked") is not None:
+                r.held = True
 
     def read(self, r: Resource, offset: int, size: int, level: int = 0) -> bytes:
         """Read through a lock (the held one, or a lock taken for the read)."""
@@ -349,11 +373,13 @@ class App:
             self._scratch = np.empty(size, dtype=np.uint8)
         return self._scratch[:size]
 
-    def _upload_in_place(self, r: Resource, offset: int, size: int, seed: int, level: int) -> None:
+    def _upload_in_place(self, frame: int, r: Resource, offset: int, size: int, seed: int, level: int) -> None:
         pages = None
         if not self.wddm2 and not r.held and not r.spec.swizzled and self.rng.random() < 0.3:
             pages = tuple(range(offset // PAGE_SIZE, -(-(offset + size) // PAGE_SIZE)))  # lock only those pages
-        base = self._lock(r, pages, level)
+        base = self._lock_or_report(r, f"process {self.index}, frame {frame}: upload into {r.name}", pages, level)
+        if base is None:
+            return
         written = self.process.cpu_write_pattern(base + offset, seed, size)
         if not r.held:
             self._unlock(r)
@@ -391,18 +417,21 @@ class App:
             offset = start + self._offset(length, size)
             seed = int(self.rng.integers(1 << 62))
             if r.spec.cpu_visible:
-                self._upload_in_place(r, offset, size, seed, level)
+                self._upload_in_place(frame, r, offset, size, seed, level)
             else:
                 at = sum(n for _, n, _ in staged)
                 staged.append((at, size, seed))
                 ops.append(GpuCopy(Ref(self.staging.name, at), Ref(r.name, offset), size))
                 r.written = True
         if staged:
-            base = self._lock(self.staging)
-            for at, size, seed in staged:
-                written = self.process.cpu_write_pattern(base + at, seed, size)
-                self.model.write(self.staging.name, at, written)
-            self._unlock(self.staging)
+            base = self._lock_or_report(self.staging, f"process {self.index}, frame {frame}: stage the uploads")
+            if base is None:
+                ops = []  # nothing staged: the copies from the staging buffer are not submitted
+            else:
+                for at, size, seed in staged:
+                    written = self.process.cpu_write_pattern(base + at, seed, size)
+                    self.model.write(self.staging.name, at, written)
+                self._unlock(self.staging)
         if self.tiled and frame % 2 == 1:
             self._remap_tiles()
         ops += self._gpu_ops(working)

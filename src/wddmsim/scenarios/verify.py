@@ -15,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from wddmsim.core.pointer import ByteArray
-from wddmsim.scenarios.app import READBACK, App
+from wddmsim.ddi.status import DdiError
+from wddmsim.scenarios.app import LOCK_FAILURES, READBACK, App
 from wddmsim.scenarios.held import Resource
 from wddmsim.scenarios.model import GpuCopy, Ref
 from wddmsim.scenarios.result import Check
@@ -118,7 +119,7 @@ def _read_resource(app: App, r: Resource) -> tuple[list[Piece], str] | None:
 def _unreadable(app: App, r: Resource) -> Check:
     """A resource VidMm would not make resident for its readback: a failed check, never GPU work on its VA."""
     return Check(
-        f"process {app.index}: {r.name} ({r.spec.kind.name.lower()}, {r.spec.placement.value})",
+        _title(app, r),
         "MakeResident",
         False,
         f"E_OUTOFMEMORY even with CantTrimFurther for its {r.spec.size / 2**20:.1f} MiB: not read back "
@@ -127,8 +128,15 @@ def _unreadable(app: App, r: Resource) -> Check:
 
 
 def _check(app: App, r: Resource) -> Check | None:
-    """None when ``r`` holds what the model says; else the failed check."""
-    read = _read_resource(app, r)
+    """None when ``r`` holds what the model says; else the failed check (a lock refused for the read is one:
+    the bytes could not be read back)."""
+    try:
+        read = _read_resource(app, r)
+    except DdiError as refused:
+        if refused.status not in LOCK_FAILURES:
+            raise
+        how = "pfnLock2Cb" if app.wddm2 else "pfnLockCb"
+        return Check(_title(app, r), how, False, f"not read back: the lock was refused: {refused}")
     if read is None:
         return _unreadable(app, r)
     pieces, how = read
@@ -136,9 +144,11 @@ def _check(app: App, r: Resource) -> Check | None:
     if problem is None:
         return None
     where = "held lock" if r.held else how
-    return Check(
-        f"process {app.index}: {r.name} ({r.spec.kind.name.lower()}, {r.spec.placement.value})", where, False, problem
-    )
+    return Check(_title(app, r), where, False, problem)
+
+
+def _title(app: App, r: Resource) -> str:
+    return f"process {app.index}: {r.name} ({r.spec.kind.name.lower()}, {r.spec.placement.value})"
 
 
 def verify_retiring(app: App, r: Resource) -> None:

@@ -266,7 +266,7 @@ class _Step:
         elif phase == "D":
             if key not in r.heaps:
                 raise self.bad(f"destroys Heap {key[1]}, which is not alive (never created, or destroyed)")
-            r.done_heaps.append((key[1], r.heaps.pop(key), self.ts))
+            r.done_heaps.append((key[1], self.ended("Heap", key[1], r.heaps.pop(key)), self.ts))
 
     def snapshot(self, heap: _Open) -> None:
         args = self.event.get("args")
@@ -300,7 +300,14 @@ class _Step:
                 raise self.bad(
                     f"destroys ResourceAllocation {key[1]}, which is not alive (never created, or destroyed)"
                 )
-            r.done_resources.append((key[1], r.resources.pop(key), self.ts))
+            r.done_resources.append((key[1], self.ended("ResourceAllocation", key[1], r.resources.pop(key)), self.ts))
+
+    def ended(self, kind: str, ident: str, alive: _Open) -> _Open:
+        """``alive``, destroyed by this event: not timed before its creation (events may come in any order of time,
+        but a lifetime cannot be negative)."""
+        if self.ts < alive.created:
+            raise self.bad(f"destroys {kind} {ident} at ts={self.ts:g}, before its creation at ts={alive.created:g}")
+        return alive
 
     def heap_call(self) -> None:
         args = self.event.get("args")
@@ -337,8 +344,15 @@ def _at_most_processes(doc: _Text, heaps: list[_Open]) -> None:
             )
 
 
+BOM: Final = "\ufeff"
+"""A byte-order mark: JSON forbids writing one but lets a parser ignore it (RFC 8259 section 8.1), and Windows
+tools save UTF-8 with one (decision 0229)."""
+
+
 def parse(text: str, source: str = "<capture>") -> Capture:
-    """The capture in ``text`` (``source`` names it in errors); :class:`CaptureError` if it breaks a rule."""
+    """The capture in ``text`` (``source`` names it in errors); :class:`CaptureError` if it breaks a rule.  A
+    leading byte-order mark is ignored; lines and columns count from the character after it."""
+    text = text.removeprefix(BOM)
     doc = _Text(source, text)
     try:
         json.loads(text)

@@ -1,0 +1,104 @@
+"""Whose code raised (decision 0231): a fault in a user's own policy, client or driver is one line naming its file,
+line and function, exit 1; a fault in wddmsim or a library it calls keeps its whole traceback."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from wddmsim.cli import TRACEBACK_VARIABLE, main
+from wddmsim.core.blame import Culprit, user_code
+from wddmsim.core.units import parse_size
+
+POLICY = """\
+from wddmsim.vidmm.policy import Lru
+
+
+class Boom(Lru):
+    calls = 0
+
+    def used(self, a):
+        Boom.calls += 1
+        if Boom.calls > 20:
+            raise ZeroDivisionError("the policy's own bug")
+        return super().used(a)
+
+
+class NumpyBoom(Lru):
+    def used(self, a):
+        through_numpy(-1)
+
+
+def through_numpy(size):
+    return np.zeros(size)  # a library raising on the user's argument
+
+
+import numpy as np
+"""
+
+
+@pytest.fixture
+def user_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    path = tmp_path / "my_policies.py"
+    path.write_text(POLICY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield path
+    sys.modules.pop("my_policies", None)  # the next test's module is another file
+
+
+def _run(*extra: str) -> list[str]:
+    return ["run", "default", "--seed", "1", "--set", "workload.frames=3", "--policy", "my_policies:Boom", *extra]
+
+
+def test_a_fault_in_a_users_policy_is_one_line_naming_its_place(user_module: Path) -> None:
+    result = CliRunner().invoke(main, _run())
+    assert result.exit_code == 1
+    line = POLICY.splitlines().index('            raise ZeroDivisionError("the policy\'s own bug")') + 1
+    assert result.output.splitlines()[-1] == (
+        f"error: my_policies.used ({user_module}:{line}) raised ZeroDivisionError: the policy's own bug -- a fault "
+        f"in code wddmsim loaded by name (a policy, client or driver), not in wddmsim; {TRACEBACK_VARIABLE}=1 shows "
+        "the whole traceback"
+    )
+    assert "Traceback" not in result.output
+
+
+def test_the_whole_traceback_when_asked_for(user_module: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(TRACEBACK_VARIABLE, "1")
+    result = CliRunner().invoke(main, _run())
+    assert isinstance(result.exception, ZeroDivisionError)
+    assert "error: my_policies.used" not in result.output
+
+
+def _raised(call: object, *args: object, match: str) -> BaseException:
+    with pytest.raises(ValueError, match=match) as caught:
+        call(*args)  # type: ignore[operator]
+    return caught.value
+
+
+def test_wddmsims_own_fault_is_not_blamed_on_anyone() -> None:
+    """Raised inside wddmsim, with the test's frames outermost: the user's script drives wddmsim, it is not
+    called back by it."""
+    assert user_code(_raised(parse_size, "12 parsecs", match="parsecs")) is None
+
+
+def test_an_exception_that_never_entered_wddmsim_is_not_blamed() -> None:
+    assert user_code(_raised(np.zeros, -1, match="negative dimensions")) is None
+
+
+def test_a_library_fault_under_user_code_blames_the_users_frame(user_module: Path) -> None:
+    """wddmsim -> the user's policy -> numpy, which raises: the culprit is the user's frame that called numpy."""
+    result = CliRunner().invoke(main, [*_run()[:-1], "my_policies:NumpyBoom"])
+    assert result.exit_code == 1
+    line = POLICY.splitlines().index("    return np.zeros(size)  # a library raising on the user's argument") + 1
+    assert result.output.splitlines()[-1].startswith(
+        f"error: my_policies.through_numpy ({user_module}:{line}) raised ValueError: negative dimensions"
+    )
+
+
+def test_a_culprit_reads_as_module_function_and_place() -> None:
+    assert str(Culprit("pkg.mod", "used", "/x/pkg/mod.py", 7)) == "pkg.mod.used (/x/pkg/mod.py:7)"
