@@ -280,7 +280,7 @@ _VA_WRITES = [
 ]
 
 
-def _va_program(*, busy: bool) -> Run:
+def _va_program(*, busy: bool, root_entries: int | None = None, rootless: bool = False) -> Run:
     from tests.hw.test_mmu import Tables
 
     gpu = small_gpu()
@@ -302,7 +302,13 @@ def _va_program(*, busy: bool) -> Run:
     data = b"".join(cmd.encode(p) for p in packets)
     gpu.system.write(BUFFER, data)
     gpu.engines[0].submit(
-        Submission(hw_address(Space.SYSTEM, BUFFER), len(data), 1, root=tables.root, root_entries=None)
+        Submission(
+            hw_address(Space.SYSTEM, BUFFER),
+            len(data),
+            1,
+            root=None if rootless else tables.root,
+            root_entries=root_entries,
+        )
     )
     gpu.clock.run_all()
     engine = gpu.engines[0]
@@ -327,6 +333,25 @@ def test_write_qwords_through_a_gpu_va_land_alike_inline_and_when_they_complete_
     before = np.frombuffer(memory, dtype="<u8", count=2, offset=0x10_0000 + PAGE_SIZE - 16)
     after = np.frombuffer(memory, dtype="<u8", count=3, offset=0x31_0000 + 0x7000)
     assert [int(w) for w in (*before, *after)] == [0x0101_0101_0101_0101 * k + 1 for k in range(1, 6)]
+
+
+@pytest.mark.parametrize(
+    ("root_entries", "rootless", "reason"),
+    [(0, False, "beyond the root's NumEntries"), (None, True, "the engine has no address space")],
+    ids=["no root entry", "no address space"],
+)
+def test_write_qwords_through_a_gpu_va_fault_alike_inline_and_when_they_complete_later(
+    root_entries: int | None, rootless: bool, reason: str
+) -> None:
+    """The inline path translates a GPU VA through the MMU itself when the engine has an address space and leaves
+    any other case to the memory system: a VA past the root's entries and an engine without an address space
+    fault the first packet the same way on both paths."""
+    inline = _va_program(busy=False, root_entries=root_entries, rootless=rootless)
+    later = _va_program(busy=True, root_entries=root_entries, rootless=rootless)
+    assert inline == later
+    _, executed, fault, fence = inline
+    assert executed == [] and fence == 0
+    assert fault is not None and fault[:2] == (FaultKind.PAGE_FAULT, 0) and reason in fault[2]
 
 
 @pytest.mark.parametrize("fast", [True, False], ids=["inline copy", "general copy"])

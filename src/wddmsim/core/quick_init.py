@@ -4,6 +4,12 @@ A frozen dataclass's own ``__init__`` stores each field through ``object.__setat
 assignment), which costs about as much again as the rest of the call.  The payloads VidMm builds per paging
 operation and the events a run emits are such classes; storing each field through its slot descriptor makes the
 same instance for less (decisions 0203 and 0213).
+
+A class with many fields goes further (decision 0225): for the time of its ``__init__`` the new instance is of a
+*twin* -- a plain class with the same bases and the same slots, so the same memory layout -- whose fields take
+plain assignments (a few nanoseconds each, against ~45 for a descriptor call), and then it is of its own class
+again.  Two class switches cost about as much as four descriptor calls, so only classes of
+:data:`TWIN_MIN_FIELDS` fields or more use it; an instance of a subclass always takes the descriptors.
 """
 
 from __future__ import annotations
@@ -21,6 +27,29 @@ def _slot(cls: type[Any], name: str) -> Any:
     raise TypeError(f"{cls.__name__}.{name}: no slot to store the field in")
 
 
+TWIN_MIN_FIELDS = 6
+"""Fields from which a class's quick ``__init__`` stores them into its twin (below, the descriptors are cheaper)."""
+
+
+def _twin(cls: type[Any]) -> type[Any] | None:
+    """A plain class an instance of ``cls`` can be switched to and back (same bases, same slots), or None when
+    there is none: a base that intercepts assignment, or a layout Python does not let an instance switch between."""
+    slots = cls.__dict__.get("__slots__")
+    if slots is None or "__dict__" in slots:
+        return None
+    twin: type[Any] = type(f"{cls.__name__}Twin", cls.__bases__, {"__slots__": slots, "__module__": cls.__module__})
+    setter: object = twin.__setattr__
+    if setter is not object.__setattr__:  # a base's own __setattr__ (a frozen base, say)
+        return None  # would refuse, or make every store slower than a descriptor call (measured: events)
+    probe = object.__new__(cls)
+    try:
+        object.__setattr__(probe, "__class__", twin)
+        probe.__class__ = cls
+    except TypeError:
+        return None
+    return twin
+
+
 def quick_init(cls: type[Any]) -> Callable[..., None]:
     """Give ``cls`` an ``__init__`` that stores each field through its slot; returns the one it replaced.
 
@@ -32,22 +61,35 @@ def quick_init(cls: type[Any]) -> Callable[..., None]:
     if any(f.kw_only is not True for f in declared) or hasattr(cls, "__post_init__"):
         raise TypeError(f"{cls.__name__}: only keyword-only dataclasses without __post_init__ get a quick __init__")
     scope: dict[str, Any] = {"_MISSING": MISSING}
-    params, body = [], []
+    params, values = [], []
     for f in declared:
         name = f.name
         scope[f"_set_{name}"] = _slot(cls, name).__set__
         if f.default is not MISSING:
             scope[f"_default_{name}"] = f.default
             params.append(f"{name}=_default_{name}")
-            body.append(f"    _set_{name}(self, {name})")
+            values.append(name)
         elif f.default_factory is not MISSING:
             scope[f"_factory_{name}"] = f.default_factory
             params.append(f"{name}=_MISSING")
-            body.append(f"    _set_{name}(self, _factory_{name}() if {name} is _MISSING else {name})")
+            values.append(f"_factory_{name}() if {name} is _MISSING else {name}")
         else:
             params.append(name)
-            body.append(f"    _set_{name}(self, {name})")
-    source = f"def __init__(self, *, {', '.join(params)}):\n" + ("\n".join(body) or "    pass") + "\n"
+            values.append(name)
+    stores = [f"_set_{f.name}(self, {value})" for f, value in zip(declared, values, strict=True)]
+    body = [f"    {store}" for store in stores] or ["    pass"]
+    twin = _twin(cls) if len(declared) >= TWIN_MIN_FIELDS else None
+    if twin is not None:  # plain stores into the twin's slots; a subclass's instance takes the descriptors
+        scope.update(_CLS=cls, _TWIN=twin, _switch=object.__setattr__)
+        body = [
+            "    if self.__class__ is _CLS:",
+            '        _switch(self, "__class__", _TWIN)',
+            *(f"        self.{f.name} = {value}" for f, value in zip(declared, values, strict=True)),
+            "        self.__class__ = _CLS",
+            "    else:",
+            *(f"        {store}" for store in stores),
+        ]
+    source = f"def __init__(self, *, {', '.join(params)}):\n" + "\n".join(body) + "\n"
     exec(source, scope)
     init = scope["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"

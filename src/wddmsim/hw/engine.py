@@ -60,6 +60,7 @@ _SYNC_OPCODE = int(cmd.Opcode.SYNC)
 _SYNC_LENGTH = len(cmd.SYNC_BYTES)
 _SYSTEM = Space.SYSTEM
 _GPU_PHYS = Space.GPU_PHYS
+_GPU_VA = Space.GPU_VA
 EXECUTOR_OPCODE = "EXECUTOR"
 """The opcode a :class:`PacketExecuted` event names for a buffer an executor carried out."""
 
@@ -392,7 +393,12 @@ class Engine:
         try:
             if address & 7:
                 self._check_aligned(dst, 8)
-            runs = self.memsys.runs(dst, size, _WRITE, self.root, self.root_entries)
+            root = self.root
+            runs = (  # memsys.runs' first case (a VA in the engine's address space), without the call
+                self.memsys.mmu.translate(root, address, size, _WRITE, root_entries=self.root_entries)
+                if space == _GPU_VA and root is not None
+                else self.memsys.runs(dst, size, _WRITE, root, self.root_entries)
+            )
             if repeat:
                 write_runs(runs, bytes(self._buffer[words : words + 8]) * count)
             elif len(runs) == 1 and (mem := runs[0][0]) is not None:  # a table's words in one page: one copy
@@ -403,7 +409,13 @@ class Engine:
         except _EXECUTION_ERRORS as error:
             self._failed(error, sub, offset)
             return None
-        self._count_packet(sub, offset, _WRITE_QWORDS)
+        self.packets_executed += 1  # _count_packet, without the call
+        now = clock.now
+        events = self.events
+        if not events.skips(PacketExecuted, now):
+            events.emit(
+                PacketExecuted(time=now, engine=self.index, fence=sub.fence, offset=offset, opcode=_WRITE_QWORDS)
+            )
         return True
 
     def _paged_copy_now(self, sub: Submission, offset: int, fields: cmd.PagedCopyFields) -> bool | None:

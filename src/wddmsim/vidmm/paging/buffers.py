@@ -27,8 +27,8 @@ class PagingBuffer:
     """One paging buffer: ``size`` usable bytes, the bytes ``used`` so far, and the fence of its last use."""
 
     __slots__ = (
-        "_guard",
         "fence",
+        "guard",
         "mapping",
         "mdl",
         "physical_address",
@@ -46,7 +46,8 @@ class PagingBuffer:
         self.size = size
         self.mdl, self.mapping = mm.allocate_contiguous(size + GUARD_SIZE)
         self.mapping.view[size : size + GUARD_SIZE] = CANARY
-        self._guard = self.mapping.view[size : size + GUARD_SIZE]
+        self.guard = self.mapping.view[size : size + GUARD_SIZE]
+        """The page after the usable bytes, filled with :data:`CANARY`: a driver writing past ``DmaSize`` changes it."""
         self.private_mdl, self.private = mm.allocate_contiguous(max(private_size, 1))
         self.private_cursor = self.private.pointer(0)
         """``pDmaBufferPrivateData`` (pointers are values: one serves every call)."""
@@ -77,7 +78,7 @@ class PagingBuffer:
         return self.size - self.used
 
     def guard_intact(self) -> bool:
-        return self._guard.tobytes() == CANARY
+        return self.guard.tobytes() == CANARY
 
     def reset(self) -> None:
         self.used = self.submitted = 0

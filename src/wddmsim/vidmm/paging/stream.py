@@ -48,7 +48,7 @@ from wddmsim.ddi.status import BUILD_PAGING_BUFFER_STATUSES, NTSTATUS, status_na
 from wddmsim.vidmm.events import BuildPagingBuffer, PagingBufferSubmitted, PagingOperation
 from wddmsim.vidmm.gpu.reset import ResetPath
 from wddmsim.vidmm.gpu.scheduler import GpuHung, GpuScheduler
-from wddmsim.vidmm.paging.buffers import PagingBuffer, PagingBufferPool
+from wddmsim.vidmm.paging.buffers import CANARY, PagingBuffer, PagingBufferPool
 
 _NO_FENCE: Final = FenceValue(0)
 
@@ -237,11 +237,7 @@ class PagingStream:
 
     def execute(self, payload: PagingPayload) -> FenceValue:
         """Build one operation, submit it, and wait for it; returns the fence it completed with."""
-        self.building += 1  # build(), flush() and wait() written out: one call each fewer per operation
-        try:
-            self._build(payload)
-        finally:
-            self.building -= 1
+        self.build(payload)  # flush() and wait() written out: one call each fewer per operation
         current = self.current
         if current is not None:
             self._submit(current)
@@ -255,82 +251,81 @@ class PagingStream:
 
     def build(self, payload: PagingPayload) -> int:
         """Build one operation into the stream (the normative loop); returns the passes it took."""
-        self.building += 1
+        self.building += 1  # counted here, not around a helper: one call fewer per operation
         try:
-            return self._build(payload)
+            buffer = self.current
+            if buffer is None:
+                buffer = self.current = self._fresh_buffer()
+            used = buffer.used
+            args = DXGKARG_BUILDPAGINGBUFFER(
+                payload,
+                pDmaBuffer=CpuPointer(buffer.mapping, used),  # buffer.cursor and .remaining, without the calls
+                DmaSize=buffer.size - used,
+                pDmaBufferPrivateData=buffer.private_cursor,
+                DmaBufferPrivateDataSize=self.pool.private_size,
+                MultipassOffset=0,
+                hSystemContext=self.context,
+                DmaBufferWriteOffset=used,
+            )
+            passes = 1
+            idle_retry = False
+            stalled = 0
+            while True:
+                offset_at_start = args.MultipassOffset
+                status, progress = self._call(args, buffer)
+                if status == _SUCCESS:
+                    self._ops_in_current += 1
+                    events = self.events
+                    if events.enabled:
+                        self._tally(events, args.Operation, payload)
+                    if not events.skips(PagingOperation, self.scheduler.clock.now):  # a plain run may not want it
+                        self._account(args, payload, passes)
+                    return passes
+                if status == _INSUFFICIENT:
+                    stalled = stalled + 1 if args.MultipassOffset == offset_at_start else 0
+                    if stalled >= MAX_STALLED_CALLS:
+                        self._fatal(
+                            f"{args.Operation.name}: MultipassOffset stayed at {args.MultipassOffset} for {stalled} calls "
+                            "answered STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER -- the driver records no progress, so the "
+                            "operation would never end"
+                        )
+                    if progress == 0 and buffer.used == 0:
+                        self._fatal(
+                            f"{args.Operation.name}: STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER on an empty "
+                            f"{buffer.size}-byte paging buffer -- the driver cannot fit a single packet, "
+                            "so the operation can never make progress"
+                        )
+                    self._submit(buffer)
+                    self.continuing += 1
+                    try:
+                        buffer = self.current = self._fresh_buffer()
+                    finally:
+                        self.continuing -= 1
+                    self._rebind(args, buffer)
+                    passes += 1
+                    self.passes += 1
+                    continue
+                # STATUS_GRAPHICS_ALLOCATION_BUSY
+                if not isinstance(args.payload, _BUSY_CAPABLE):
+                    self._fatal(
+                        f"{args.Operation.name}: STATUS_GRAPHICS_ALLOCATION_BUSY is legal only for Transfer, "
+                        "DiscardContent and SpecialLockTransfer"
+                    )
+                if idle_retry:
+                    self._fatal(
+                        f"{args.Operation.name}: STATUS_GRAPHICS_ALLOCATION_BUSY again with Flags.AllocationIsIdle set"
+                    )
+                if args.MultipassOffset != 0 or progress:
+                    self._fatal(
+                        f"{args.Operation.name}: STATUS_GRAPHICS_ALLOCATION_BUSY after writing or making progress"
+                    )
+                self._wait_allocation_idle(args.payload.hAllocation)
+                buffer = self._buffer()
+                self._rebind(args, buffer)
+                args.payload = _with_idle_flag(args.payload)
+                idle_retry = True
         finally:
             self.building -= 1
-
-    def _build(self, payload: PagingPayload) -> int:
-        buffer = self.current
-        if buffer is None:
-            buffer = self.current = self._fresh_buffer()
-        used = buffer.used
-        args = DXGKARG_BUILDPAGINGBUFFER(
-            payload,
-            pDmaBuffer=CpuPointer(buffer.mapping, used),  # buffer.cursor and .remaining, without the calls
-            DmaSize=buffer.size - used,
-            pDmaBufferPrivateData=buffer.private_cursor,
-            DmaBufferPrivateDataSize=self.pool.private_size,
-            MultipassOffset=0,
-            hSystemContext=self.context,
-            DmaBufferWriteOffset=used,
-        )
-        passes = 1
-        idle_retry = False
-        stalled = 0
-        while True:
-            offset_at_start = args.MultipassOffset
-            status, progress = self._call(args, buffer)
-            if status == _SUCCESS:
-                self._ops_in_current += 1
-                events = self.events
-                if events.enabled:
-                    self._tally(events, args.Operation, payload)
-                if not events.skips(PagingOperation, self.scheduler.clock.now):  # a plain run may not want it
-                    self._account(args, payload, passes)
-                return passes
-            if status == _INSUFFICIENT:
-                stalled = stalled + 1 if args.MultipassOffset == offset_at_start else 0
-                if stalled >= MAX_STALLED_CALLS:
-                    self._fatal(
-                        f"{args.Operation.name}: MultipassOffset stayed at {args.MultipassOffset} for {stalled} calls "
-                        "answered STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER -- the driver records no progress, so the "
-                        "operation would never end"
-                    )
-                if progress == 0 and buffer.used == 0:
-                    self._fatal(
-                        f"{args.Operation.name}: STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER on an empty "
-                        f"{buffer.size}-byte paging buffer -- the driver cannot fit a single packet, "
-                        "so the operation can never make progress"
-                    )
-                self._submit(buffer)
-                self.continuing += 1
-                try:
-                    buffer = self.current = self._fresh_buffer()
-                finally:
-                    self.continuing -= 1
-                self._rebind(args, buffer)
-                passes += 1
-                self.passes += 1
-                continue
-            # STATUS_GRAPHICS_ALLOCATION_BUSY
-            if not isinstance(args.payload, _BUSY_CAPABLE):
-                self._fatal(
-                    f"{args.Operation.name}: STATUS_GRAPHICS_ALLOCATION_BUSY is legal only for Transfer, "
-                    "DiscardContent and SpecialLockTransfer"
-                )
-            if idle_retry:
-                self._fatal(
-                    f"{args.Operation.name}: STATUS_GRAPHICS_ALLOCATION_BUSY again with Flags.AllocationIsIdle set"
-                )
-            if args.MultipassOffset != 0 or progress:
-                self._fatal(f"{args.Operation.name}: STATUS_GRAPHICS_ALLOCATION_BUSY after writing or making progress")
-            self._wait_allocation_idle(args.payload.hAllocation)
-            buffer = self._buffer()
-            self._rebind(args, buffer)
-            args.payload = _with_idle_flag(args.payload)
-            idle_retry = True
 
     def _rebind(self, args: DXGKARG_BUILDPAGINGBUFFER, buffer: PagingBuffer) -> None:
         args.pDmaBuffer = buffer.cursor
@@ -372,7 +367,7 @@ class PagingStream:
             and pointer.mapping is buffer.mapping
             and before.offset <= pointer.offset <= buffer.size
             and args.DmaSize == size_before - (pointer.offset - before.offset)
-            and buffer.guard_intact()  # ... and the guard untouched
+            and buffer.guard.tobytes() == CANARY  # ... and the guard untouched (guard_intact, without the call)
         ):
             written = pointer.offset - before.offset
         else:
