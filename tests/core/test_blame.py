@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from wddmsim.cli import TRACEBACK_VARIABLE, main
-from wddmsim.core.blame import Culprit, user_code
+from wddmsim.core.blame import Culprit, libraries, user_code
 from wddmsim.core.units import parse_size
 
 POLICY = """\
@@ -36,6 +36,13 @@ class NumpyBoom(Lru):
 
 def through_numpy(size):
     return np.zeros(size)  # a library raising on the user's argument
+
+
+class ScipyBoom(Lru):
+    def used(self, a):
+        from scipy.optimize import linprog
+
+        linprog([1], A_ub=[[1, 2]], b_ub=[1])  # an optional dependency raising on the user's argument
 
 
 import numpy as np
@@ -98,6 +105,27 @@ def test_a_library_fault_under_user_code_blames_the_users_frame(user_module: Pat
     assert result.output.splitlines()[-1].startswith(
         f"error: my_policies.through_numpy ({user_module}:{line}) raised ValueError: negative dimensions"
     )
+
+
+def test_an_optional_dependencys_fault_under_user_code_blames_the_users_frame(user_module: Path) -> None:
+    """scipy (the research extra) is a library too: its frames are not the user's, the policy's frame is."""
+    result = CliRunner().invoke(main, [*_run()[:-1], "my_policies:ScipyBoom"])
+    assert result.exit_code == 1
+    line = (
+        POLICY.splitlines().index(
+            "        linprog([1], A_ub=[[1, 2]], b_ub=[1])  # an optional dependency raising on the user's argument"
+        )
+        + 1
+    )
+    assert result.output.splitlines()[-1].startswith(
+        f"error: my_policies.used ({user_module}:{line}) raised ValueError: Invalid input for linprog"
+    )
+
+
+def test_the_libraries_are_every_installed_dependency_direct_or_not() -> None:
+    """The extras' packages and their own requirements (dask's distributed needs tornado) are libraries."""
+    assert {"numpy", "scipy", "pyarrow", "pandas", "distributed", "tornado"} <= libraries()
+    assert "my_policies" not in libraries()
 
 
 def test_a_culprit_reads_as_module_function_and_place() -> None:

@@ -12,7 +12,7 @@ from wddmsim.core.events import Event
 from wddmsim.hw import commands as cmd
 from wddmsim.hw.addressing import Space, hw_address
 from wddmsim.hw.engine import EngineState, InterruptKind, Submission
-from wddmsim.hw.events import PacketExecuted
+from wddmsim.hw.events import DmaBufferStarted, PacketExecuted
 
 PACKETS: list[cmd.Packet] = [
     cmd.Copy(local(0x1000), local(0x2000), 8),
@@ -54,6 +54,33 @@ def test_a_reset_from_a_listener_drops_the_rest_of_the_buffer(after: int) -> Non
     assert InterruptKind.COMPLETION not in [i.kind for i in gpu.interrupts]
 
     again = cmd.encode(cmd.Fill(local(0x8000), 4, 0x01020304))  # the engine takes the next submission
+    gpu.system.write(BUFFER, again)
+    engine.submit(Submission(hw_address(Space.SYSTEM, BUFFER), len(again), 6))
+    gpu.clock.run_all()
+    assert gpu.local.read(0x8000, 4) == bytes.fromhex("04030201")
+    assert engine.completed_fence == 6
+
+
+def test_a_reset_when_the_buffer_starts_drops_it_before_its_fetch() -> None:
+    """An observer of ``DmaBufferStarted`` resets the engine: the buffer is never fetched, so a fetch that would
+    fault (a GPU VA with no address space) neither halts the engine nor raises a fault interrupt."""
+    gpu = small_gpu()
+    engine = gpu.engines[0]
+    resets: list[int] = []
+
+    def reset_once(event: Event) -> None:
+        if not resets:
+            resets.append(1)
+            engine.reset()
+
+    gpu.events.subscribe(reset_once, (DmaBufferStarted,))
+    engine.submit(Submission(hw_address(Space.GPU_VA, 0x5000_0000), 64, 5))
+    gpu.clock.run_all()
+
+    assert resets == [1]
+    assert engine.state == EngineState.IDLE and engine.fault is None
+    assert gpu.interrupts == []
+    again = cmd.encode(cmd.Fill(local(0x8000), 4, 0x01020304))
     gpu.system.write(BUFFER, again)
     engine.submit(Submission(hw_address(Space.SYSTEM, BUFFER), len(again), 6))
     gpu.clock.run_all()

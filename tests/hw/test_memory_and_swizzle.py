@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -94,3 +96,34 @@ def test_a_long_zero_fill_zeroes_exactly_its_range_in_both_kinds_of_memory(share
     assert np.array_equal(mem.data, expected)
     mem.fill(start, 8, 0x11223344)  # the released pages take stores again
     assert mem.read(start, 8) == bytes([0x44, 0x33, 0x22, 0x11] * 2)
+
+
+@pytest.mark.parametrize("shared", [False, True])
+@pytest.mark.parametrize(("offset", "length"), [(0, 80 * PAGE_SIZE), (5, 40 * PAGE_SIZE + 7), (PAGE_SIZE - 1, 70000)])
+def test_read_into_gives_the_bytes_of_written_pages_and_zeros_of_released_ones(
+    shared: bool, offset: int, length: int
+) -> None:
+    # A long read from a memory file stores zeros for its holes instead of reading them: every byte must still be
+    # the memory's, at a hole's edges, in a page partly written, at the ragged ends, and in anonymous memory.
+    mem = PhysicalMemory("m", 80 * PAGE_SIZE, shared=shared)
+    expected = np.full(80 * PAGE_SIZE, 0x5A, dtype=np.uint8)
+    mem.data[:] = 0x5A
+    for start, size in ((3 * PAGE_SIZE, 20 * PAGE_SIZE), (40 * PAGE_SIZE + 9, 30 * PAGE_SIZE)):
+        mem.fill(start, size, 0)  # released: a hole in a memory file (the second with ragged edges)
+        expected[start : start + size] = 0
+    for at, data in ((10 * PAGE_SIZE + 100, b"\x01\x02\x03"), (60 * PAGE_SIZE + 4095, b"\x07\x08")):
+        mem.write(at, data)  # a page written inside a hole; a write across two released pages
+        expected[at : at + len(data)] = np.frombuffer(data, dtype=np.uint8)
+    out = bytearray(b"\xee" * length)
+    mem.read_into(offset, memoryview(out))
+    assert bytes(out) == expected[offset : offset + length].tobytes()
+    if shared:  # the holes read were not filled in: the file still holds no page there
+        assert os.lseek(mem._fd, 4 * PAGE_SIZE, os.SEEK_DATA) == 10 * PAGE_SIZE  # type: ignore[arg-type]
+
+
+def test_a_short_read_into_copies_through_the_mapping() -> None:
+    mem = PhysicalMemory("m", 16 * PAGE_SIZE, shared=True)
+    mem.write(PAGE_SIZE - 2, b"abcd")
+    out = bytearray(8)
+    mem.read_into(PAGE_SIZE - 4, memoryview(out))
+    assert bytes(out) == b"\x00\x00abcd\x00\x00"

@@ -96,3 +96,14 @@ def test_a_lock_failure_is_reported_and_a_misuse_still_stops_the_run(
     assert len(refused) == 1 and not refused[0].ok
     assert refused[0].detail.endswith(f"refused by the test [{status.name} {int(status):#010x}]")
     assert not [c for c in result.checks if "byte(s) differ" in c.detail]
+
+
+def test_a_replay_granted_a_lock_the_recording_saw_refused_releases_it(tight: tuple[RunResult, Path]) -> None:
+    """On a roomier card the refused locks succeed; the application never unlocked them, so the replay does, and
+    the later locks of the same surfaces stay legal (no call refused that the recording saw succeed)."""
+    _, path = tight
+    replayed = replay(read_trace(path), {"adapter.cpu_visible": "8MiB"})
+    granted = [e for e in replayed.examples if "succeeded; the recording was refused" in e]
+    assert granted and all(" lock: " in e for e in granted)
+    assert replayed.refused_now == 0
+    assert replayed.reads > 0 and replayed.content_preserved

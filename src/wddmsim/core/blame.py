@@ -10,6 +10,9 @@ arrives, costs nothing until then.
 
 from __future__ import annotations
 
+import functools
+import importlib.metadata
+import re
 import sys
 from types import TracebackType
 from typing import Final, NamedTuple
@@ -28,7 +31,36 @@ LIBRARIES: Final = frozenset(sys.stdlib_module_names) | {
     "wddmsim",
 }
 """Top-level packages whose frames are never the user's own code: the standard library and wddmsim's
-dependencies (a user's code may call them; a fault they raise then blames the user's frame that called them)."""
+dependencies (a user's code may call them; a fault they raise then blames the user's frame that called them).
+:func:`libraries` adds what the installed dependencies (extras and their own requirements too) provide."""
+
+_NAME: Final = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+
+def _normal(distribution: str) -> str:
+    return re.sub(r"[-_.]+", "-", distribution).lower()
+
+
+@functools.cache
+def libraries() -> frozenset[str]:
+    """:data:`LIBRARIES` and the top-level packages of every installed distribution wddmsim requires, directly or
+    not, extras included (scipy, pyarrow, dask's tornado ...): a fault they raise is never the user's own code.
+    Worked out once, when an exception is first read."""
+    required: set[str] = set()
+    pending = ["wddmsim"]
+    while pending:
+        name = _normal(pending.pop())
+        if name in required:
+            continue
+        required.add(name)
+        try:
+            requirements = importlib.metadata.requires(name) or []
+        except importlib.metadata.PackageNotFoundError:
+            continue  # not installed (or wddmsim run from a source tree): LIBRARIES is the list
+        pending.extend(m.group(1) for m in map(_NAME.match, requirements) if m is not None)
+    provided = importlib.metadata.packages_distributions()
+    tops = {top for top, dists in provided.items() if any(_normal(d) in required for d in dists)}
+    return LIBRARIES | tops
 
 
 class Culprit(NamedTuple):
@@ -66,10 +98,11 @@ def user_code(error: BaseException) -> Culprit | None:
             inner = index + 1
     if inner == 0:
         return None  # never inside wddmsim: not a fault of code it called
+    exempt = libraries()
     for module, function, filename, lineno in reversed(frames[inner:]):
-        if module and _package(module) not in LIBRARIES:
+        if module and _package(module) not in exempt:
             return Culprit(module, function, filename, lineno)
     return None
 
 
-__all__ = ["LIBRARIES", "Culprit", "user_code"]
+__all__ = ["LIBRARIES", "Culprit", "libraries", "user_code"]

@@ -217,6 +217,8 @@ class Engine:
         self.privileged = sub.privileged
         if not self.events.skips(DmaBufferStarted, self.clock.now):  # a plain run may have no one for it
             self.events.emit(DmaBufferStarted(time=self.clock.now, engine=self.index, fence=sub.fence, size=sub.size))
+            if generation != self._generation:
+                return  # its observer reset the engine: the buffer is dropped before it is fetched
         try:
             self._buffer = self._fetch(sub)
         except GpuFault as fault:

@@ -66,6 +66,20 @@ _RELEASE_AT = 64 * 1024
 need not be resident, and a page never touched again costs nothing)."""
 
 
+_HOLES_FROM = 2 * PAGE_SIZE
+"""A read from a memory file this long asks the file where its holes are (two system calls a stretch of pages
+written, about a microsecond each, against a page fault and a page zeroed per 4 KiB of hole read through the
+mapping)."""
+
+
+def _next_data(fd: int, at: int, end: int) -> int:
+    """The first byte at or after ``at`` that lies in a page the memory file holds, or ``end`` if none before it."""
+    try:
+        return min(os.lseek(fd, at, os.SEEK_DATA), end)
+    except OSError:  # ENXIO: only holes from ``at`` to the end of the file
+        return end
+
+
 class PhysicalMemory:
     """A sparse, zero-initialised byte array of ``size`` bytes (a multiple of 4 KiB)."""
 
@@ -100,6 +114,43 @@ class PhysicalMemory:
 
     def read(self, offset: int, length: int) -> bytes:
         return bytes(self.view[offset : offset + length])
+
+    def read_into(self, offset: int, out: memoryview) -> None:
+        """``len(out)`` bytes from ``offset`` into ``out`` (a writable byte buffer).  In a memory file, a read of
+        more than a page stores zeros for the stretches the file holds no page for (released, never written since)
+        instead of reading them through the mapping: a read there makes the OS allocate and zero a page of the file
+        per 4 KiB, only to read zeros (the bytes are the same either way)."""
+        length = len(out)
+        if self._fd is None or length < _HOLES_FROM:
+            out[:] = self.view[offset : offset + length]
+            return
+        at = offset
+        for start, stop in self.stored(offset, length):
+            if start > at:
+                np.frombuffer(out, dtype=np.uint8)[at - offset : start - offset] = 0
+            out[start - offset : stop - offset] = self.view[start:stop]
+            at = stop
+        if at < offset + length:
+            np.frombuffer(out, dtype=np.uint8)[at - offset :] = 0
+
+    def stored(self, offset: int, length: int) -> list[tuple[int, int]]:
+        """The stretches ``(start, end)`` of ``[offset, offset + length)`` that lie in pages the memory holds, in
+        order; every byte between them reads zero.  Only a memory file can tell (two system calls a stretch):
+        anonymous memory answers the whole range."""
+        end = offset + length
+        fd = self._fd
+        if fd is None:
+            return [(offset, end)] if length > 0 else []
+        out: list[tuple[int, int]] = []
+        at = offset
+        while at < end:
+            data = _next_data(fd, at, end)
+            if data == end:
+                break
+            hole = min(os.lseek(fd, data, os.SEEK_HOLE), end)
+            out.append((data, hole))
+            at = hole
+        return out
 
     def write(self, offset: int, payload: bytes | bytearray | memoryview) -> None:
         self.view[offset : offset + len(payload)] = payload

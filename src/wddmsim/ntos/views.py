@@ -121,9 +121,9 @@ class UserAddressSpace:
             except BarAccessError as error:  # cannot happen for a checked view; kept as the CPU's own fault
                 raise CpuAccessViolation(str(error)) from None
             return
-        ram = self._ram.view
+        ram = self._ram
         for start, position, length in self._runs(view, offset, size):
-            out[position : position + length] = ram[start : start + length]
+            ram.read_into(start, out[position : position + length])  # pages never written read as zeros unread
 
     def write(self, va: CpuVa, payload: bytes | bytearray | memoryview) -> None:
         data = memoryview(payload).cast("B")

@@ -298,9 +298,20 @@ class _Replayer:
                 ) from None
             if expected_error is not None:
                 self._differ(rec, "succeeded; the recording was refused")
+                self._release(rec)
             elif "result" in rec and isinstance(outcome, HRESULT) and outcome.name != rec["result"]:
                 refused = outcome not in _SUCCESS and rec["result"] in {h.name for h in _SUCCESS}
                 self._differ(rec, f"returned {outcome.name}; recorded {rec['result']}", refused=refused)
+
+    def _release(self, rec: dict[str, Json]) -> None:
+        """A lock the recording saw refused and the replay was granted: the application, refused, never unlocked
+        it, so the replay does at once -- the allocation stays lockable for the calls after it (decision 0230)."""
+        call = rec["call"]
+        if call == "lock":
+            handle = self.v(rec["args"]["hAllocation"])
+            self.device(rec).unlock(D3DDDICB_UNLOCK(NumAllocations=1, phAllocations=(handle,)))
+        elif call == "lock2":
+            self.device(rec).unlock2(D3DDDICB_UNLOCK2(hAllocation=self.v(rec["args"]["hAllocation"])))
 
     def _differ(self, rec: dict[str, Json], what: str, *, refused: bool = False) -> None:
         self.result.differing += 1

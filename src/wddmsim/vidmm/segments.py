@@ -72,18 +72,11 @@ class SegmentSpace:
         """Offset -> what holds the range there (an allocation, or VidMm's own object)."""
         self._held: tuple[list[tuple[int, int]], list[tuple[int, int, object]]] = ([], [])
         """:meth:`held`, with the allocator's spans it was made from (made again when they change)."""
-
-    @property
-    def aperture(self) -> bool:
-        return bool(self.descriptor.Flags.Aperture)
-
-    @property
-    def cpu_visible(self) -> bool:
-        return bool(self.descriptor.Flags.CpuVisible)
-
-    @property
-    def base(self) -> int:
-        return int(self.descriptor.BaseAddress)
+        # Read once: the driver's descriptor is fixed once VidMm has it, and these are asked on every placement
+        # (a bit field read through its accessors each time).
+        self.aperture = bool(descriptor.Flags.Aperture)
+        self.cpu_visible = bool(descriptor.Flags.CpuVisible)
+        self.base = int(descriptor.BaseAddress)
 
     @property
     def size(self) -> int:

@@ -151,8 +151,14 @@ class Placer:
             order = [s for s in a.preferred if s in usable]
             order += [s for s in sorted(usable) if s not in order]
             spaces = self._orders[key] = [self.segments.get(s) for s in order]
-        observers = self.observers
-        return [s for s in spaces if all(o.may_enter(a, s) for o in observers)]
+        out: list[SegmentSpace] = []
+        for s in spaces:  # a plain loop: this runs for every candidate of every request
+            for o in self.observers:
+                if not o.may_enter(a, s):
+                    break
+            else:
+                out.append(s)
+        return out
 
     def place(self, a: VidMmAllocation, protected: set[HANDLE], *, cause: MoveCause) -> bool:
         """Find ``a`` a range (evicting as the policy ranks) and page it in; False if nothing can hold it."""

@@ -232,11 +232,12 @@ class Entries:
         big = big or {}
         large = large or {}
         end = va + int(entries.shape[0]) * PAGE_SIZE
+        spans = self._spans(va, entries)
         if tables.dual:
-            self._leaves_first(space, va, entries, big)
+            self._leaves_first(space, spans, big)
         if tables.dual and space.leaves64:
             self.write64(space, self._live_chunks(space, va, end, big), None, protection)
-        self._write_leaves(space, va, entries, protection, source)
+        self._write_leaves(space, va, entries, spans, protection, source)
         if big:
             self.write64(
                 space, sorted(big), big, protection, source=None if source is None else (source[0], source[1] - va)
@@ -282,22 +283,32 @@ class Entries:
             chunk = (key + 1) * tables.span1
         return out
 
-    def _leaves_first(self, space: GpuVaSpace, va: int, entries: PteArray, big: dict[int, PteArray]) -> None:
-        """Dual PTEs: every leaf table the write needs -- 4 KB ones for valid or Zero 4 KB entries, 64 KB ones for
-        the chunks in ``big`` -- is created (invalid, pointed at) before the first entry changes.  Placing a table
-        may wait for the paging engine (making room, mapping it into the privileged space); a wait between
-        invalidating entries and the ``FlushTlb`` that follows them would leave the GPU idle with translations
-        still cached that the tables no longer give (reliability-plan I4)."""
-        tables = self.tables
-        span = tables.span1
+    def _spans(self, va: int, entries: PteArray) -> list[tuple[int, int, int, bool]]:
+        """``(VA, first entry, count, whether one is valid or Zero)`` of the entries from ``va``, a leaf table at a
+        time (worked out once: creating the tables and writing them both ask)."""
+        span = self.tables.span1
         total = int(entries.shape[0])
+        out: list[tuple[int, int, int, bool]] = []
         done = 0
         while done < total:
             at = va + done * PAGE_SIZE
             count = min(total - done, (span - at % span) // PAGE_SIZE)
-            if (entries[done : done + count]["Flags"] & NOT_INVALID_FLAGS).any():
-                tables.leaf(space, at)
+            out.append((at, done, count, bool((entries[done : done + count]["Flags"] & NOT_INVALID_FLAGS).any())))
             done += count
+        return out
+
+    def _leaves_first(
+        self, space: GpuVaSpace, spans: list[tuple[int, int, int, bool]], big: dict[int, PteArray]
+    ) -> None:
+        """Dual PTEs: every leaf table the write needs -- 4 KB ones for valid or Zero 4 KB entries (``spans``:
+        :meth:`_spans`), 64 KB ones for the chunks in ``big`` -- is created (invalid, pointed at) before the first
+        entry changes.  Placing a table may wait for the paging engine (making room, mapping it into the privileged
+        space); a wait between invalidating entries and the ``FlushTlb`` that follows them would leave the GPU idle
+        with translations still cached that the tables no longer give (reliability-plan I4)."""
+        tables = self.tables
+        for at, _, _, live in spans:
+            if live:
+                tables.leaf(space, at)
         done_key = None
         for chunk in sorted(big):
             key = tables.key(0, chunk)
@@ -306,22 +317,22 @@ class Entries:
                 done_key = key
 
     def _write_leaves(
-        self, space: GpuVaSpace, va: int, entries: PteArray, protection: int, source: tuple[int, int] | None
+        self,
+        space: GpuVaSpace,
+        va: int,
+        entries: PteArray,
+        spans: list[tuple[int, int, int, bool]],
+        protection: int,
+        source: tuple[int, int] | None,
     ) -> None:
-        """The 4 KB entries from ``va``, one ``UpdatePageTable`` per leaf table (single PTE: as 64 KB entries of a
-        64 KB-page table where the range may have one); invalid entries where no leaf table exists are skipped."""
+        """The 4 KB entries from ``va``, one ``UpdatePageTable`` per leaf table (``spans``: :meth:`_spans`; single
+        PTE: as 64 KB entries of a 64 KB-page table where the range may have one); invalid entries where no leaf
+        table exists are skipped."""
         tables = self.tables
-        span = tables.span1
-        total = int(entries.shape[0])
-        done = 0
-        while done < total:
-            at = va + done * PAGE_SIZE
-            count = min(total - done, (span - at % span) // PAGE_SIZE)
+        for at, done, count, live in spans:
             chunk = entries[done : done + count]
-            done += count
             key = tables.key(0, at)
-            invalid = not (chunk["Flags"] & NOT_INVALID_FLAGS).any()
-            if invalid and not self._any_live(space, key, at, count):
+            if not live and not self._any_live(space, key, at, count):
                 continue  # no leaf table there, or every entry it has in the range is invalid already
             of = None if source is None else (source[0], source[1] + (at - va))
             as64 = None if tables.dual else self.as64(space, at, chunk)
