@@ -7,6 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
+from wddmsim.core.pointer import CpuPointer
 from wddmsim.core.units import PAGE_SIZE, KiB
 from wddmsim.ddi.driver import KernelModeDriver
 from wddmsim.ddi.flags import DXGK_TRANSFERFLAGS
@@ -14,6 +15,7 @@ from wddmsim.ddi.paging import (
     DXGK_BUILDPAGINGBUFFER_FILL,
     DXGK_BUILDPAGINGBUFFER_TRANSFER,
     DXGK_FILL_DESTINATION,
+    DXGKARG_BUILDPAGINGBUFFER,
     Op,
 )
 from wddmsim.ddi.paging import DXGK_TRANSFER_LOCATION as Loc
@@ -25,6 +27,7 @@ from wddmsim.system import DriverWrapper
 from wddmsim.testing import fakes
 from wddmsim.vidmm.errors import DeviceRemoved
 from wddmsim.vidmm.events import AdapterReset, PagingBufferSubmitted
+from wddmsim.vidmm.paging.stream import PagingStream
 
 LOCAL = 2
 BOTH = DXGK_TRANSFERFLAGS(TransferStart=True, TransferEnd=True)
@@ -219,3 +222,56 @@ def test_adapter_discovery_uses_the_two_call_segment_query() -> None:
 
     with pytest.raises(InvalidArgument, match=r"SegmentId=0x4: segments are 1\.\.3"):
         rig.vidmm.segment(4)
+
+
+class _PointerWatch(fakes.DelegatingDriver):
+    """Records each call's ``pDmaBuffer`` beside the pointer the stream's open buffer stands at, and what the
+    driver handed back."""
+
+    def __init__(self, inner: KernelModeDriver) -> None:
+        super().__init__(inner)
+        self.stream: PagingStream | None = None
+        self.seen: list[tuple[CpuPointer, CpuPointer, CpuPointer]] = []  # (handed in, the buffer's cursor, back)
+
+    def build_into_buffer(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
+        assert self.stream is not None and self.stream.current is not None and args.pDmaBuffer is not None
+        handed = args.pDmaBuffer
+        cursor = self.stream.current.cursor
+        status = self.inner.build_paging_buffer(args)
+        assert args.pDmaBuffer is not None
+        self.seen.append((handed, cursor, args.pDmaBuffer))
+        return status
+
+
+def test_the_pointer_the_driver_advanced_to_is_the_next_calls_only_where_the_open_buffer_stands() -> None:
+    """The stream hands the driver back the pointer its last call advanced to (decision 0226) only when it is the
+    open buffer's cursor: across operations packed in one buffer it is; after a submission, a fresh buffer or a
+    multipass call's new buffer it is not, and a new pointer at the cursor is made."""
+    watch: list[_PointerWatch] = []
+
+    def wrap(driver: KernelModeDriver) -> KernelModeDriver:
+        watch.append(_PointerWatch(driver))
+        return watch[0]
+
+    rig = PagingRig(wrap_driver=wrap)
+    rig.vidmm.resize_paging_buffers(1 * KiB)
+    stream = rig.vidmm.paging
+    watch[0].stream = stream
+    fill = DXGK_BUILDPAGINGBUFFER_FILL(
+        FillSize=PAGE_SIZE,
+        FillPattern=5,
+        Destination=DXGK_FILL_DESTINATION(SegmentId=LOCAL, SegmentAddress=rig.segment_address(LOCAL, 0)),
+    )
+    for _ in range(3):
+        stream.build(fill)
+    stream.wait(stream.flush())
+    stream.build(fill)  # the pool's next buffer: the last pointer is in another mapping
+    rig.execute(scattered_transfer(rig, 300))  # passes over fresh buffers
+    seen = watch[0].seen
+    assert len(seen) > 6
+    assert all(handed == cursor for handed, cursor, _ in seen), "every call starts at the open buffer's cursor"
+    reused = [later[0] is earlier[2] for earlier, later in itertools.pairwise(seen)]
+    assert reused[:2] == [True, True], "operations packed in one buffer pass the driver's pointer on"
+    assert reused[2] is False, "a new buffer gets a new pointer"
+    assert reused[3] is True, "the transfer's first pass starts where the last fill left the open buffer"
+    assert len(reused) >= 6 and not any(reused[4:]), "each later pass starts a fresh buffer at 0"
