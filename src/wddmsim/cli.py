@@ -1006,12 +1006,9 @@ def import_gpgmm(file: Path, out: Path, frames: int, name: str | None) -> None:
         raw = file.read_bytes()
     except OSError as error:
         _fail(ConfigurationError("FILE", str(file), f"cannot be read: {error.strerror}"))
-    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        _fail(
-            ConfigurationError(
-                "FILE", str(file), "is UTF-16 text (it starts with a UTF-16 byte-order mark): save it as UTF-8"
-            )
-        )
+    wide = _wide_text(raw)
+    if wide is not None:
+        _fail(ConfigurationError("FILE", str(file), f"is {wide} text: save it as UTF-8"))
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -1027,6 +1024,28 @@ def import_gpgmm(file: Path, out: Path, frames: int, name: str | None) -> None:
     except OSError as error:
         _fail(ConfigurationError("--out", str(out), f"cannot be written: {error.strerror}"))
     click.echo(f"wrote {out}: {doc['description']}")
+
+
+def _wide_text(raw: bytes) -> str | None:
+    """ "UTF-16" or "UTF-32" (and how it shows) when ``raw`` is JSON text in one of them, else None: by its
+    byte-order mark, or without one by where the zero bytes of its first two characters lie -- JSON text begins
+    with two ASCII characters (RFC 4627 section 3) -- so a JSON error never stands for an encoding (decision 0229)."""
+    for mark, name in (
+        (codecs.BOM_UTF32_LE, "UTF-32"),  # before UTF-16 LE: its mark begins with that one
+        (codecs.BOM_UTF32_BE, "UTF-32"),
+        (codecs.BOM_UTF16_LE, "UTF-16"),
+        (codecs.BOM_UTF16_BE, "UTF-16"),
+    ):
+        if raw.startswith(mark):
+            return f"{name} (it starts with a {name} byte-order mark)"
+    head = raw[:4]
+    if len(head) == 4:
+        zeros = tuple(b == 0 for b in head)
+        if zeros in ((True, True, True, False), (False, True, True, True)):
+            return "UTF-32 (its first character has three zero bytes)"
+        if zeros in ((True, False, True, False), (False, True, False, True)):
+            return "UTF-16 (its first characters have a zero byte each)"
+    return None
 
 
 @main.command("vm-decode", context_settings=CONTEXT)

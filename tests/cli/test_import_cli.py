@@ -73,17 +73,28 @@ def test_a_capture_that_is_not_text_is_refused_naming_file(tmp_path: Path) -> No
     assert not (tmp_path / "x.toml").exists()
 
 
-@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be", "utf-16"])
-def test_a_utf16_capture_is_refused_saying_so(tmp_path: Path, encoding: str) -> None:
-    """What Windows PowerShell 5.1's ``Out-File`` writes by default: named, with what to do (decision 0229)."""
-    bad = tmp_path / "utf16.json"
-    mark = {"utf-16-le": codecs.BOM_UTF16_LE, "utf-16-be": codecs.BOM_UTF16_BE}.get(encoding, b"")
+WIDE = [
+    ("utf-16-le", codecs.BOM_UTF16_LE, "UTF-16 (it starts with a UTF-16 byte-order mark)"),
+    ("utf-16-be", codecs.BOM_UTF16_BE, "UTF-16 (it starts with a UTF-16 byte-order mark)"),
+    ("utf-16", b"", "UTF-16 (it starts with a UTF-16 byte-order mark)"),  # the codec writes its own mark
+    ("utf-32-le", codecs.BOM_UTF32_LE, "UTF-32 (it starts with a UTF-32 byte-order mark)"),
+    ("utf-32-be", codecs.BOM_UTF32_BE, "UTF-32 (it starts with a UTF-32 byte-order mark)"),
+    ("utf-16-le", b"", "UTF-16 (its first characters have a zero byte each)"),
+    ("utf-16-be", b"", "UTF-16 (its first characters have a zero byte each)"),
+    ("utf-32-le", b"", "UTF-32 (its first character has three zero bytes)"),
+    ("utf-32-be", b"", "UTF-32 (its first character has three zero bytes)"),
+]
+
+
+@pytest.mark.parametrize(("encoding", "mark", "named"), WIDE, ids=[f"{e}{'+mark' if m else ''}" for e, m, _ in WIDE])
+def test_a_utf16_or_utf32_capture_is_refused_saying_so(tmp_path: Path, encoding: str, mark: bytes, named: str) -> None:
+    """What Windows PowerShell 5.1's ``Out-File`` writes by default, UTF-16 LE, and its kin, with or without a
+    byte-order mark: named, with what to do (decision 0229) -- never a JSON error."""
+    bad = tmp_path / "wide.json"
     bad.write_bytes(mark + DAWN.read_text(encoding="utf-8").encode(encoding))
     result = CliRunner().invoke(main, ["import", "gpgmm", str(bad), "-o", str(tmp_path / "x.toml")])
     assert result.exit_code == 2
-    assert result.output == (
-        f"error: FILE={str(bad)!r}: is UTF-16 text (it starts with a UTF-16 byte-order mark): save it as UTF-8\n"
-    )
+    assert result.output == f"error: FILE={str(bad)!r}: is {named} text: save it as UTF-8\n"
     assert not (tmp_path / "x.toml").exists()
 
 

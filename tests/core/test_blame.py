@@ -3,6 +3,7 @@ line and function, exit 1; a fault in wddmsim or a library it calls keeps its wh
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -130,3 +131,11 @@ def test_the_libraries_are_every_installed_dependency_direct_or_not() -> None:
 
 def test_a_culprit_reads_as_module_function_and_place() -> None:
     assert str(Culprit("pkg.mod", "used", "/x/pkg/mod.py", 7)) == "pkg.mod.used (/x/pkg/mod.py:7)"
+
+
+def test_the_command_line_does_not_read_package_metadata_until_an_exception_arrives() -> None:
+    """``importlib.metadata`` costs every command tens of milliseconds at start-up: imported only by
+    :func:`~wddmsim.core.blame.libraries`."""
+    probe = "import sys, wddmsim.cli; print('importlib.metadata' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

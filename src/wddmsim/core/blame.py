@@ -11,7 +11,6 @@ arrives, costs nothing until then.
 from __future__ import annotations
 
 import functools
-import importlib.metadata
 import re
 import sys
 from types import TracebackType
@@ -45,7 +44,10 @@ def _normal(distribution: str) -> str:
 def libraries() -> frozenset[str]:
     """:data:`LIBRARIES` and the top-level packages of every installed distribution wddmsim requires, directly or
     not, extras included (scipy, pyarrow, dask's tornado ...): a fault they raise is never the user's own code.
-    Worked out once, when an exception is first read."""
+    Worked out once, when an exception is first read (``importlib.metadata`` is imported then: at start-up it
+    would cost every command tens of milliseconds)."""
+    import importlib.metadata
+
     required: set[str] = set()
     pending = ["wddmsim"]
     while pending:
