@@ -56,6 +56,28 @@ def test_many_fields_take_the_twin_and_every_path_makes_the_dataclass_instance(c
         cls(f0=1, nope=2)
 
 
+def test_a_default_factory_that_raises_leaves_the_instance_of_its_own_class() -> None:
+    """The half-made instance a traceback still holds is of the frozen class, not a mutable twin."""
+
+    def refuse() -> list[int]:
+        raise RuntimeError("no list today")
+
+    spec: list[tuple[str, type, Any]] = [(f"f{i}", int, dataclasses.field(default=i)) for i in range(7)]
+    spec.append(("last", list, dataclasses.field(default_factory=refuse)))
+    cls = dataclasses.make_dataclass("Refusing", spec, bases=(_Base,), frozen=True, slots=True, kw_only=True)
+    quick_init(cls)
+    assert _twin_of(cls) is not None
+    with pytest.raises(RuntimeError, match="no list today") as caught:
+        cls(f0=5)
+    frames = [entry.frame for entry in caught.traceback if entry.frame.code.name == "__init__"]
+    assert len(frames) == 1
+    half_made = frames[0].f_locals["self"]
+    assert type(half_made) is cls and half_made.f0 == 5
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        half_made.f0 = 6
+    assert cls(f0=5, last=[2]).last == [2]  # the class still makes instances through its twin
+
+
 def test_an_instance_of_a_subclass_takes_the_descriptors_and_keeps_its_class() -> None:
     cls = _frozen(8)
     quick_init(cls)

@@ -81,11 +81,13 @@ def quick_init(cls: type[Any]) -> Callable[..., None]:
     twin = _twin(cls) if len(declared) >= TWIN_MIN_FIELDS else None
     if twin is not None:  # plain stores into the twin's slots; a subclass's instance takes the descriptors
         scope.update(_CLS=cls, _TWIN=twin, _switch=object.__setattr__)
-        body = [
+        body = [  # the class switched back in a finally: a default factory that raises leaves no twin behind
             "    if self.__class__ is _CLS:",
             '        _switch(self, "__class__", _TWIN)',
-            *(f"        self.{f.name} = {value}" for f, value in zip(declared, values, strict=True)),
-            "        self.__class__ = _CLS",
+            "        try:",
+            *(f"            self.{f.name} = {value}" for f, value in zip(declared, values, strict=True)),
+            "        finally:",
+            "            self.__class__ = _CLS",
             "    else:",
             *(f"        {store}" for store in stores),
         ]
