@@ -64,14 +64,14 @@ def test_a_default_factory_that_raises_leaves_the_instance_of_its_own_class() ->
 
     spec: list[tuple[str, type, Any]] = [(f"f{i}", int, dataclasses.field(default=i)) for i in range(7)]
     spec.append(("last", list, dataclasses.field(default_factory=refuse)))
-    cls = dataclasses.make_dataclass("Refusing", spec, bases=(_Base,), frozen=True, slots=True, kw_only=True)
+    cls: type[Any] = dataclasses.make_dataclass("Refusing", spec, bases=(_Base,), frozen=True, slots=True, kw_only=True)
     quick_init(cls)
     assert _twin_of(cls) is not None
     with pytest.raises(RuntimeError, match="no list today") as caught:
         cls(f0=5)
     frames = [entry.frame for entry in caught.traceback if entry.frame.code.name == "__init__"]
     assert len(frames) == 1
-    half_made = frames[0].f_locals["self"]
+    half_made: Any = frames[0].f_locals["self"]
     assert type(half_made) is cls and half_made.f0 == 5
     with pytest.raises(dataclasses.FrozenInstanceError):
         half_made.f0 = 6
