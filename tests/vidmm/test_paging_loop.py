@@ -243,10 +243,9 @@ class _PointerWatch(fakes.DelegatingDriver):
         return status
 
 
-def test_the_pointer_the_driver_advanced_to_is_the_next_calls_only_where_the_open_buffer_stands() -> None:
-    """The stream hands the driver back the pointer its last call advanced to (decision 0226) only when it is the
-    open buffer's cursor: across operations packed in one buffer it is; after a submission, a fresh buffer or a
-    multipass call's new buffer it is not, and a new pointer at the cursor is made."""
+def test_every_call_gets_a_new_pointer_at_the_open_buffers_cursor() -> None:
+    """Never the object the driver handed back last time (decision 0226, as amended): a Python driver may keep
+    that one as its own cursor and move it in its next call."""
     watch: list[_PointerWatch] = []
 
     def wrap(driver: KernelModeDriver) -> KernelModeDriver:
@@ -257,21 +256,50 @@ def test_the_pointer_the_driver_advanced_to_is_the_next_calls_only_where_the_ope
     rig.vidmm.resize_paging_buffers(1 * KiB)
     stream = rig.vidmm.paging
     watch[0].stream = stream
-    fill = DXGK_BUILDPAGINGBUFFER_FILL(
-        FillSize=PAGE_SIZE,
-        FillPattern=5,
-        Destination=DXGK_FILL_DESTINATION(SegmentId=LOCAL, SegmentAddress=rig.segment_address(LOCAL, 0)),
-    )
+    fill = _fill(rig)
     for _ in range(3):
         stream.build(fill)
     stream.wait(stream.flush())
-    stream.build(fill)  # the pool's next buffer: the last pointer is in another mapping
+    stream.build(fill)
     rig.execute(scattered_transfer(rig, 300))  # passes over fresh buffers
     seen = watch[0].seen
     assert len(seen) > 6
     assert all(handed == cursor for handed, cursor, _ in seen), "every call starts at the open buffer's cursor"
-    reused = [later[0] is earlier[2] for earlier, later in itertools.pairwise(seen)]
-    assert reused[:2] == [True, True], "operations packed in one buffer pass the driver's pointer on"
-    assert reused[2] is False, "a new buffer gets a new pointer"
-    assert reused[3] is True, "the transfer's first pass starts where the last fill left the open buffer"
-    assert len(reused) >= 6 and not any(reused[4:]), "each later pass starts a fresh buffer at 0"
+    assert not any(later[0] is earlier[2] for earlier, later in itertools.pairwise(seen))
+
+
+class _OneCursor(fakes.DelegatingDriver):
+    """Hands back one pointer object of its own each call, moved to where the driver's answer advanced to."""
+
+    def __init__(self, inner: KernelModeDriver) -> None:
+        super().__init__(inner)
+        self.cursor: CpuPointer | None = None
+
+    def build_into_buffer(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
+        status = self.inner.build_paging_buffer(args)
+        advanced = args.pDmaBuffer
+        assert advanced is not None
+        if self.cursor is None:
+            self.cursor = CpuPointer(advanced.mapping, advanced.offset)
+        else:
+            self.cursor.mapping, self.cursor.offset = advanced.mapping, advanced.offset
+        args.pDmaBuffer = self.cursor
+        return status
+
+
+def test_a_driver_that_moves_one_pointer_object_of_its_own_is_answered_as_any_other() -> None:
+    plain, kept = PagingRig(), PagingRig(wrap_driver=_OneCursor)
+    for rig in (plain, kept):
+        fill = _fill(rig)
+        for _ in range(3):
+            rig.vidmm.paging.build(fill)
+    assert plain.vidmm.paging.current is not None and kept.vidmm.paging.current is not None
+    assert kept.vidmm.paging.current.used == plain.vidmm.paging.current.used == 96
+
+
+def _fill(rig: PagingRig) -> DXGK_BUILDPAGINGBUFFER_FILL:
+    return DXGK_BUILDPAGINGBUFFER_FILL(
+        FillSize=PAGE_SIZE,
+        FillPattern=5,
+        Destination=DXGK_FILL_DESTINATION(SegmentId=LOCAL, SegmentAddress=rig.segment_address(LOCAL, 0)),
+    )

@@ -115,8 +115,6 @@ class PagingStream:
         """Optional observer of every submission and its bytes (disassembly, reports); it must not mutate."""
         self.allocation_size = allocation_size
         """Size of an allocation by handle: what ``DiscardContent`` and ``InitContextResource`` cover (events)."""
-        self._pointer: CpuPointer | None = None
-        """The ``pDmaBuffer`` the driver's last checked answer advanced to: the next call's, when it starts there."""
         self._open_tickets: list[PagingTicket] = []
         """Tickets of work in the open buffer: they learn their fence when it is submitted."""
 
@@ -259,12 +257,11 @@ class PagingStream:
             if buffer is None:
                 buffer = self.current = self._fresh_buffer()
             used = buffer.used
-            pointer = self._pointer  # the last call's advanced pDmaBuffer (immutable) is this one's, if it is here
-            if pointer is None or pointer.offset != used or pointer.mapping is not buffer.mapping:
-                pointer = CpuPointer(buffer.mapping, used)  # buffer.cursor, without the call
             args = DXGKARG_BUILDPAGINGBUFFER(
                 payload,
-                pDmaBuffer=pointer,
+                # A new pointer each call (buffer.cursor, without the call), never the object the driver handed
+                # back last time: a Python driver may keep that one as its own cursor and move it (decision 0226).
+                pDmaBuffer=CpuPointer(buffer.mapping, used),
                 DmaSize=buffer.size - used,
                 pDmaBufferPrivateData=buffer.private_cursor,
                 DmaBufferPrivateDataSize=self.pool.private_size,
@@ -376,7 +373,6 @@ class PagingStream:
             and buffer.guard.tobytes() == CANARY  # ... and the guard untouched (guard_intact, without the call)
         ):
             written = pointer.offset - before.offset
-            self._pointer = pointer  # the next call's pDmaBuffer when it starts here
         else:
             try:
                 written = self._check(args, buffer, raw, before, size_before)
