@@ -121,6 +121,16 @@ def test_read_into_gives_the_bytes_of_written_pages_and_zeros_of_released_ones(
         assert os.lseek(mem._fd, 4 * PAGE_SIZE, os.SEEK_DATA) == 10 * PAGE_SIZE  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("shared", [False, True])
+@pytest.mark.parametrize("offset", [-PAGE_SIZE, 3 * PAGE_SIZE, 10 * PAGE_SIZE])
+def test_a_long_read_into_past_the_memory_is_refused_as_a_short_one(shared: bool, offset: int) -> None:
+    # The holes of a memory file must not read past its ends as zeros: refused, as a copy through the mapping is.
+    mem = PhysicalMemory("m", 4 * PAGE_SIZE, shared=shared)
+    out = bytearray(b"\xee" * (2 * PAGE_SIZE))
+    with pytest.raises(ValueError, match=r"different structures|m: read_into offset=.* leaves \[0, 0x4000\)"):
+        mem.read_into(offset, memoryview(out))
+
+
 def test_a_short_read_into_copies_through_the_mapping() -> None:
     mem = PhysicalMemory("m", 16 * PAGE_SIZE, shared=True)
     mem.write(PAGE_SIZE - 2, b"abcd")

@@ -124,6 +124,8 @@ class PhysicalMemory:
         if self._fd is None or length < _HOLES_FROM:
             out[:] = self.view[offset : offset + length]
             return
+        if offset < 0 or offset + length > self.size:  # the file's holes would read past the end as zeros
+            raise ValueError(f"{self.name}: read_into offset={offset:#x} length={length:#x} leaves [0, {self.size:#x})")
         at = offset
         for start, stop in self.stored(offset, length):
             if start > at:
