@@ -12,6 +12,7 @@ paging-buffer disassembly into the report.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -134,7 +135,8 @@ class OutputStream:
             write_frames_csv(self.out / "frames.csv", frames)
         values.setdefault("verified", False)
         self.trace.finish()
-        self._trace.close({"scenario": values.get("scenario", ""), "seed": values.get("seed", 0)})
+        stopped = {"completed": False} if values.get("completed") is False else {}
+        self._trace.close({"scenario": values.get("scenario", ""), "seed": values.get("seed", 0), **stopped})
         self._trace_file.close()
         out = self.out
         paths = Outputs(out / "summary.json", out / "events.jsonl", out / "trace.json", out / "report.html", values)
@@ -152,8 +154,12 @@ class OutputStream:
         return paths
 
     def close(self) -> None:
-        """Close the files without finishing them (a run abandoned)."""
+        """Close the files without finishing them (a run abandoned): ``events.jsonl`` holds whole lines, and
+        ``trace.json`` is closed as valid JSON as far as it went, ``otherData.completed`` false (decision 0238)."""
         self._events.close()
+        if not self._trace.closed and not self._trace_file.closed:
+            with contextlib.suppress(OSError):  # a full disk: the trace stays as far as it could be written
+                self._trace.close({"completed": False})
         self._trace_file.close()
 
 
