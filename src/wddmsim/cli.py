@@ -1049,8 +1049,10 @@ def import_gpgmm(file: Path, out: Path, frames: int, name: str | None) -> None:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
         _fail(ConfigurationError("FILE", str(file), f"cannot be read as UTF-8 text: {error}"))
+    if name is not None and not _utf8(name):
+        _fail(ConfigurationError("--name", name, "must be UTF-8 text: the scenario file is TOML, which holds no other"))
     try:
-        capture = gpgmm.parse(text, file.name)
+        capture = gpgmm.parse(text, _utf8_shown(file.name))
         doc = scenario.document(capture, frames=frames, name=name)
         from_dict(doc)  # what wddmsim run will read back, checked now
     except ConfigurationError as error:
@@ -1060,6 +1062,21 @@ def import_gpgmm(file: Path, out: Path, frames: int, name: str | None) -> None:
     except OSError as error:
         _fail(ConfigurationError("--out", str(out), f"cannot be written: {error.strerror}"))
     click.echo(f"wrote {out}: {doc['description']}")
+
+
+def _utf8(text: str) -> bool:
+    """Whether ``text`` is Unicode text UTF-8 can hold (a command-line argument or a file name with bytes that are
+    not UTF-8 arrives with lone surrogates, which neither UTF-8 nor TOML can hold)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _utf8_shown(text: str) -> str:
+    """``text`` with the bytes that are not UTF-8 shown as U+FFFD (a file name, for the scenario's name)."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _wide_text(raw: bytes) -> str | None:
