@@ -123,3 +123,24 @@ def test_a_completed_run_says_nothing_of_stopping(tmp_path: Path) -> None:
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert "completed" not in summary and "stopped" not in summary and summary["verified"] is True
     assert "completed" not in json.loads((tmp_path / "out" / "trace.json").read_text())["otherData"]
+
+
+def test_a_stopped_run_leaves_no_file_of_an_earlier_run_in_the_same_directory(
+    user_module: Path, tmp_path: Path
+) -> None:
+    """A completed run wrote ``frames.csv`` and a verified summary; a later run into the same directory that stops
+    leaves only its own files: no ``frames.csv`` speaking for it, its own summary."""
+    out = tmp_path / "out"
+    assert _run(out).exit_code == 0
+    assert (out / "frames.csv").is_file()
+    assert _run(out, "--policy", "stopping_policies:Boom").exit_code == 1
+    assert _read(out)["stopped"] == "user code"  # the four files, no frames.csv
+
+
+def test_a_stream_opened_over_an_earlier_run_removes_the_files_it_writes_at_the_end(tmp_path: Path) -> None:
+    """A run killed outright (no exception to catch) must not leave an earlier run's summary beside its own log."""
+    for name in ("summary.json", "report.html", "frames.csv", "notes.txt"):
+        (tmp_path / name).write_text("earlier\n")
+    OutputStream(tmp_path).close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["events.jsonl", "notes.txt", "trace.json"]
+    assert (tmp_path / "notes.txt").read_text() == "earlier\n"

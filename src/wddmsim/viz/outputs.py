@@ -67,6 +67,11 @@ def run_summary(run: ScenarioRun) -> dict[str, Any]:
     }
 
 
+_WRITTEN_AT_THE_END = ("summary.json", "report.html", "frames.csv")
+"""The files :meth:`OutputStream.finish` writes: an earlier run's are removed when a stream opens (decision 0238),
+so a run killed before it finished leaves no summary that is not its own."""
+
+
 class OutputStream:
     """The files of one run in ``out`` (created if needed), written as its events come: :meth:`attach` before
     the run (or :meth:`see` each event), :meth:`finish` after it.  A path that cannot be written raises
@@ -74,6 +79,8 @@ class OutputStream:
 
     def __init__(self, out: Path, *, capture: PagingCapture | None = None) -> None:
         out.mkdir(parents=True, exist_ok=True)
+        for stale in _WRITTEN_AT_THE_END:  # an earlier run's: beside this run's log they would speak for it
+            (out / stale).unlink(missing_ok=True)
         self.out = out
         self.capture = capture
         self._events = (out / "events.jsonl").open("w", encoding="utf-8")
