@@ -115,7 +115,7 @@ def _library(module: str, filename: str, exempt: frozenset[str]) -> bool:
         return False
     if top not in sys.stdlib_module_names:
         return True
-    return filename.startswith("<") or filename.startswith(_stdlib_dirs())  # "<frozen ...>": built in
+    return filename.startswith(("<", *_stdlib_dirs()))  # "<frozen ...>": built in
 
 
 @functools.cache
