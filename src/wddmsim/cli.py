@@ -648,7 +648,8 @@ def _write_failed(stream: Any, adapter: Adapter, config: ScenarioConfig, error: 
 def _stopped_summary(config: ScenarioConfig, error: BaseException, stopped: str) -> dict[str, Any]:
     """``summary.json`` of a run that did not complete (decision 0238): ``completed`` false, ``stopped`` says how
     (``failed``: wddmsim refused to go on; ``user code``: a fault in a policy, client or driver loaded by name;
-    ``interrupted``; ``internal error``: wddmsim's own fault), ``error`` the exception's text."""
+    ``interrupted``; ``exited``: code the run called raised ``SystemExit``; ``internal error``: wddmsim's own
+    fault), ``error`` the exception's text."""
     return {
         "verified": False,
         "completed": False,
@@ -675,6 +676,8 @@ def _write_stopped(
         return
     if isinstance(error, KeyboardInterrupt):
         stopped = "interrupted"
+    elif isinstance(error, SystemExit):  # code the run called asked the process to exit: its status stands
+        stopped = "exited"
     elif isinstance(error, Exception) and user_code(error) is not None:
         stopped = "user code"
     else:

@@ -35,6 +35,15 @@ class Boom(Lru):
 class Interrupted(Boom):
     calls = 0
     error = KeyboardInterrupt
+
+
+class Exits(Boom):
+    calls = 0
+
+    def error(self, text):
+        import sys
+
+        sys.exit(3)
 """
 
 
@@ -83,6 +92,15 @@ def test_an_interrupted_run_leaves_closed_files_and_says_so(user_module: Path, t
     assert result.output.splitlines()[-1] == "error: aborted"
     summary = _read(tmp_path / "out")
     assert summary["stopped"] == "interrupted" and summary["error"].startswith("KeyboardInterrupt")
+
+
+def test_a_policy_that_exits_keeps_its_status_and_the_files_say_the_run_exited(
+    user_module: Path, tmp_path: Path
+) -> None:
+    result = _run(tmp_path / "out", "--policy", "stopping_policies:Exits")
+    assert result.exit_code == 3
+    summary = _read(tmp_path / "out")
+    assert summary["stopped"] == "exited" and summary["error"] == "SystemExit: 3"
 
 
 def test_an_adapter_reset_that_ends_the_run_says_the_run_did_not_complete(
