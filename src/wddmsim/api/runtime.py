@@ -45,6 +45,7 @@ from wddmsim.ddi.va import (
     D3DDDICB_UPDATEGPUVIRTUALADDRESS,
 )
 from wddmsim.vidmm.device import Device, Process
+from wddmsim.vidmm.errors import DeviceRemoved
 from wddmsim.vidmm.manager import VideoMemoryManager
 from wddmsim.vidmm.vaspace import GpuVaSpaces
 
@@ -194,8 +195,11 @@ class UserProcess:
         return self.process.handle
 
     def create_device(self) -> UserDevice:
-        """``D3DKMTCreateDevice``."""
+        """``D3DKMTCreateDevice``; refused with ``STATUS_DEVICE_REMOVED`` once a reset's recovery failed and the
+        adapter is gone for good (decision 0239)."""
         self._alive()
+        if self.vidmm.reset.removed is not None:
+            raise DeviceRemoved(self.vidmm.reset.removed)
         device = UserDevice(self, self.vidmm.residency.create_device(self.process))
         self.devices.append(device)
         return device
