@@ -54,18 +54,17 @@ def _desk(status: NTSTATUS | None) -> tuple[Desk, Failing]:
         made.append(Failing(driver, status))
         return made[0]
 
-    return Desk(wrap=wrap), made[0] if made else _missing()
-
-
-def _missing() -> Failing:
-    raise AssertionError("the desk did not wrap its driver")
+    d = Desk(wrap=wrap)
+    (driver,) = made
+    return d, driver
 
 
 def _problems(d: Desk, driver: Failing) -> list[str]:
     """What the invariant checkers find: residency, locks, and every context's page-table tree."""
     problems = check_residency(d.adapter) + check_locks(d.adapter)
-    ranges = MemoryRanges.of(driver.inner)
-    for root, entries in reference_driver(driver.inner).context_roots.values():
+    inner = reference_driver(driver.inner)
+    ranges = MemoryRanges.of(inner)
+    for root, entries in inner.context_roots.values():
         problems += check_page_tables(d.adapter.gpu, root, ranges, root_entries=entries)
     return problems
 
@@ -177,3 +176,14 @@ def test_a_driver_that_fails_again_during_recovery_leaves_the_adapter_removed() 
     assert driver.failures == 0 and d.vidmm.reset.removed == caught.value.reason
     with pytest.raises(DeviceRemoved):
         d.process.create_device()
+
+
+def test_a_reset_inside_a_user_mode_callback_is_not_reported_as_a_bad_argument() -> None:
+    """``pfnCreateContextCb`` builds the context's ``InitContextResource``: its reset goes up as ``DeviceRemoved``,
+    not as ``E_INVALIDARG`` naming an argument the caller gave right."""
+    d, driver = _desk(NTSTATUS.STATUS_INVALID_PARAMETER)
+    driver.failures = FOREVER
+    with pytest.raises(DeviceRemoved) as caught:
+        d.device.create_context()
+    assert caught.value.status == NTSTATUS.STATUS_DEVICE_REMOVED
+    assert caught.value.reason.startswith("DXGK_OPERATION_INIT_CONTEXT_RESOURCE: returned STATUS_INVALID_PARAMETER")

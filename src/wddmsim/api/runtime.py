@@ -70,8 +70,9 @@ def _integer(argument: str, value: object) -> None:
 
 def _user_mode(error: DdiError) -> DdiError:
     """A kernel refusal as ``pfnAllocateCb`` returns it: ``E_OUTOFMEMORY`` for no memory, ``E_INVALIDARG``
-    (the same argument named) for what the driver or VidMm refused."""
-    if isinstance(error.status, HRESULT):
+    (the same argument named) for what the driver or VidMm refused.  An adapter reset is no refusal of the
+    caller's arguments: ``DeviceRemoved`` goes up as it is (decision 0239)."""
+    if isinstance(error.status, HRESULT) or isinstance(error, DeviceRemoved):
         return error
     if error.status == NTSTATUS.STATUS_NO_MEMORY or error.status == NTSTATUS.STATUS_GRAPHICS_NO_VIDEO_MEMORY:
         return DdiError(HRESULT.E_OUTOFMEMORY, str(error).rsplit(" [", 1)[0])
