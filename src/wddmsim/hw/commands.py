@@ -528,10 +528,15 @@ def write_qwords_at(buf: memoryview | bytes, offset: int, end: int) -> WriteQwor
     return dst, count, flags == 1, start, length
 
 
+_SYNC_WORDS: Final = struct.Struct("<QQ")
+_SYNC_WORD_VALUES: Final = _SYNC_WORDS.unpack(SYNC_BYTES)
+"""A SYNC's 16 bytes as two words: :func:`sync_at` compares them as a tuple (cheaper than a slice of a view)."""
+
+
 def sync_at(buf: memoryview | bytes, offset: int, end: int) -> bool:
     """Whether a well-formed SYNC starts at ``offset`` (read without building a packet; anything else, well-formed
     or not, is for :func:`decode`)."""
-    return end - offset >= 16 and buf[offset : offset + 16] == SYNC_BYTES
+    return end - offset >= 16 and _SYNC_WORDS.unpack_from(buf, offset) == _SYNC_WORD_VALUES  # no slice to compare
 
 
 def decode(buf: memoryview | bytes, offset: int, end: int) -> Packet:

@@ -215,15 +215,25 @@ class Engine:
         if sub.root is not None:  # the context's address space, switched in with its buffer
             self.root, self.root_entries = sub.root, sub.root_entries
         self.privileged = sub.privileged
-        if not self.events.skips(DmaBufferStarted, self.clock.now):  # a plain run may have no one for it
-            self.events.emit(DmaBufferStarted(time=self.clock.now, engine=self.index, fence=sub.fence, size=sub.size))
+        events = self.events
+        # A plain run may have no one for it; a log that is off skips it without the call (what skips answers).
+        if events.enabled and not events.skips(DmaBufferStarted, self.clock.now):
+            events.emit(DmaBufferStarted(time=self.clock.now, engine=self.index, fence=sub.fence, size=sub.size))
             if generation != self._generation:
                 return  # its observer reset the engine: the buffer is dropped before it is fetched
-        try:
-            self._buffer = self._fetch(sub)
-        except GpuFault as fault:
-            self._halt(fault, sub, 0)
-            return
+        word, size = sub.address, sub.size
+        system = self.memsys.system
+        if word >> _SPACE_LSB == _SYSTEM and size > 0 and (word & _ADDRESS_MASK) + size <= system.size:
+            # A paging buffer in system RAM (every one VidMm submits): _fetch's one-run answer, without the calls.
+            address = word & _ADDRESS_MASK
+            self._buffer_span = (system, address, address + size)
+            self._buffer = system.view[address : address + size]
+        else:
+            try:
+                self._buffer = self._fetch(sub)
+            except GpuFault as fault:
+                self._halt(fault, sub, 0)
+                return
         if sub.executor is not None:
             self._schedule_executor(generation)
             return
@@ -360,12 +370,19 @@ class Engine:
         """Run a well-formed SYNC if it completes before anything else is due (``False``: it completes later,
         nothing done): what :meth:`_run_packet` does for one, in one call."""
         clock = self.clock
-        if not clock.try_advance(clock.now + self.cost.sync_ns):
+        done = clock.now + self.cost.sync_ns
+        queue = clock.queue  # clock.try_advance(done), without the call
+        if queue and queue[0][0] <= done:
             return False
+        if done > clock.now:
+            clock.now = done
         self._offset += _SYNC_LENGTH
         if self._posted.length:
             self._posted.land()
-        self._count_packet(sub, offset, _SYNC)
+        self.packets_executed += 1  # _count_packet, without the call
+        events = self.events
+        if events.enabled and not events.skips(PacketExecuted, clock.now):
+            events.emit(PacketExecuted(time=clock.now, engine=self.index, fence=sub.fence, offset=offset, opcode=_SYNC))
         return True
 
     def _write_qwords_now(self, sub: Submission, offset: int, fast: cmd.WriteQwordsFields) -> bool | None:
@@ -432,8 +449,12 @@ class Engine:
         ns = self._write_ns.get((size, True))
         if ns is None:
             ns = self._write_ns[size, True] = cost.transfer_ns(size, crosses_pcie=True)  # a page list: PCIe
-        if not clock.try_advance(clock.now + ns):
+        done = clock.now + ns
+        queue = clock.queue  # clock.try_advance(done), without the call
+        if queue and queue[0][0] <= done:
             return False
+        if done > clock.now:
+            clock.now = done
         self._offset = after
         try:
             # page_list_spans' small-list path, runs and scatter_gather in one call (decision 0221)
@@ -444,7 +465,10 @@ class Engine:
         except _EXECUTION_ERRORS as error:
             self._failed(error, sub, offset)
             return None
-        self._count_packet(sub, offset, _COPY)
+        self.packets_executed += 1  # _count_packet, without the call
+        events = self.events
+        if events.enabled and not events.skips(PacketExecuted, clock.now):
+            events.emit(PacketExecuted(time=clock.now, engine=self.index, fence=sub.fence, offset=offset, opcode=_COPY))
         return True
 
     def _failed(self, error: Exception, sub: Submission, offset: int) -> bool:
@@ -472,8 +496,9 @@ class Engine:
         self._buffer = b""
         self._buffer_span = None
         self.completed_fence = sub.fence
-        if not self.events.skips(DmaBufferCompleted, self.clock.now):
-            self.events.emit(DmaBufferCompleted(time=self.clock.now, engine=self.index, fence=sub.fence))
+        events = self.events
+        if events.enabled and not events.skips(DmaBufferCompleted, self.clock.now):
+            events.emit(DmaBufferCompleted(time=self.clock.now, engine=self.index, fence=sub.fence))
         self._interrupt(Interrupt(self.index, _COMPLETION, sub.fence))
 
     def _halt(self, fault: GpuFault, sub: Submission, offset: int) -> None:
