@@ -89,9 +89,10 @@ _LAST_CONTEXT: Final = 0xFFFF_FFFF
 """Context handles are 32-bit, above every allocation and VidMm handle."""
 _SYSTEM_WORD: Final = hw_address(Space.SYSTEM, 0)
 _ADDRESS_MASK: Final = HW_ADDRESS["address"].mask
+"""A system address in range is its space's word ORed with it (``hw_address`` without the call)."""
 _COMPLETION: Final = InterruptKind.COMPLETION
 _DMA_COMPLETED: Final = DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_COMPLETED
-"""A system address in range is its space's word ORed with it (``hw_address`` without the call)."""
+"""Read once: the interrupt routine translates a completion per submission."""
 
 Builder = Callable[[DriverState, DXGKARG_BUILDPAGINGBUFFER], NTSTATUS]
 

@@ -290,8 +290,7 @@ def _build_plain(
                 status = _INSUFFICIENT
                 break
         else:
-            room_extents = ((end - pos) & ~_PAD) - _COPY_FIXED  # cmd.max_extents_in, without the call
-            room_extents //= 8
+            room_extents = (((end - pos) & ~_PAD) - _COPY_FIXED) // 8  # cmd.max_extents_in, without the call
             if room_extents < 1:
                 status = _INSUFFICIENT
                 break
