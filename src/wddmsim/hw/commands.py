@@ -14,7 +14,7 @@ command processor reports as an invalid-instruction fault.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Final, NoReturn, assert_never
@@ -510,22 +510,31 @@ def write_qwords_at(buf: memoryview | bytes, offset: int, end: int) -> WriteQwor
     at ``offset``, read without building a packet or an array -- or ``None`` when the packet there is anything
     else, well-formed or not (:func:`decode` it: it returns the same WRITE_QWORDS, or explains the fault).
     """
-    if end - offset < WRITE_QWORDS_FIXED_SIZE + 8:
-        return None
-    opcode, flags, length, dst, count, reserved = _WRITE_QWORDS.unpack_from(buf, offset)
-    if opcode != _OP_WRITE_QWORDS or flags >> 1 or reserved or count <= 0:
-        return None
-    start = offset + WRITE_QWORDS_FIXED_SIZE
-    words_end = start + 8 * (1 if flags else count)
-    if length != (words_end - offset + _PAD) & ~_PAD or offset + length > end:
-        return None
-    if words_end != offset + length and (
-        _PAD_WORD.unpack_from(buf, words_end)[0]
-        if offset + length - words_end == 8
-        else not _zero(buf, words_end, offset + length)
-    ):
-        return None
-    return dst, count, flags == 1, start, length
+    return next(write_qwords_run(buf, offset, end), None)
+
+
+def write_qwords_run(buf: memoryview | bytes, offset: int, end: int) -> Iterator[WriteQwordsFields]:
+    """The well-formed WRITE_QWORDS packets that follow one another from ``offset`` (a paging buffer holds
+    hundreds in a row), as :func:`write_qwords_at` reads each: one packet's header is read only when the one
+    before has been taken -- a packet may rewrite the next one's bytes -- and the run ends before the first
+    packet that is anything else, well-formed or not."""
+    unpack = _WRITE_QWORDS.unpack_from
+    while end - offset >= WRITE_QWORDS_FIXED_SIZE + 8:
+        opcode, flags, length, dst, count, reserved = unpack(buf, offset)
+        if opcode != _OP_WRITE_QWORDS or flags >> 1 or reserved or count <= 0:
+            return
+        start = offset + WRITE_QWORDS_FIXED_SIZE
+        words_end = start + 8 * (1 if flags else count)
+        if length != (words_end - offset + _PAD) & ~_PAD or offset + length > end:
+            return
+        if words_end != offset + length and (
+            _PAD_WORD.unpack_from(buf, words_end)[0]
+            if offset + length - words_end == 8
+            else not _zero(buf, words_end, offset + length)
+        ):
+            return
+        yield dst, count, flags == 1, start, length
+        offset += length
 
 
 def sync_at(buf: memoryview | bytes, offset: int, end: int) -> bool:
