@@ -501,6 +501,7 @@ def _zero(buf: memoryview | bytes, start: int, end: int) -> bool:
 _PAD_WORD: Final = struct.Struct("<Q")
 """A WRITE_QWORDS's padding: a 24-byte header and whole words leave 0 or 8 bytes to the 16-byte alignment."""
 
+_WQ_FIXED: Final = WRITE_QWORDS_FIXED_SIZE
 WriteQwordsFields = tuple[int, int, bool, int, int]
 """``(dst, count, repeat, offset of the inline words, packet length)`` of a WRITE_QWORDS."""
 
@@ -518,23 +519,28 @@ def write_qwords_run(buf: memoryview | bytes, offset: int, end: int) -> Iterator
     hundreds in a row), as :func:`write_qwords_at` reads each: one packet's header is read only when the one
     before has been taken -- a packet may rewrite the next one's bytes -- and the run ends before the first
     packet that is anything else, well-formed or not."""
-    unpack = _WRITE_QWORDS.unpack_from
-    while end - offset >= WRITE_QWORDS_FIXED_SIZE + 8:
+    unpack, pad_word, op, fixed, pad = (
+        _WRITE_QWORDS.unpack_from,
+        _PAD_WORD.unpack_from,
+        _OP_WRITE_QWORDS,
+        _WQ_FIXED,
+        _PAD,
+    )
+    while end - offset >= fixed + 8:
         opcode, flags, length, dst, count, reserved = unpack(buf, offset)
-        if opcode != _OP_WRITE_QWORDS or flags >> 1 or reserved or count <= 0:
+        if opcode != op or flags >> 1 or reserved or count <= 0:
             return
-        start = offset + WRITE_QWORDS_FIXED_SIZE
-        words_end = start + 8 * (1 if flags else count)
-        if length != (words_end - offset + _PAD) & ~_PAD or offset + length > end:
+        start = offset + fixed
+        words_end = start + (8 if flags else count << 3)
+        stop = offset + length
+        if length != (words_end - offset + pad) & ~pad or stop > end:
             return
-        if words_end != offset + length and (
-            _PAD_WORD.unpack_from(buf, words_end)[0]
-            if offset + length - words_end == 8
-            else not _zero(buf, words_end, offset + length)
+        if words_end != stop and (
+            pad_word(buf, words_end)[0] if stop - words_end == 8 else not _zero(buf, words_end, stop)
         ):
             return
         yield dst, count, flags == 1, start, length
-        offset += length
+        offset = stop
 
 
 def sync_at(buf: memoryview | bytes, offset: int, end: int) -> bool:
