@@ -507,18 +507,18 @@ WriteQwordsFields = tuple[int, int, bool, int, int]
 
 
 def write_qwords_at(buf: memoryview | bytes, offset: int, end: int) -> WriteQwordsFields | None:
-    """The fast path for the most frequent packet of paging buffers: the fields of the well-formed WRITE_QWORDS
-    at ``offset``, read without building a packet or an array -- or ``None`` when the packet there is anything
-    else, well-formed or not (:func:`decode` it: it returns the same WRITE_QWORDS, or explains the fault).
+    """The fields of the well-formed WRITE_QWORDS at ``offset``, read without building a packet or an array (the
+    first item of :func:`write_qwords_run`) -- or ``None`` when the packet there is anything else, well-formed or
+    not (:func:`decode` it: it returns the same WRITE_QWORDS, or explains the fault).
     """
     return next(write_qwords_run(buf, offset, end), None)
 
 
 def write_qwords_run(buf: memoryview | bytes, offset: int, end: int) -> Iterator[WriteQwordsFields]:
-    """The well-formed WRITE_QWORDS packets that follow one another from ``offset`` (a paging buffer holds
-    hundreds in a row), as :func:`write_qwords_at` reads each: one packet's header is read only when the one
-    before has been taken -- a packet may rewrite the next one's bytes -- and the run ends before the first
-    packet that is anything else, well-formed or not."""
+    """The fields (:data:`WriteQwordsFields`) of the well-formed WRITE_QWORDS packets that follow one another from
+    ``offset`` -- a paging buffer holds hundreds in a row -- with the checks :func:`decode` makes of one.  A
+    packet's header is read only when the one before has been taken (a packet may rewrite the next one's bytes),
+    and the run ends before the first packet that is anything else, well-formed or not."""
     unpack, pad_word, op, fixed, pad = (
         _WRITE_QWORDS.unpack_from,
         _PAD_WORD.unpack_from,

@@ -440,7 +440,7 @@ class Engine:
         return ns
 
     def _write_qwords_now(self, sub: Submission, offset: int, fast: cmd.WriteQwordsFields) -> bool | None:
-        """Run a WRITE_QWORDS read by :func:`~.commands.write_qwords_at` if it completes before anything else is
+        """Run a WRITE_QWORDS read by :func:`~.commands.write_qwords_run` if it completes before anything else is
         due: ``True`` if it ran, ``False`` if it completes later (nothing done), ``None`` if it faulted.  Its cost,
         its effect and :meth:`_executed` in one call, its words taken straight from the fetched buffer: a page
         table's worth of entries per packet makes this the paging buffer's hot path."""
