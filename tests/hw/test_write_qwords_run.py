@@ -284,3 +284,43 @@ def test_an_engine_reset_mid_run_drops_the_rest_of_the_buffer(packet: int) -> No
     gpu.clock.run_all()
     assert engine.packets_executed == packet == len(count)
     assert gpu.local.data[:0x31_0000].tobytes() == outcomes["quiet"].memory[:0x31_0000]
+
+
+def _random_program(rng: np.random.Generator) -> list[bytes]:
+    """Mostly one-page writes to the mapped pages, now and then anything else the run must hand over or stop at."""
+    out: list[bytes] = []
+    for n in range(int(rng.integers(5, 40))):
+        roll = int(rng.integers(0, 100))
+        page = int(rng.integers(0, 4))
+        count = int(rng.integers(1, 40))
+        at = 8 * int(rng.integers(0, (PAGE_SIZE - 8 * count) // 8 + 1))
+        if roll < 70:
+            out.append(cmd.encode(wq(va(page, at), count, n)))
+        elif roll < 76:
+            out.append(cmd.encode(wq(va(page, PAGE_SIZE - 8), 3, n)))  # across into the next page
+        elif roll < 81:
+            out.append(cmd.encode(wq(va(page, at), count, n, repeat=True)))
+        elif roll < 85:
+            out.append(cmd.encode(wq(va(page, at + 4), 1, n)))  # misaligned: an invalid instruction
+        elif roll < 88:
+            out.append(cmd.encode(wq(va(4 if roll % 2 else INVALID_PAGE, at), count, n)))  # a page fault
+        elif roll < 92:
+            out.append(cmd.encode(wq(hw_address(Space.GPU_PHYS, 0x28_0000 + at), count, n)))
+        elif roll < 96:
+            out.append(cmd.encode(cmd.Fill(hw_address(Space.GPU_PHYS, 0x29_0000 + at), 16, n)))
+        else:
+            out.append(cmd.encode(cmd.Sync()))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_programs_agree_on_every_path(seed: int) -> None:
+    program = _random_program(np.random.default_rng(seed))
+    outcomes = [run(program, mode) for mode in MODES]
+    for other in outcomes[1:]:
+        assert (other.memory, other.interrupts, other.packets) == (
+            outcomes[0].memory,
+            outcomes[0].interrupts,
+            outcomes[0].packets,
+        )
+    assert outcomes[2].executed == outcomes[3].executed
