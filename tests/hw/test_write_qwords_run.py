@@ -289,24 +289,24 @@ def test_an_engine_reset_mid_run_drops_the_rest_of_the_buffer(packet: int) -> No
 def _random_program(rng: np.random.Generator) -> list[bytes]:
     """Mostly one-page writes to the mapped pages, now and then anything else the run must hand over or stop at."""
     out: list[bytes] = []
-    for n in range(int(rng.integers(5, 40))):
+    for n in range(int(rng.integers(5, 60))):
         roll = int(rng.integers(0, 100))
         page = int(rng.integers(0, 4))
         count = int(rng.integers(1, 40))
         at = 8 * int(rng.integers(0, (PAGE_SIZE - 8 * count) // 8 + 1))
-        if roll < 70:
+        if roll < 79:
             out.append(cmd.encode(wq(va(page, at), count, n)))
-        elif roll < 76:
+        elif roll < 84:
             out.append(cmd.encode(wq(va(page, PAGE_SIZE - 8), 3, n)))  # across into the next page
-        elif roll < 81:
+        elif roll < 89:
             out.append(cmd.encode(wq(va(page, at), count, n, repeat=True)))
-        elif roll < 85:
+        elif roll == 89:
             out.append(cmd.encode(wq(va(page, at + 4), 1, n)))  # misaligned: an invalid instruction
-        elif roll < 88:
-            out.append(cmd.encode(wq(va(4 if roll % 2 else INVALID_PAGE, at), count, n)))  # a page fault
-        elif roll < 92:
+        elif roll == 90:
+            out.append(cmd.encode(wq(va(4 if n % 2 else INVALID_PAGE, at), count, n)))  # a page fault
+        elif roll < 94:
             out.append(cmd.encode(wq(hw_address(Space.GPU_PHYS, 0x28_0000 + at), count, n)))
-        elif roll < 96:
+        elif roll < 97:
             out.append(cmd.encode(cmd.Fill(hw_address(Space.GPU_PHYS, 0x29_0000 + at), 16, n)))
         else:
             out.append(cmd.encode(cmd.Sync()))
