@@ -624,6 +624,9 @@ def _run_recorded(
     except OSError as error:  # the --record file stopped taking the trace (a full disk, /dev/full)
         _abandon(stream)
         _fail(ConfigurationError("--record", str(record), f"cannot be written: {error.strerror}"))
+    except BaseException as error:  # a fault in user code, an interrupt: --out still says the run stopped (0238)
+        _write_stopped(stream, adapters, config, error, console)
+        raise  # the command line reports it as before (one line, or the whole traceback), same exit status
     finally:
         if trace is not None:
             _close_record(trace, record)
@@ -639,16 +642,52 @@ def _abandon(stream: Any) -> None:
 def _write_failed(stream: Any, adapter: Adapter, config: ScenarioConfig, error: Exception, console: Console) -> None:
     """A run that could not complete still leaves its event log in ``--out`` (a ``VidMmNoRoom`` event says why
     VidMm could not make room, decision 0158: ``wddmsim inspect`` shows it)."""
-    summary = {
+    _finish_outputs(stream, adapter, _stopped_summary(config, error, "failed"), console, None)
+
+
+def _stopped_summary(config: ScenarioConfig, error: BaseException, stopped: str) -> dict[str, Any]:
+    """``summary.json`` of a run that did not complete (decision 0238): ``completed`` false, ``stopped`` says how
+    (``failed``: wddmsim refused to go on; ``user code``: a fault in a policy, client or driver loaded by name;
+    ``interrupted``; ``exited``: code the run called raised ``SystemExit``; ``internal error``: wddmsim's own
+    fault), ``error`` the exception's text."""
+    return {
         "verified": False,
+        "completed": False,
+        "stopped": stopped,
         "scenario": config.name,
         "seed": config.seed,
         "driver_model": config.adapter.driver_model,
         "policy": config.adapter.policy,
-        "error": str(error),
+        "error": str(error) if stopped == "failed" else f"{type(error).__name__}: {error}",
         "config": config.to_dict(),
     }
-    _finish_outputs(stream, adapter, summary, console, None)
+
+
+def _write_stopped(
+    stream: Any, adapters: list[Adapter], config: ScenarioConfig, error: BaseException, console: Console
+) -> None:
+    """Finish the ``--out`` files of a run that stopped on an exception the command line reports itself: every file
+    closed and valid as far as the run went, ``summary.json`` saying it did not complete.  Writing them never hides
+    the exception: a second failure here only closes the files."""
+    if stream is None:
+        return
+    if not adapters:
+        stream.close()
+        return
+    if isinstance(error, KeyboardInterrupt):
+        stopped = "interrupted"
+    elif isinstance(error, SystemExit):  # code the run called asked the process to exit: its status stands
+        stopped = "exited"
+    elif isinstance(error, Exception) and user_code(error) is not None:
+        stopped = "user code"
+    else:
+        stopped = "internal error"
+    try:
+        written = stream.finish(adapters[0], _stopped_summary(config, error, stopped))
+    except Exception:  # the run's own exception is the one to report; close() leaves trace.json valid
+        stream.close()
+        return
+    console.print(f"wrote {written.summary}, {written.events}, {written.trace} and {written.report} (the run stopped)")
 
 
 def _print_results(console: Console, result: RunResult, record: Path | None) -> None:
@@ -1013,8 +1052,10 @@ def import_gpgmm(file: Path, out: Path, frames: int, name: str | None) -> None:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
         _fail(ConfigurationError("FILE", str(file), f"cannot be read as UTF-8 text: {error}"))
+    if name is not None and not _utf8(name):
+        _fail(ConfigurationError("--name", name, "must be UTF-8 text: the scenario file is TOML, which holds no other"))
     try:
-        capture = gpgmm.parse(text, file.name)
+        capture = gpgmm.parse(text, _utf8_shown(file.name))
         doc = scenario.document(capture, frames=frames, name=name)
         from_dict(doc)  # what wddmsim run will read back, checked now
     except ConfigurationError as error:
@@ -1024,6 +1065,21 @@ def import_gpgmm(file: Path, out: Path, frames: int, name: str | None) -> None:
     except OSError as error:
         _fail(ConfigurationError("--out", str(out), f"cannot be written: {error.strerror}"))
     click.echo(f"wrote {out}: {doc['description']}")
+
+
+def _utf8(text: str) -> bool:
+    """Whether ``text`` is Unicode text UTF-8 can hold (a command-line argument or a file name with bytes that are
+    not UTF-8 arrives with lone surrogates, which neither UTF-8 nor TOML can hold)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _utf8_shown(text: str) -> str:
+    """``text`` with the bytes that are not UTF-8 shown as U+FFFD (a file name, for the scenario's name)."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _wide_text(raw: bytes) -> str | None:

@@ -131,3 +131,42 @@ def test_an_imported_scenario_runs_on_a_larger_card_without_growing(tmp_path: Pa
     assert result.exit_code == 0, result.output
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["workload"]["local_memory"] == 4 << 30 and summary["workload"]["bytes"] == 16 << 20
+
+
+def test_a_number_past_pythons_digit_limit_is_refused_at_its_place(tmp_path: Path) -> None:
+    """An integer literal of more digits than Python converts (4300 by default) was a ``ValueError`` traceback;
+    now a refusal naming its line and column, and nothing is written."""
+    text = DAWN.read_text()
+    at = text.index('"ts": 46') + len('"ts": ')
+    bad = tmp_path / "long.json"
+    bad.write_text(text[:at] + "9" * 5000 + text[at + 2 :])
+    out = tmp_path / "x.toml"
+    result = CliRunner().invoke(main, ["import", "gpgmm", str(bad), "-o", str(out)])
+    assert result.exit_code == 2, result.output
+    line = text.count("\n", 0, at) + 1
+    column = at - (text.rfind("\n", 0, at) + 1) + 1
+    assert result.output == (
+        f"error: long.json: line {line}, column {column} (a number): has 5000 digits: at most 4300 are read\n"
+    )
+    assert not out.exists()
+
+
+def test_a_name_that_is_not_utf8_is_refused_and_a_file_name_that_is_not_is_shown_replaced(tmp_path: Path) -> None:
+    """Bytes that are not UTF-8 arrive in a command-line argument or a file name as lone surrogates, which a TOML
+    file cannot hold: the import wrote a scenario ``wddmsim run`` could not read.  ``--name`` is refused by name; a
+    file name is shown with U+FFFD, and the scenario runs."""
+    out = tmp_path / "x.toml"
+    result = CliRunner().invoke(main, ["import", "gpgmm", str(DAWN), "-o", str(out), "--name", "n\udcff"])
+    assert result.exit_code == 2
+    assert result.output == (
+        "error: --name='n\\udcff': must be UTF-8 text: the scenario file is TOML, which holds no other\n"
+    )
+    assert not out.exists()
+    odd = tmp_path / "bad\udcff.json"
+    odd.write_bytes(DAWN.read_bytes())
+    result = CliRunner().invoke(main, ["import", "gpgmm", str(odd), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    doc = tomllib.loads(out.read_text(encoding="utf-8"))
+    assert doc["name"] == "gpgmm-bad\ufffd" and doc["capture"]["source"] == "bad\ufffd.json"
+    run = CliRunner().invoke(main, ["run", str(out), "--out", str(tmp_path / "run")])
+    assert run.exit_code == 0, run.output

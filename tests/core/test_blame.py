@@ -139,3 +139,56 @@ def test_the_command_line_does_not_read_package_metadata_until_an_exception_arri
     probe = "import sys, wddmsim.cli; print('importlib.metadata' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+STDLIB_NAMED = """\
+import json
+
+from wddmsim.vidmm.policy import Lru
+
+
+class Boom(Lru):
+    def used(self, a):
+        raise ZeroDivisionError("a stdlib-named module's own bug")
+
+
+class Parses(Lru):
+    def used(self, a):
+        json.loads("not json")  # the real standard library raising on the user's argument
+"""
+
+
+@pytest.fixture
+def stdlib_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A user's module named like a standard-library one nothing has imported (``tabnanny``), first on the path."""
+    assert "tabnanny" not in sys.modules
+    path = tmp_path / "tabnanny.py"
+    path.write_text(STDLIB_NAMED)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield path
+    sys.modules.pop("tabnanny", None)
+
+
+def test_a_users_module_named_like_a_stdlib_one_is_still_the_users(stdlib_named: Path) -> None:
+    """Its frames are not the standard library's: their file lies outside it, so the fault is one line."""
+    result = CliRunner().invoke(main, [*_run()[:-1], "tabnanny:Boom"])
+    assert result.exit_code == 1
+    line = STDLIB_NAMED.splitlines().index('        raise ZeroDivisionError("a stdlib-named module\'s own bug")') + 1
+    assert result.output.splitlines()[-1].startswith(
+        f"error: tabnanny.used ({stdlib_named}:{line}) raised ZeroDivisionError: a stdlib-named module's own bug"
+    )
+    assert "Traceback" not in result.output
+
+
+def test_the_real_standard_library_under_such_a_module_is_still_a_library(stdlib_named: Path) -> None:
+    result = CliRunner().invoke(main, [*_run()[:-1], "tabnanny:Parses"])
+    assert result.exit_code == 1
+    line = (
+        STDLIB_NAMED.splitlines().index(
+            '        json.loads("not json")  # the real standard library raising on the user\'s argument'
+        )
+        + 1
+    )
+    assert result.output.splitlines()[-1].startswith(
+        f"error: tabnanny.used ({stdlib_named}:{line}) raised JSONDecodeError: Expecting value"
+    )

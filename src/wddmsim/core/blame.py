@@ -102,9 +102,27 @@ def user_code(error: BaseException) -> Culprit | None:
         return None  # never inside wddmsim: not a fault of code it called
     exempt = libraries()
     for module, function, filename, lineno in reversed(frames[inner:]):
-        if module and _package(module) not in exempt:
+        if module and not _library(module, filename, exempt):
             return Culprit(module, function, filename, lineno)
     return None
 
 
-__all__ = ["LIBRARIES", "Culprit", "libraries", "user_code"]
+def _library(module: str, filename: str, exempt: frozenset[str]) -> bool:
+    """Whether a frame is a library's: its top-level package is one -- and, for a standard-library name, its file
+    lies in the standard library (a user's own ``profile.py`` or ``tabnanny.py`` on ``sys.path`` is the user's)."""
+    top = _package(module)
+    if top not in exempt:
+        return False
+    if top not in sys.stdlib_module_names:
+        return True
+    return filename.startswith(("<", *_stdlib_dirs()))  # "<frozen ...>": built in
+
+
+@functools.cache
+def _stdlib_dirs() -> tuple[str, ...]:
+    """The standard library's directory (as found and resolved), ending in a path separator: where ``os`` lies, not
+    ``platstdlib``, which in a virtual environment is the environment's own ``lib``."""
+    import os
+
+    where = os.path.dirname(os.__file__)
+    return tuple({os.path.join(where, ""), os.path.join(os.path.realpath(where), "")})

@@ -20,3 +20,9 @@ class ConfigurationError(WddmsimError):
         self.setting = setting
         self.value = value
         self.rule = rule
+
+
+class UnfitArgument(WddmsimError):
+    """A value the caller of a driver entry point passes does not fit the member the driver's ABI gives it (a C
+    bridge's structure): refused before the driver runs, naming the member path, the value and the rule.  The fault
+    is the caller's value, never the driver's (decision 0237)."""

@@ -192,6 +192,11 @@ class App:
         self.model.create(spec.name, spec.size)
         return Resource(spec, info.hAllocation)
 
+    @property
+    def lock_call(self) -> str:
+        """The lock callback this application's runtime calls, as its problems and checks name it."""
+        return "pfnLock2Cb" if self.wddm2 else "pfnLockCb"
+
     def destroy(self) -> None:
         """Unlock what is held and ``pfnDeallocateCb`` every allocation (their VAs go with them)."""
         for r in self._all():
@@ -332,7 +337,7 @@ class App:
         except DdiError as refused:
             if refused.status not in LOCK_FAILURES:
                 raise
-            self.problem(step, "pfnLock2Cb" if self.wddm2 else "pfnLockCb", str(refused))
+            self.problem(step, self.lock_call, str(refused))
             return None
 
     def _unlock(self, r: Resource) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -124,10 +125,18 @@ def _parse_lines(path: Path) -> list[tuple[int, Json]]:
             continue
         try:
             records.append((number, json.loads(line)))
-        except (json.JSONDecodeError, RecursionError) as error:
-            what = error.msg if isinstance(error, json.JSONDecodeError) else "nested too deeply"
-            raise TraceFormatError(f"{path}: line {number}: not JSON: {what}") from None
+        except (ValueError, RecursionError) as error:  # ValueError: JSONDecodeError, or an integer too long to read
+            raise TraceFormatError(f"{path}: line {number}: not JSON: {_json_fault(error)}") from None
     return records
+
+
+def _json_fault(error: ValueError | RecursionError) -> str:
+    """What the decoder refused, in a few words."""
+    if isinstance(error, json.JSONDecodeError):
+        return error.msg
+    if isinstance(error, RecursionError):
+        return "nested too deeply"
+    return f"an integer of more than {sys.get_int_max_str_digits()} digits"
 
 
 def read_trace(path: Path) -> Trace:

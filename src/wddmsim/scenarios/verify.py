@@ -103,7 +103,7 @@ def _read_resource(app: App, r: Resource) -> tuple[list[Piece], str] | None:
             _piece(_cpu_read(app, r, start, n, level), expected[start : start + n])
             for level, (start, n) in enumerate(regions)
         ]
-        return pieces, "pfnLock2Cb" if app.wddm2 else "pfnLockCb"
+        return pieces, app.lock_call
     borrowed = r.last_use < 0 and r is not app.pool
     if borrowed and not app.bring_for_readback(r):
         return None
@@ -135,7 +135,7 @@ def _check(app: App, r: Resource) -> Check | None:
     except DdiError as refused:
         if refused.status not in LOCK_FAILURES:
             raise
-        how = "pfnLock2Cb" if app.wddm2 else "pfnLockCb"
+        how = app.lock_call
         return Check(_title(app, r), how, False, f"not read back: the lock was refused: {refused}")
     if read is None:
         return _unreadable(app, r)

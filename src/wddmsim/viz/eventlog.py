@@ -336,18 +336,30 @@ class EventLogError(ValueError):
     by a killed run, another file)."""
 
 
+def _why(error: ValueError | RecursionError) -> str:
+    if isinstance(error, json.JSONDecodeError):
+        return error.msg
+    if isinstance(error, UnicodeDecodeError):
+        return f"byte {error.start} is not UTF-8"
+    if isinstance(error, RecursionError):
+        return "nested too deeply"
+    return "an integer too long to read"
+
+
 def read_jsonl(path: Path) -> list[Record]:
     """The records of an ``events.jsonl`` (index ``i`` is line ``i + 1``); a damaged line raises
     :class:`EventLogError` naming the file and the line."""
     rows: list[Record] = []
-    with path.open(encoding="utf-8") as f:
+    with path.open(encoding="utf-8", errors="surrogateescape") as f:
         for number, line in enumerate(f, 1):
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise EventLogError(f"{path}, line {number}: not JSON ({error.msg}); was the run cut short?") from None
+                row = json.loads(line.encode("utf-8", "surrogateescape").decode("utf-8"))  # each line its own
+            except (ValueError, RecursionError) as error:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+                raise EventLogError(
+                    f"{path}, line {number}: not JSON ({_why(error)}); was the run cut short?"
+                ) from None
             if not isinstance(row, dict) or not isinstance(row.get("event"), str):
                 raise EventLogError(f"{path}, line {number}: not an event (a JSON object with an 'event' name)")
             rows.append(row)

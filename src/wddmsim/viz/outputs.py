@@ -12,6 +12,7 @@ paging-buffer disassembly into the report.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -66,6 +67,11 @@ def run_summary(run: ScenarioRun) -> dict[str, Any]:
     }
 
 
+_WRITTEN_AT_THE_END = ("summary.json", "report.html", "frames.csv")
+"""The files :meth:`OutputStream.finish` writes: an earlier run's are removed when a stream opens (decision 0238),
+so a run killed before it finished leaves no summary that is not its own."""
+
+
 class OutputStream:
     """The files of one run in ``out`` (created if needed), written as its events come: :meth:`attach` before
     the run (or :meth:`see` each event), :meth:`finish` after it.  A path that cannot be written raises
@@ -73,6 +79,8 @@ class OutputStream:
 
     def __init__(self, out: Path, *, capture: PagingCapture | None = None) -> None:
         out.mkdir(parents=True, exist_ok=True)
+        for stale in _WRITTEN_AT_THE_END:  # an earlier run's: beside this run's log they would speak for it
+            (out / stale).unlink(missing_ok=True)
         self.out = out
         self.capture = capture
         self._events = (out / "events.jsonl").open("w", encoding="utf-8")
@@ -134,7 +142,8 @@ class OutputStream:
             write_frames_csv(self.out / "frames.csv", frames)
         values.setdefault("verified", False)
         self.trace.finish()
-        self._trace.close({"scenario": values.get("scenario", ""), "seed": values.get("seed", 0)})
+        stopped = {"completed": False} if values.get("completed") is False else {}
+        self._trace.close({"scenario": values.get("scenario", ""), "seed": values.get("seed", 0), **stopped})
         self._trace_file.close()
         out = self.out
         paths = Outputs(out / "summary.json", out / "events.jsonl", out / "trace.json", out / "report.html", values)
@@ -152,8 +161,12 @@ class OutputStream:
         return paths
 
     def close(self) -> None:
-        """Close the files without finishing them (a run abandoned)."""
+        """Close the files without finishing them (a run abandoned): ``events.jsonl`` holds whole lines, and
+        ``trace.json`` is closed as valid JSON as far as it went, ``otherData.completed`` false (decision 0238)."""
         self._events.close()
+        if not self._trace.closed and not self._trace_file.closed:
+            with contextlib.suppress(OSError):  # a full disk: the trace stays as far as it could be written
+                self._trace.close({"completed": False})
         self._trace_file.close()
 
 

@@ -289,6 +289,7 @@ class TraceFile:
     def __init__(self, f: IO[str]) -> None:
         self.f = f
         self.first = True
+        self.closed = False
         self.error: OSError | None = None
         """The first write that failed (a full disk): no more is written, :meth:`close` raises it."""
         f.write('{"traceEvents":[')
@@ -307,6 +308,7 @@ class TraceFile:
             raise self.error
         tail = {"displayTimeUnit": "ns", "otherData": _other(metadata)}
         self.f.write("]," + json.dumps(tail, separators=(",", ":"))[1:] + "\n")
+        self.closed = True
 
 
 def _other(metadata: dict[str, Any] | None) -> dict[str, Any]:

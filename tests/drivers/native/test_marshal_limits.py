@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from wddmsim.core.bits import BitUnion, bits, flag
-from wddmsim.core.errors import WddmsimError
+from wddmsim.core.errors import UnfitArgument, WddmsimError
 from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.memory import MDL
 from wddmsim.ddi.paging import (
@@ -351,8 +351,9 @@ def test_an_enum_member_is_checked_as_its_value() -> None:
 
 
 def test_vidmm_resets_the_adapter_naming_the_refusal_and_the_library_is_not_called(build_driver: BuildDriver) -> None:
-    """Upstream: VidMm reports the bridge's refusal as the driver's failure -- an adapter reset whose reason names
-    the member, the value and the rule -- and the C driver never sees the call."""
+    """Upstream: the bridge's refusal is VidMm's own value, not the driver's failure (decision 0237) -- an adapter
+    reset whose reason says so and names the member, the value and the rule -- and the C driver never sees the
+    call."""
     rig = PagingRig(SystemConfig(driver_package=str(build_driver())))
     assert isinstance(rig.driver, NativeDriver)
     calls = rig.driver.call.calls
@@ -363,15 +364,18 @@ def test_vidmm_resets_the_adapter_naming_the_refusal_and_the_library_is_not_call
     with pytest.raises(DeviceRemoved) as removed:
         rig.execute(payload)
     assert (
-        "DXGK_OPERATION_TRANSFER: the driver raised MarshalError: "
+        "DXGK_OPERATION_TRANSFER: the C bridge refused VidMm's own argument before the driver ran: "
         "DXGKARG_BUILDPAGINGBUFFER.Transfer.hAllocation=0x1_0000_0000_0000_0000: does not fit a 64-bit HANDLE"
     ) in str(removed.value)
+    assert "the driver raised" not in str(removed.value)
     assert rig.driver.call.calls == calls
 
 
 def test_a_marshal_error_is_one_the_cli_reports_without_a_traceback() -> None:
-    """``MarshalError`` is a ``WddmsimError`` (the CLI's named failure, exit 1) and still a ``ValueError``."""
+    """``MarshalError`` is a ``WddmsimError`` (the CLI's named failure, exit 1) and still a ``ValueError``; it is an
+    ``UnfitArgument``, which VidMm names as its own value refused (decision 0237)."""
     assert issubclass(MarshalError, WddmsimError) and issubclass(MarshalError, ValueError)
+    assert issubclass(MarshalError, UnfitArgument)
 
 
 @pytest.mark.parametrize(

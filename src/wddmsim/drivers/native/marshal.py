@@ -27,7 +27,7 @@ from typing import Any, Final, final
 
 import numpy as np
 
-from wddmsim.core.errors import WddmsimError
+from wddmsim.core.errors import UnfitArgument
 from wddmsim.core.pointer import CpuMapping, CpuPointer
 from wddmsim.ddi.memory import MDL
 from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_UNMODELLED, DXGKARG_BUILDPAGINGBUFFER
@@ -43,7 +43,7 @@ _STATUSES: Final[dict[int, NTSTATUS | int]] = {int(s): s for s in NTSTATUS}
 """A status code the DDI names, as its ``NTSTATUS`` member (any other code travels as a plain int)."""
 
 
-class MarshalError(WddmsimError, ValueError):
+class MarshalError(UnfitArgument, ValueError):
     """A value a C structure cannot hold (e.g. a size past ``UINT``, a HANDLE past 64 bits): named -- the member
     path, the value, the rule -- never truncated, and raised before anything is written."""
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
@@ -126,6 +127,15 @@ class _Text:
         match = _SPACE.match(self.text, at)
         assert match is not None
         return match.end()
+
+
+def _long_number(doc: _Text, error: ValueError) -> CaptureError:
+    """The integer literal the decoder would not convert (more digits than ``sys.get_int_max_str_digits``)."""
+    limit = sys.get_int_max_str_digits()
+    found = re.search(rf"\d{{{limit + 1},}}", doc.text) if limit else None
+    if found is None:
+        return doc.error(0, "the document", f"is not JSON wddmsim can read: {error}")
+    return doc.error(found.start(), "a number", f"has {len(found.group())} digits: at most {limit} are read")
 
 
 def _events(doc: _Text) -> list[tuple[int, object]]:
@@ -360,6 +370,8 @@ def parse(text: str, source: str = "<capture>") -> Capture:
         raise CaptureError(source, error.lineno, error.colno, "the document", f"is not JSON: {error.msg}") from None
     except RecursionError:  # arrays or objects nested past the decoder's depth: no capture nests so
         raise CaptureError(source, 1, 1, "the document", "is not JSON: nested too deeply") from None
+    except ValueError as error:  # an integer past Python's conversion limit: no time, id or size is that long
+        raise _long_number(doc, error) from None
     events = _events(doc)
     reader = _Reader(doc)
     for index, (offset, event) in enumerate(events):

@@ -225,8 +225,11 @@ class AllocationLocks:
         return HRESULT.S_OK
 
     def _fallback(self, a: VidMmAllocation, lock: CpuLock, args: D3DDDICB_LOCK, why: str) -> HRESULT:
-        """The allocation cannot be made CPU-accessible where it is: evict it to system memory and map that."""
-        self.swizzling.release_all(a)
+        """The allocation cannot be made CPU-accessible where it is: evict it to system memory and map that.
+
+        A refusal changes nothing (decision 0236): the ranges the allocation holds from earlier locks stay held and
+        cached, so they are given back only once the eviction is granted -- just before it, in the order the
+        eviction's own ``before_leave`` would give them back."""
         if args.Flags.DonotEvict:
             raise LockRefused(
                 HRESULT.D3DERR_NOTAVAILABLE, f"hAllocation={int(a.handle):#x}: {why}, and DonotEvict forbids eviction"
@@ -241,6 +244,7 @@ class AllocationLocks:
                 HRESULT.D3DERR_NOTAVAILABLE,
                 f"hAllocation={int(a.handle):#x}: {why}; locking it in system memory needs LockEntire or a page list",
             )
+        self.swizzling.release_all(a)
         if a.placement is not None:
             self.residency.evict_for_cpu(a, discard=bool(args.Flags.Discard))
             self.evictions += 1

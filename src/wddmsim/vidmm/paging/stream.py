@@ -30,6 +30,7 @@ from typing import Any, Final, NoReturn, final
 
 from wddmsim.core.addresses import FenceValue
 from wddmsim.core.bits import BitUnion
+from wddmsim.core.errors import UnfitArgument
 from wddmsim.core.events import EventLog
 from wddmsim.core.pointer import CpuPointer
 from wddmsim.ddi.base import HANDLE
@@ -366,6 +367,10 @@ class PagingStream:
             events.tallies[TALLY_CALLS] += 1
         try:
             raw = self.driver.build_paging_buffer(args)
+        except UnfitArgument as error:  # VidMm's own value, refused by the bridge before the driver ran (0237)
+            self._fatal(
+                f"{args.Operation.name}: the C bridge refused VidMm's own argument before the driver ran: {error}"
+            )
         except Exception as error:  # the driver's bug, not ours: a bugcheck on Windows
             self._fatal(f"{args.Operation.name}: the driver raised {type(error).__name__}: {error}")
         pointer = args.pDmaBuffer
