@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import numpy as np
 import pytest
@@ -303,3 +304,41 @@ def _fill(rig: PagingRig) -> DXGK_BUILDPAGINGBUFFER_FILL:
         FillPattern=5,
         Destination=DXGK_FILL_DESTINATION(SegmentId=LOCAL, SegmentAddress=rig.segment_address(LOCAL, 0)),
     )
+
+
+def test_the_argument_block_is_made_by_its_own_init(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stream makes each call's ``DXGKARG_BUILDPAGINGBUFFER`` with ``object.__new__`` and the class's own
+    ``__init__`` (decision 0233): what a class call does for a class without a ``__new__`` of its own -- the
+    class's ``__init__`` as it is at the call, with the fields a driver is handed."""
+    assert DXGKARG_BUILDPAGINGBUFFER.__new__ is object.__new__
+    made: list[tuple[object, ...]] = []
+    init = DXGKARG_BUILDPAGINGBUFFER.__init__
+
+    def recording(self: DXGKARG_BUILDPAGINGBUFFER, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        made.append((type(self), *(getattr(self, name) for name in DXGKARG_BUILDPAGINGBUFFER.__slots__)))
+
+    rig = PagingRig()
+    stream = rig.vidmm.paging
+    monkeypatch.setattr(DXGKARG_BUILDPAGINGBUFFER, "__init__", recording)
+    fill = _fill(rig)
+    stream.build(fill)
+    stream.build(fill)  # the second into the same buffer, after the first's bytes
+    first, second = made
+    buffer = stream.current
+    assert buffer is not None
+    written = buffer.used // 2
+    private = buffer.private_cursor
+    for used, fields in ((0, first), (written, second)):
+        assert dict(zip(("class", *DXGKARG_BUILDPAGINGBUFFER.__slots__), fields, strict=True)) == {
+            "class": DXGKARG_BUILDPAGINGBUFFER,
+            "DmaBufferGpuVirtualAddress": 0,
+            "DmaBufferPrivateDataSize": stream.pool.private_size,
+            "DmaBufferWriteOffset": used,
+            "DmaSize": buffer.size - used,
+            "MultipassOffset": 0,
+            "hSystemContext": stream.context,
+            "pDmaBuffer": CpuPointer(buffer.mapping, used),
+            "pDmaBufferPrivateData": private,
+            "payload": fill,
+        }

@@ -15,10 +15,10 @@ from wddmsim.ddi.memory import MDL
 from wddmsim.ddi.paging import (
     DXGK_BUILDPAGINGBUFFER_FILL,
     DXGK_BUILDPAGINGBUFFER_TRANSFER,
-    DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE,
     DXGK_FILL_DESTINATION,
-    DXGK_PAGETABLEUPDATEADDRESS,
     DXGK_TRANSFER_LOCATION,
+    make_page_table_address,
+    make_update_page_table,
 )
 from wddmsim.ddi.pte import PteArray, pte_array, pte_flags
 from wddmsim.hw.gpu import GpuConfig
@@ -254,13 +254,13 @@ def _pte_map(use_64k: bool) -> tuple[Callable[[], int], Callable[[], None]]:
     def update(
         level: int, table_va: int, entries: PteArray, flags: DXGK_UPDATEPAGETABLEFLAGS, big: PteArray | None = None
     ) -> None:
-        build(
-            DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE(
+        build(  # the payload's quick factories: the same instances as the class calls, for less (decision 0233)
+            make_update_page_table(
                 PageTableLevel=level,
-                PageTableAddress=DXGK_PAGETABLEUPDATEADDRESS(GpuVirtual=table_va),
+                PageTableAddress=make_page_table_address(GpuVirtual=table_va),
                 pPageTableEntries=entries,
                 StartIndex=0,
-                NumPageTableEntries=int(entries.shape[0]),
+                NumPageTableEntries=len(entries),
                 Flags=flags,
                 UpdateMode=mode,
                 pPageTableEntries64KB=big,

@@ -21,25 +21,27 @@ _LIVENESS = liveness.BUDGET
 class Clock:
     """Simulated time and the queue of pending callbacks."""
 
-    __slots__ = ("_queue", "_seq", "now")
+    __slots__ = ("_seq", "now", "queue")
 
     def __init__(self) -> None:
         self.now = 0
-        self._queue: list[tuple[int, int, Callback]] = []
+        self.queue: list[tuple[int, int, Callback]] = []
+        """The pending callbacks, a heap of ``(time, sequence, callback)``: read by hot paths that inline
+        :meth:`try_advance`; added to only through :meth:`schedule`."""
         self._seq = 0
 
     def schedule(self, at: int, callback: Callback) -> None:
         """Run ``callback`` when simulated time reaches ``at`` (never earlier than now)."""
         self._seq += 1
-        heapq.heappush(self._queue, (at if at > self.now else self.now, self._seq, callback))
+        heapq.heappush(self.queue, (at if at > self.now else self.now, self._seq, callback))
 
     @property
     def pending(self) -> int:
-        return len(self._queue)
+        return len(self.queue)
 
     @property
     def next_time(self) -> int | None:
-        return self._queue[0][0] if self._queue else None
+        return self.queue[0][0] if self.queue else None
 
     def try_advance(self, time: int) -> bool:
         """Move straight to ``time`` if nothing is due at or before it; ``False`` (and no change) otherwise.
@@ -47,7 +49,7 @@ class Clock:
         Lets a component run a chain of its own actions without a round trip through the queue, exactly
         when no other callback could have run in between.
         """
-        queue = self._queue
+        queue = self.queue
         if queue and queue[0][0] <= time:
             return False
         if time > self.now:  # a comparison, not max(): this runs once per packet
@@ -56,11 +58,11 @@ class Clock:
 
     def step(self) -> bool:
         """Run the earliest pending callback; ``False`` when nothing is pending."""
-        if not self._queue:
+        if not self.queue:
             return False
         if _LIVENESS.remaining is not None:  # a harness's liveness budget bounds every run of the clock
             liveness.charge("Clock.step")
-        at, _, callback = heapq.heappop(self._queue)
+        at, _, callback = heapq.heappop(self.queue)
         if at > self.now:
             self.now = at
         callback()
@@ -79,7 +81,7 @@ class Clock:
 
     def advance_to(self, time: int) -> None:
         """Run every callback due at or before ``time``, then set the clock to ``time``."""
-        while self._queue and self._queue[0][0] <= time:
+        while self.queue and self.queue[0][0] <= time:
             self.step()
         self.now = max(self.now, time)
 

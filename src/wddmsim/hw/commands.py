@@ -14,7 +14,7 @@ command processor reports as an invalid-instruction fault.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Final, NoReturn, assert_never
@@ -501,37 +501,57 @@ def _zero(buf: memoryview | bytes, start: int, end: int) -> bool:
 _PAD_WORD: Final = struct.Struct("<Q")
 """A WRITE_QWORDS's padding: a 24-byte header and whole words leave 0 or 8 bytes to the 16-byte alignment."""
 
+_WQ_FIXED: Final = WRITE_QWORDS_FIXED_SIZE
 WriteQwordsFields = tuple[int, int, bool, int, int]
 """``(dst, count, repeat, offset of the inline words, packet length)`` of a WRITE_QWORDS."""
 
 
 def write_qwords_at(buf: memoryview | bytes, offset: int, end: int) -> WriteQwordsFields | None:
-    """The fast path for the most frequent packet of paging buffers: the fields of the well-formed WRITE_QWORDS
-    at ``offset``, read without building a packet or an array -- or ``None`` when the packet there is anything
-    else, well-formed or not (:func:`decode` it: it returns the same WRITE_QWORDS, or explains the fault).
+    """The fields of the well-formed WRITE_QWORDS at ``offset``, read without building a packet or an array (the
+    first item of :func:`write_qwords_run`) -- or ``None`` when the packet there is anything else, well-formed or
+    not (:func:`decode` it: it returns the same WRITE_QWORDS, or explains the fault).
     """
-    if end - offset < WRITE_QWORDS_FIXED_SIZE + 8:
-        return None
-    opcode, flags, length, dst, count, reserved = _WRITE_QWORDS.unpack_from(buf, offset)
-    if opcode != _OP_WRITE_QWORDS or flags >> 1 or reserved or count <= 0:
-        return None
-    start = offset + WRITE_QWORDS_FIXED_SIZE
-    words_end = start + 8 * (1 if flags else count)
-    if length != (words_end - offset + _PAD) & ~_PAD or offset + length > end:
-        return None
-    if words_end != offset + length and (
-        _PAD_WORD.unpack_from(buf, words_end)[0]
-        if offset + length - words_end == 8
-        else not _zero(buf, words_end, offset + length)
-    ):
-        return None
-    return dst, count, flags == 1, start, length
+    return next(write_qwords_run(buf, offset, end), None)
+
+
+def write_qwords_run(buf: memoryview | bytes, offset: int, end: int) -> Iterator[WriteQwordsFields]:
+    """The fields (:data:`WriteQwordsFields`) of the well-formed WRITE_QWORDS packets that follow one another from
+    ``offset`` -- a paging buffer holds hundreds in a row -- with the checks :func:`decode` makes of one.  A
+    packet's header is read only when the one before has been taken (a packet may rewrite the next one's bytes),
+    and the run ends before the first packet that is anything else, well-formed or not."""
+    unpack, pad_word, op, fixed, pad = (
+        _WRITE_QWORDS.unpack_from,
+        _PAD_WORD.unpack_from,
+        _OP_WRITE_QWORDS,
+        _WQ_FIXED,
+        _PAD,
+    )
+    while end - offset >= fixed + 8:
+        opcode, flags, length, dst, count, reserved = unpack(buf, offset)
+        if opcode != op or flags >> 1 or reserved or count <= 0:
+            return
+        start = offset + fixed
+        words_end = start + (8 if flags else count << 3)
+        stop = offset + length
+        if length != (words_end - offset + pad) & ~pad or stop > end:
+            return
+        if words_end != stop and (
+            pad_word(buf, words_end)[0] if stop - words_end == 8 else not _zero(buf, words_end, stop)
+        ):
+            return
+        yield dst, count, flags == 1, start, length
+        offset = stop
+
+
+_SYNC_WORDS: Final = struct.Struct("<QQ")
+_SYNC_WORD_VALUES: Final = _SYNC_WORDS.unpack(SYNC_BYTES)
+"""A SYNC's 16 bytes as two words: :func:`sync_at` compares them as a tuple (cheaper than a slice of a view)."""
 
 
 def sync_at(buf: memoryview | bytes, offset: int, end: int) -> bool:
     """Whether a well-formed SYNC starts at ``offset`` (read without building a packet; anything else, well-formed
     or not, is for :func:`decode`)."""
-    return end - offset >= 16 and buf[offset : offset + 16] == SYNC_BYTES
+    return end - offset >= 16 and _SYNC_WORDS.unpack_from(buf, offset) == _SYNC_WORD_VALUES  # no slice to compare
 
 
 def decode(buf: memoryview | bytes, offset: int, end: int) -> Packet:

@@ -28,11 +28,13 @@ import numpy as np
 from wddmsim.core.clock import Clock
 from wddmsim.core.events import EventLog
 from wddmsim.core.pointer import ByteArray
+from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE
 from wddmsim.hw import commands as cmd
 from wddmsim.hw.addressing import HW_ADDRESS, Space, split_address
 from wddmsim.hw.cost import CostModel
 from wddmsim.hw.events import DmaBufferCompleted, DmaBufferStarted, EngineFaulted, EngineNote, PacketExecuted
 from wddmsim.hw.faults import AccessKind, FaultKind, FaultRecord, GpuFault
+from wddmsim.hw.memory import PhysicalMemory
 from wddmsim.hw.memsys import (
     MemorySystem,
     copy_runs,
@@ -53,6 +55,7 @@ _READ = AccessKind.READ
 _WRITE = AccessKind.WRITE
 _SPACE_LSB = HW_ADDRESS["space"].lsb
 _ADDRESS_MASK = HW_ADDRESS["address"].mask
+_PAGE_MASK = PAGE_SIZE - 1
 # The low bytes of two little-endian opcodes (their high bytes are 0): a peek at the next packet's kind.
 _COPY_OPCODE = int(cmd.Opcode.COPY)
 _WRITE_QWORDS_OPCODE = int(cmd.Opcode.WRITE_QWORDS)
@@ -215,15 +218,25 @@ class Engine:
         if sub.root is not None:  # the context's address space, switched in with its buffer
             self.root, self.root_entries = sub.root, sub.root_entries
         self.privileged = sub.privileged
-        if not self.events.skips(DmaBufferStarted, self.clock.now):  # a plain run may have no one for it
-            self.events.emit(DmaBufferStarted(time=self.clock.now, engine=self.index, fence=sub.fence, size=sub.size))
+        events = self.events
+        # A plain run may have no one for it; a log that is off skips it without the call (what skips answers).
+        if events.enabled and not events.skips(DmaBufferStarted, self.clock.now):
+            events.emit(DmaBufferStarted(time=self.clock.now, engine=self.index, fence=sub.fence, size=sub.size))
             if generation != self._generation:
                 return  # its observer reset the engine: the buffer is dropped before it is fetched
-        try:
-            self._buffer = self._fetch(sub)
-        except GpuFault as fault:
-            self._halt(fault, sub, 0)
-            return
+        word, size = sub.address, sub.size
+        system = self.memsys.system
+        if word >> _SPACE_LSB == _SYSTEM and size > 0 and (word & _ADDRESS_MASK) + size <= system.size:
+            # A paging buffer in system RAM (every one VidMm submits): _fetch's one-run answer, without the calls.
+            address = word & _ADDRESS_MASK
+            self._buffer_span = (system, address, address + size)
+            self._buffer = system.view[address : address + size]
+        else:
+            try:
+                self._buffer = self._fetch(sub)
+            except GpuFault as fault:
+                self._halt(fault, sub, 0)
+                return
         if sub.executor is not None:
             self._schedule_executor(generation)
             return
@@ -256,18 +269,13 @@ class Engine:
             offset = self._offset
             buffer = self._buffer
             opcode = buffer[offset]  # a peek at the opcode byte saves the fast paths' calls for other packets
-            fast = (
-                cmd.write_qwords_at(buffer, offset, sub.size)
-                if self.privileged and opcode == _WRITE_QWORDS_OPCODE
-                else None
-            )
-            if fast is not None:  # the paging buffer's staple, without building a packet
-                ran = self._write_qwords_now(sub, offset, fast)
+            if opcode == _WRITE_QWORDS_OPCODE and self.privileged:  # the paging buffer's staple, in runs
+                ran = self._write_qwords_run(sub, offset, generation)
                 if ran is None:
                     return
                 if ran:
                     continue
-                # It completes later: the general path below keeps the packet until then.
+                # Not well-formed, or it completes later: the general path below decodes it (and keeps it).
             if self.privileged and opcode == _COPY_OPCODE and fast_paged_copy:  # a small transfer's packet
                 paged = cmd.paged_copy_at(buffer, offset, sub.size)
                 if paged is not None:
@@ -360,16 +368,96 @@ class Engine:
         """Run a well-formed SYNC if it completes before anything else is due (``False``: it completes later,
         nothing done): what :meth:`_run_packet` does for one, in one call."""
         clock = self.clock
-        if not clock.try_advance(clock.now + self.cost.sync_ns):
+        done = clock.now + self.cost.sync_ns
+        queue = clock.queue  # clock.try_advance(done), without the call
+        if queue and queue[0][0] <= done:
             return False
+        if done > clock.now:
+            clock.now = done
         self._offset += _SYNC_LENGTH
         if self._posted.length:
             self._posted.land()
-        self._count_packet(sub, offset, _SYNC)
+        self.packets_executed += 1  # _count_packet, without the call
+        events = self.events
+        if events.enabled and not events.skips(PacketExecuted, clock.now):
+            events.emit(PacketExecuted(time=clock.now, engine=self.index, fence=sub.fence, offset=offset, opcode=_SYNC))
         return True
 
+    def _write_qwords_run(self, sub: Submission, offset: int, generation: int) -> bool | None:
+        """Run the well-formed WRITE_QWORDS packets from ``offset`` on (:func:`~.commands.write_qwords_run`) while
+        each completes before anything else is due: ``True`` if one or more ran, ``False`` if none did (nothing
+        done: the packet there is anything else, or completes later), ``None`` if one faulted -- the packets before
+        it executed.  A paging buffer holds hundreds in a row (decision 0232).
+
+        With the event log off nothing in the run can call out (no listener, no callback due), so a packet whose
+        words land inside one page the MMU has cached for writing (:meth:`~.mmu.Mmu.write_pages`) runs here, in
+        the loop; any other packet, and every packet of a run whose log is on, is :meth:`_write_qwords_now`'s,
+        after which a listener may have reset or changed the engine: the run goes on only if it did not."""
+        buffer, clock, mmu = self._buffer, self.clock, self.memsys.mmu
+        root, root_entries = self.root, self.root_entries
+        quiet = not self.events.enabled
+        pages: dict[int, tuple[PhysicalMemory | None, int]] = {}
+        limit = 0
+        if quiet and root is not None:
+            pages, limit = mmu.write_pages(root, root_entries)
+        landed = not self._posted.length
+        last_size, ns = -1, 0
+        executed = 0  # packets run in the loop, not yet counted
+        ran = False
+        for fields in cmd.write_qwords_run(buffer, offset, sub.size):
+            dst, count, repeat, words, length = fields
+            size = count << 3
+            address = dst & _ADDRESS_MASK
+            if (
+                landed
+                and not repeat
+                and dst >> _SPACE_LSB == _GPU_VA
+                and address + size <= limit
+                and (address & _PAGE_MASK) + size <= PAGE_SIZE
+                and not address & 7
+                and (hit := pages.get(address >> PAGE_SHIFT)) is not None
+            ):  # what _write_qwords_now does for it, with the MMU's cached page
+                if size != last_size:
+                    last_size, ns = size, self._write_duration(size, False)
+                if not clock.try_advance(clock.now + ns):
+                    break
+                offset += length
+                mem, page = hit
+                if mem is not None:  # a Zero page drops the words
+                    at = page + (address & _PAGE_MASK)
+                    mem.view[at : at + size] = buffer[words : words + size]
+                executed += 1
+                continue
+            self._offset = offset
+            self.packets_executed += executed
+            ran, executed = ran or executed > 0, 0
+            one = self._write_qwords_now(sub, offset, fields)
+            if one is None:
+                return None
+            if not one:
+                return ran
+            ran, landed = True, True
+            if not quiet and (generation != self._generation or not self.privileged):
+                return True  # a listener reset the engine, or made its buffer unprivileged: the caller decides
+            offset = self._offset
+            if quiet and root is not None:  # the packet's translation may have filled (or made) the dictionary
+                pages = mmu.write_pages(root, root_entries)[0]
+        self._offset = offset
+        self.packets_executed += executed
+        return ran or executed > 0
+
+    def _write_duration(self, size: int, pcie: bool) -> int:
+        """A WRITE_QWORDS's duration under the current cost model (kept by size and PCIe, decision 0203)."""
+        cost = self.cost
+        if cost is not self._write_cost_of:  # the costs are frozen: a new model is a new object
+            self._write_cost_of, self._write_ns = cost, {}
+        ns = self._write_ns.get((size, pcie))
+        if ns is None:
+            ns = self._write_ns[size, pcie] = cost.transfer_ns(size, crosses_pcie=pcie)
+        return ns
+
     def _write_qwords_now(self, sub: Submission, offset: int, fast: cmd.WriteQwordsFields) -> bool | None:
-        """Run a WRITE_QWORDS read by :func:`~.commands.write_qwords_at` if it completes before anything else is
+        """Run a WRITE_QWORDS read by :func:`~.commands.write_qwords_run` if it completes before anything else is
         due: ``True`` if it ran, ``False`` if it completes later (nothing done), ``None`` if it faulted.  Its cost,
         its effect and :meth:`_executed` in one call, its words taken straight from the fetched buffer: a page
         table's worth of entries per packet makes this the paging buffer's hot path."""
@@ -382,7 +470,7 @@ class Engine:
         if cost is not self._write_cost_of:  # the costs are frozen: a new model is a new object
             self._write_cost_of, self._write_ns = cost, {}
         ns = self._write_ns.get((8 * count, pcie))
-        if ns is None:
+        if ns is None:  # what _write_duration does, without the call: this runs once per packet
             ns = self._write_ns[8 * count, pcie] = cost.transfer_ns(8 * count, crosses_pcie=pcie)
         if not clock.try_advance(clock.now + ns):
             return False
@@ -432,8 +520,12 @@ class Engine:
         ns = self._write_ns.get((size, True))
         if ns is None:
             ns = self._write_ns[size, True] = cost.transfer_ns(size, crosses_pcie=True)  # a page list: PCIe
-        if not clock.try_advance(clock.now + ns):
+        done = clock.now + ns
+        queue = clock.queue  # clock.try_advance(done), without the call
+        if queue and queue[0][0] <= done:
             return False
+        if done > clock.now:
+            clock.now = done
         self._offset = after
         try:
             # page_list_spans' small-list path, runs and scatter_gather in one call (decision 0221)
@@ -444,7 +536,10 @@ class Engine:
         except _EXECUTION_ERRORS as error:
             self._failed(error, sub, offset)
             return None
-        self._count_packet(sub, offset, _COPY)
+        self.packets_executed += 1  # _count_packet, without the call
+        events = self.events
+        if events.enabled and not events.skips(PacketExecuted, clock.now):
+            events.emit(PacketExecuted(time=clock.now, engine=self.index, fence=sub.fence, offset=offset, opcode=_COPY))
         return True
 
     def _failed(self, error: Exception, sub: Submission, offset: int) -> bool:
@@ -472,8 +567,9 @@ class Engine:
         self._buffer = b""
         self._buffer_span = None
         self.completed_fence = sub.fence
-        if not self.events.skips(DmaBufferCompleted, self.clock.now):
-            self.events.emit(DmaBufferCompleted(time=self.clock.now, engine=self.index, fence=sub.fence))
+        events = self.events
+        if events.enabled and not events.skips(DmaBufferCompleted, self.clock.now):
+            events.emit(DmaBufferCompleted(time=self.clock.now, engine=self.index, fence=sub.fence))
         self._interrupt(Interrupt(self.index, _COMPLETION, sub.fence))
 
     def _halt(self, fault: GpuFault, sub: Submission, offset: int) -> None:

@@ -19,6 +19,7 @@ the same 64 KiB are both valid -- which the documents forbid -- the access fault
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Final, final
 
@@ -181,6 +182,7 @@ class Mmu:
         "_top_shift",
         "_upper",
         "_va_limit",
+        "_write_pages",
         "caches_invalid",
         "layout",
         "local",
@@ -214,6 +216,9 @@ class Mmu:
         )
         """``(level, shift, index mask)`` of each level above level 1, root first: what a walk steps through."""
         self._last_regions: dict[int, _Region] = {}
+        self._write_pages: dict[TablePointer, dict[int, tuple[PhysicalMemory | None, int]]] = {}
+        """Per root: the one-page WRITE translations its regions' ``pages`` hold, by VA page number, in one
+        dictionary (:meth:`write_pages`); an entry goes exactly when its region does."""
 
     def memory(self, target: Target) -> PhysicalMemory:
         return self._memories[target]
@@ -311,11 +316,42 @@ class Mmu:
     def _region(self, root: TablePointer, va: int, access: AccessKind, *, refresh: bool = False) -> _Region:
         regions = self._regions(root)
         key = va >> self._region_shift
-        region = None if refresh else regions.get(key)
-        if region is None:
-            region = self._walk_region(root, va, access)
-            regions[key] = region
+        region = regions.get(key)
+        if region is None or refresh:
+            fresh = self._walk_region(root, va, access)
+            if region is not None:  # a re-walk replaces the snapshot: what it cached goes with it
+                self._forget_writes(root, (region,))
+            regions[key] = region = fresh
         return region
+
+    def write_pages(
+        self, root: TablePointer, root_entries: int | None
+    ) -> tuple[dict[int, tuple[PhysicalMemory | None, int]], int]:
+        """The cached one-page WRITE translations of ``root`` -- VA page number -> ``(memory, page address)``,
+        memory ``None`` for a Zero page -- and the end of the VAs :meth:`translate` takes under ``root_entries``.
+
+        A write of ``size`` bytes at ``va`` inside one page, below that end, whose page is in the dictionary,
+        lands where :meth:`translate` would put it (the same cached answer, one lookup instead of a call): the
+        engine's run of WRITE_QWORDS packets (decision 0232).  The dictionary is live -- filled as
+        :meth:`translate` caches, emptied in place as the TLB forgets -- and any other write is for
+        :meth:`translate`."""
+        pages = self._write_pages.get(root)
+        if pages is None:
+            pages = self._write_pages[root] = {}
+        end = self._va_limit
+        if root_entries is not None:
+            end = min(end, root_entries << self._top_shift)
+        return pages, end
+
+    def _forget_writes(self, root: TablePointer, regions: Iterable[_Region]) -> None:
+        """Drop ``regions``' WRITE translations from :meth:`write_pages` (the regions are leaving the TLB)."""
+        pages = self._write_pages.get(root)
+        if not pages:
+            return
+        for region in regions:
+            for key in region.pages:
+                if key & 3 == _WRITE:
+                    pages.pop(key >> 2, None)
 
     def invalidate(self, root: TablePointer, start: int, end: int) -> int:
         """Forget cached translations of ``root`` for VAs in [start, end]; ``start == end == 0`` means all."""
@@ -330,10 +366,12 @@ class Mmu:
                 doomed = [k for k in range(lo, hi + 1) if k in regions]
             else:
                 doomed = [k for k in regions if lo <= k <= hi]
+        self._forget_writes(root, [regions[key] for key in doomed])
         for key in doomed:
             del regions[key]
         if not regions:  # a root flushed whole (a freed root is): its TLB entry goes, the TLB does not grow
             del self.tlb[root]
+            self._write_pages.pop(root, None)  # empty now
             if self._last_regions is regions:
                 self._last_root, self._last_regions = None, {}
         return len(doomed)
@@ -362,6 +400,9 @@ class Mmu:
         return out
 
     def invalidate_all(self) -> None:
+        for pages in self._write_pages.values():
+            pages.clear()  # in place: a holder of the dictionary sees it forget
+        self._write_pages.clear()
         self.tlb.clear()
         self._last_root, self._last_regions = None, {}
 
@@ -413,6 +454,9 @@ class Mmu:
             self._large_page_run(region.large, region.large_level, va, size, access, runs)
             return
         if (va & (PAGE_SIZE - 1)) + size <= PAGE_SIZE and self._one_page(region, va, size, access, runs):
+            if access == _WRITE:  # what _one_page cached, in the root's WRITE pages too
+                page = va >> PAGE_SHIFT
+                self.write_pages(root, None)[0][page] = region.pages[page << 2 | access]
             return
         first = (va >> PAGE_SHIFT) & self._leaf_mask
         last = ((va + size - 1) >> PAGE_SHIFT) & self._leaf_mask

@@ -54,7 +54,13 @@ from wddmsim.ddi.segments import (
     SEGMENTDESCRIPTOR4_SIZE,
 )
 from wddmsim.ddi.status import NTSTATUS, DdiError
-from wddmsim.ddi.submit import DXGKARG_RESETENGINE, DXGKARG_SUBMITCOMMAND, DXGKARGCB_NOTIFY_INTERRUPT_DATA
+from wddmsim.ddi.submit import (
+    DXGK_DMA_COMPLETED,
+    DXGK_INTERRUPT_TYPE,
+    DXGKARG_RESETENGINE,
+    DXGKARG_SUBMITCOMMAND,
+    DXGKARGCB_NOTIFY_INTERRUPT_DATA,
+)
 from wddmsim.drivers.kit import render
 from wddmsim.drivers.kit.engines import reset_engine
 from wddmsim.drivers.kit.interrupts import interrupt_data
@@ -62,7 +68,7 @@ from wddmsim.drivers.kit.power import HiddenMemory, power_request
 from wddmsim.drivers.package import DriverStatistics
 from wddmsim.hw.addressing import HW_ADDRESS, Space, hw_address
 from wddmsim.hw.bar import DetileWindow
-from wddmsim.hw.engine import Executor, Interrupt, Submission
+from wddmsim.hw.engine import Executor, Interrupt, InterruptKind, Submission
 from wddmsim.hw.gpu import PAGING_ENGINE, Gpu
 from wddmsim.hw.pte import TablePointer, Target
 from wddmsim.kmd.allocations import AllocationDesc, KmdAllocation, ResourceKind, describe, segment_set
@@ -84,6 +90,9 @@ _LAST_CONTEXT: Final = 0xFFFF_FFFF
 _SYSTEM_WORD: Final = hw_address(Space.SYSTEM, 0)
 _ADDRESS_MASK: Final = HW_ADDRESS["address"].mask
 """A system address in range is its space's word ORed with it (``hw_address`` without the call)."""
+_COMPLETION: Final = InterruptKind.COMPLETION
+_DMA_COMPLETED: Final = DXGK_INTERRUPT_TYPE.DXGK_INTERRUPT_DMA_COMPLETED
+"""Read once: the interrupt routine translates a completion per submission."""
 
 Builder = Callable[[DriverState, DXGKARG_BUILDPAGINGBUFFER], NTSTATUS]
 
@@ -462,10 +471,11 @@ class ReferenceDriver:
             )
         root, entries = self.context_roots.get(args.hContext, (None, None))
         # Only paging buffers, and DMA buffers whose every address this driver patched, may name physical memory.
-        patched = self.patched.take(args.hContext, args.DmaBufferPhysicalAddress)
-        privileged = bool(args.Flags.Paging) or patched
+        patched = self.patched.keys and self.patched.take(args.hContext, args.DmaBufferPhysicalAddress)
+        paging = args.Flags.Paging
+        privileged = bool(paging or patched)
         submission = Submission(address, end - start, args.SubmissionFenceId, root, entries, privileged)
-        if args.Flags.Paging and self.paging_executor is not None:
+        if paging and self.paging_executor is not None:
             submission.executor = self.paging_executor
             submission.private_data = _private_data(args)
         self.gpu.engines[engine].submit(submission)
@@ -664,9 +674,16 @@ class ReferenceDriver:
 
     def _interrupt_routine(self, interrupt: Interrupt) -> None:
         """``DxgkDdiInterruptRoutine``: translate the hardware interrupt and call ``DxgkCbNotifyInterrupt``."""
-        data = interrupt_data(interrupt)
-        if data is None:
-            return
+        if interrupt.kind == _COMPLETION:  # one per submission: interrupt_data's first case, without the call
+            data = DXGKARGCB_NOTIFY_INTERRUPT_DATA(
+                InterruptType=_DMA_COMPLETED,
+                DmaCompleted=DXGK_DMA_COMPLETED(SubmissionFenceId=interrupt.value, NodeOrdinal=interrupt.engine),
+            )
+        else:
+            other = interrupt_data(interrupt)
+            if other is None:
+                return
+            data = other
         if self._dxgkrnl is None:
             self.unreported.append(data)
         else:

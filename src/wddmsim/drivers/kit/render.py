@@ -245,34 +245,36 @@ class PatchedBuffers:
     dropped would stay in the set for the life of the adapter.
     """
 
-    __slots__ = ("_keys",)
+    __slots__ = ("keys",)
 
     def __init__(self) -> None:
-        self._keys: set[tuple[int, int]] = set()
+        self.keys: set[tuple[int, int]] = set()
+        """``(hContext, address)`` of each patched buffer not yet submitted: read on every submission (empty: no
+        lookup to make), changed only through the methods below."""
 
     def mark(self, hContext: int, address: int) -> None:
         """``DxgkDdiPatch`` of the buffer at ``address`` in ``hContext``."""
-        self._keys.add((hContext, address))
+        self.keys.add((hContext, address))
 
     def take(self, hContext: int, address: int) -> bool:
         """``DxgkDdiSubmitCommand``: whether the buffer was patched; a submission uses the patch up."""
-        if not self._keys:  # nothing patched (every paging submission): no key to build
+        if not self.keys:  # nothing patched (every paging submission): no key to build
             return False
         key = (hContext, address)
-        patched = key in self._keys
-        self._keys.discard(key)
+        patched = key in self.keys
+        self.keys.discard(key)
         return patched
 
     def forget_context(self, hContext: int) -> None:
         """``DxgkDdiDestroyContext``: the context's buffers go with it."""
-        self._keys = {key for key in self._keys if key[0] != hContext}
+        self.keys = {key for key in self.keys if key[0] != hContext}
 
     def clear(self) -> None:
         """``DxgkDdiResetFromTimeout``, or a power-down that lost the GPU's memory: no patched buffer will run."""
-        self._keys.clear()
+        self.keys.clear()
 
     def __len__(self) -> int:
-        return len(self._keys)
+        return len(self.keys)
 
 
 __all__ = [

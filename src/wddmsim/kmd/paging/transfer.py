@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from wddmsim.core.addresses import GpuPhysAddr
+from wddmsim.core.pointer import CpuPointer
 from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE, pages_spanned
 from wddmsim.ddi.flags import DXGK_TRANSFERFLAGS
 from wddmsim.ddi.paging import (
@@ -22,7 +23,7 @@ from wddmsim.ddi.paging import (
     DXGKARG_BUILDPAGINGBUFFER,
 )
 from wddmsim.ddi.status import NTSTATUS, InvalidArgument
-from wddmsim.drivers.kit.dma import DmaWriter, advance, multipass
+from wddmsim.drivers.kit.dma import DmaWriter, multipass
 from wddmsim.hw import commands as cmd
 from wddmsim.hw.addressing import HW_ADDRESS, Space, hw_address
 from wddmsim.kmd.allocations import KmdAllocation
@@ -39,11 +40,9 @@ _SIDES = {name: (f"{name}.Source", f"{name}.Destination") for name in ("Transfer
 """The argument names of each operation's two sides, made once (they name a refused side)."""
 _GPU_PHYS = Space.GPU_PHYS
 _ADDRESS_MASK = HW_ADDRESS["address"].mask
-
-
-def _phys_word(address: int) -> int:
-    """``hw_address(GPU_PHYS, address)``: the GPU_PHYS space is 0, so an address in range is its own word."""
-    return address if 0 <= address <= _ADDRESS_MASK else hw_address(_GPU_PHYS, address)
+_PAD = cmd.PACKET_ALIGNMENT - 1
+_COPY_FIXED = cmd.COPY_FIXED_SIZE
+_TRANSFER = DXGK_BUILDPAGINGBUFFER_TRANSFER
 
 
 _SUCCESS = NTSTATUS.STATUS_SUCCESS
@@ -98,36 +97,35 @@ def plan(allocation: KmdAllocation | None, offset: int, size: int, flags: DXGK_T
 
 
 def _check(state: DriverState, p: Payload, name: str, mdl_offset: int) -> tuple[KmdAllocation | None, int]:
-    """The payload's contract checks; the common answer (every check passes) in one expression, and
+    """The payload's contract checks; the common answer (every check passes) tested in one pass, and
     :func:`_check_each` in their order to name what is wrong (decision 0213)."""
-    flags, size = p.Flags, p.TransferSize
+    flags, size, offset = p.Flags, p.TransferSize, p.TransferOffset
     pages = -(-size // PAGE_SIZE)  # pages_spanned, without the call
+    source, destination = p.Source, p.Destination
     if (
-        not p.TransferOffset % PAGE_SIZE
-        and size >= 0
-        and not (flags.Swizzle and flags.Unswizzle)
-        and not flags.Reserved
-        and _fits(state, p.Source, p, mdl_offset, pages)
-        and _fits(state, p.Destination, p, mdl_offset, pages)
-        and (p.Source.SegmentId or p.Destination.SegmentId)
-    ):  # only the allocation is left, the next check in _check_each's order: its refusal is the same
-        return state.allocations.get(p.hAllocation, f"{name}.hAllocation") if p.hAllocation else None, pages
-    return _check_each(state, p, name, mdl_offset)
-
-
-def _fits(state: DriverState, location: DXGK_TRANSFER_LOCATION, p: Payload, mdl_offset: int, pages: int) -> bool:
-    """Whether one side passes :func:`_check_each`'s checks of it: an MDL that starts on a page and holds the
-    pages from ``mdl_offset``, or a range inside an existing segment."""
-    segment_id = location.SegmentId
-    if segment_id == 0:
-        mdl = location.pMdl
-        return mdl is not None and not mdl.ByteOffset and mdl_offset >= 0 and mdl_offset + pages <= mdl.pfns.shape[0]
-    segments = state.segments.segments
-    if not 0 < segment_id <= len(segments):
-        return False
-    segment = segments[segment_id - 1]
-    start = location.SegmentAddress + p.TransferOffset
-    return segment.base <= start and start + p.TransferSize <= segment.base + segment.size
+        offset % PAGE_SIZE
+        or size < 0
+        or (flags.Swizzle and flags.Unswizzle)
+        or flags.Reserved
+        or not (source.SegmentId or destination.SegmentId)
+    ):
+        return _check_each(state, p, name, mdl_offset)
+    for location in (source, destination):  # each side: an MDL that starts on a page and holds the pages from
+        segment_id = location.SegmentId  # mdl_offset, or a range inside an existing segment
+        if segment_id == 0:
+            mdl = location.pMdl
+            if mdl is None or mdl.ByteOffset or mdl_offset < 0 or mdl_offset + pages > mdl.pfns.shape[0]:
+                return _check_each(state, p, name, mdl_offset)
+            continue
+        segments = state.segments.segments
+        if not 0 < segment_id <= len(segments):
+            return _check_each(state, p, name, mdl_offset)
+        segment = segments[segment_id - 1]
+        start = location.SegmentAddress + offset
+        if not (segment.base <= start and start + size <= segment.base + segment.size):
+            return _check_each(state, p, name, mdl_offset)
+    # Only the allocation is left, the next check in _check_each's order: its refusal is the same.
+    return state.allocations.get(p.hAllocation, f"{name}.hAllocation") if p.hAllocation else None, pages
 
 
 def _check_each(state: DriverState, p: Payload, name: str, mdl_offset: int) -> tuple[KmdAllocation | None, int]:
@@ -188,7 +186,9 @@ def _transfer_state(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER, p: Payl
 
 def build_transfer(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
     """``DxgkDdiBuildPagingBuffer`` for ``DXGK_OPERATION_TRANSFER``."""
-    p = args.Transfer
+    p = args.payload
+    if p.__class__ is not _TRANSFER:  # a subclass, or the wrong member: the union member's own check
+        p = args.Transfer
     return _build(state, args, p, "Transfer", p.MdlOffset)
 
 
@@ -216,8 +216,11 @@ def _build(state: DriverState, args: DXGKARG_BUILDPAGINGBUFFER, p: Payload, name
         if not p.Flags.AllocationIsIdle:
             return NTSTATUS.STATUS_GRAPHICS_ALLOCATION_BUSY
         state.release_detile_windows(allocation)
-    _transfer_state(state, args, p, name)
     flags = p.Flags
+    if args.MultipassOffset == 0 and flags.TransferStart and state.pending_transfer is None:
+        state.pending_transfer = p.hAllocation  # _transfer_state's usual answer, without the call
+    else:
+        _transfer_state(state, args, p, name)
     if _fast_plain and not (allocation is not None and allocation.levels and (flags.Swizzle or flags.Unswizzle)):
         status = _build_plain(state, args, p, pages, mdl_offset)
     else:
@@ -287,7 +290,7 @@ def _build_plain(
                 status = _INSUFFICIENT
                 break
         else:
-            room_extents = cmd.max_extents_in(end - pos)
+            room_extents = (((end - pos) & ~_PAD) - _COPY_FIXED) // 8  # cmd.max_extents_in, without the call
             if room_extents < 1:
                 status = _INSUFFICIENT
                 break
@@ -304,8 +307,13 @@ def _build_plain(
                     n = int(cmd.extent_pages(extents[:room_extents]).sum())
                     extents = cmd.make_extents(run[:n])
         offset = done << PAGE_SHIFT
-        src_word = 0 if src_base < 0 else _phys_word(src_base + offset)
-        dst_word = 0 if dst_base < 0 else _phys_word(dst_base + offset)
+        # hw_address(GPU_PHYS, ...): that space is 0, so an address in range is its own word
+        src_word = 0 if src_base < 0 else src_base + offset
+        if not 0 <= src_word <= _ADDRESS_MASK:
+            src_word = hw_address(_GPU_PHYS, src_word)
+        dst_word = 0 if dst_base < 0 else dst_base + offset
+        if not 0 <= dst_word <= _ADDRESS_MASK:
+            dst_word = hw_address(_GPU_PHYS, dst_word)
         nbytes = n << PAGE_SHIFT
         if nbytes > last_byte - offset:
             nbytes = last_byte - offset
@@ -321,7 +329,10 @@ def _build_plain(
             else:
                 buf[pos : pos + _SYNC_LENGTH] = cmd.SYNC_BYTES
                 pos += _SYNC_LENGTH
-    advance(args, pos - start, done)
+    # advance(args, pos - start, done), without the call
+    args.pDmaBuffer = CpuPointer(pointer.mapping, pos)
+    args.DmaSize -= pos - start
+    args.MultipassOffset = done
     return status
 
 
