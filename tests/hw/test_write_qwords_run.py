@@ -108,7 +108,7 @@ PROGRAMS: dict[str, list[bytes]] = {
     "self-rewriting": self_rewriting(),
 }
 MODES = ("quiet", "counted", "kept", "busy")
-"""The log off (the loop); on, keeping nothing, with no listener; on and keeping; on, with a callback due every
+"""The log off (the loop); on, keeping nothing, with no listener (the loop, its events counted); on and keeping; on, with a callback due every
 few nanoseconds (no packet completes inline: the general path)."""
 
 
@@ -186,6 +186,8 @@ def test_a_run_in_the_loop_agrees_with_the_packet_by_packet_paths(name: str) -> 
     assert quiet.emitted == 0
     # The loop ran most packets: the one-packet path saw only the ones it cannot take.
     assert quiet.one_packet_calls < quiet.packets // 2
+    # So did a log that keeps nothing with no one listening (a plain `wddmsim run`): its events only counted.
+    assert outcomes["counted"].one_packet_calls == quiet.one_packet_calls
     assert outcomes["kept"].one_packet_calls >= quiet.packets - 2  # the log on: every WRITE_QWORDS, one by one
 
 

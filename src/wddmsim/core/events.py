@@ -124,6 +124,19 @@ class EventLog:
             self.latest = time
         return True
 
+    def unheard(self, kind: type[Event]) -> bool:
+        """Whether events of ``kind`` would reach no one now (the log off, or keeping nothing with no listener for
+        them): an emitter may then run a stretch of its own work without calling out, and answer :meth:`skips`
+        for each event of it.  Nothing is counted here."""
+        if not self.enabled:
+            return True
+        if self.keep:
+            return False
+        route = self._routes.get(kind)
+        if route is None:
+            route = self._route(kind)
+        return not route
+
     def _route(self, kind: type[Event]) -> tuple[Listener, ...]:
         route = tuple(listener for listener, kinds in self._listeners if not kinds or issubclass(kind, kinds))
         self._routes[kind] = route

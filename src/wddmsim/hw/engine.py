@@ -389,13 +389,17 @@ class Engine:
         done: the packet there is anything else, or completes later), ``None`` if one faulted -- the packets before
         it executed.  A paging buffer holds hundreds in a row (decision 0232).
 
-        With the event log off nothing in the run can call out (no listener, no callback due), so a packet whose
-        words land inside one page the MMU has cached for writing (:meth:`~.mmu.Mmu.write_pages`) runs here, in
-        the loop; any other packet, and every packet of a run whose log is on, is :meth:`_write_qwords_now`'s,
-        after which a listener may have reset or changed the engine: the run goes on only if it did not."""
+        While no one hears ``PacketExecuted`` (the log off, or keeping nothing with no listener for it, as in a
+        plain ``wddmsim run``) nothing in the run can call out (no callback due either), so a packet whose words
+        land inside one page the MMU has cached for writing (:meth:`~.mmu.Mmu.write_pages`) runs here, in the
+        loop, its event counted as skipped; any other packet, and every packet while someone hears them, is
+        :meth:`_write_qwords_now`'s, after which a listener may have reset or changed the engine, or begun to
+        hear packets: the run goes on only if it was not reset, and asks again who hears."""
         buffer, clock, mmu = self._buffer, self.clock, self.memsys.mmu
         root, root_entries = self.root, self.root_entries
-        quiet = not self.events.enabled
+        events = self.events
+        enabled = events.enabled
+        quiet = events.unheard(PacketExecuted)
         pages: dict[int, tuple[PhysicalMemory | None, int]] = {}
         limit = 0
         if quiet and root is not None:
@@ -426,6 +430,8 @@ class Engine:
                 if mem is not None:  # a Zero page drops the words
                     at = page + (address & _PAGE_MASK)
                     mem.view[at : at + size] = buffer[words : words + size]
+                if enabled:  # counted as emitted, as _write_qwords_now's skipped event is
+                    events.skips(PacketExecuted, clock.now)
                 executed += 1
                 continue
             self._offset = offset
@@ -437,8 +443,11 @@ class Engine:
             if not one:
                 return ran
             ran, landed = True, True
-            if not quiet and (generation != self._generation or not self.privileged):
-                return True  # a listener reset the engine, or made its buffer unprivileged: the caller decides
+            if enabled:
+                if generation != self._generation or not self.privileged:
+                    return True  # a listener reset the engine, or made its buffer unprivileged: the caller decides
+                if not quiet or not events.unheard(PacketExecuted):  # someone hears packets now: one at a time
+                    quiet, pages = False, {}
             offset = self._offset
             if quiet and root is not None:  # the packet's translation may have filled (or made) the dictionary
                 pages = mmu.write_pages(root, root_entries)[0]

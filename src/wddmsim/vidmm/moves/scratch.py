@@ -33,8 +33,8 @@ from wddmsim.ddi.paging import (
     DXGK_BUILDPAGINGBUFFER_FILLVIRTUAL,
     DXGK_BUILDPAGINGBUFFER_FLUSHTLB,
     DXGK_BUILDPAGINGBUFFER_TRANSFERVIRTUAL,
-    DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE,
-    DXGK_PAGETABLEUPDATEADDRESS,
+    make_page_table_address,
+    make_update_page_table,
 )
 from wddmsim.ddi.pte import pte_array, pte_flags
 from wddmsim.vidmm.allocation import VidMmAllocation
@@ -156,15 +156,15 @@ class Scratch:
             entries["PageAddress"] = numbers[done : done + count]
             _, offset, mapping, window = self.process.scratch_leaf(address)
             if self.mode == Mode.DXGK_PAGETABLEUPDATE_GPU_VIRTUAL:
-                where = DXGK_PAGETABLEUPDATEADDRESS(GpuVirtual=window)
+                where = make_page_table_address(GpuVirtual=window)
             elif self.mode == Mode.DXGK_PAGETABLEUPDATE_GPU_PHYSICAL:
-                where = DXGK_PAGETABLEUPDATEADDRESS(
+                where = make_page_table_address(
                     GpuPhysical=D3DGPU_PHYSICAL_ADDRESS(SegmentId=self.process.segment_id, SegmentOffset=offset)
                 )
             else:
-                where = DXGK_PAGETABLEUPDATEADDRESS(CpuVirtual=mapping.pointer(0))
+                where = make_page_table_address(CpuVirtual=mapping.pointer(0))
             self.paging.build(
-                DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE(
+                make_update_page_table(
                     PageTableLevel=0,
                     PageTableAddress=where,
                     pPageTableEntries=entries,

@@ -26,9 +26,9 @@ from wddmsim.ddi.base import D3DGPU_PHYSICAL_ADDRESS, HANDLE
 from wddmsim.ddi.driver import DXGKARG_SETROOTPAGETABLE, KernelModeDriver, SystemMemoryServices
 from wddmsim.ddi.flags import DXGK_PAGETABLEUPDATEMODE, DXGK_UPDATEPAGETABLEFLAGS
 from wddmsim.ddi.paging import (
-    DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE,
-    DXGK_PAGETABLEUPDATEADDRESS,
     DXGKARG_BUILDPAGINGBUFFER,
+    make_page_table_address,
+    make_update_page_table,
 )
 from wddmsim.ddi.pte import PteArray, pte_array, pte_flags
 from wddmsim.ddi.status import NTSTATUS
@@ -267,9 +267,9 @@ class SystemPagingProcess:
         big: PteArray | None = None,
         use_64k: bool = False,
     ) -> None:
-        payload = DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE(
+        payload = make_update_page_table(
             PageTableLevel=level,
-            PageTableAddress=DXGK_PAGETABLEUPDATEADDRESS(CpuVirtual=mapping.pointer(0)),
+            PageTableAddress=make_page_table_address(CpuVirtual=mapping.pointer(0)),
             pPageTableEntries=entries,
             StartIndex=start,
             NumPageTableEntries=int(entries.shape[0]),

@@ -28,8 +28,8 @@ from wddmsim.ddi.driver import DXGKARG_SETROOTPAGETABLE, KernelModeDriver, Syste
 from wddmsim.ddi.flags import DXGK_PAGETABLEUPDATEMODE, DXGK_UPDATEPAGETABLEFLAGS
 from wddmsim.ddi.paging import (
     DXGK_BUILDPAGINGBUFFER_FLUSHTLB,
-    DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE,
-    DXGK_PAGETABLEUPDATEADDRESS,
+    make_page_table_address,
+    make_update_page_table,
 )
 from wddmsim.ddi.pte import NOT_INVALID_FLAGS, PteArray, pte_array
 from wddmsim.ddi.status import NTSTATUS, DdiError
@@ -310,17 +310,17 @@ class TableBase:
             _track_live(table, start, entries)
         if self.mode == Mode.DXGK_PAGETABLEUPDATE_GPU_VIRTUAL:
             va = table.window if self.address is None else self.address(table)
-            where = DXGK_PAGETABLEUPDATEADDRESS(GpuVirtual=va)
+            where = make_page_table_address(GpuVirtual=va)
         elif self.mode == Mode.DXGK_PAGETABLEUPDATE_GPU_PHYSICAL:
-            where = DXGK_PAGETABLEUPDATEADDRESS(
+            where = make_page_table_address(
                 GpuPhysical=D3DGPU_PHYSICAL_ADDRESS(SegmentId=table.segment_id, SegmentOffset=table.offset)
             )
         else:
             assert table.cpu is not None
             self.paging.wait_within(self.paging.flush())  # the CPU writes now: nothing in flight may read it
-            where = DXGK_PAGETABLEUPDATEADDRESS(CpuVirtual=table.cpu.pointer(0))
+            where = make_page_table_address(CpuVirtual=table.cpu.pointer(0))
         self.stream.build(
-            DXGK_BUILDPAGINGBUFFER_UPDATEPAGETABLE(
+            make_update_page_table(
                 PageTableLevel=table.level,
                 PageTableAddress=where,
                 pPageTableEntries=entries,
