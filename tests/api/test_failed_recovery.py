@@ -17,7 +17,7 @@ from wddmsim.drivers.reference import reference_driver
 from wddmsim.testing.fakes import DelegatingDriver
 from wddmsim.testing.invariants import MemoryRanges, check_page_tables
 from wddmsim.testing.residency import check_locks, check_residency
-from wddmsim.vidmm.errors import DeviceRemoved
+from wddmsim.vidmm.errors import DeviceRemoved, VidMmError
 from wddmsim.vidmm.events import AdapterReset
 
 from .desk import Desk, KiB, pattern
@@ -187,3 +187,23 @@ def test_a_reset_inside_a_user_mode_callback_is_not_reported_as_a_bad_argument()
         d.device.create_context()
     assert caught.value.status == NTSTATUS.STATUS_DEVICE_REMOVED
     assert caught.value.reason.startswith("DXGK_OPERATION_INIT_CONTEXT_RESOURCE: returned STATUS_INVALID_PARAMETER")
+
+
+class RefusesForcedUpdate(DelegatingDriver):
+    """Answers the forced CPU_VIRTUAL UpdatePageTable (the one call without a paging buffer) with ``status``."""
+
+    def __init__(self, inner: KernelModeDriver, status: NTSTATUS) -> None:
+        super().__init__(inner)
+        self.status = status
+
+    def build_paging_buffer(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
+        return self.status if args.pDmaBuffer is None else self.inner.build_paging_buffer(args)
+
+
+def test_a_refused_forced_cpu_virtual_update_at_start_is_named_by_its_status() -> None:
+    """The system paging process's first tables are written by the forced CPU_VIRTUAL update at start-up; a driver
+    that refuses it stops the adapter with the status's name and code, not the value's repr."""
+    with pytest.raises(
+        VidMmError, match=r"forced CPU_VIRTUAL UpdatePageTable returned STATUS_INVALID_PARAMETER 0xc000000d$"
+    ):
+        Desk(wrap=lambda driver: RefusesForcedUpdate(driver, NTSTATUS.STATUS_INVALID_PARAMETER))
