@@ -9,7 +9,7 @@ import pytest
 
 from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.driver import KernelModeDriver
-from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER
+from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_FILL, DXGK_FILL_DESTINATION, DXGKARG_BUILDPAGINGBUFFER
 from wddmsim.ddi.residency import D3DDDI_CREATEPAGINGQUEUE
 from wddmsim.ddi.status import HRESULT, NTSTATUS, DdiError
 from wddmsim.ddi.va import D3DDDI_MAPGPUVIRTUALADDRESS, D3DDDIGPUVIRTUALADDRESS_PROTECTION_TYPE
@@ -33,8 +33,11 @@ class Failing(DelegatingDriver):
         self.status = status
         self.failures = 0
         self.resets = 0
+        self.calls = 0
+        """Paging-buffer calls that reached this driver, failed or not."""
 
     def build_into_buffer(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
+        self.calls += 1
         if self.failures <= 0:
             return self.inner.build_paging_buffer(args)
         self.failures -= 1
@@ -187,6 +190,30 @@ def test_a_reset_inside_a_user_mode_callback_is_not_reported_as_a_bad_argument()
         d.device.create_context()
     assert caught.value.status == NTSTATUS.STATUS_DEVICE_REMOVED
     assert caught.value.reason.startswith("DXGK_OPERATION_INIT_CONTEXT_RESOURCE: returned STATUS_INVALID_PARAMETER")
+
+
+def test_the_paging_stream_of_a_removed_adapter_refuses_at_once_without_calling_the_driver() -> None:
+    """Once recovery failed, VidMm's own paging (a build or an execute of any operation) is refused before the
+    driver is called: ``DeviceRemoved`` naming the removal, the stream's counts and its open buffer unchanged."""
+    d, driver = _desk(None)
+    _mapped(d, _written(d, 64 * KiB, 6))
+    driver.failures = FOREVER
+    with pytest.raises(DeviceRemoved):
+        d.resident(d.buffer(64 * KiB))
+    removed = d.vidmm.reset.removed
+    assert removed is not None
+    driver.failures = 0  # the driver would answer now: the refusal is the stream's, not the driver's
+    stream = d.vidmm.paging
+    calls, driver_calls, building = stream.calls, driver.calls, stream.building
+    fill = DXGK_BUILDPAGINGBUFFER_FILL(
+        FillSize=4 * KiB, FillPattern=7, Destination=DXGK_FILL_DESTINATION(SegmentId=1, SegmentAddress=0)
+    )
+    for step in (stream.build, stream.execute):
+        with pytest.raises(DeviceRemoved) as refused:
+            step(fill)
+        assert refused.value.reason == removed and refused.value.status == NTSTATUS.STATUS_DEVICE_REMOVED
+    assert (stream.calls, driver.calls, stream.building) == (calls, driver_calls, building), "no driver call"
+    assert stream.current is None and d.vidmm.reset.count == 1
 
 
 class RefusesForcedUpdate(DelegatingDriver):

@@ -46,6 +46,7 @@ from wddmsim.ddi.paging import (
     PagingPayload,
 )
 from wddmsim.ddi.status import BUILD_PAGING_BUFFER_STATUSES, NTSTATUS, status_name
+from wddmsim.vidmm.errors import DeviceRemoved
 from wddmsim.vidmm.events import BuildPagingBuffer, PagingBufferSubmitted, PagingOperation
 from wddmsim.vidmm.gpu.reset import ResetPath
 from wddmsim.vidmm.gpu.scheduler import GpuHung, GpuScheduler
@@ -255,7 +256,11 @@ class PagingStream:
         return fence
 
     def build(self, payload: PagingPayload) -> int:
-        """Build one operation into the stream (the normative loop); returns the passes it took."""
+        """Build one operation into the stream (the normative loop); returns the passes it took.  Once the adapter
+        is removed (decision 0239) nothing is built: ``DeviceRemoved`` with the removal's reason, no driver call."""
+        removed = self.reset.removed
+        if removed is not None:
+            raise DeviceRemoved(removed)
         self.building += 1  # counted here, not around a helper: one call fewer per operation
         try:
             buffer = self.current
