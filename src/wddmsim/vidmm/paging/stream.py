@@ -284,12 +284,48 @@ class PagingStream:
             passes = 1
             idle_retry = False
             stalled = 0
+            events = self.events
             while True:
+                # One driver call, checked (inline: the loop's one call per operation is the driver's).
+                before = args.pDmaBuffer
+                assert before is not None
                 offset_at_start = args.MultipassOffset
-                status, progress = self._call(args, buffer)
+                size_before = args.DmaSize
+                self.calls += 1
+                if events.enabled:
+                    events.tallies[TALLY_CALLS] += 1
+                try:
+                    raw = self.driver.build_paging_buffer(args)
+                except UnfitArgument as error:  # VidMm's own value, refused by the bridge before the driver ran (0237)
+                    self._fatal(
+                        f"{args.Operation.name}: the C bridge refused VidMm's own argument before the driver ran: {error}"
+                    )
+                except Exception as error:  # the driver's bug, not ours: a bugcheck on Windows
+                    self._fatal(f"{args.Operation.name}: the driver raised {type(error).__name__}: {error}")
+                pointer = args.pDmaBuffer
+                if (  # the checks of _check in one expression, for the answer of nearly every call: a legal status,
+                    raw.__class__ is NTSTATUS
+                    and raw in BUILD_PAGING_BUFFER_STATUSES
+                    and pointer is not None  # ... pDmaBuffer advanced inside the buffer, DmaSize shrunk by as much ...
+                    and pointer.mapping is buffer.mapping
+                    and before.offset <= pointer.offset <= buffer.size
+                    and args.DmaSize == size_before - (pointer.offset - before.offset)
+                    and buffer.guard.tobytes() == CANARY  # ... and the guard untouched (guard_intact, without the call)
+                ):
+                    written = pointer.offset - before.offset
+                    status = raw
+                else:
+                    try:
+                        written = self._check(args, buffer, raw, before, size_before)
+                    except DriverContractBreach as breach:
+                        self._fatal(f"{args.Operation.name}: {breach}")
+                    status = NTSTATUS(raw)
+                buffer.used += written
+                if events.enabled and not events.skips(BuildPagingBuffer, self.scheduler.clock.now):
+                    self._emit_call(args, status, written, buffer.used - written)
+                progress = written + (args.MultipassOffset != offset_at_start)
                 if status == _SUCCESS:
                     self._ops_in_current += 1
-                    events = self.events
                     if events.enabled:  # skips() is True for a disabled log: not asked then
                         self._tally(events, args.Operation, payload)
                         if not events.skips(PagingOperation, self.scheduler.clock.now):  # a plain run may not want it
@@ -360,55 +396,17 @@ class PagingStream:
         except GpuHung as error:
             self.reset.trigger(f"waiting for an allocation to go idle: {error}")
 
-    def _call(self, args: DXGKARG_BUILDPAGINGBUFFER, buffer: PagingBuffer) -> tuple[NTSTATUS, int]:
-        """One driver call, checked; returns the status and the bytes the driver wrote."""
-        before = args.pDmaBuffer
-        assert before is not None
-        offset_before = args.MultipassOffset
-        size_before = args.DmaSize
-        self.calls += 1
-        events = self.events
-        if events.enabled:
-            events.tallies[TALLY_CALLS] += 1
-        try:
-            raw = self.driver.build_paging_buffer(args)
-        except UnfitArgument as error:  # VidMm's own value, refused by the bridge before the driver ran (0237)
-            self._fatal(
-                f"{args.Operation.name}: the C bridge refused VidMm's own argument before the driver ran: {error}"
+    def _emit_call(self, args: DXGKARG_BUILDPAGINGBUFFER, status: NTSTATUS, written: int, offset: int) -> None:
+        self.events.emit(
+            BuildPagingBuffer(
+                time=self.scheduler.clock.now,
+                operation=_OP_NAMES[args.Operation],
+                status=_STATUS_NAMES.get(status) or status.name,
+                multipass_offset=args.MultipassOffset,
+                bytes_written=written,
+                buffer_offset=offset,
             )
-        except Exception as error:  # the driver's bug, not ours: a bugcheck on Windows
-            self._fatal(f"{args.Operation.name}: the driver raised {type(error).__name__}: {error}")
-        pointer = args.pDmaBuffer
-        if (  # the checks of _check in one expression, for the answer of nearly every call: a legal status, ...
-            raw.__class__ is NTSTATUS
-            and raw in BUILD_PAGING_BUFFER_STATUSES
-            and pointer is not None  # ... pDmaBuffer advanced inside the buffer, DmaSize shrunk by as much ...
-            and pointer.mapping is buffer.mapping
-            and before.offset <= pointer.offset <= buffer.size
-            and args.DmaSize == size_before - (pointer.offset - before.offset)
-            and buffer.guard.tobytes() == CANARY  # ... and the guard untouched (guard_intact, without the call)
-        ):
-            written = pointer.offset - before.offset
-        else:
-            try:
-                written = self._check(args, buffer, raw, before, size_before)
-            except DriverContractBreach as breach:
-                self._fatal(f"{args.Operation.name}: {breach}")
-        status = raw if raw.__class__ is NTSTATUS else NTSTATUS(raw)
-        buffer.used += written
-        if events.enabled and not events.skips(BuildPagingBuffer, self.scheduler.clock.now):
-            events.emit(
-                BuildPagingBuffer(
-                    time=self.scheduler.clock.now,
-                    operation=_OP_NAMES[args.Operation],
-                    status=_STATUS_NAMES.get(status) or status.name,
-                    multipass_offset=args.MultipassOffset,
-                    bytes_written=written,
-                    buffer_offset=buffer.used - written,
-                )
-            )
-        progress = written + (args.MultipassOffset != offset_before)
-        return status, progress
+        )
 
     def _check(
         self, args: DXGKARG_BUILDPAGINGBUFFER, buffer: PagingBuffer, raw: object, before: CpuPointer, size_before: int
