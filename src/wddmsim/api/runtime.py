@@ -45,6 +45,7 @@ from wddmsim.ddi.va import (
     D3DDDICB_UPDATEGPUVIRTUALADDRESS,
 )
 from wddmsim.vidmm.device import Device, Process
+from wddmsim.vidmm.errors import DeviceRemoved
 from wddmsim.vidmm.manager import VideoMemoryManager
 from wddmsim.vidmm.vaspace import GpuVaSpaces
 
@@ -69,8 +70,9 @@ def _integer(argument: str, value: object) -> None:
 
 def _user_mode(error: DdiError) -> DdiError:
     """A kernel refusal as ``pfnAllocateCb`` returns it: ``E_OUTOFMEMORY`` for no memory, ``E_INVALIDARG``
-    (the same argument named) for what the driver or VidMm refused."""
-    if isinstance(error.status, HRESULT):
+    (the same argument named) for what the driver or VidMm refused.  An adapter reset is no refusal of the
+    caller's arguments: ``DeviceRemoved`` goes up as it is (decision 0239)."""
+    if isinstance(error.status, HRESULT) or isinstance(error, DeviceRemoved):
         return error
     if error.status == NTSTATUS.STATUS_NO_MEMORY or error.status == NTSTATUS.STATUS_GRAPHICS_NO_VIDEO_MEMORY:
         return DdiError(HRESULT.E_OUTOFMEMORY, str(error).rsplit(" [", 1)[0])
@@ -194,8 +196,11 @@ class UserProcess:
         return self.process.handle
 
     def create_device(self) -> UserDevice:
-        """``D3DKMTCreateDevice``."""
+        """``D3DKMTCreateDevice``; refused with ``STATUS_DEVICE_REMOVED`` once a reset's recovery failed and the
+        adapter is gone for good (decision 0239)."""
         self._alive()
+        if self.vidmm.reset.removed is not None:
+            raise DeviceRemoved(self.vidmm.reset.removed)
         device = UserDevice(self, self.vidmm.residency.create_device(self.process))
         self.devices.append(device)
         return device

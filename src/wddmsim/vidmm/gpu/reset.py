@@ -9,6 +9,9 @@ What happens to allocations (contents of memory segments lost, evictions reporte
 aperture mappings unmapped) is the residency manager's part of the path.  Every part's steps are handed to the path
 at construction, in the order they run (the parts built after it are reached through the composition's late
 calls); nothing is added to it later.
+A reset whose own recovery fails -- a paging call of those steps takes the reset path again -- ends recovery
+(decision 0239, a TDR that cannot recover is a bugcheck on Windows): the adapter is left removed, every later reset
+is refused at once with both reasons, and nothing recurses.
 """
 
 from __future__ import annotations
@@ -42,6 +45,10 @@ class ResetPath:
         self.events = events
         self.count = 0
         self.reasons: list[str] = []
+        self.removed: str | None = None
+        """Why the adapter is gone for good (a reset's recovery failed, decision 0239); None while it works."""
+        self._recovering: str | None = None
+        """The reason of the reset whose steps are running: a reset asked for meanwhile ends recovery."""
         self.before = tuple(before)
         """Called before ``DxgkDdiResetFromTimeout`` (VidMm keeps a copy of what it wrote itself by CPU)."""
         self.after = tuple(after)
@@ -49,11 +56,24 @@ class ResetPath:
 
     def trigger(self, reason: str) -> NoReturn:
         """Reset the adapter because of ``reason`` (with what the driver's ``DxgkDdiCollectDbgInfo`` reports, when
-        it exports it) and raise ``DeviceRemoved``."""
+        it exports it) and raise ``DeviceRemoved``.  Asked for while a reset's steps run, or once the adapter is
+        removed, no driver is called and nothing runs again (decision 0239)."""
+        if self.removed is not None:
+            raise DeviceRemoved(self.removed)
+        if self._recovering is not None:
+            self._end_recovery(self._recovering, reason)
         reason = self._with_driver_info(reason)
         self.count += 1
         self.reasons.append(reason)
         self.events.emit(AdapterReset(time=self.scheduler.clock.now, reason=reason))
+        self._recovering = reason
+        try:
+            self._recover(reason)
+        finally:
+            self._recovering = None
+        raise DeviceRemoved(self.removed or reason)
+
+    def _recover(self, reason: str) -> None:
         for prepare in self.before:
             prepare()
         try:
@@ -64,7 +84,13 @@ class ResetPath:
         self.scheduler.abandon()
         for listener in self.after:
             listener(reason)
-        raise DeviceRemoved(reason)
+
+    def _end_recovery(self, reset: str, failure: str) -> NoReturn:
+        """A reset asked for by the steps of the reset for ``reset``: recovery failed, the adapter stays removed.
+        The steps catch this ``DeviceRemoved`` and stop; the outer reset raises the same reason."""
+        self.removed = f"{reset}; recovery failed, the adapter is removed: {failure}"
+        self.reasons.append(f"recovery failed: {failure}")
+        raise DeviceRemoved(self.removed)
 
     def _with_driver_info(self, reason: str) -> str:
         """``reason``, and the text of ``DxgkDdiCollectDbgInfo`` (decision 0133): the driver, not VidMm, knows why

@@ -31,7 +31,7 @@ from wddmsim.ddi.paging import (
     make_update_page_table,
 )
 from wddmsim.ddi.pte import PteArray, pte_array, pte_flags
-from wddmsim.ddi.status import NTSTATUS
+from wddmsim.ddi.status import NTSTATUS, status_name
 from wddmsim.vidmm.errors import VidMmError
 from wddmsim.vidmm.gpummu import GpuMmuDescription
 from wddmsim.vidmm.segments import MakeRoom, Segments
@@ -279,7 +279,7 @@ class SystemPagingProcess:
         )
         status = self.driver.build_paging_buffer(DXGKARG_BUILDPAGINGBUFFER(payload, pDmaBuffer=None, DmaSize=0))
         if status != NTSTATUS.STATUS_SUCCESS:
-            raise VidMmError(f"forced CPU_VIRTUAL UpdatePageTable returned {status!r}")
+            raise VidMmError(f"forced CPU_VIRTUAL UpdatePageTable returned {_status_text(status)}")
 
     def _ensure_path(self, va: int) -> None:
         """Make every level above the leaf point down towards ``va`` (each entry written once: it never changes)."""
@@ -322,3 +322,12 @@ class SystemPagingProcess:
             _, mapping = self._table(0, self._key(0, address))
             self._update(0, mapping, self.index(address, 0), leaf)
             done += count
+
+
+def _status_text(status: object) -> str:
+    """A driver's answer as a reader wants it: the status's name and code, or the value it was if not a number."""
+    if not isinstance(status, int) or isinstance(status, bool):
+        return repr(status)
+    code = status & 0xFFFFFFFF
+    name = status_name(code)
+    return name if name.startswith("0x") else f"{name} {code:#010x}"

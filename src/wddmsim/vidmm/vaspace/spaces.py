@@ -15,7 +15,6 @@ What it models (wddm-spec.md sections 2.5-2.8 and 3.1-3.6; decisions D5 and 0016
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, final
 
@@ -266,8 +265,10 @@ class GpuVaSpaces:
         for space in list(self.spaces.values()):
             if space.evicted or space.busy:
                 continue  # a busy tree is being changed by the call the reset interrupted; it rebuilds after
-            with contextlib.suppress(DeviceRemoved):  # the engine failed again: that reset does the rest
+            try:
                 self.tables.evict_tree(space)
+            except DeviceRemoved:  # recovery failed (decision 0239): the adapter is removed, no tree comes back
+                return
 
     def power_down(self, purged: Callable[[int, int, int], bool]) -> int:
         """Before the adapter powers down: the tree of every process with a table in a range the transition
