@@ -359,7 +359,7 @@ def test_a_packet_of_the_run_that_rewrites_a_page_table_is_seen_only_after_the_f
     memory = np.frombuffer(quiet.memory, dtype=np.uint64)
 
     def at(address: int) -> list[int]:
-        return memory[address // 8 : address // 8 + 2].tolist()
+        return [int(word) for word in memory[address // 8 : address // 8 + 2]]
 
     assert at(0x10_0000 + 128) == words(2, 3).tolist()
     assert at(0x30_8000 + 192) == words(2, 4).tolist() and at(0x30_8000 + 256) == words(2, 5).tolist()
