@@ -640,8 +640,11 @@ def _run_recorded(
             _write_failed(stream, adapters[0], config, error, console)
         _abandon(stream)
         _fail(error, EXIT_FAILED)
-    except OSError as error:  # the --record file stopped taking the trace (a full disk, /dev/full)
-        _abandon(stream)
+    except OSError as error:
+        if trace is None or user_code(error) is not None:  # not the --record file's: a fault like any other
+            _write_stopped(stream, adapters, config, error, console)
+            raise
+        _abandon(stream)  # the --record file stopped taking the trace (a full disk, /dev/full)
         _fail(ConfigurationError("--record", str(record), f"cannot be written: {error.strerror}"))
     except BaseException as error:  # a fault in user code, an interrupt: --out still says the run stopped (0238)
         _write_stopped(stream, adapters, config, error, console)
