@@ -277,6 +277,25 @@ def _write(
     console.print(f"wrote {written.summary}, {written.events}, {written.trace} and {written.report}")
 
 
+def _print_header(console: Console, config: ScenarioConfig, overrides: dict[str, object]) -> None:
+    """The scenario's name and description -- which speaks of its own settings, so the ones the command line
+    changed follow it: a run of ``default --frames 60`` does not read as 12 frames."""
+    console.print(f"[bold]{config.name}[/]: {config.description}" if config.description else f"[bold]{config.name}[/]")
+    if overrides:
+        changed = ", ".join(f"{key}={_setting_text(key, value)}" for key, value in overrides.items())
+        console.print(f"  changed here: {changed}", style="dim", markup=False, highlight=False)
+
+
+_SIZE_KEYS = frozenset({"adapter.vram", "adapter.cpu_visible", "adapter.aperture", "adapter.paging_buffer"})
+
+
+def _setting_text(key: str, value: object) -> str:
+    """A setting as the user would write it: sizes with their unit."""
+    if key in _SIZE_KEYS and isinstance(value, int) and not isinstance(value, bool):
+        return format_size(value).replace(" ", "")
+    return str(value)
+
+
 def _overrides(options: dict[str, object], settings: tuple[str, ...]) -> dict[str, object]:
     """Dotted-key overrides from the options given (None: not given) and ``--set KEY=VALUE``."""
     from wddmsim.scenarios.config import parse_override
@@ -492,7 +511,7 @@ def run(
         _run_demo_with(scenario, options, settings, record, out)
     config = _load_scenario(scenario, options, settings)
     trace = None if record is None else _open_record(record)
-    console.print(f"[bold]{config.name}[/]: {config.description}" if config.description else f"[bold]{config.name}[/]")
+    _print_header(console, config, _overrides(options, settings))
     stream = None if out is None else _open_outputs(out)
     result, (metrics, frames) = _run_recorded(config, console, trace, record, stream)
     _print_results(console, result, record)
@@ -621,8 +640,11 @@ def _run_recorded(
             _write_failed(stream, adapters[0], config, error, console)
         _abandon(stream)
         _fail(error, EXIT_FAILED)
-    except OSError as error:  # the --record file stopped taking the trace (a full disk, /dev/full)
-        _abandon(stream)
+    except OSError as error:
+        if trace is None or user_code(error) is not None:  # not the --record file's: a fault like any other
+            _write_stopped(stream, adapters, config, error, console)
+            raise
+        _abandon(stream)  # the --record file stopped taking the trace (a full disk, /dev/full)
         _fail(ConfigurationError("--record", str(record), f"cannot be written: {error.strerror}"))
     except BaseException as error:  # a fault in user code, an interrupt: --out still says the run stopped (0238)
         _write_stopped(stream, adapters, config, error, console)

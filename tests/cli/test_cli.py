@@ -269,3 +269,22 @@ def test_the_top_level_help_names_every_command() -> None:
     assert result.exit_code == 0
     for command in ("run", "inspect", "disasm", "vm-decode", "bench", "include-dir", "sweep"):
         assert f"wddmsim {command}" in result.output
+
+
+WIDE = {"COLUMNS": "200"}
+"""A terminal wide enough that no line of the output is wrapped."""
+
+
+def test_the_header_names_the_settings_the_command_line_changed() -> None:
+    """The scenario's description speaks of its own settings (12 frames): the ones changed here follow it, sizes as
+    typed; a run with none changed prints the description alone."""
+    changed = CliRunner().invoke(
+        main, ["run", "--frames", "2", "--vram", "64MiB", "--set", "workload.oversubscription=2"], env=WIDE
+    )
+    assert changed.exit_code == 0, changed.output
+    first, second = changed.output.splitlines()[:2]
+    assert first.startswith("default: 3 processes, 12 frames")
+    assert second == "  changed here: workload.frames=2, adapter.vram=64MiB, workload.oversubscription=2"
+    plain = CliRunner().invoke(main, ["run", "tiles"], env=WIDE)
+    assert plain.exit_code == 0, plain.output
+    assert "changed here" not in plain.output

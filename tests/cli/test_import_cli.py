@@ -170,3 +170,20 @@ def test_a_name_that_is_not_utf8_is_refused_and_a_file_name_that_is_not_is_shown
     assert doc["name"] == "gpgmm-bad\ufffd" and doc["capture"]["source"] == "bad\ufffd.json"
     run = CliRunner().invoke(main, ["run", str(out), "--out", str(tmp_path / "run")])
     assert run.exit_code == 0, run.output
+
+
+def test_a_long_number_is_placed_past_digits_in_strings_and_fractions_before_it(tmp_path: Path) -> None:
+    """The refusal names the integer literal the decoder refused, not an earlier run of as many digits inside a
+    string or in a number's fraction (which the decoder reads as a float, whatever its length)."""
+    text = DAWN.read_text().replace('"GPGMM_MainThread"', '"' + "7" * 5000 + '"', 1)
+    text = text.replace('"ts": 303', '"ts": 3.' + "3" * 5000, 1)
+    at = text.index('"ts": 46') + len('"ts": ')
+    bad = tmp_path / "long.json"
+    bad.write_text(text[:at] + "9" * 5000 + text[at + 2 :])
+    result = CliRunner().invoke(main, ["import", "gpgmm", str(bad), "-o", str(tmp_path / "x.toml")])
+    assert result.exit_code == 2, result.output
+    line = text.count("\n", 0, at) + 1
+    column = at - (text.rfind("\n", 0, at) + 1) + 1
+    assert result.output == (
+        f"error: long.json: line {line}, column {column} (a number): has 5000 digits: at most 4300 are read\n"
+    )

@@ -162,3 +162,40 @@ def test_a_stream_opened_over_an_earlier_run_removes_the_files_it_writes_at_the_
     OutputStream(tmp_path).close()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["events.jsonl", "notes.txt", "trace.json"]
     assert (tmp_path / "notes.txt").read_text() == "earlier\n"
+
+
+OS_POLICY = """\
+from wddmsim.vidmm.policy import Lru
+
+
+class Missing(Lru):
+    calls = 0
+
+    def used(self, a):
+        Missing.calls += 1
+        if Missing.calls > 20:
+            raise FileNotFoundError(2, "No such file or directory", "weights.toml")
+        return super().used(a)
+"""
+
+
+def test_an_os_error_in_a_users_policy_is_the_users_fault_not_the_record_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only the ``--record`` file's own failure is reported as ``--record``: an ``OSError`` the user's policy raises
+    (no ``--record`` given, or one given) is a fault in user code like any other, and ``--out`` says so."""
+    (tmp_path / "os_error_policies.py").write_text(OS_POLICY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        for extra in ((), ("--record", str(tmp_path / "calls.jsonl"))):
+            out = tmp_path / f"out{len(extra)}"
+            sys.modules.pop("os_error_policies", None)
+            result = _run(out, "--policy", "os_error_policies:Missing", *extra)
+            assert result.exit_code == 1, result.output
+            assert "--record" not in result.output
+            assert result.output.splitlines()[-1].startswith("error: os_error_policies.used (")
+            summary = _read(out)
+            assert summary["stopped"] == "user code"
+            assert summary["error"] == "FileNotFoundError: [Errno 2] No such file or directory: 'weights.toml'"
+    finally:
+        sys.modules.pop("os_error_policies", None)

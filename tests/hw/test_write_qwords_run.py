@@ -326,3 +326,41 @@ def test_random_programs_agree_on_every_path(seed: int) -> None:
             outcomes[0].packets,
         )
     assert outcomes[2].executed == outcomes[3].executed
+
+
+def test_a_packet_of_the_run_that_rewrites_a_page_table_is_seen_only_after_the_flush(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A write in the loop to the leaf table itself (mapped at a VA page the loop has cached) changes page 0's entry:
+    the next write to page 0 still lands where the TLB's snapshot says, the flush (which ends the run) makes the MMU
+    forget it, and the writes after it land at the new page -- on every path alike."""
+    leaf, root = 0x403000, 0x400000  # where Tables puts the root and the leaf table of VA (allocated in order)
+    index = (VA // PAGE_SIZE) % 512
+    monkeypatch.setitem(PAGES, 7, {"target": Target.LOCAL, "address": leaf})
+    moved = encode_pte(target=Target.LOCAL, address=0x30_8000)
+    program = [
+        cmd.encode(p)
+        for p in (
+            wq(va(0), 2, 1),
+            wq(va(7, 8 * 500), 1, 0),  # an unused entry: page 7 cached for writing
+            wq(va(0, 64), 2, 2),
+            cmd.WriteQwords(va(7, 8 * index), 1, np.array([moved], dtype=np.uint64)),  # in the loop
+            wq(va(0, 128), 2, 3),  # the TLB still has the old page
+            cmd.TlbInvalidate(hw_address(Space.GPU_PHYS, root), VA, VA + PAGE_SIZE - 1),
+            wq(va(0, 192), 2, 4),
+            wq(va(0, 256), 2, 5),  # in the loop again, at the new page
+        )
+    ]
+    outcomes = {mode: run(program, mode) for mode in MODES}
+    quiet = outcomes["quiet"]
+    for mode, other in outcomes.items():
+        assert (other.memory, other.interrupts, other.packets) == (quiet.memory, quiet.interrupts, 8), mode
+    assert quiet.one_packet_calls == 3  # the first write to pages 0 and 7, and the first after the flush
+    memory = np.frombuffer(quiet.memory, dtype=np.uint64)
+
+    def at(address: int) -> list[int]:
+        return [int(word) for word in memory[address // 8 : address // 8 + 2]]
+
+    assert at(0x10_0000 + 128) == words(2, 3).tolist()
+    assert at(0x30_8000 + 192) == words(2, 4).tolist() and at(0x30_8000 + 256) == words(2, 5).tolist()
+    assert at(0x10_0000 + 192) == at(0x10_0000 + 256) == [0, 0]

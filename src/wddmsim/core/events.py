@@ -112,12 +112,7 @@ class EventLog:
         many events a plain ``wddmsim run`` has no consumer for (decision 0207)."""
         if not self.enabled:
             return True
-        if self.keep:
-            return False
-        route = self._routes.get(kind)
-        if route is None:
-            route = self._route(kind)
-        if route:
+        if not self.unheard(kind):
             return False
         self.emitted += 1
         if time > self.latest:

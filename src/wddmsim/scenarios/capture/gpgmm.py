@@ -132,10 +132,14 @@ class _Text:
 def _long_number(doc: _Text, error: ValueError) -> CaptureError:
     """The integer literal the decoder would not convert (more digits than ``sys.get_int_max_str_digits``)."""
     limit = sys.get_int_max_str_digits()
-    found = re.search(rf"\d{{{limit + 1},}}", doc.text) if limit else None
-    if found is None:
-        return doc.error(0, "the document", f"is not JSON wddmsim can read: {error}")
-    return doc.error(found.start(), "a number", f"has {len(found.group())} digits: at most {limit} are read")
+    # A string is passed over whole, and digits after a point or an exponent's letter or sign are a float's
+    # (read whatever their length): what is left is an integer literal, the decoder's only refusal of this kind.
+    token = re.compile(rf'"[^"\\]*(?:\\.[^"\\]*)*"|(?<![\d.eE+-])-?(\d{{{limit + 1},}})(?![\d.eE])')
+    for found in token.finditer(doc.text) if limit else ():
+        digits = found.group(1)
+        if digits is not None:
+            return doc.error(found.start(), "a number", f"has {len(digits)} digits: at most {limit} are read")
+    return doc.error(0, "the document", f"is not JSON wddmsim can read: {error}")
 
 
 def _events(doc: _Text) -> list[tuple[int, object]]:
