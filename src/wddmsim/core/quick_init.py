@@ -62,21 +62,10 @@ def quick_init(cls: type[Any]) -> Callable[..., None]:
     """
     declared = _declared(cls)
     scope: dict[str, Any] = {"_MISSING": MISSING}
-    params, values = [], []
+    params = _keywords(declared, scope)
+    values = [f"_factory_{f.name}() if {f.name} is _MISSING else {f.name}" if _made(f) else f.name for f in declared]
     for f in declared:
-        name = f.name
-        scope[f"_set_{name}"] = _slot(cls, name).__set__
-        if f.default is not MISSING:
-            scope[f"_default_{name}"] = f.default
-            params.append(f"{name}=_default_{name}")
-            values.append(name)
-        elif f.default_factory is not MISSING:
-            scope[f"_factory_{name}"] = f.default_factory
-            params.append(f"{name}=_MISSING")
-            values.append(f"_factory_{name}() if {name} is _MISSING else {name}")
-        else:
-            params.append(name)
-            values.append(name)
+        scope[f"_set_{f.name}"] = _slot(cls, f.name).__set__
     stores = [f"_set_{f.name}(self, {value})" for f, value in zip(declared, values, strict=True)]
     body = [f"    {store}" for store in stores] or ["    pass"]
     twin = _twin(cls) if len(declared) >= TWIN_MIN_FIELDS else None
@@ -114,19 +103,9 @@ def quick_factory(cls: Callable[_A, _T]) -> Callable[_A, _T]:
     klass: type[Any] = cls  # type: ignore[assignment]  # a dataclass; the ParamSpec carries its signature
     declared = _declared(klass)
     scope: dict[str, Any] = {"_MISSING": MISSING, "_new": object.__new__, "_CLS": klass}
-    params, values, resolve = [], [], []
-    for f in declared:
-        name = f.name
-        if f.default is not MISSING:
-            scope[f"_default_{name}"] = f.default
-            params.append(f"{name}=_default_{name}")
-        elif f.default_factory is not MISSING:
-            scope[f"_factory_{name}"] = f.default_factory
-            params.append(f"{name}=_MISSING")
-            resolve.append(f"    if {name} is _MISSING:\n        {name} = _factory_{name}()")
-        else:
-            params.append(name)
-        values.append(name)
+    params = _keywords(declared, scope)
+    values = [f.name for f in declared]
+    resolve = [f"    if {f.name} is _MISSING:\n        {f.name} = _factory_{f.name}()" for f in declared if _made(f)]
     twin = _twin(klass)
     if twin is not None:
         scope["_TWIN"] = twin
@@ -140,6 +119,28 @@ def quick_factory(cls: Callable[_A, _T]) -> Callable[_A, _T]:
     make: Callable[_A, _T] = scope["make"]
     make.__qualname__ = make.__name__ = f"quick_{klass.__name__}"
     return make
+
+
+def _keywords(declared: tuple[Field[Any], ...], scope: dict[str, Any]) -> list[str]:
+    """The generated function's keyword parameters, one per field, their defaults put in ``scope``; a field with a
+    default factory defaults to ``_MISSING`` (the factory runs per call, see :func:`_made`)."""
+    params = []
+    for f in declared:
+        name = f.name
+        if f.default is not MISSING:
+            scope[f"_default_{name}"] = f.default
+            params.append(f"{name}=_default_{name}")
+        elif _made(f):
+            scope[f"_factory_{name}"] = f.default_factory
+            params.append(f"{name}=_MISSING")
+        else:
+            params.append(name)
+    return params
+
+
+def _made(f: Field[Any]) -> bool:
+    """Whether the field's default is made per instance by a factory."""
+    return f.default is MISSING and f.default_factory is not MISSING
 
 
 def _declared(cls: type[Any]) -> tuple[Field[Any], ...]:
