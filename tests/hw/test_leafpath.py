@@ -15,7 +15,7 @@ from wddmsim.hw import leafpath
 from wddmsim.hw.faults import AccessKind, GpuFault
 from wddmsim.hw.memory import LocalMemory, SystemMemory
 from wddmsim.hw.mmu import Mmu, MmuLayout, Run, _Region
-from wddmsim.hw.pte import TablePointer, Target, encode_pte
+from wddmsim.hw.pte import HW_PTE, TablePointer, Target, encode_pte
 
 MEMORY = 8 * MiB
 LAYOUTS = {
@@ -139,3 +139,43 @@ def test_a_conflicting_pair_faults_before_an_earlier_invalid_page() -> None:
             16 * PAGE_SIZE,
             "the 4 KB and 64 KB entries of one 64 KiB range are both valid",
         )
+
+
+def _crafted_tables() -> list[np.ndarray]:
+    """Entries that step by one page but for a carry out of the address field, a flag that changes mid-stretch,
+    an address that steps back, and the last address the field holds."""
+    top = HW_PTE["Address"].mask
+    flag = np.uint64(HW_PTE["ReadOnly"].shifted_mask)
+    plain = np.array([encode_pte(address=(0x40 + i) * PAGE_SIZE) for i in range(64)], dtype=np.uint64)
+    flagged = plain.copy()
+    flagged[20:] |= flag
+    back = plain.copy()
+    back[30] = plain[28]
+    wrap = np.array([encode_pte(address=((top - 8 + i) & top) * PAGE_SIZE) for i in range(64)], dtype=np.uint64)
+    zero = plain.copy()
+    zero[5] |= np.uint64(HW_PTE["Zero"].shifted_mask)
+    return [plain, flagged, back, wrap, zero]
+
+
+@pytest.mark.parametrize("ratio", [1, 2, 4])
+def test_stretch_numbers_give_what_uniform_gives(ratio: int) -> None:
+    """:func:`leafpath.uniform_by_stretch` (numbers worked out once per snapshot) answers as :func:`leafpath.uniform`
+    (the definition) for every range of random and crafted tables, with and without a 64 KB table."""
+    rng = random.Random(ratio)
+    tables = _crafted_tables() + [_table(rng, 128, ratio * PAGE_SIZE, 0.97) for _ in range(12)]
+    answers = {"stretch": 0, "none": 0}
+    for small in tables:
+        pages = small.shape[0] * ratio
+        bigs = [None, np.zeros(pages // 16, dtype=np.uint64)]
+        bigs.append(bigs[1].copy())
+        bigs[2][rng.randrange(pages // 16)] = encode_pte(address=0x10_0000)
+        numbers = leafpath.stretches(small, ratio)
+        for big in bigs:
+            valid = None if big is None else leafpath.valid_before(big)
+            for first in range(0, pages, 3):
+                for last in range(first, min(pages, first + 80), 5):
+                    expected = leafpath.uniform(small, big, ratio, first, last)
+                    got = leafpath.uniform_by_stretch(small, numbers, valid, ratio, first, last)
+                    assert got == expected, (first, last, ratio)
+                    answers["stretch" if got >= 0 else "none"] += 1
+    assert min(answers.values()) > 500, answers

@@ -71,6 +71,44 @@ def uniform(
     return head
 
 
+def stretches(small: npt.NDArray[np.uint64], ratio: int) -> list[int]:
+    """Per entry of a 4 KB-kind leaf table: the number of the stretch it is in.  Entry ``i`` joins entry
+    ``i - 1``'s stretch when its flags are the same and its address is exactly one GPU page on (no carry out of
+    the field), so pages ``[first, last]`` pass :func:`uniform`'s step test exactly when their entries share a
+    number.  Worked out once per snapshot: its multi-page accesses then each cost a comparison."""
+    step = np.uint64(ratio << PAGE_SHIFT)
+    before, after = small[:-1], small[1:]
+    joined = (after > before) & (after - before == step) & ((after ^ before) & np.uint64(_FLAGS) == 0)
+    numbers = np.zeros(small.shape[0], dtype=np.int64)
+    np.cumsum(~joined, out=numbers[1:])
+    return numbers.tolist()
+
+
+def valid_before(big: npt.NDArray[np.uint64]) -> list[int]:
+    """Per index ``i`` of a 64 KB-kind leaf table (and one past its end): how many of entries ``[0, i)`` are valid."""
+    counts = np.zeros(big.shape[0] + 1, dtype=np.int64)
+    np.cumsum(big & np.uint64(1), out=counts[1:])
+    return counts.tolist()  # type: ignore[no-any-return]
+
+
+def uniform_by_stretch(
+    small: npt.NDArray[np.uint64],
+    numbers: list[int],
+    big_valid: list[int] | None,
+    ratio: int,
+    first: int,
+    last: int,
+) -> int:
+    """:func:`uniform`, given the snapshot's :func:`stretches` and, if it has a 64 KB table, :func:`valid_before`."""
+    lo, hi = first // ratio, last // ratio
+    head = int(small[lo])
+    if not head & 1 or head & _ZERO or numbers[lo] != numbers[hi]:
+        return -1
+    if big_valid is not None and big_valid[last // _PAGES_PER_64K + 1] != big_valid[first // _PAGES_PER_64K]:
+        return -1
+    return head
+
+
 def effective(
     small: npt.NDArray[np.uint64] | None,
     big: npt.NDArray[np.uint64] | None,

@@ -126,19 +126,27 @@ class MmuLayout:
         return (va >> self.shift(level)) & (self.entries(level) - 1)
 
 
-@dataclass(frozen=True, slots=True)
+@final
 class _Region:
     """A cached translation of one level-1 region: its leaf tables (4 KB kind, 64 KB kind), or a large page.
 
     ``pages`` remembers, per (4 KiB page, access kind), what an access inside one page resolved to --
-    ``(memory, page address)`` -- so a repeated access is a lookup; it lives and dies with the snapshot it was
-    derived from."""
+    ``(memory, page address)`` -- so a repeated access is a lookup; ``numbers`` and ``big_valid`` are what
+    :func:`.leafpath.uniform_by_stretch` reads, worked out at the snapshot's first multi-page access.  All of it
+    lives and dies with the snapshot it was derived from (the tables are copies: nothing changes under it)."""
 
-    small: U64 | None = None
-    big: U64 | None = None
-    large: int = -1
-    large_level: int = 0
-    pages: dict[int, tuple[PhysicalMemory | None, int]] = field(default_factory=dict, compare=False)
+    __slots__ = ("big", "big_valid", "large", "large_level", "numbers", "pages", "small")
+
+    def __init__(
+        self, *, small: U64 | None = None, big: U64 | None = None, large: int = -1, large_level: int = 0
+    ) -> None:
+        self.small = small
+        self.big = big
+        self.large = large
+        self.large_level = large_level
+        self.pages: dict[int, tuple[PhysicalMemory | None, int]] = {}
+        self.numbers: list[int] | None = None
+        self.big_valid: list[int] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +181,7 @@ class Mmu:
     __slots__ = (
         "_last_regions",
         "_last_root",
+        "_leaf_counts",
         "_leaf_mask",
         "_level1",
         "_memories",
@@ -208,6 +217,8 @@ class Mmu:
         self._top_shift = layout.shift(layout.levels - 1)
         self._va_limit = 1 << layout.va_bits
         self._leaf_mask = layout.entries(0) - 1
+        self._leaf_counts = (layout.hw_leaf_entries, layout.leaf64_entries)
+        """Entries of a 4 KB-kind and of a 64 KB-kind leaf table (what every walk snapshots)."""
         self._last_root: TablePointer | None = None
         self._ratio = layout.gpu_page_ratio
         self._level1 = (layout.shift(1), layout.entries(1) - 1)
@@ -266,16 +277,17 @@ class Mmu:
         if first & 1 and (first & _LARGE_BIT or first & _ZERO_BIT):
             return _Region(large=first, large_level=1)
         small = big = None
+        small_count, big_count = self._leaf_counts
         if layout.dual_pte:
             if first & 1:
-                small = self._leaf(first, layout.hw_leaf_entries, access)
+                small = self._leaf(first, small_count, access)
             if second & 1:
-                big = self._leaf(second, layout.leaf64_entries, access)
+                big = self._leaf(second, big_count, access)
         elif first & 1:
             if first & _LEAF64_BIT:
-                big = self._leaf(first, layout.leaf64_entries, access)
+                big = self._leaf(first, big_count, access)
             else:
-                small = self._leaf(first, layout.hw_leaf_entries, access)
+                small = self._leaf(first, small_count, access)
         if small is None and big is None:
             raise GpuFault(FaultKind.PAGE_FAULT, va, "level 1 entry is invalid", access=access, level=1)
         return _Region(small=small, big=big)
@@ -472,8 +484,16 @@ class Mmu:
     ) -> bool:
         """One physically contiguous stretch (:func:`.leafpath.uniform`): one run, checked once; ``False``: the
         range is not one, nothing done."""
+        small = region.small
+        if small is None:
+            return False
         ratio = self._ratio
-        word = leafpath.uniform(region.small, region.big, ratio, first, last)
+        numbers = region.numbers
+        if numbers is None:  # the snapshot's first multi-page access: its stretches, once
+            numbers = region.numbers = leafpath.stretches(small, ratio)
+            if region.big is not None:
+                region.big_valid = leafpath.valid_before(region.big)
+        word = leafpath.uniform_by_stretch(small, numbers, region.big_valid, ratio, first, last)
         if word < 0:
             return False
         leafpath.check_rights([word], va, access)
