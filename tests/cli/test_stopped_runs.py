@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+import types
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -199,3 +200,31 @@ def test_an_os_error_in_a_users_policy_is_the_users_fault_not_the_record_files(
             assert summary["error"] == "FileNotFoundError: [Errno 2] No such file or directory: 'weights.toml'"
     finally:
         sys.modules.pop("os_error_policies", None)
+
+
+def test_an_os_error_of_wddmsims_own_is_not_blamed_on_the_record_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An ``OSError`` raised inside wddmsim itself while ``--record`` is given is wddmsim's fault: ``--out`` says
+    ``internal error``, nothing names ``--record``, and the record file holds the calls made until then."""
+    import wddmsim.scenarios.app as app_module
+
+    frame = app_module.App.frame
+
+    def failing(self: app_module.App, index: int, chosen: list[int]) -> None:
+        if index == 2:
+            raise OSError(5, "Input/output error")
+        frame(self, index, chosen)
+
+    # The same function as wddmsim's own: its frame runs in the module's globals, as App.frame's does.
+    own = types.FunctionType(failing.__code__, vars(app_module), "frame", None, failing.__closure__)
+    monkeypatch.setattr(app_module.App, "frame", own)
+    record = tmp_path / "calls.jsonl"
+    result = _run(tmp_path / "out", "--record", str(record))
+    assert "--record" not in result.output
+    assert isinstance(result.exception, OSError) and result.exception.errno == 5
+    summary = _read(tmp_path / "out")
+    assert summary["stopped"] == "internal error"
+    assert summary["error"] == "OSError: [Errno 5] Input/output error"
+    lines = record.read_text(encoding="utf-8").splitlines()
+    assert json.loads(lines[0])["trace"] and len(lines) > 1
