@@ -54,58 +54,41 @@ def uniform(
     them -- else -1.  Such a range is one run whose rights are the first entry's (the usual case: a copy)."""
     if small is None:
         return -1
-    lo, hi = first // ratio, last // ratio
-    words = small[lo : hi + 1]
-    head = int(words[0])
-    if not head & 1 or head & _ZERO:
-        return -1
-    if hi > lo:
-        step = ratio << PAGE_SHIFT
-        tail = int(words[-1])
-        if (head ^ tail) & _FLAGS or tail - head != (hi - lo) * step:
-            return -1  # a cheap necessary test first; then every step, which also rules out a carry
-        if not ((words[1:] - words[:-1]) == step).all():
-            return -1
-    if big is not None and (big[first // _PAGES_PER_64K : last // _PAGES_PER_64K + 1] & 1).any():
+    head = _one_stretch(small[first // ratio : last // ratio + 1], ratio << PAGE_SHIFT)
+    if head < 0 or (big is not None and (big[first // _PAGES_PER_64K : last // _PAGES_PER_64K + 1] & 1).any()):
         return -1
     return head
 
 
-def stretches(small: npt.NDArray[np.uint64], ratio: int) -> list[int]:
-    """Per entry of a 4 KB-kind leaf table: the number of the stretch it is in.  Entry ``i`` joins entry
-    ``i - 1``'s stretch when its flags are the same and its address is exactly one GPU page on (no carry out of
-    the field), so pages ``[first, last]`` pass :func:`uniform`'s step test exactly when their entries share a
-    number.  Worked out once per snapshot: its multi-page accesses then each cost a comparison."""
-    step = np.uint64(ratio << PAGE_SHIFT)
-    before, after = small[:-1], small[1:]
-    joined = (after > before) & (after - before == step) & ((after ^ before) & np.uint64(_FLAGS) == 0)
-    numbers = np.zeros(small.shape[0], dtype=np.int64)
-    np.cumsum(~joined, out=numbers[1:])
-    return numbers.tolist()
-
-
-def valid_before(big: npt.NDArray[np.uint64]) -> list[int]:
-    """Per index ``i`` of a 64 KB-kind leaf table (and one past its end): how many of entries ``[0, i)`` are valid."""
-    counts = np.zeros(big.shape[0] + 1, dtype=np.int64)
-    np.cumsum(big & np.uint64(1), out=counts[1:])
-    return counts.tolist()  # type: ignore[no-any-return]
-
-
-def uniform_by_stretch(
-    small: npt.NDArray[np.uint64],
-    numbers: list[int],
-    big_valid: list[int] | None,
+def uniform64(
+    small: npt.NDArray[np.uint64] | None,
+    big: npt.NDArray[np.uint64] | None,
     ratio: int,
     first: int,
     last: int,
 ) -> int:
-    """:func:`uniform`, given the snapshot's :func:`stretches` and, if it has a 64 KB table, :func:`valid_before`."""
-    lo, hi = first // ratio, last // ratio
-    head = int(small[lo])
-    if not head & 1 or head & _ZERO or numbers[lo] != numbers[hi]:
+    """:func:`uniform` for a range the 64 KB-kind table maps: its entries one stretch (64 KiB a step), no valid
+    4 KB-kind entry beside them (which would fault) -- else -1.  What a 64 KB-page allocation's copies take."""
+    if big is None:
         return -1
-    if big_valid is not None and big_valid[last // _PAGES_PER_64K + 1] != big_valid[first // _PAGES_PER_64K]:
+    head = _one_stretch(big[first // _PAGES_PER_64K : last // _PAGES_PER_64K + 1], _PAGES_PER_64K << PAGE_SHIFT)
+    if head < 0 or (small is not None and (small[first // ratio : last // ratio + 1] & 1).any()):
         return -1
+    return head
+
+
+def _one_stretch(words: npt.NDArray[np.uint64], step: int) -> int:
+    """The first of ``words`` if they are valid, not Zero, alike but for addresses ``step`` bytes apart, else -1."""
+    head = int(words[0])
+    if not head & 1 or head & _ZERO:
+        return -1
+    count = words.shape[0]
+    if count > 1:
+        tail = int(words[-1])
+        if (head ^ tail) & _FLAGS or tail - head != (count - 1) * step:
+            return -1  # a cheap necessary test first; then every step, which also rules out a carry
+        if not ((words[1:] - words[:-1]) == step).all():
+            return -1
     return head
 
 

@@ -131,11 +131,10 @@ class _Region:
     """A cached translation of one level-1 region: its leaf tables (4 KB kind, 64 KB kind), or a large page.
 
     ``pages`` remembers, per (4 KiB page, access kind), what an access inside one page resolved to --
-    ``(memory, page address)`` -- so a repeated access is a lookup; ``numbers`` and ``big_valid`` are what
-    :func:`.leafpath.uniform_by_stretch` reads, worked out at the snapshot's first multi-page access.  All of it
-    lives and dies with the snapshot it was derived from (the tables are copies: nothing changes under it)."""
+    ``(memory, page address)`` -- so a repeated access is a lookup; it lives and dies with the snapshot it was
+    derived from.  A plain slotted class: a walk builds one after every flush."""
 
-    __slots__ = ("big", "big_valid", "large", "large_level", "numbers", "pages", "small")
+    __slots__ = ("big", "large", "large_level", "pages", "small")
 
     def __init__(
         self, *, small: U64 | None = None, big: U64 | None = None, large: int = -1, large_level: int = 0
@@ -145,8 +144,6 @@ class _Region:
         self.large = large
         self.large_level = large_level
         self.pages: dict[int, tuple[PhysicalMemory | None, int]] = {}
-        self.numbers: list[int] | None = None
-        self.big_valid: list[int] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -482,23 +479,20 @@ class Mmu:
     def _uniform_run(
         self, region: _Region, first: int, last: int, va: int, size: int, access: AccessKind, runs: list[Run]
     ) -> bool:
-        """One physically contiguous stretch (:func:`.leafpath.uniform`): one run, checked once; ``False``: the
-        range is not one, nothing done."""
-        small = region.small
-        if small is None:
-            return False
+        """One physically contiguous stretch of 4 KB-kind or of 64 KB-kind entries (:func:`.leafpath.uniform`,
+        :func:`.leafpath.uniform64`): one run, checked once; ``False``: the range is not one, nothing done."""
         ratio = self._ratio
-        numbers = region.numbers
-        if numbers is None:  # the snapshot's first multi-page access: its stretches, once
-            numbers = region.numbers = leafpath.stretches(small, ratio)
-            if region.big is not None:
-                region.big_valid = leafpath.valid_before(region.big)
-        word = leafpath.uniform_by_stretch(small, numbers, region.big_valid, ratio, first, last)
-        if word < 0:
-            return False
+        word = leafpath.uniform(region.small, region.big, ratio, first, last)
+        if word >= 0:
+            within = first % ratio
+        else:
+            word = leafpath.uniform64(region.small, region.big, ratio, first, last)
+            if word < 0:
+                return False
+            within = first % PAGES_PER_64K
         leafpath.check_rights([word], va, access)
         mem = self._memories[(word >> _TARGET_LSB) & 1]
-        base = (((word >> _ADDRESS_LSB) & _ADDRESS_BITS) << PAGE_SHIFT) + ((first % ratio) << PAGE_SHIFT)
+        base = (((word >> _ADDRESS_LSB) & _ADDRESS_BITS) << PAGE_SHIFT) + (within << PAGE_SHIFT)
         base += va & _PAGE_MASK
         if base + size > mem.size:
             raise GpuFault(FaultKind.BUS_ERROR, base, f"page at {base:#x} is outside {mem.name}")
