@@ -126,24 +126,19 @@ class MmuLayout:
         return (va >> self.shift(level)) & (self.entries(level) - 1)
 
 
-@final
+@dataclass(frozen=True, slots=True)
 class _Region:
     """A cached translation of one level-1 region: its leaf tables (4 KB kind, 64 KB kind), or a large page.
 
     ``pages`` remembers, per (4 KiB page, access kind), what an access inside one page resolved to --
     ``(memory, page address)`` -- so a repeated access is a lookup; it lives and dies with the snapshot it was
-    derived from.  A plain slotted class: a walk builds one after every flush."""
+    derived from."""
 
-    __slots__ = ("big", "large", "large_level", "pages", "small")
-
-    def __init__(
-        self, *, small: U64 | None = None, big: U64 | None = None, large: int = -1, large_level: int = 0
-    ) -> None:
-        self.small = small
-        self.big = big
-        self.large = large
-        self.large_level = large_level
-        self.pages: dict[int, tuple[PhysicalMemory | None, int]] = {}
+    small: U64 | None = None
+    big: U64 | None = None
+    large: int = -1
+    large_level: int = 0
+    pages: dict[int, tuple[PhysicalMemory | None, int]] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,7 +173,6 @@ class Mmu:
     __slots__ = (
         "_last_regions",
         "_last_root",
-        "_leaf_counts",
         "_leaf_mask",
         "_level1",
         "_memories",
@@ -214,8 +208,6 @@ class Mmu:
         self._top_shift = layout.shift(layout.levels - 1)
         self._va_limit = 1 << layout.va_bits
         self._leaf_mask = layout.entries(0) - 1
-        self._leaf_counts = (layout.hw_leaf_entries, layout.leaf64_entries)
-        """Entries of a 4 KB-kind and of a 64 KB-kind leaf table (what every walk snapshots)."""
         self._last_root: TablePointer | None = None
         self._ratio = layout.gpu_page_ratio
         self._level1 = (layout.shift(1), layout.entries(1) - 1)
@@ -274,17 +266,16 @@ class Mmu:
         if first & 1 and (first & _LARGE_BIT or first & _ZERO_BIT):
             return _Region(large=first, large_level=1)
         small = big = None
-        small_count, big_count = self._leaf_counts
         if layout.dual_pte:
             if first & 1:
-                small = self._leaf(first, small_count, access)
+                small = self._leaf(first, layout.hw_leaf_entries, access)
             if second & 1:
-                big = self._leaf(second, big_count, access)
+                big = self._leaf(second, layout.leaf64_entries, access)
         elif first & 1:
             if first & _LEAF64_BIT:
-                big = self._leaf(first, big_count, access)
+                big = self._leaf(first, layout.leaf64_entries, access)
             else:
-                small = self._leaf(first, small_count, access)
+                small = self._leaf(first, layout.hw_leaf_entries, access)
         if small is None and big is None:
             raise GpuFault(FaultKind.PAGE_FAULT, va, "level 1 entry is invalid", access=access, level=1)
         return _Region(small=small, big=big)
