@@ -228,3 +228,55 @@ def test_an_os_error_of_wddmsims_own_is_not_blamed_on_the_record_file(
     assert summary["error"] == "OSError: [Errno 5] Input/output error"
     lines = record.read_text(encoding="utf-8").splitlines()
     assert json.loads(lines[0])["trace"] and len(lines) > 1
+
+
+def test_an_interrupt_while_the_files_are_written_leaves_no_summary_and_no_partial_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``summary.json`` is written last and each file whole or not at all: a Ctrl-C while a completed run's report
+    is rendered leaves no summary claiming a complete run beside a missing report, and no half-written file."""
+    import wddmsim.viz.outputs as outputs
+
+    def interrupted(*args: Any, **kwargs: Any) -> str:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(outputs, "render_report", interrupted)
+    out = tmp_path / "out"
+    result = _run(out)
+    assert result.exit_code == 1
+    assert {p.name for p in out.iterdir()} == {"events.jsonl", "trace.json", "frames.csv"}  # frames.csv: before
+    lines = (out / "events.jsonl").read_text().splitlines()
+    assert lines and all(isinstance(json.loads(line), dict) for line in lines)
+    assert json.loads((out / "trace.json").read_text())["traceEvents"]
+
+
+def test_a_stop_message_that_is_not_valid_unicode_still_leaves_every_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A message carrying a byte that was not UTF-8 (a file name decoded with ``surrogateescape``): every file is
+    still written, and the summary keeps the message (JSON escapes it)."""
+    from wddmsim.scenarios.app import App
+
+    frame = App.frame
+    message = "cannot read " + b"w\xffeights".decode("utf-8", "surrogateescape")
+
+    def failing(self: App, index: int, chosen: list[int]) -> None:
+        if index == 2:
+            raise ValueError(message)
+        frame(self, index, chosen)
+
+    monkeypatch.setattr(App, "frame", failing)
+    result = _run(tmp_path / "out")
+    assert result.exit_code == 1
+    summary = _read(tmp_path / "out")
+    assert summary["stopped"] == "user code" and summary["error"] == f"ValueError: {message}"
+
+
+def test_an_output_file_is_written_whole_with_stray_surrogates_escaped(tmp_path: Path) -> None:
+    from wddmsim.viz.outputs import _write_whole
+
+    path = tmp_path / "report.html"
+    path.write_text("an earlier run's", encoding="utf-8")
+    _write_whole(path, "name w" + b"\xff".decode("utf-8", "surrogateescape"))
+    assert path.read_bytes() == b"name w\\udcff"
+    assert [p.name for p in tmp_path.iterdir()] == ["report.html"]
