@@ -159,7 +159,8 @@ def test_a_failed_verification_exits_1(monkeypatch: pytest.MonkeyPatch, tmp_path
     from wddmsim.scenarios.verify import verify
 
     def corrupted(app: App) -> list[Check]:
-        app.model.bytes[app.resources[0].name][0] ^= 1
+        name = app.resources[0].name
+        app.model.write(name, 0, app.model.bytes[name][:1] ^ 1)  # one byte of one expectation
         return verify(app)
 
     monkeypatch.setattr(runner, "verify", corrupted)
