@@ -160,7 +160,9 @@ def test_a_failed_verification_exits_1(monkeypatch: pytest.MonkeyPatch, tmp_path
 
     def corrupted(app: App) -> list[Check]:
         name = app.resources[0].name
-        app.model.write(name, 0, app.model.bytes[name][:1] ^ 1)  # one byte of one expectation
+        wrong = app.model.bytes[name][:1].copy()  # one byte of one expectation
+        wrong ^= 1
+        app.model.write(name, 0, wrong)
         return verify(app)
 
     monkeypatch.setattr(runner, "verify", corrupted)

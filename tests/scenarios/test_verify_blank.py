@@ -11,7 +11,7 @@ from wddmsim.scenarios.config import TILE
 from wddmsim.scenarios.model import MARK, GpuCopy, GpuFill, Model, Ref, Tile, TileState
 from wddmsim.scenarios.patterns import fill_bytes, pattern
 from wddmsim.scenarios.runner import run_scenario
-from wddmsim.scenarios.verify import _differ, _piece, compare, matches, zero
+from wddmsim.scenarios.verify import _differ, _piece, _pieces, compare, matches, zero
 
 SIZE = 5 * MARK + 100
 """Five whole marks and a ragged last one."""
@@ -84,6 +84,43 @@ def test_a_wrong_byte_anywhere_is_caught_with_the_message_of_a_full_comparison(n
         for start, end in ((0, 3 * MARK + 5), (3 * MARK + 5, SIZE))
     ]
     assert _differ(pieces) == message
+
+
+SPLIT = (2 * MARK - 50, 4 * MARK + 30)
+"""Where a lock's view of ``buf`` is cut into spans: a view, a stretch that reads zero unmapped, a view."""
+
+
+def _spans(got: np.ndarray) -> list[np.ndarray | int]:
+    a, b = SPLIT
+    return [got[:a], b - a, got[b:]]
+
+
+@pytest.mark.parametrize("name", list(WHERE))
+def test_spans_a_lock_shows_are_compared_where_they_lie_with_the_same_message(name: str) -> None:
+    """Wherever the wrong byte lies -- in a view, or in a stretch the lock shows as zeros where the model wrote
+    something -- the explanation is :func:`compare`'s of the bytes read laid end to end."""
+    m = _model()
+    want = m.bytes["buf"]
+    a, b = SPLIT
+    read = _flip(want, WHERE[name])
+    read[a:b] = 0  # what the unmapped stretch reads
+    expected = compare(read, want)
+    assert expected is not None  # the model wrote bytes in [a, b): a zero stretch there differs
+    assert _differ(_pieces(_spans(read), want, m.blank("buf", 0, SIZE))) == expected
+
+
+def test_a_stretch_read_as_zeros_matches_where_the_model_holds_zeros() -> None:
+    m = Model()
+    m.create("buf", SIZE)
+    m.write("buf", 10, pattern(4, 64))
+    m.write("buf", 4 * MARK + 8, np.zeros(16, dtype=np.uint8))  # written, but with zeros
+    want = m.bytes["buf"]
+    spans: list[np.ndarray | int] = [want[: MARK + 3].copy(), SIZE - MARK - 3]
+    assert _differ(_pieces(spans, want, m.blank("buf", 0, SIZE))) is None
+    m.write("buf", 4 * MARK + 9, np.ones(1, dtype=np.uint8))
+    assert _differ(_pieces(spans, want, m.blank("buf", 0, SIZE))) == (
+        f"1 byte(s) differ, first at offset {4 * MARK + 9:#x} (read 0x00, expected 0x01)"
+    )
 
 
 def test_what_matches_still_matches() -> None:
