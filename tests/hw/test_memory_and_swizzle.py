@@ -14,7 +14,7 @@ from wddmsim.hw import swizzle
 from wddmsim.hw.aperture import Aperture, gart_entry
 from wddmsim.hw.bar import BarAccessError, DetileWindow, PciBar
 from wddmsim.hw.faults import AccessKind, GpuFault
-from wddmsim.hw.memory import LocalMemory, PhysicalMemory
+from wddmsim.hw.memory import DENSE_LIMIT, LocalMemory, PhysicalMemory
 
 
 def test_an_80_gib_memory_is_sparse_reads_zero_and_keeps_what_is_written() -> None:
@@ -89,31 +89,61 @@ def test_a_detiling_window_shows_tiled_bytes_as_linear_through_the_bar() -> None
         bar.program_window(1, DetileWindow(0, 4096, 100))
 
 
-@pytest.mark.parametrize("shared", [False, True])
-def test_a_long_zero_fill_zeroes_exactly_its_range_in_both_kinds_of_memory(shared: bool) -> None:
-    # Long zero fills release whole pages instead of storing: the ragged edges and the bytes around must still be
-    # exactly right, in anonymous memory and in a memory file.
-    mem = PhysicalMemory("m", 64 * PAGE_SIZE, shared=shared)
-    mem.data[:] = 0xA5
+KINDS = ("dense", "sparse", "file")
+"""Anonymous memory small enough to be dense (zero fills store), anonymous memory past ``DENSE_LIMIT`` (zero fills
+release pages), and a memory file (zero fills punch holes)."""
+
+
+def _memory(kind: str, pages: int) -> PhysicalMemory:
+    size = pages * PAGE_SIZE + (DENSE_LIMIT if kind == "sparse" else 0)  # never touched past the first pages
+    mem = PhysicalMemory("m", size, shared=kind == "file")
+    assert mem.dense == (kind == "dense")
+    return mem
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_long_zero_fill_zeroes_exactly_its_range_in_every_kind_of_memory(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Long zero fills release whole pages instead of storing, except in dense memory: the ragged edges and the
+    # bytes around must be exactly right either way.
+    mem = _memory(kind, 64)
+    released: list[tuple[int, int]] = []
+    decommit = PhysicalMemory.decommit
+
+    def counted(m: PhysicalMemory, offset: int, length: int) -> None:
+        released.append((offset, length))
+        decommit(m, offset, length)
+
+    monkeypatch.setattr(PhysicalMemory, "decommit", counted)
+    mem.data[: 64 * PAGE_SIZE] = 0xA5
     start, length = PAGE_SIZE + 3, 40 * PAGE_SIZE + 5
     mem.fill(start, length, 0)
     expected = np.full(64 * PAGE_SIZE, 0xA5, dtype=np.uint8)
     expected[start : start + length] = 0
-    assert np.array_equal(mem.data, expected)
+    assert np.array_equal(mem.data[: 64 * PAGE_SIZE], expected)
+    assert released == ([] if kind == "dense" else [(start, length)])
     mem.fill(start, 8, 0x11223344)  # the released pages take stores again
     assert mem.read(start, 8) == bytes([0x44, 0x33, 0x22, 0x11] * 2)
 
 
-@pytest.mark.parametrize("shared", [False, True])
+def test_only_a_small_anonymous_memory_is_dense() -> None:
+    assert LocalMemory("local memory", DENSE_LIMIT).dense
+    assert not LocalMemory("local memory", DENSE_LIMIT + PAGE_SIZE).dense
+    ram = PhysicalMemory("system memory", 16 * PAGE_SIZE, shared=True)
+    assert ram.dense == (ram._fd is None)  # a memory file is never dense (where there are none, it is anonymous)
+
+
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize(("offset", "length"), [(0, 80 * PAGE_SIZE), (5, 40 * PAGE_SIZE + 7), (PAGE_SIZE - 1, 70000)])
 def test_read_into_gives_the_bytes_of_written_pages_and_zeros_of_released_ones(
-    shared: bool, offset: int, length: int
+    kind: str, offset: int, length: int
 ) -> None:
     # A long read from a memory file stores zeros for its holes instead of reading them: every byte must still be
     # the memory's, at a hole's edges, in a page partly written, at the ragged ends, and in anonymous memory.
-    mem = PhysicalMemory("m", 80 * PAGE_SIZE, shared=shared)
+    mem = _memory(kind, 80)
     expected = np.full(80 * PAGE_SIZE, 0x5A, dtype=np.uint8)
-    mem.data[:] = 0x5A
+    mem.data[: 80 * PAGE_SIZE] = 0x5A
     for start, size in ((3 * PAGE_SIZE, 20 * PAGE_SIZE), (40 * PAGE_SIZE + 9, 30 * PAGE_SIZE)):
         mem.fill(start, size, 0)  # released: a hole in a memory file (the second with ragged edges)
         expected[start : start + size] = 0
@@ -123,7 +153,7 @@ def test_read_into_gives_the_bytes_of_written_pages_and_zeros_of_released_ones(
     out = bytearray(b"\xee" * length)
     mem.read_into(offset, memoryview(out))
     assert bytes(out) == expected[offset : offset + length].tobytes()
-    if shared:  # the holes read were not filled in: the file still holds no page there
+    if kind == "file":  # the holes read were not filled in: the file still holds no page there
         assert os.lseek(mem._fd, 4 * PAGE_SIZE, os.SEEK_DATA) == 10 * PAGE_SIZE  # type: ignore[arg-type]
 
 
@@ -149,16 +179,14 @@ def _laid_end_to_end(spans: list[np.ndarray | int]) -> bytes:
     return b"".join(bytes(s) if isinstance(s, int) else s.tobytes() for s in spans)
 
 
-@pytest.mark.parametrize("shared", [False, True])
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize(("offset", "length"), [(0, 80 * PAGE_SIZE), (5, 40 * PAGE_SIZE + 7), (PAGE_SIZE - 1, 70000)])
-def test_spans_show_the_bytes_where_they_lie_and_the_holes_by_their_length(
-    shared: bool, offset: int, length: int
-) -> None:
+def test_spans_show_the_bytes_where_they_lie_and_the_holes_by_their_length(kind: str, offset: int, length: int) -> None:
     # What a reader that only compares is handed: views of the memory itself (no copy, and no way to write), and
     # for a memory file's holes their lengths, which read zero without a page being made for them.
-    mem = PhysicalMemory("m", 80 * PAGE_SIZE, shared=shared)
+    mem = _memory(kind, 80)
     expected = np.full(80 * PAGE_SIZE, 0x5A, dtype=np.uint8)
-    mem.data[:] = 0x5A
+    mem.data[: 80 * PAGE_SIZE] = 0x5A
     for start, size in ((3 * PAGE_SIZE, 20 * PAGE_SIZE), (40 * PAGE_SIZE + 9, 30 * PAGE_SIZE)):
         mem.fill(start, size, 0)  # released: a hole in a memory file (the second with ragged edges)
         expected[start : start + size] = 0
@@ -168,8 +196,8 @@ def test_spans_show_the_bytes_where_they_lie_and_the_holes_by_their_length(
     assert _laid_end_to_end(spans) == expected[offset : offset + length].tobytes()
     views = [s for s in spans if not isinstance(s, int)]
     assert all(not v.flags.writeable and np.shares_memory(v, mem.data) for v in views)
-    assert any(isinstance(s, int) for s in spans) == shared  # anonymous memory cannot tell its holes
-    if shared:
+    assert any(isinstance(s, int) for s in spans) == (kind == "file")  # anonymous memory cannot tell its holes
+    if kind == "file":
         assert os.lseek(mem._fd, 4 * PAGE_SIZE, os.SEEK_DATA) == 10 * PAGE_SIZE  # type: ignore[arg-type]
 
 

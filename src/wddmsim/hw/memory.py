@@ -11,7 +11,9 @@ gives a native driver.  Where memory files do not exist (not Linux) it falls bac
 aliasing is refused as unsupported.
 
 The bytes of either are reachable as a numpy array (``data``) and a memoryview (``view``) over the same
-mapping -- no copies.  ``MADV_HUGEPAGE`` is never applied: on a sparse region it would commit 2 MiB per touch.
+mapping -- no copies.  An anonymous memory of at most :data:`DENSE_LIMIT` is *dense* (decision 0246): it asks
+for huge pages (``MADV_HUGEPAGE``: a fault per 2 MiB touched) and its zero fills store zeros; a larger one stays
+sparse, where a huge page would commit 2 MiB per touch.
 """
 
 from __future__ import annotations
@@ -62,8 +64,15 @@ def _memory_file(name: str, size: int) -> int | None:
 
 
 _RELEASE_AT = 64 * 1024
-"""A zero fill this long releases its whole pages instead of storing zeros (cheaper than a memset: the pages
-need not be resident, and a page never touched again costs nothing)."""
+"""A zero fill this long releases its whole pages instead of storing zeros, in a sparse memory (cheaper than a
+memset: the pages need not be resident, and a page never touched again costs nothing)."""
+
+DENSE_LIMIT = 1 << 30
+"""An anonymous memory this small is *dense*: its zero fills store zeros, as the device's memory would, instead of
+releasing pages.  The whole of it fits in the host's memory without a thought, and a page released only to be
+written again soon -- VidMm zero-fills an allocation's pages on its first page-in, and the application writes them
+next -- costs a page fault, several times a memset of a page held; a page read before it is written, two
+(decision 0246).  A larger memory stays sparse: an 80 GiB GPU commits only what is written."""
 
 
 _HOLES_FROM = 2 * PAGE_SIZE
@@ -90,7 +99,7 @@ def _frozen(data: ByteArray) -> ByteArray:
 class PhysicalMemory:
     """A sparse, zero-initialised byte array of ``size`` bytes (a multiple of 4 KiB)."""
 
-    __slots__ = ("__weakref__", "_fd", "_map", "data", "name", "size", "u32", "u64", "view")
+    __slots__ = ("__weakref__", "_fd", "_map", "data", "dense", "name", "size", "u32", "u64", "view")
 
     def __init__(self, name: str, size: int, *, shared: bool = False) -> None:
         if size <= 0 or size % PAGE_SIZE:
@@ -99,8 +108,12 @@ class PhysicalMemory:
         self.size = size
         fd = _memory_file(name, size) if shared else None
         self._fd: int | None = fd
+        self.dense = fd is None and size <= DENSE_LIMIT
+        """Zero fills store zeros (:data:`DENSE_LIMIT`)."""
         if fd is None:
             self._map = _anonymous_sparse(size)
+            if self.dense and hasattr(mmap, "MADV_HUGEPAGE"):
+                self._map.madvise(mmap.MADV_HUGEPAGE)  # held whole anyway: a fault per 2 MiB, not per 4 KiB
         else:
             # mmap keeps its own duplicate of the descriptor; ours stays open for aliases and is closed with us.
             self._map = mmap.mmap(fd, size, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ | mmap.PROT_WRITE)
@@ -191,10 +204,10 @@ class PhysicalMemory:
         if length <= 0:
             return
         if pattern == 0:
-            if length >= _RELEASE_AT:
-                self.decommit(offset, length)  # whole pages go back to the OS: no store, no page touched
-            else:
+            if length < _RELEASE_AT or self.dense:
                 self.data[offset : offset + length] = 0
+            else:
+                self.decommit(offset, length)  # whole pages go back to the OS: no store, no page touched
             return
         if offset % 4 == 0 and length % 4 == 0:
             self.u32[offset // 4 : (offset + length) // 4] = pattern
