@@ -18,7 +18,6 @@ from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 import click
 from rich.console import Console
-from rich.progress import Progress
 from rich.table import Table
 
 from wddmsim import __version__
@@ -624,6 +623,8 @@ def _run_recorded(
 
     try:
         if console.is_terminal:
+            from rich.progress import Progress  # only a terminal shows the bar
+
             with Progress(transient=True, console=console) as bar:
                 task = bar.add_task("running", total=1)
 
@@ -1615,7 +1616,7 @@ def _sweep_figures(out: Path, console: Console) -> None:
 
 def _sweep_run(plan: Any, out: Path, runner: Any, where: str) -> NoReturn:
     """Run the sweep with a progress bar on stderr; print what happened; exit 0, or 1 if anything is missing."""
-    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from wddmsim.research.sweep import run_sweep
 
