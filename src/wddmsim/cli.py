@@ -7,6 +7,7 @@ Scenarios live in :mod:`wddmsim.scenarios`, views and the files of ``--out`` in 
 from __future__ import annotations
 
 import codecs
+import io
 import json
 import math
 import os
@@ -14,7 +15,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 from rich.console import Console
@@ -250,10 +251,31 @@ def _run_demo(
     sys.exit(0 if result.verified else 1)
 
 
-def _open_record(path: Path) -> Any:
+class _RecordFile(io.TextIOWrapper):
+    """The ``--record`` file.  It remembers the ``OSError`` its own writes raised: that failure, and only that one,
+    is reported as ``--record``'s; an ``OSError`` from anywhere else in the run is a fault like any other."""
+
+    failure: OSError | None = None
+
+    def write(self, text: str) -> int:
+        try:
+            return super().write(text)
+        except OSError as error:
+            self.failure = error
+            raise
+
+    def flush(self) -> None:
+        try:
+            super().flush()
+        except OSError as error:
+            self.failure = error
+            raise
+
+
+def _open_record(path: Path) -> _RecordFile:
     """The ``--record`` file, opened before the run starts (a path that cannot be written is bad input)."""
     try:
-        return path.open("w", encoding="utf-8")
+        return _RecordFile(path.open("wb"), encoding="utf-8")
     except OSError as error:
         _fail(ConfigurationError("--record", str(path), f"cannot be written: {error.strerror}"))
 
@@ -592,7 +614,7 @@ class _Rate:
 
 
 def _run_recorded(
-    config: ScenarioConfig, console: Console, trace: IO[str] | None, record: Path | None, stream: Any
+    config: ScenarioConfig, console: Console, trace: _RecordFile | None, record: Path | None, stream: Any
 ) -> tuple[RunResult, tuple[dict[str, Any], Any]]:
     """Run the scenario (a progress bar on a terminal: frames done, events per second), recording its calls to
     ``trace`` (the ``--record`` file, closed at the end) and streaming what ``--out`` writes to ``stream`` as the
@@ -643,7 +665,7 @@ def _run_recorded(
         _abandon(stream)
         _fail(error, EXIT_FAILED)
     except OSError as error:
-        if trace is None or user_code(error) is not None:  # not the --record file's: a fault like any other
+        if trace is None or trace.failure is not error:  # not the --record file's: a fault like any other
             _write_stopped(stream, adapters, config, error, console)
             raise
         _abandon(stream)  # the --record file stopped taking the trace (a full disk, /dev/full)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+import types
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -199,3 +200,83 @@ def test_an_os_error_in_a_users_policy_is_the_users_fault_not_the_record_files(
             assert summary["error"] == "FileNotFoundError: [Errno 2] No such file or directory: 'weights.toml'"
     finally:
         sys.modules.pop("os_error_policies", None)
+
+
+def test_an_os_error_of_wddmsims_own_is_not_blamed_on_the_record_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An ``OSError`` raised inside wddmsim itself while ``--record`` is given is wddmsim's fault: ``--out`` says
+    ``internal error``, nothing names ``--record``, and the record file holds the calls made until then."""
+    import wddmsim.scenarios.app as app_module
+
+    frame = app_module.App.frame
+
+    def failing(self: app_module.App, index: int, chosen: list[int]) -> None:
+        if index == 2:
+            raise OSError(5, "Input/output error")
+        frame(self, index, chosen)
+
+    # The same function as wddmsim's own: its frame runs in the module's globals, as App.frame's does.
+    own = types.FunctionType(failing.__code__, vars(app_module), "frame", None, failing.__closure__)
+    monkeypatch.setattr(app_module.App, "frame", own)
+    record = tmp_path / "calls.jsonl"
+    result = _run(tmp_path / "out", "--record", str(record))
+    assert "--record" not in result.output
+    assert isinstance(result.exception, OSError) and result.exception.errno == 5
+    summary = _read(tmp_path / "out")
+    assert summary["stopped"] == "internal error"
+    assert summary["error"] == "OSError: [Errno 5] Input/output error"
+    lines = record.read_text(encoding="utf-8").splitlines()
+    assert json.loads(lines[0])["trace"] and len(lines) > 1
+
+
+def test_an_interrupt_while_the_files_are_written_leaves_no_summary_and_no_partial_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``summary.json`` is written last and each file whole or not at all: a Ctrl-C while a completed run's report
+    is rendered leaves no summary claiming a complete run beside a missing report, and no half-written file."""
+    import wddmsim.viz.outputs as outputs
+
+    def interrupted(*args: Any, **kwargs: Any) -> str:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(outputs, "render_report", interrupted)
+    out = tmp_path / "out"
+    result = _run(out)
+    assert result.exit_code == 1
+    assert {p.name for p in out.iterdir()} == {"events.jsonl", "trace.json", "frames.csv"}  # frames.csv: before
+    lines = (out / "events.jsonl").read_text().splitlines()
+    assert lines and all(isinstance(json.loads(line), dict) for line in lines)
+    assert json.loads((out / "trace.json").read_text())["traceEvents"]
+
+
+def test_a_stop_message_that_is_not_valid_unicode_still_leaves_every_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A message carrying a byte that was not UTF-8 (a file name decoded with ``surrogateescape``): every file is
+    still written, and the summary keeps the message (JSON escapes it)."""
+    from wddmsim.scenarios.app import App
+
+    frame = App.frame
+    message = "cannot read " + b"w\xffeights".decode("utf-8", "surrogateescape")
+
+    def failing(self: App, index: int, chosen: list[int]) -> None:
+        if index == 2:
+            raise ValueError(message)
+        frame(self, index, chosen)
+
+    monkeypatch.setattr(App, "frame", failing)
+    result = _run(tmp_path / "out")
+    assert result.exit_code == 1
+    summary = _read(tmp_path / "out")
+    assert summary["stopped"] == "user code" and summary["error"] == f"ValueError: {message}"
+
+
+def test_an_output_file_is_written_whole_with_stray_surrogates_escaped(tmp_path: Path) -> None:
+    from wddmsim.viz.outputs import _write_whole
+
+    path = tmp_path / "report.html"
+    path.write_text("an earlier run's", encoding="utf-8")
+    _write_whole(path, "name w" + b"\xff".decode("utf-8", "surrogateescape"))
+    assert path.read_bytes() == b"name w\\udcff"
+    assert [p.name for p in tmp_path.iterdir()] == ["report.html"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -147,7 +148,6 @@ class OutputStream:
         self._trace_file.close()
         out = self.out
         paths = Outputs(out / "summary.json", out / "events.jsonl", out / "trace.json", out / "report.html", values)
-        paths.summary.write_text(json.dumps(values, indent=2) + "\n", encoding="utf-8")
         self.report.finish()
         checks = [Check(c["step"], c["operation"], c["ok"], c["detail"]) for c in values.get("checks", [])]
         html = render_report(
@@ -157,7 +157,10 @@ class OutputStream:
             trees=address_spaces(adapter),
             buffers=self.capture.buffers if self.capture is not None else (),
         )
-        paths.report.write_text(html, encoding="utf-8")
+        # summary.json last, each file whole or absent: a summary on disk means every file beside it is complete,
+        # even if the command is interrupted while it writes them.
+        _write_whole(paths.report, html)
+        _write_whole(paths.summary, json.dumps(values, indent=2) + "\n")
         return paths
 
     def close(self) -> None:
@@ -168,6 +171,16 @@ class OutputStream:
             with contextlib.suppress(OSError):  # a full disk: the trace stays as far as it could be written
                 self._trace.close({"completed": False})
         self._trace_file.close()
+
+
+def _write_whole(path: Path, text: str) -> None:
+    """``text`` into ``path`` through a temporary file renamed over it: a reader finds the whole file or none."""
+    partial = path.with_name(f".{path.name}.partial")
+    try:
+        partial.write_text(text, encoding="utf-8", errors="backslashreplace")  # a stray surrogate of a message
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 def write_outputs(

@@ -257,6 +257,8 @@ REFUSED: dict[str, Edit] = {
     "header DmaBufferPrivateDataSize": lambda: _args(T, DmaBufferPrivateDataSize=1 << 32),
     "header DmaBufferWriteOffset": lambda: _args(T, DmaBufferWriteOffset=1 << 40),
     "a value with no C form": lambda: _args(_replace(T, "TransferOffset", 1.5)),
+    "numpy UINT past 32 bits": lambda: _args(_replace(T, "TransferOffset", np.uint64(1 << 32))),
+    "numpy header DmaSize": lambda: _args(T, DmaSize=np.uint64(1 << 32)),
     "array of the wrong element size": lambda: _args(
         _replace(PAYLOADS["update page table, cpu"], "pPageTableEntries", np.zeros(4, dtype=np.uint32))
     ),
@@ -303,6 +305,9 @@ EDGES: dict[str, Edit] = {
     "LARGE_INTEGER at 2**64-1": lambda: _args(_replace(T, "Source.SegmentAddress", U64)),
     "zeros everywhere": lambda: _args(_replace(_replace(T, "Source.SegmentAddress", 0), "TransferSize", 0)),
     "a bool as a number": lambda: _args(_replace(T, "TransferOffset", True)),
+    "numpy integers as numbers": lambda: _args(
+        _replace(_replace(T, "TransferOffset", np.uint32(U32)), "Source.SegmentAddress", np.int64(-(1 << 63)))
+    ),
     "an enum where a number goes": lambda: _args(_replace(T, "MdlOffset", DXGK_MEMORY_TRANSFER_DIRECTION.LOCAL_TO_LOCAL)),
     "a later zero arm keeps the earlier": lambda: _args(
         _replace(T, "Source", DXGK_TRANSFER_LOCATION(SegmentId=0, pMdl=MDL_B, SegmentAddress=0))
@@ -316,6 +321,20 @@ EDGES: dict[str, Edit] = {
 def test_edge_values_that_fit_are_written_alike(name: str) -> None:
     a, b, _ = _both(EDGES[name]())
     assert a == b
+
+
+def test_numpy_integers_are_written_as_the_plain_integers_they_hold() -> None:
+    """A value read out of a numpy array is a number like any other, in the header and in the payload (the
+    compiled writer declines a header it does not check, and the walk writes it)."""
+    images = MdlImages()
+    as_numpy = _args(
+        _replace(T, "TransferSize", np.uint64(0x2000)), DmaSize=np.uint32(0x1000), MultipassOffset=np.int64(3)
+    )
+    plain = _args(_replace(T, "TransferSize", 0x2000), DmaSize=0x1000, MultipassOffset=3)
+    a, b = _dirty(), _dirty()
+    ArgumentWriter(images).write(a, as_numpy)
+    ArgumentWriter(images).write(b, plain)
+    assert bytes(a) == bytes(b) and a.DmaSize == 0x1000 and a.MultipassOffset == 3
 
 
 def test_a_bit_field_struct_is_one_word_only_when_the_probe_says_so() -> None:
