@@ -942,6 +942,9 @@ def _cases() -> list[Case]:
             ),
         ]
     )
+    add(_int_cases("cpu_read_spans", "address", lambda w, v: w.process.cpu_read_spans(v, 4)))
+    add(_int_cases("cpu_read_spans", "size", lambda w, v: w.process.cpu_read_spans(0x1000, v)))
+    add([Case("cpu_read_spans", "address+size overflows", lambda w: w.process.cpu_read_spans(U64_MAX, 2), "size")])
     add(_int_cases("cpu_write", "address", lambda w, v: w.process.cpu_write(v, b"x")))
     add(
         [

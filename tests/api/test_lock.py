@@ -784,3 +784,42 @@ def test_a_lock_of_a_mip_level_the_surface_does_not_have_is_refused_with_e_inval
     assert (desk.cpu_read(desk.lock(s).pData, desk.a(s).size) == data).all(), "the content is intact"
     desk.unlock(s)
     desk.check()
+
+
+def _laid_end_to_end(spans: list[np.ndarray | int]) -> bytes:
+    return b"".join(bytes(s) if isinstance(s, int) else s.tobytes() for s in spans)
+
+
+@pytest.mark.parametrize("model", MODELS)
+@pytest.mark.parametrize("usage", ["bar", "pages"])
+def test_the_spans_a_comparing_reader_sees_are_the_bytes_a_read_copies(model: DriverModel, usage: str) -> None:
+    """``cpu_read_spans`` (a ``memcmp`` through ``pData``): the same bytes as ``cpu_read``, through the same view,
+    for any stretch; past the view, or once unlocked, the same access violation."""
+    desk = Desk(model=model)
+    h = desk.buffer(64 * KiB, usage=CPU if usage == "bar" else CPU | APERTURE_ONLY)
+    desk.resident(h)
+    args = desk.lock(h)
+    data = pattern(64 * KiB, 11)
+    desk.cpu_write(args.pData, data)
+    for offset, size in [(0, 64 * KiB), (1, 1), (4095, 2), (4096, 8192), (12345, 30000), (64 * KiB - 3, 3), (7, 0)]:
+        spans = desk.process.cpu_read_spans(args.pData + offset, size)
+        assert _laid_end_to_end(spans) == data[offset : offset + size].tobytes(), (offset, size)
+    with pytest.raises(CpuAccessViolation):
+        desk.process.cpu_read_spans(args.pData + 64 * KiB - 8, 16)
+    desk.unlock(h)
+    with pytest.raises(CpuAccessViolation):
+        desk.process.cpu_read_spans(args.pData, 4)  # unlocked: the view is unmapped
+    desk.check()
+
+
+def test_a_comparing_reader_sees_a_swizzled_surface_linear_through_its_swizzling_range() -> None:
+    desk = Desk(model=DriverModel.WDDM1)
+    s = swizzled_surface(desk)
+    args = desk.lock(s, AcquireAperture=True)
+    a = desk.a(s)
+    linear = pattern(a.size, 12)
+    desk.cpu_write(args.pData, linear)
+    assert _laid_end_to_end(desk.process.cpu_read_spans(args.pData, a.size)) == linear.tobytes()
+    assert not np.array_equal(desk.gpu_bytes(s), linear), "what lies in local memory is the tiled layout"
+    desk.unlock(s)
+    desk.check()

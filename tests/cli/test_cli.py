@@ -159,7 +159,10 @@ def test_a_failed_verification_exits_1(monkeypatch: pytest.MonkeyPatch, tmp_path
     from wddmsim.scenarios.verify import verify
 
     def corrupted(app: App) -> list[Check]:
-        app.model.bytes[app.resources[0].name][0] ^= 1
+        name = app.resources[0].name
+        wrong = app.model.bytes[name][:1].copy()  # one byte of one expectation
+        wrong ^= 1
+        app.model.write(name, 0, wrong)
         return verify(app)
 
     monkeypatch.setattr(runner, "verify", corrupted)

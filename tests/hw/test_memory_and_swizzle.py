@@ -75,6 +75,12 @@ def test_a_detiling_window_shows_tiled_bytes_as_linear_through_the_bar() -> None
     assert bar.read((1 << 40) + 8192, 256) != linear[:256].tobytes()
     bar.program_window(0, DetileWindow(8192, pitch * rows, pitch))
     assert bar.read((1 << 40) + 8192, linear.shape[0]) == linear.tobytes()
+    (seen,) = bar.spans((1 << 40) + 8192, linear.shape[0])  # a reader that compares sees it linear too
+    assert not isinstance(seen, int) and np.array_equal(seen, linear)
+    (plain,) = bar.spans((1 << 40) + 4096, 16)  # outside the window: local memory itself, linearly
+    assert not isinstance(plain, int) and np.shares_memory(plain, local.data) and plain.shape == (16,)
+    with pytest.raises(BarAccessError):
+        bar.spans((1 << 40) + 2 * MiB - 4, 8)
     bar.write((1 << 40) + 8192 + 300, b"\xff\xfe")
     assert local.data[8192 + swizzle.tiled_offset(300, pitch)] == 0xFF
     with pytest.raises(BarAccessError):
@@ -137,3 +143,40 @@ def test_a_short_read_into_copies_through_the_mapping() -> None:
     out = bytearray(8)
     mem.read_into(PAGE_SIZE - 4, memoryview(out))
     assert bytes(out) == b"\x00\x00abcd\x00\x00"
+
+
+def _laid_end_to_end(spans: list[np.ndarray | int]) -> bytes:
+    return b"".join(bytes(s) if isinstance(s, int) else s.tobytes() for s in spans)
+
+
+@pytest.mark.parametrize("shared", [False, True])
+@pytest.mark.parametrize(("offset", "length"), [(0, 80 * PAGE_SIZE), (5, 40 * PAGE_SIZE + 7), (PAGE_SIZE - 1, 70000)])
+def test_spans_show_the_bytes_where_they_lie_and_the_holes_by_their_length(
+    shared: bool, offset: int, length: int
+) -> None:
+    # What a reader that only compares is handed: views of the memory itself (no copy, and no way to write), and
+    # for a memory file's holes their lengths, which read zero without a page being made for them.
+    mem = PhysicalMemory("m", 80 * PAGE_SIZE, shared=shared)
+    expected = np.full(80 * PAGE_SIZE, 0x5A, dtype=np.uint8)
+    mem.data[:] = 0x5A
+    for start, size in ((3 * PAGE_SIZE, 20 * PAGE_SIZE), (40 * PAGE_SIZE + 9, 30 * PAGE_SIZE)):
+        mem.fill(start, size, 0)  # released: a hole in a memory file (the second with ragged edges)
+        expected[start : start + size] = 0
+    mem.write(10 * PAGE_SIZE + 100, b"\x01\x02\x03")  # a page written inside a hole
+    expected[10 * PAGE_SIZE + 100 : 10 * PAGE_SIZE + 103] = [1, 2, 3]
+    spans = mem.spans(offset, length)
+    assert _laid_end_to_end(spans) == expected[offset : offset + length].tobytes()
+    views = [s for s in spans if not isinstance(s, int)]
+    assert all(not v.flags.writeable and np.shares_memory(v, mem.data) for v in views)
+    assert any(isinstance(s, int) for s in spans) == shared  # anonymous memory cannot tell its holes
+    if shared:
+        assert os.lseek(mem._fd, 4 * PAGE_SIZE, os.SEEK_DATA) == 10 * PAGE_SIZE  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_spans_past_the_memory_are_refused(shared: bool) -> None:
+    mem = PhysicalMemory("m", 4 * PAGE_SIZE, shared=shared)
+    assert mem.spans(PAGE_SIZE, 0) == []
+    for offset in (-PAGE_SIZE, 3 * PAGE_SIZE):
+        with pytest.raises(ValueError, match=r"m: spans offset=.* leave \[0, 0x4000\)"):
+            mem.spans(offset, 2 * PAGE_SIZE)

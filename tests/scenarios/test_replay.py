@@ -129,3 +129,36 @@ def test_traces_that_are_not_traces_are_refused(tmp_path: Path) -> None:
         bad.write_text(text)
         with pytest.raises(TraceFormatError, match=message):
             read_trace(bad)
+
+
+def test_a_read_seen_where_it_lies_is_recorded_as_the_read_of_its_bytes() -> None:
+    """``cpu_read_spans`` is recorded as the ``cpu_read`` of the same bytes (a replay reads and checks them): the
+    digest runs over the views in order, and over zeros for a stretch that reads zero unmapped (longer than the
+    zeros the recorder feeds a piece at a time)."""
+    import hashlib
+    import io
+    from typing import Any, cast
+
+    import numpy as np
+
+    from wddmsim.scenarios.callfmt import Ranges
+    from wddmsim.scenarios.record import CallLog, TracedProcess
+
+    head, tail = np.arange(300, dtype=np.uint8), np.full(5, 7, dtype=np.uint8)
+    hole = 3 * (1 << 16) + 11
+
+    class Seen:
+        def cpu_read_spans(self, address: int, size: int) -> list[np.ndarray | int]:
+            assert (address, size) == (0x10010, 300 + hole + 5)
+            return [head, hole, tail]
+
+    stream = io.StringIO()
+    log = CallLog(stream, {})
+    log.views["p"] = Ranges("view")
+    log.views["p"].add("A1", 0x10000, 1 << 20)
+    spans = TracedProcess(cast(Any, Seen()), log, "p").cpu_read_spans(0x10010, 300 + hole + 5)
+    assert spans[1] == hole
+    call = json.loads(stream.getvalue().splitlines()[-1])
+    whole = head.tobytes() + bytes(hole) + tail.tobytes()
+    assert call["call"] == "cpu_read" and call["args"] == {"address": {"view": "A1", "offset": 16}, "size": len(whole)}
+    assert call["out"] == {"sha256": hashlib.sha256(whole).hexdigest()}

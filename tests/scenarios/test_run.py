@@ -153,7 +153,9 @@ def test_a_wrong_expectation_fails_the_run_and_names_the_allocation(monkeypatch:
 
     def corrupted(app: App) -> list[Check]:
         if app.index == 1:
-            app.model.bytes["p1.r2"][100] ^= 0x5A  # one byte of one expectation
+            wrong = app.model.bytes["p1.r2"][100:101].copy()  # one byte of one expectation, written the model's way
+            wrong ^= 0x5A
+            app.model.write("p1.r2", 100, wrong)
         return verify(app)
 
     monkeypatch.setattr(runner, "verify", corrupted)

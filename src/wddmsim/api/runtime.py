@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import final
 
 from wddmsim.core.addresses import CpuVa, FenceValue
+from wddmsim.core.pointer import ByteArray
 from wddmsim.ddi.allocation import (
     D3DDDI_ALLOCATIONINFO,
     D3DDDICB_ALLOCATE,
@@ -257,6 +258,17 @@ class UserProcess:
         if address + len(view) > 1 << 64:
             raise _bad("out", len(view), f"address {address:#x} + length overflows the 64-bit address space")
         self.process.cpu.read_into(CpuVa(address), view)
+
+    def cpu_read_spans(self, address: int, size: int) -> list[ByteArray | int]:
+        """:meth:`cpu_read` of ``size`` bytes where they lie, for a caller that only compares them (a ``memcmp``
+        through ``pData``, no copy): read-only views laid end to end, valid until the memory is next written, and
+        the length of each stretch that reads zero with no memory behind it."""
+        self._alive()
+        _uint("address", address)
+        _uint("size", size)
+        if address + size > 1 << 64:
+            raise _bad("size", size, f"address {address:#x} + size overflows the 64-bit address space")
+        return self.process.cpu.read_spans(CpuVa(address), size)
 
     def cpu_write(self, address: int, data: bytes | bytearray | memoryview) -> None:
         """Write as this process's CPU.  A write into the view of a ``ReadOnly`` lock is refused and writes

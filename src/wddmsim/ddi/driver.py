@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Final, Protocol, runtime_checkable
 
 from wddmsim.core.addresses import CpuVa
-from wddmsim.core.pointer import CpuMapping
+from wddmsim.core.pointer import ByteArray, CpuMapping
 from wddmsim.ddi.allocation import (
     DXGKARG_ACQUIRESWIZZLINGRANGE,
     DXGKARG_CREATEALLOCATION,
@@ -222,6 +222,12 @@ class CpuAddressSpace(Protocol):
     def read_into(self, va: CpuVa, out: memoryview) -> None:
         """:meth:`read` of ``len(out)`` bytes into ``out`` (a writable byte buffer of the caller's): what a
         ``memcpy`` from a locked ``pData`` into the application's own memory does, with no buffer made per read."""
+        ...
+
+    def read_spans(self, va: CpuVa, size: int) -> list[ByteArray | int]:
+        """:meth:`read` of ``size`` bytes where they lie, as a reader that only compares them sees them through
+        ``pData`` (no copy): read-only views laid end to end, each valid until the memory is next written; a
+        stretch that reads zero without memory behind it (a released page) is given by its length."""
         ...
 
     def write(self, va: CpuVa, payload: bytes | bytearray | memoryview) -> None:

@@ -13,6 +13,7 @@ from typing import final
 import numpy as np
 import numpy.typing as npt
 
+from wddmsim.core.pointer import ByteArray
 from wddmsim.hw.memory import LocalMemory
 from wddmsim.hw.swizzle import TILE_HEIGHT, TILE_SIZE, TILE_WIDTH, check_surface
 
@@ -100,6 +101,14 @@ class PciBar:
             out[:] = self.local.view[start : start + length]
             return
         np.frombuffer(out, dtype=np.uint8)[:] = self.local.data[self._local_indices(offset, length)]
+
+    def spans(self, bus_address: int, length: int) -> list[ByteArray | int]:
+        """:meth:`read` of ``length`` bytes where they lie (:meth:`PhysicalMemory.spans`): linearly, local memory
+        itself; through a detiling window, the bytes gathered in linear order (the detiling is the read)."""
+        offset = self._check(bus_address, length)
+        if self._is_linear(offset, length):
+            return self.local.spans(self.local_offset + offset, length)
+        return [self.local.data[self._local_indices(offset, length)]]
 
     def write(self, bus_address: int, payload: bytes | bytearray | memoryview) -> None:
         offset = self._check(bus_address, len(payload))

@@ -80,6 +80,13 @@ def _next_data(fd: int, at: int, end: int) -> int:
         return end
 
 
+def _frozen(data: ByteArray) -> ByteArray:
+    """A read-only view of ``data`` (what a reader is handed must not become a way to write)."""
+    view = data.view()
+    view.flags.writeable = False
+    return view
+
+
 class PhysicalMemory:
     """A sparse, zero-initialised byte array of ``size`` bytes (a multiple of 4 KiB)."""
 
@@ -134,6 +141,25 @@ class PhysicalMemory:
             at = stop
         if at < offset + length:
             np.frombuffer(out, dtype=np.uint8)[at - offset :] = 0
+
+    def spans(self, offset: int, length: int) -> list[ByteArray | int]:
+        """``length`` bytes from ``offset`` where they lie, laid end to end: read-only views of the memory (valid
+        until it is next written), and for a stretch a memory file holds no page for, its length (it reads zero;
+        nothing is mapped in to say so, as in :meth:`read_into`)."""
+        if not self.contains(offset, length):
+            raise ValueError(f"{self.name}: spans offset={offset:#x} length={length:#x} leave [0, {self.size:#x})")
+        if self._fd is None or length < _HOLES_FROM:
+            return [_frozen(self.data[offset : offset + length])] if length else []
+        out: list[ByteArray | int] = []
+        at = offset
+        for start, stop in self.stored(offset, length):
+            if start > at:
+                out.append(start - at)
+            out.append(_frozen(self.data[start:stop]))
+            at = stop
+        if at < offset + length:
+            out.append(offset + length - at)
+        return out
 
     def stored(self, offset: int, length: int) -> list[tuple[int, int]]:
         """The stretches ``(start, end)`` of ``[offset, offset + length)`` that lie in pages the memory holds, in

@@ -19,6 +19,7 @@ import numpy as np
 
 from wddmsim.core.addresses import CpuVa
 from wddmsim.core.errors import WddmsimError
+from wddmsim.core.pointer import ByteArray
 from wddmsim.core.units import PAGE_SHIFT, PAGE_SIZE, pages_spanned
 from wddmsim.ddi.memory import PfnArray
 from wddmsim.hw.bar import BarAccessError, PciBar
@@ -126,6 +127,22 @@ class UserAddressSpace:
         ram = self._ram
         for start, position, length in self._runs(view, offset, size):
             ram.read_into(start, out[position : position + length])  # pages never written read as zeros unread
+
+    def read_spans(self, va: CpuVa, size: int) -> list[ByteArray | int]:
+        """:meth:`read` of ``size`` bytes where they lie, through the same view (BAR range, detiling window or
+        pages): read-only views laid end to end, a length for a stretch that reads zero unmapped
+        (:meth:`PhysicalMemory.spans`)."""
+        view, offset = self._find(va, size)
+        if view.bus is not None:
+            assert self._bar is not None
+            try:
+                return self._bar.spans(view.bus + offset, size)
+            except BarAccessError as error:  # cannot happen for a checked view; kept as the CPU's own fault
+                raise CpuAccessViolation(str(error)) from None
+        out: list[ByteArray | int] = []
+        for start, _, length in self._runs(view, offset, size):
+            out += self._ram.spans(start, length)
+        return out
 
     def write(self, va: CpuVa, payload: bytes | bytearray | memoryview) -> None:
         data = memoryview(payload).cast("B")

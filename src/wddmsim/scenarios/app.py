@@ -23,6 +23,8 @@ What it models:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -131,7 +133,6 @@ class App:
         self.rng = np.random.default_rng([config.seed, index])
         self.wddm2 = config.adapter.model == DriverModel.WDDM2
         self.problems: list[Problem] = []
-        self._scratch: ByteArray = np.empty(0, dtype=np.uint8)
         self.process: TracedProcess = runtime.open_process()
         self.device: TracedDevice = self.process.create_device()
         args = D3DDDI_CREATEPAGINGQUEUE()
@@ -363,20 +364,18 @@ class App:
             self._unlock(r)
         return data
 
-    def read_into(self, r: Resource, offset: int, out: ByteArray, level: int = 0) -> None:
-        """:meth:`read` of ``out.shape[0]`` bytes into ``out`` (the application's own buffer, reused)."""
+    @contextmanager
+    def seeing(self, r: Resource, offset: int, size: int, level: int = 0) -> Iterator[list[ByteArray | int]]:
+        """``size`` bytes at ``pData + offset`` of a lock of ``r`` (the held one, or one taken for this), where they
+        lie, for as long as the lock is held: an application that only compares them does so through its pointer
+        (``memcmp``), never copying them into its own memory first."""
         held = r.held
         address = self._lock(r, level=level) + offset
-        self.process.cpu_read_into(address, out.data)
-        if not held:
-            self._unlock(r)
-
-    def scratch(self, size: int) -> ByteArray:
-        """``size`` bytes of the application's own memory to read into, the same buffer each time (grown when a
-        read needs more): a buffer made per read costs a page fault per 4 KiB, every read."""
-        if self._scratch.shape[0] < size:
-            self._scratch = np.empty(size, dtype=np.uint8)
-        return self._scratch[:size]
+        try:
+            yield self.process.cpu_read_spans(address, size)
+        finally:
+            if not held:
+                self._unlock(r)
 
     def _upload_in_place(self, frame: int, r: Resource, offset: int, size: int, seed: int, level: int) -> None:
         pages = None

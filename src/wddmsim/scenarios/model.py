@@ -15,6 +15,7 @@ from enum import Enum
 from typing import final
 
 import numpy as np
+import numpy.typing as npt
 
 from wddmsim.core.pointer import ByteArray
 from wddmsim.scenarios.config import TILE
@@ -73,26 +74,36 @@ class Piece:
     size: int
 
 
+MARK = 1 << 12
+"""The granule in which the model remembers which bytes were ever written: a page of the host, so that the pages it
+never marks are the model's own pages nothing ever touched (``np.zeros`` leaves them unmapped until read)."""
+
+
 class Unreachable(Exception):
     """An access to a NoAccess tile or past a view (the workload never generates one on purpose)."""
 
 
 @final
 class Model:
-    """Expected bytes per resource (zero at creation, as VidMm's first page-in fills them) and the tiled views."""
+    """Expected bytes per resource (zero at creation, as VidMm's first page-in fills them), which of them were ever
+    written, and the tiled views."""
 
     def __init__(self) -> None:
         self.bytes: dict[str, ByteArray] = {}
+        self.marks: dict[str, npt.NDArray[np.bool_]] = {}
+        """Per resource, per :data:`MARK` bytes: whether a write (CPU or GPU) ever reached them."""
         self.tiles: dict[str, list[Tile]] = {}
 
     # --- resources and views ---------------------------------------------------------------------------------
 
     def create(self, name: str, size: int) -> None:
         self.bytes[name] = np.zeros(size, dtype=np.uint8)
+        self.marks[name] = np.zeros(-(-size // MARK), dtype=np.bool_)
 
     def forget(self, name: str) -> None:
         """Resource ``name`` was destroyed: no view may name it again."""
         del self.bytes[name]
+        del self.marks[name]
 
     def create_tiled(self, name: str, tiles: int) -> None:
         """A reserved VA range of ``tiles`` tiles, none accessible yet."""
@@ -130,6 +141,25 @@ class Model:
     def write(self, name: str, offset: int, data: ByteArray) -> None:
         """A CPU write through a lock of resource ``name``."""
         self.bytes[name][offset : offset + data.shape[0]] = data
+        self._mark(name, offset, int(data.shape[0]))
+
+    def _mark(self, name: str, offset: int, size: int) -> None:
+        if size > 0:
+            self.marks[name][offset // MARK : -(-(offset + size) // MARK)] = True
+
+    def blank(self, name: str, offset: int, size: int) -> list[tuple[int, int]]:
+        """The stretches ``(start, end)``, relative to ``offset``, of ``size`` bytes of resource ``name`` that no
+        write ever reached: they must read zero, which a reader can test without reading the model there."""
+        first, last = offset // MARK, -(-(offset + size) // MARK)
+        marks = self.marks[name][first:last]
+        if marks.all():
+            return []
+        edges = np.flatnonzero(np.diff(marks.view(np.int8), prepend=1, append=1)) + first  # where runs begin/end
+        out = []
+        for begin, end in zip(edges[0::2].tolist(), edges[1::2].tolist(), strict=True):
+            start, stop = max(begin * MARK, offset), min(end * MARK, offset + size)
+            out.append((start - offset, stop - offset))
+        return out
 
     def read(self, ref: Ref, size: int) -> ByteArray:
         """The bytes ``size`` bytes from ``ref`` should hold: a view of the model where they lie in one resource
@@ -151,6 +181,7 @@ class Model:
         for p in self.pieces(ref, int(data.shape[0])):
             if p.name is not None:  # a write to a Zero tile is dropped
                 self.bytes[p.name][p.offset : p.offset + p.size] = data[position : position + p.size]
+                self._mark(p.name, p.offset, p.size)
             position += p.size
 
     def apply(self, op: GpuOp) -> None:

@@ -48,6 +48,9 @@ from wddmsim.scenarios.patterns import pattern
 
 R = TypeVar("R")
 
+_ZEROS = memoryview(bytes(1 << 16))
+"""What a digest of a stretch of zeros is fed, a piece at a time."""
+
 VIEW_SPAN = 1 << 40
 """How far a view reaches for naming addresses (see :meth:`TracedDevice._view`)."""
 
@@ -221,16 +224,35 @@ class TracedProcess:
         self.process.cpu_read_into(address, out)
         self._log_read(address, out)
 
+    def cpu_read_spans(self, address: int, size: int) -> list[ByteArray | int]:
+        """:meth:`cpu_read` of the bytes where they lie; recorded as the same ``cpu_read`` (the digest runs over
+        the spans in order, a stretch of zeros as its zero bytes)."""
+        spans = self.process.cpu_read_spans(address, size)
+        if self.log is not None:
+            digest = hashlib.sha256()
+            for span in spans:
+                if isinstance(span, int):
+                    for at in range(0, span, len(_ZEROS)):
+                        digest.update(_ZEROS[: min(len(_ZEROS), span - at)])
+                else:
+                    digest.update(span.data)
+            self._log_digest(address, size, digest.hexdigest())
+        return spans
+
     def _log_read(self, address: int, data: bytes | memoryview) -> None:
         if self.log is not None:
-            self.log.call(
-                {
-                    "call": "cpu_read",
-                    "process": self.name,
-                    "args": {"address": self.log.views[self.name].express(address), "size": memoryview(data).nbytes},
-                    "out": {"sha256": hashlib.sha256(data).hexdigest()},
-                }
-            )
+            self._log_digest(address, memoryview(data).nbytes, hashlib.sha256(data).hexdigest())
+
+    def _log_digest(self, address: int, size: int, sha256: str) -> None:
+        assert self.log is not None
+        self.log.call(
+            {
+                "call": "cpu_read",
+                "process": self.name,
+                "args": {"address": self.log.views[self.name].express(address), "size": size},
+                "out": {"sha256": sha256},
+            }
+        )
 
     def register_trim_notification(self, device: TracedDevice, callback: object) -> int:
         """``D3DKMTRegisterTrimNotification`` for ``device``; returns the registration's handle."""
