@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 from rich.console import Console
-from rich.progress import Progress
 from rich.table import Table
 
 from wddmsim import __version__
@@ -32,6 +31,7 @@ from wddmsim.scenarios.demos import SCENARIOS as DEMOS
 from wddmsim.scenarios.demos import demo_config
 from wddmsim.system import Adapter, SystemConfig
 from wddmsim.vidmm.policy import registry as policies
+from wddmsim.viz.terminal import terminal
 
 if TYPE_CHECKING:  # loaded only by the commands that use them (the CLI starts fast)
     from wddmsim.scenarios.config import ScenarioConfig
@@ -216,7 +216,7 @@ def _run_demo(
     from wddmsim.viz.outputs import recorder, run_summary, write_outputs
     from wddmsim.viz.summary import statistics
 
-    console = Console()
+    console = terminal()
     captures: list[PagingCapture] = []
     try:
         result = run_demo(
@@ -525,7 +525,7 @@ def run(
 
     Exit status 0 when everything verified, 1 when a check failed, 2 when the run could not start or complete.
     """
-    console = Console()
+    console = terminal()
     if list_only:
         _list_scenarios(console)
         return
@@ -645,6 +645,8 @@ def _run_recorded(
 
     try:
         if console.is_terminal:
+            from rich.progress import Progress  # only a terminal shows the bar
+
             with Progress(transient=True, console=console) as bar:
                 task = bar.add_task("running", total=1)
 
@@ -798,7 +800,7 @@ def replay(trace: Path, out: Path | None, settings: tuple[str, ...], **options: 
     from wddmsim.scenarios.replay import read_trace
     from wddmsim.viz.runs import replay_table
 
-    console = Console()
+    console = terminal()
     overrides = _overrides_or_fail(options, settings)
     try:
         recorded = read_trace(trace)
@@ -928,7 +930,7 @@ def inspect(
         if segment not in replay.segments:
             known = ", ".join(str(s) for s in sorted(replay.segments))
             raise click.BadParameter(f"{segment}: the run reported segments {known}", param_hint="--segment")
-    console = Console()
+    console = terminal()
     console.print(render(replay, index, segments=segments, rows=rows, width=width))
     for number, record in enumerate(log[: index + 1]):
         if record["event"] == "VidMmNoRoom":  # why VidMm could not make room (decision 0158)
@@ -945,7 +947,7 @@ def _why_evicted(log: list[dict[str, Any]], value: str) -> None:
         raise click.BadParameter(f"{value!r} is not a handle (decimal or 0x...)", param_hint="--why-evicted") from None
     if not known(log, handle):
         raise click.BadParameter(f"{value} is no allocation of this run", param_hint="--why-evicted")
-    Console().print(render_why(log, handle))
+    terminal().print(render_why(log, handle))
 
 
 def _check_run_driver(run_dir: Path, package: DriverPackage) -> None:
@@ -1226,7 +1228,7 @@ def bench(names: tuple[str, ...], as_json: bool, list_only: bool) -> None:
             f"unknown benchmark(s) {unknown}; known: {sorted(REGISTRY.benchmarks)}", param_hint="NAMES"
         )
     chosen = [REGISTRY.benchmarks[n] for n in (names or tuple(REGISTRY.benchmarks))]
-    console = Console()
+    console = terminal()
     if list_only:
         for b in chosen:
             console.print(f"{b.name:18} {b.what}  [dim](goal: {b.goal})[/]")
@@ -1291,7 +1293,7 @@ def check_driver(
     from wddmsim.drivers.registry import BUILTIN, driver_package
     from wddmsim.viz import conformance as views
 
-    console = Console()
+    console = terminal()
     try:
         if library in BUILTIN:
             if adapter_file is not None or executor is not None:
@@ -1400,7 +1402,7 @@ def reproduce(
     from wddmsim.scenarios import reproduce as classic
     from wddmsim.viz.reproduce import print_list, print_reproduction
 
-    console = Console()
+    console = terminal()
     if list_only:
         print_list(console)
         return
@@ -1636,11 +1638,11 @@ def _sweep_figures(out: Path, console: Console) -> None:
 
 def _sweep_run(plan: Any, out: Path, runner: Any, where: str) -> NoReturn:
     """Run the sweep with a progress bar on stderr; print what happened; exit 0, or 1 if anything is missing."""
-    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from wddmsim.research.sweep import run_sweep
 
-    console = Console(stderr=True)
+    console = terminal(stderr=True)
     failed: list[dict[str, Any]] = []
     columns = (
         TextColumn("{task.description}"),

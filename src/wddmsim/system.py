@@ -48,6 +48,8 @@ _PACKAGE_DEFAULT: DriverConfiguration = _PackageDefault()
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SystemConfig:
+    """Everything an adapter is built from: the GPU, the driver package and its configuration, VidMm."""
+
     gpu: GpuConfig = field(default_factory=GpuConfig)
     driver_package: str | DriverPackage = DEFAULT
     """The driver package, by name (``reference``, a registered one, ``module:attribute``) or itself."""

@@ -117,6 +117,8 @@ class DXGK_ALLOCATIONINFO:
 
 @dataclass(slots=True, kw_only=True)
 class DXGKARG_CREATEALLOCATION:
+    """``DxgkDdiCreateAllocation``'s argument block: the driver fills in each ``DXGK_ALLOCATIONINFO``."""
+
     pPrivateDriverData: bytes = b""
     PrivateDriverDataSize: int = 0
     NumAllocations: int = 0
@@ -126,6 +128,8 @@ class DXGKARG_CREATEALLOCATION:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DXGKARG_DESTROYALLOCATION:
+    """``DxgkDdiDestroyAllocation``'s argument block: the allocations to release."""
+
     NumAllocations: int
     pAllocationList: tuple[HANDLE, ...]
     hResource: HANDLE = NULL
@@ -145,6 +149,8 @@ class DXGKARG_ACQUIRESWIZZLINGRANGE:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DXGKARG_RELEASESWIZZLINGRANGE:
+    """``DxgkDdiReleaseSwizzlingRange``'s argument block: the range an allocation gives back."""
+
     hAllocation: HANDLE
     PrivateDriverData: int = 0
     RangeId: int = 0

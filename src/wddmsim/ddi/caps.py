@@ -84,6 +84,8 @@ class DXGK_GPUMMUCAPS_FLAGS(BitUnion):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DXGK_GPUMMUCAPS_LEGACYBEHAVIORS(BitUnion):
+    """``DXGK_GPUMMUCAPS.LegacyBehaviors``: older behaviours a GpuMmu driver asks for."""
+
     SourcePageTableVaInTransfer: bool = flag(0)
     Reserved: int = bits(1, 31)
 
@@ -102,6 +104,8 @@ class DXGK_GPUMMUCAPS:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DXGK_QUERYGPUMMUCAPSIN:
+    """Input of ``DXGKQAITYPE_GPUMMUCAPS``: which physical adapter is asked."""
+
     PhysicalAdapterIndex: int = 0
 
 
@@ -115,6 +119,8 @@ class DXGK_QUERYPAGETABLELEVELDESCIN:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DXGK_PAGE_TABLE_LEVEL_DESC:
+    """Output of ``DXGKQAITYPE_PAGETABLELEVELDESC``: one page-table level's index bits, segments and size."""
+
     PageTableIndexBitCount: int
     PageTableSegmentId: int
     PagingProcessPageTableSegmentId: int

@@ -38,6 +38,8 @@ class DXGK_SEGMENTFLAGS(BitUnion):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DXGK_CPUHOSTAPERTURE:
+    """``DXGK_SEGMENTDESCRIPTOR3.CpuHostAperture``: where the CPU reaches the segment, in pages."""
+
     PhysicalAddress: int = 0
     SizeInPages: int = 0
 
@@ -98,6 +100,8 @@ class DXGK_SEGMENTDESCRIPTOR4:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DXGK_QUERYSEGMENTIN:
+    """Input of ``DXGKQAITYPE_QUERYSEGMENT``: the AGP aperture (legacy, left at 0)."""
+
     AgpApertureBase: int = 0
     AgpApertureSize: int = 0
     AgpFlags: DXGK_SEGMENTFLAGS = field(default_factory=DXGK_SEGMENTFLAGS)
@@ -105,6 +109,8 @@ class DXGK_QUERYSEGMENTIN:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DXGK_QUERYSEGMENTIN4:
+    """Input of ``DXGKQAITYPE_QUERYSEGMENT4``: which physical adapter is asked."""
+
     PhysicalAdapterIndex: int = 0
 
 

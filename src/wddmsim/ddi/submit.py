@@ -58,6 +58,8 @@ class DXGK_GENERAL_ERROR_CODE(IntEnum):
 
 @dataclass(slots=True, kw_only=True)
 class DXGK_DMA_COMPLETED:
+    """``DXGK_INTERRUPT_DMA_COMPLETED``'s payload: the fence of the buffer that finished."""
+
     SubmissionFenceId: int
     NodeOrdinal: int = 0
     EngineOrdinal: int = 0
@@ -65,6 +67,8 @@ class DXGK_DMA_COMPLETED:
 
 @dataclass(slots=True, kw_only=True)
 class DXGK_DMA_FAULTED:
+    """``DXGK_INTERRUPT_DMA_FAULTED``'s payload: the fence of the buffer that faulted and why."""
+
     FaultedFenceId: int
     Status: int
     NodeOrdinal: int = 0
@@ -73,6 +77,8 @@ class DXGK_DMA_FAULTED:
 
 @dataclass(slots=True, kw_only=True)
 class DXGK_DMA_PAGE_FAULTED:
+    """``DXGK_INTERRUPT_DMA_PAGE_FAULTED``'s payload: the faulting fence, address and flags."""
+
     FaultedFenceId: int
     FaultedPrimitiveAPISequenceNumber: int = 0
     FaultedPipelineStage: int = 0

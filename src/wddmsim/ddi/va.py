@@ -156,6 +156,8 @@ class D3DDDI_UPDATEGPUVIRTUALADDRESS_OPERATION:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class D3DDDICB_UPDATEGPUVIRTUALADDRESS_FLAGS(BitUnion):
+    """``D3DDDICB_UPDATEGPUVIRTUALADDRESS.Flags``: ``DoNotWait``."""
+
     DoNotWait: bool = flag(0)
     Reserved: int = bits(1, 31)
 

@@ -13,6 +13,8 @@ from wddmsim.hw.commands import PACKET_ALIGNMENT, copy_length
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DriverConfig:
+    """What the reference driver reports and how it builds: its model, paging buffers, page tables, limits."""
+
     model: DriverModel = DriverModel.WDDM2
     paging_buffer_size: int = 64 * KiB
     """``PagingBufferSize`` reported in ``DXGK_QUERYSEGMENTOUT4``."""

@@ -33,6 +33,8 @@ class SegmentKind(Enum):
 
 @dataclass(frozen=True, slots=True)
 class DriverSegment:
+    """One segment the driver reports in ``DXGKQAITYPE_QUERYSEGMENT``: its id, kind, base and size."""
+
     segment_id: int
     name: str
     kind: SegmentKind

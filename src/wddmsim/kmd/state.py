@@ -16,6 +16,8 @@ from wddmsim.kmd.update_kind import UpdateKind
 
 @dataclass(slots=True)
 class DriverState:
+    """The kernel-mode driver's own state on one adapter: its GPU, configuration, segments and allocations."""
+
     gpu: Gpu
     config: DriverConfig
     segments: SegmentMap

@@ -35,6 +35,8 @@ class CpuAccessViolation(WddmsimError):
 
 @dataclass(slots=True, eq=False)
 class _View:
+    """One view of a process's user addresses: its range and what it points at (BAR bus addresses or system pages)."""
+
     base: CpuVa
     size: int
     bus: int | None = None

@@ -23,7 +23,6 @@ Everything is computed from the event log in one pass (plus one ``numpy`` pass f
 
 from __future__ import annotations
 
-import csv
 import io
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -315,6 +314,8 @@ def fed(events: Iterable[Event], marks: Sequence[tuple[int, int]], *, window: in
 
 def frames_csv(frames: Sequence[Frame]) -> str:
     """``frames.csv``'s text: one row per frame, the columns of :data:`CSV_COLUMNS`."""
+    import csv  # only --out writes the file (a plain run need not import it)
+
     stream = io.StringIO()
     writer = csv.writer(stream, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)

@@ -3,7 +3,8 @@
 
 Each is a function ``(config, seed, on_adapter) -> ScenarioRun``; ``on_adapter`` sees the adapter before the
 first step (to attach read-only observers such as a paging-buffer capture).  ``config`` None means the
-scenario's own default GPU.
+scenario's own default GPU.  The demonstrations' own modules are imported when one runs: the command line lists
+them and checks their settings at every start.
 """
 
 from __future__ import annotations
@@ -12,22 +13,29 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from wddmsim.core.errors import ConfigurationError
-from wddmsim.core.units import KiB, MiB
+from wddmsim.core.units import GiB, KiB, MiB
 from wddmsim.drivers.package import DriverModel, DriverSettings
 from wddmsim.drivers.registry import DEFAULT as DEFAULT_DRIVER
 from wddmsim.drivers.registry import driver_package
 from wddmsim.hw.gpu import GpuConfig
 from wddmsim.scenarios.config import PAGING_BUFFER_LIMIT, VRAM_LIMIT, VRAM_MINIMUM
-from wddmsim.scenarios.residency import DEMO_GPU, DEMO_VIDMM, run_residency_demo
 from wddmsim.scenarios.result import ScenarioRun
-from wddmsim.scenarios.tour import run_tour
 from wddmsim.system import Adapter, SystemConfig
+from wddmsim.vidmm.config import VidMmConfig
 
 OnAdapter = Callable[[Adapter], None]
+
+DEMO_GPU = GpuConfig(local_size=64 * MiB, bar_size=16 * MiB, aperture_size=16 * MiB, system_size=1 * GiB)
+"""Local memory: a 16 MiB CPU-visible segment and a ~47 MiB one; a 16 MiB aperture segment."""
+DEMO_VIDMM = VidMmConfig(eviction_policy="priority-lru", placement_policy="ladder")
+"""The policies the residency demo shows (the defaults before decision 0165): the ladder, whose pressure demotes
+victims still needed to the aperture, ranked by priority and recency."""
 
 
 @dataclass(frozen=True, slots=True)
 class Scenario:
+    """One demonstration: its name, what it shows, its GPU and how to run it."""
+
     name: str
     summary: str
     gpu: GpuConfig
@@ -36,11 +44,15 @@ class Scenario:
 
 
 def _tour(config: SystemConfig | None, seed: int, on_adapter: OnAdapter | None) -> ScenarioRun:
+    from wddmsim.scenarios.tour import run_tour
+
     rig, result = run_tour(config, on_rig=None if on_adapter is None else lambda rig: on_adapter(rig.adapter))
     return ScenarioRun("tour", seed, rig.adapter, result)
 
 
 def _residency(config: SystemConfig | None, seed: int, on_adapter: OnAdapter | None) -> ScenarioRun:
+    from wddmsim.scenarios.residency import run_residency_demo
+
     adapter, result = run_residency_demo(config, seed=seed, on_adapter=on_adapter)
     return ScenarioRun("residency", seed, adapter, result)
 

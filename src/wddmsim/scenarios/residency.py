@@ -23,7 +23,7 @@ import numpy as np
 
 from wddmsim.core.errors import ConfigurationError
 from wddmsim.core.pointer import ByteArray
-from wddmsim.core.units import GiB, KiB, MiB, format_size
+from wddmsim.core.units import KiB, format_size
 from wddmsim.ddi.base import HANDLE
 from wddmsim.ddi.residency import (
     D3DDDI_CREATEPAGINGQUEUE,
@@ -35,19 +35,12 @@ from wddmsim.ddi.status import HRESULT
 from wddmsim.drivers.resources import ResourceDesc, ResourceKind
 from wddmsim.hw import commands as cmd
 from wddmsim.hw.addressing import Space, hw_address
-from wddmsim.hw.gpu import GpuConfig
+from wddmsim.scenarios.demos import DEMO_GPU, DEMO_VIDMM
 from wddmsim.scenarios.result import Checks
 from wddmsim.system import Adapter, SystemConfig, build_adapter
 from wddmsim.vidmm.allocation import VidMmAllocation
-from wddmsim.vidmm.config import VidMmConfig
 from wddmsim.vidmm.device import Device, PagingQueue
 from wddmsim.vidmm.events import VidMmEvict
-
-DEMO_GPU = GpuConfig(local_size=64 * MiB, bar_size=16 * MiB, aperture_size=16 * MiB, system_size=1 * GiB)
-"""Local memory: a 16 MiB CPU-visible segment and a ~47 MiB one; a 16 MiB aperture segment."""
-DEMO_VIDMM = VidMmConfig(eviction_policy="priority-lru", placement_policy="ladder")
-"""The policies the demo shows (the defaults before decision 0165): the ladder, whose pressure demotes victims
-still needed to the aperture, ranked by priority and recency."""
 
 PERSISTENT = 2
 PER_FRAME = 3
@@ -55,6 +48,8 @@ PER_FRAME = 3
 
 @dataclass(slots=True)
 class _Buffer:
+    """One buffer of the demonstration: its allocation, GPU VA and the bytes it must hold."""
+
     allocation: VidMmAllocation
     va: int
     expected: ByteArray
@@ -62,6 +57,8 @@ class _Buffer:
 
 @dataclass(slots=True)
 class _Process:
+    """One process of the demonstration: its device, paging queue, context and buffers."""
+
     device: Device
     queue: PagingQueue
     context: HANDLE

@@ -1,0 +1,36 @@
+"""What the commands print is printed as written (decision 0241): no ``:name:`` becomes an emoji."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from click.testing import CliRunner
+from rich.table import Table
+
+from wddmsim.cli import main
+from wddmsim.viz.terminal import terminal
+
+WIDE = {"COLUMNS": "200"}
+
+
+def test_a_scenario_named_with_colons_prints_its_name_and_description_verbatim(tmp_path: Path) -> None:
+    scenario = tmp_path / "colons.toml"
+    scenario.write_text('name = ":x:"\ndescription = "heap :thumbs_up: p0:heap0 :smile:"\n[workload]\nframes = 1\n')
+    result = CliRunner().invoke(main, ["run", str(scenario)], env=WIDE)
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[0] == ":x:: heap :thumbs_up: p0:heap0 :smile:"
+    assert "wddmsim run :x:: " in result.output, "the table title too"
+    assert "\u274c" not in result.output and "\U0001f44d" not in result.output
+
+
+def test_the_terminal_prints_an_allocation_name_with_colons_in_a_table_as_written() -> None:
+    out = io.StringIO()
+    table = Table(title="allocations :warning:")
+    table.add_column("name", min_width=30)
+    table.add_row(":x:")
+    table.add_row("tex:rocket:7")
+    terminal(file=out, width=60, color_system=None).print(table)
+    lines = [line.strip(" │┃") for line in out.getvalue().splitlines()]
+    assert lines[0] == "allocations :warning:"
+    assert ":x:" in lines and "tex:rocket:7" in lines
