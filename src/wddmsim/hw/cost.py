@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CostModel:
+    """How long the simulated GPU takes: a fixed cost per packet, bandwidths by where bytes go, a fence's sync."""
+
     packet_overhead_ns: int = 100
     local_bandwidth: float = 1e12
     """Bytes per second for local-memory to local-memory moves and fills."""

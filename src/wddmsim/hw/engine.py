@@ -112,6 +112,9 @@ class InterruptKind(IntEnum):
 
 @dataclass(slots=True)
 class Interrupt:
+    """What an engine raises to the driver: a buffer completed or a ``SIGNAL`` packet wrote ``value``, or a fault
+    with its record."""
+
     engine: int
     kind: InterruptKind
     value: int = 0

@@ -10,6 +10,8 @@ from wddmsim.core.events import Event, quicken_events
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DmaBufferStarted(Event):
+    """An engine began executing a DMA buffer (``size`` bytes) submitted with ``fence``."""
+
     NAME: ClassVar[str] = "DmaBufferStarted"
     engine: int
     fence: int
@@ -18,6 +20,8 @@ class DmaBufferStarted(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DmaBufferCompleted(Event):
+    """An engine finished the DMA buffer of ``fence`` (its fence value is written next)."""
+
     NAME: ClassVar[str] = "DmaBufferCompleted"
     engine: int
     fence: int
@@ -25,6 +29,8 @@ class DmaBufferCompleted(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PacketExecuted(Event):
+    """One command packet executed: its ``opcode`` at byte ``offset`` of the DMA buffer of ``fence``."""
+
     NAME: ClassVar[str] = "PacketExecuted"
     engine: int
     fence: int
@@ -34,6 +40,8 @@ class PacketExecuted(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EngineNote(Event):
+    """A ``NOTE`` packet executed: its ``kind`` and two values, put in the buffer for the event log to show."""
+
     NAME: ClassVar[str] = "EngineNote"
     engine: int
     kind: int
@@ -43,6 +51,8 @@ class EngineNote(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EngineFaulted(Event):
+    """The engine stopped on a fault: its kind, the faulting address, the buffer's fence, and why."""
+
     NAME: ClassVar[str] = "EngineFaulted"
     engine: int
     kind: str

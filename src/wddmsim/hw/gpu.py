@@ -35,6 +35,8 @@ POWER_LOSS_PATTERN = 0xDEAD_10CC
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GpuConfig:
+    """The simulated GPU's sizes and places: local memory, the BAR, system RAM, the aperture, its engines."""
+
     local_size: int = 256 * MiB
     bar_size: int = 64 * MiB
     bar_bus_base: int = 1 * TiB

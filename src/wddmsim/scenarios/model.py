@@ -59,6 +59,8 @@ class TileState(Enum):
 
 @dataclass(frozen=True, slots=True)
 class Tile:
+    """A 64 KiB tile of a tiled view: mapped to a tile of a pool, Zero, or NoAccess."""
+
     state: TileState
     pool: str = ""
     offset: int = 0

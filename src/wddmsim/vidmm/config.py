@@ -10,6 +10,8 @@ from wddmsim.vidmm.policy import EvictionPolicy, PlacementPolicy
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class VidMmConfig:
+    """VidMm's own settings: paging buffers, the paging context, and what tests and sweeps override."""
+
     paging_buffers: int = 4
     """How many paging buffers rotate (a new one is used only after its previous fence passed)."""
     paging_context: int = 1

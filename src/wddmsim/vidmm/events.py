@@ -78,6 +78,9 @@ class PagingBufferSubmitted(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GpuFaultReported(Event):
+    """A fault the driver reported through ``DxgkCbNotifyInterrupt`` (``DXGK_INTERRUPT_DMA_PAGE_FAULTED`` or
+    ``DXGK_INTERRUPT_DMA_FAULTED``): the faulted fence, the address and why."""
+
     NAME: ClassVar[str] = "GpuFaultReported"
     interrupt: str
     fence: int

@@ -29,6 +29,8 @@ from wddmsim.ddi.status import NTSTATUS, InvalidArgument
 
 @dataclass(frozen=True, slots=True)
 class GpuMmuDescription:
+    """The driver's GpuMmu: its caps (``DXGK_GPUMMUCAPS``) and its page-table levels, as VidMm reads them."""
+
     caps: DXGK_GPUMMUCAPS
     levels: tuple[DXGK_PAGE_TABLE_LEVEL_DESC, ...]
     """Level 0 (the leaf) first."""

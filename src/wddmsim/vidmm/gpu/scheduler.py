@@ -32,6 +32,8 @@ class GpuHung(Exception):
 
 @dataclass(slots=True)
 class _Node:
+    """A node's fences: the last submitted and the last completed."""
+
     submitted: int = 0
     completed: int = 0
 
