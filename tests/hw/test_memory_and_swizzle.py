@@ -134,6 +134,21 @@ def test_only_a_small_anonymous_memory_is_dense() -> None:
     assert ram.dense == (ram._fd is None)  # a memory file is never dense (where there are none, it is anonymous)
 
 
+def _holed(kind: str) -> tuple[PhysicalMemory, np.ndarray]:
+    """80 pages of ``kind`` memory with two long zero fills (released: holes in a memory file; the second with
+    ragged edges), a page written inside the first and a write across two pages of the second; and its bytes."""
+    mem = _memory(kind, 80)
+    expected = np.full(80 * PAGE_SIZE, 0x5A, dtype=np.uint8)
+    mem.data[: 80 * PAGE_SIZE] = 0x5A
+    for start, size in ((3 * PAGE_SIZE, 20 * PAGE_SIZE), (40 * PAGE_SIZE + 9, 30 * PAGE_SIZE)):
+        mem.fill(start, size, 0)
+        expected[start : start + size] = 0
+    for at, data in ((10 * PAGE_SIZE + 100, b"\x01\x02\x03"), (60 * PAGE_SIZE + 4095, b"\x07\x08")):
+        mem.write(at, data)
+        expected[at : at + len(data)] = np.frombuffer(data, dtype=np.uint8)
+    return mem, expected
+
+
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize(("offset", "length"), [(0, 80 * PAGE_SIZE), (5, 40 * PAGE_SIZE + 7), (PAGE_SIZE - 1, 70000)])
 def test_read_into_gives_the_bytes_of_written_pages_and_zeros_of_released_ones(
@@ -141,15 +156,7 @@ def test_read_into_gives_the_bytes_of_written_pages_and_zeros_of_released_ones(
 ) -> None:
     # A long read from a memory file stores zeros for its holes instead of reading them: every byte must still be
     # the memory's, at a hole's edges, in a page partly written, at the ragged ends, and in anonymous memory.
-    mem = _memory(kind, 80)
-    expected = np.full(80 * PAGE_SIZE, 0x5A, dtype=np.uint8)
-    mem.data[: 80 * PAGE_SIZE] = 0x5A
-    for start, size in ((3 * PAGE_SIZE, 20 * PAGE_SIZE), (40 * PAGE_SIZE + 9, 30 * PAGE_SIZE)):
-        mem.fill(start, size, 0)  # released: a hole in a memory file (the second with ragged edges)
-        expected[start : start + size] = 0
-    for at, data in ((10 * PAGE_SIZE + 100, b"\x01\x02\x03"), (60 * PAGE_SIZE + 4095, b"\x07\x08")):
-        mem.write(at, data)  # a page written inside a hole; a write across two released pages
-        expected[at : at + len(data)] = np.frombuffer(data, dtype=np.uint8)
+    mem, expected = _holed(kind)
     out = bytearray(b"\xee" * length)
     mem.read_into(offset, memoryview(out))
     assert bytes(out) == expected[offset : offset + length].tobytes()
@@ -184,14 +191,7 @@ def _laid_end_to_end(spans: list[np.ndarray | int]) -> bytes:
 def test_spans_show_the_bytes_where_they_lie_and_the_holes_by_their_length(kind: str, offset: int, length: int) -> None:
     # What a reader that only compares is handed: views of the memory itself (no copy, and no way to write), and
     # for a memory file's holes their lengths, which read zero without a page being made for them.
-    mem = _memory(kind, 80)
-    expected = np.full(80 * PAGE_SIZE, 0x5A, dtype=np.uint8)
-    mem.data[: 80 * PAGE_SIZE] = 0x5A
-    for start, size in ((3 * PAGE_SIZE, 20 * PAGE_SIZE), (40 * PAGE_SIZE + 9, 30 * PAGE_SIZE)):
-        mem.fill(start, size, 0)  # released: a hole in a memory file (the second with ragged edges)
-        expected[start : start + size] = 0
-    mem.write(10 * PAGE_SIZE + 100, b"\x01\x02\x03")  # a page written inside a hole
-    expected[10 * PAGE_SIZE + 100 : 10 * PAGE_SIZE + 103] = [1, 2, 3]
+    mem, expected = _holed(kind)
     spans = mem.spans(offset, length)
     assert _laid_end_to_end(spans) == expected[offset : offset + length].tobytes()
     views = [s for s in spans if not isinstance(s, int)]

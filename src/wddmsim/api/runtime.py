@@ -235,11 +235,7 @@ class UserProcess:
 
     def cpu_read(self, address: int, size: int) -> bytes:
         """Read as this process's CPU (an address ``pfnLockCb`` returned); an access violation elsewhere."""
-        self._alive()
-        _uint("address", address)
-        _uint("size", size)
-        if address + size > 1 << 64:
-            raise _bad("size", size, f"address {address:#x} + size overflows the 64-bit address space")
+        self._read_range(address, size)
         return self.process.cpu.read(CpuVa(address), size)
 
     def cpu_read_into(self, address: int, out: bytearray | memoryview) -> None:
@@ -263,12 +259,16 @@ class UserProcess:
         """:meth:`cpu_read` of ``size`` bytes where they lie, for a caller that only compares them (a ``memcmp``
         through ``pData``, no copy): read-only views laid end to end, valid until the memory is next written, and
         the length of each stretch that reads zero with no memory behind it."""
+        self._read_range(address, size)
+        return self.process.cpu.read_spans(CpuVa(address), size)
+
+    def _read_range(self, address: int, size: int) -> None:
+        """Refuse a read by an exited process, or of a range that is not one in the 64-bit address space."""
         self._alive()
         _uint("address", address)
         _uint("size", size)
         if address + size > 1 << 64:
             raise _bad("size", size, f"address {address:#x} + size overflows the 64-bit address space")
-        return self.process.cpu.read_spans(CpuVa(address), size)
 
     def cpu_write(self, address: int, data: bytes | bytearray | memoryview) -> None:
         """Write as this process's CPU.  A write into the view of a ``ReadOnly`` lock is refused and writes

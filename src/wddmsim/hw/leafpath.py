@@ -52,12 +52,7 @@ def uniform(
     """The entry mapping pages [first, last] when one stretch of physically consecutive memory does -- valid
     4 KB-kind entries, not Zero, alike but for addresses that step by one GPU page, no valid 64 KB entry beside
     them -- else -1.  Such a range is one run whose rights are the first entry's (the usual case: a copy)."""
-    if small is None:
-        return -1
-    head = _one_stretch(small[first // ratio : last // ratio + 1], ratio << PAGE_SHIFT)
-    if head < 0 or (big is not None and (big[first // _PAGES_PER_64K : last // _PAGES_PER_64K + 1] & 1).any()):
-        return -1
-    return head
+    return _uniform(small, ratio, big, _PAGES_PER_64K, first, last)
 
 
 def uniform64(
@@ -69,10 +64,23 @@ def uniform64(
 ) -> int:
     """:func:`uniform` for a range the 64 KB-kind table maps: its entries one stretch (64 KiB a step), no valid
     4 KB-kind entry beside them (which would fault) -- else -1.  What a 64 KB-page allocation's copies take."""
-    if big is None:
+    return _uniform(big, _PAGES_PER_64K, small, ratio, first, last)
+
+
+def _uniform(
+    table: npt.NDArray[np.uint64] | None,
+    per: int,
+    beside: npt.NDArray[np.uint64] | None,
+    beside_per: int,
+    first: int,
+    last: int,
+) -> int:
+    """The first entry of ``table`` (``per`` 4 KiB pages an entry) over pages [first, last] if they are one
+    stretch and no entry of the other table (``beside``, ``beside_per`` pages an entry) is valid there, else -1."""
+    if table is None:
         return -1
-    head = _one_stretch(big[first // _PAGES_PER_64K : last // _PAGES_PER_64K + 1], _PAGES_PER_64K << PAGE_SHIFT)
-    if head < 0 or (small is not None and (small[first // ratio : last // ratio + 1] & 1).any()):
+    head = _one_stretch(table[first // per : last // per + 1], per << PAGE_SHIFT)
+    if head < 0 or (beside is not None and (beside[first // beside_per : last // beside_per + 1] & 1).any()):
         return -1
     return head
 
