@@ -45,4 +45,4 @@ def test_a_scenario_named_with_square_brackets_prints_them_verbatim(tmp_path: Pa
     result = CliRunner().invoke(main, ["run", str(scenario)], env=WIDE)
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[0] == "tex[/b]: buf[i] [bold]x[/bold] and [/]"
-    assert "wddmsim run tex[/b] " in result.output, "the table title too"
+    assert "wddmsim run tex[/b]: " in result.output, "the table title too"
