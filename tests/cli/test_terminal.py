@@ -42,7 +42,10 @@ def test_a_scenario_named_with_square_brackets_prints_them_verbatim(tmp_path: Pa
     scenario.write_text(
         'name = "tex[/b]"\ndescription = "buf[i] [bold]x[/bold] and [/]"\n[workload]\nframes = 1\n', encoding="utf-8"
     )
-    result = CliRunner().invoke(main, ["run", str(scenario)], env=WIDE)
+    out, record = tmp_path / "o[/x]", tmp_path / "r[bold]y.jsonl"
+    result = CliRunner().invoke(main, ["run", str(scenario), "--out", str(out), "--record", str(record)], env=WIDE)
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[0] == "tex[/b]: buf[i] [bold]x[/bold] and [/]"
     assert "wddmsim run tex[/b]: " in result.output, "the table title too"
+    assert f"wrote {out / 'summary.json'}, " in result.output and f"calls to {record} (" in result.output, "and paths"
+    assert (out / "summary.json").is_file()
