@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from wddmsim import __version__
@@ -242,7 +243,7 @@ def _run_demo(
         except OSError as error:
             _fail(ConfigurationError("--out", str(out), f"cannot be written: {error.strerror}"))
         console.print(statistics_table(written.values))
-        console.print(f"wrote {written.summary}, {written.events}, {written.trace} and {written.report}")
+        console.print(f"wrote {written.summary}, {written.events}, {written.trace} and {written.report}", markup=False)
     else:
         console.print(statistics_table(statistics(records(adapter.events))))
     checks = result.result.checks
@@ -296,13 +297,14 @@ def _write(
         written = write_outputs(out, adapter, summary, capture=capture, frames=frames)
     except OSError as error:
         _fail(ConfigurationError("--out", str(out), f"cannot be written: {error.strerror}"))
-    console.print(f"wrote {written.summary}, {written.events}, {written.trace} and {written.report}")
+    console.print(f"wrote {written.summary}, {written.events}, {written.trace} and {written.report}", markup=False)
 
 
 def _print_header(console: Console, config: ScenarioConfig, overrides: dict[str, object]) -> None:
     """The scenario's name and description -- which speaks of its own settings, so the ones the command line
     changed follow it: a run of ``default --frames 60`` does not read as 12 frames."""
-    console.print(f"[bold]{config.name}[/]: {config.description}" if config.description else f"[bold]{config.name}[/]")
+    name = escape(config.name)  # a name or description is text as written, never markup
+    console.print(f"[bold]{name}[/]: {escape(config.description)}" if config.description else f"[bold]{name}[/]")
     if overrides:
         changed = ", ".join(f"{key}={_setting_text(key, value)}" for key, value in overrides.items())
         console.print(f"  changed here: {changed}", style="dim", markup=False, highlight=False)
@@ -597,7 +599,7 @@ def _finish_outputs(stream: Any, adapter: Adapter, summary: dict[str, Any], cons
         written = stream.finish(adapter, summary, frames=frames)
     except OSError as error:
         _fail(ConfigurationError("--out", str(stream.out), f"cannot be written: {error.strerror}"))
-    console.print(f"wrote {written.summary}, {written.events}, {written.trace} and {written.report}")
+    console.print(f"wrote {written.summary}, {written.events}, {written.trace} and {written.report}", markup=False)
 
 
 class _Rate:
@@ -733,7 +735,10 @@ def _write_stopped(
     except Exception:  # the run's own exception is the one to report; close() leaves trace.json valid
         stream.close()
         return
-    console.print(f"wrote {written.summary}, {written.events}, {written.trace} and {written.report} (the run stopped)")
+    console.print(
+        f"wrote {written.summary}, {written.events}, {written.trace} and {written.report} (the run stopped)",
+        markup=False,
+    )
 
 
 def _print_results(console: Console, result: RunResult, record: Path | None) -> None:
@@ -743,7 +748,9 @@ def _print_results(console: Console, result: RunResult, record: Path | None) -> 
     console.print(checks_table(result))
     console.print(traffic_table(result.traffic))
     if record is not None:
-        console.print(f"recorded the user-mode calls to {record} (wddmsim replay {record} --policy lru ...)")
+        console.print(
+            f"recorded the user-mode calls to {record} (wddmsim replay {record} --policy lru ...)", markup=False
+        )
 
 
 def _print_research(console: Console, metrics: dict[str, Any]) -> None:
@@ -812,7 +819,9 @@ def replay(trace: Path, out: Path | None, settings: tuple[str, ...], **options: 
         _fail(error)
     except WddmsimError as error:
         _fail(error, EXIT_FAILED)
-    console.print(f"replayed {result.calls} calls of {trace} ({recorded.config.name}, seed {recorded.config.seed})")
+    console.print(
+        f"replayed {result.calls} calls of {trace} ({recorded.config.name}, seed {recorded.config.seed})", markup=False
+    )
     if result.difference():
         console.print(replay_table(result))
     else:
@@ -822,7 +831,7 @@ def replay(trace: Path, out: Path | None, settings: tuple[str, ...], **options: 
     if result.differing:
         console.print(f"{result.differing} call(s) returned otherwise than recorded, e.g.:")
         for line in result.examples[:5]:
-            console.print(f"  {line}")
+            console.print(f"  {line}", markup=False)
     verdict = "[bold green]content preserved[/]" if result.content_preserved else "[bold red]CONTENT DIFFERS[/]"
     console.print(f"{verdict}: {result.reads - result.reads_differing}/{result.reads} CPU reads match the recording")
     metrics, frames = run_research(
@@ -843,7 +852,7 @@ def replay(trace: Path, out: Path | None, settings: tuple[str, ...], **options: 
         _write(out, result.adapter, summary, console, frames=frames)
     failed = result.failures(overridden=bool(overrides))
     if failed:
-        console.print(f"[bold red]REPLAY DIVERGED[/]: {failed}")
+        console.print(f"[bold red]REPLAY DIVERGED[/]: {escape(str(failed))}")
     sys.exit(0 if result.content_preserved and not failed else EXIT_FAILED)
 
 
@@ -934,7 +943,7 @@ def inspect(
     console.print(render(replay, index, segments=segments, rows=rows, width=width))
     for number, record in enumerate(log[: index + 1]):
         if record["event"] == "VidMmNoRoom":  # why VidMm could not make room (decision 0158)
-            console.print(f"[bold red]no room[/] (event {number}): {record['Diagnosis']}")
+            console.print(f"[bold red]no room[/] (event {number}): {escape(str(record['Diagnosis']))}")
 
 
 def _why_evicted(log: list[dict[str, Any]], value: str) -> None:
@@ -1626,14 +1635,17 @@ def _sweep_figures(out: Path, console: Console) -> None:
     from wddmsim.viz.sweep_report import write_sweep_report
 
     if not available():
-        console.print(f"no figures: matplotlib is not installed (pip install 'wddmsim[plot]', then wddmsim plot {out})")
+        console.print(
+            f"no figures: matplotlib is not installed (pip install 'wddmsim[plot]', then wddmsim plot {out})",
+            markup=False,
+        )
         return
     try:
         written = write_sweep_report(out)
     except (WddmsimError, OSError) as error:
-        console.print(f"no figures: {error}", soft_wrap=True)
+        console.print(f"no figures: {error}", soft_wrap=True, markup=False)
         return
-    console.print(f"wrote {len(written) - 1} figure files and {out / 'report.html'}", soft_wrap=True)
+    console.print(f"wrote {len(written) - 1} figure files and {out / 'report.html'}", soft_wrap=True, markup=False)
 
 
 def _sweep_run(plan: Any, out: Path, runner: Any, where: str) -> NoReturn:
@@ -1669,7 +1681,9 @@ def _sweep_run(plan: Any, out: Path, runner: Any, where: str) -> NoReturn:
             _fail(ConfigurationError("--out", str(out), f"cannot be written: {error.strerror}"))
     for record in failed[:5]:
         point = " ".join(f"{k}={v}" for k, v in record["settings"].items())
-        console.print(f"failed {record['id']} (seed {record['seed']} {point}): {record['error']}", soft_wrap=True)
+        console.print(
+            f"failed {record['id']} (seed {record['seed']} {point}): {record['error']}", soft_wrap=True, markup=False
+        )
     state = "interrupted" if outcome.interrupted else "done"
     console.print(
         f"{state}: ran {outcome.ran} ({outcome.failed} failed), skipped {outcome.skipped}; "

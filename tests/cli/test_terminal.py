@@ -34,3 +34,18 @@ def test_the_terminal_prints_an_allocation_name_with_colons_in_a_table_as_writte
     lines = [line.strip(" │┃") for line in out.getvalue().splitlines()]
     assert lines[0] == "allocations :warning:"
     assert ":x:" in lines and "tex:rocket:7" in lines
+
+
+def test_a_scenario_named_with_square_brackets_prints_them_verbatim(tmp_path: Path) -> None:
+    """Brackets a user wrote are text, not rich markup: a stray ``[/]`` is no traceback, ``[bold]`` no style."""
+    scenario = tmp_path / "brackets.toml"
+    scenario.write_text(
+        'name = "tex[/b]"\ndescription = "buf[i] [bold]x[/bold] and [/]"\n[workload]\nframes = 1\n', encoding="utf-8"
+    )
+    out, record = tmp_path / "o[/x]", tmp_path / "r[bold]y.jsonl"
+    result = CliRunner().invoke(main, ["run", str(scenario), "--out", str(out), "--record", str(record)], env=WIDE)
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[0] == "tex[/b]: buf[i] [bold]x[/bold] and [/]"
+    assert "wddmsim run tex[/b]: " in result.output, "the table title too"
+    assert f"wrote {out / 'summary.json'}, " in result.output and f"calls to {record} (" in result.output, "and paths"
+    assert (out / "summary.json").is_file()

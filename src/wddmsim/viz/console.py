@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.table import Table
+from rich.text import Text
 
 from wddmsim.core.units import format_size
 from wddmsim.scenarios.result import Check
@@ -26,13 +27,15 @@ SHOWN = (
 
 
 def checks_table(title: str, checks: Sequence[Check]) -> Table:
-    table = Table(title=title)
+    table = Table(title=Text(title, style="table.title"))  # names and details are text as written, never markup
     table.add_column("", width=2)
     table.add_column("operation")
     table.add_column("what was checked")
     table.add_column("result")
     for check in checks:
-        table.add_row("[green]✓[/]" if check.ok else "[red]✗[/]", check.operation, check.step, check.detail)
+        table.add_row(
+            "[green]✓[/]" if check.ok else "[red]✗[/]", Text(check.operation), Text(check.step), Text(check.detail)
+        )
     return table
 
 

@@ -337,6 +337,18 @@ def test_numpy_integers_are_written_as_the_plain_integers_they_hold() -> None:
     assert bytes(a) == bytes(b) and a.DmaSize == 0x1000 and a.MultipassOffset == 3
 
 
+def test_a_numpy_bool_is_written_as_a_python_bool_is() -> None:
+    """``np.True_`` (an element of a mask, a comparison's result) goes where ``True`` goes: 1, in the payload and the
+    header, through the compiled writer and the walk alike."""
+    images = MdlImages()
+    as_numpy = _args(_replace(T, "TransferOffset", np.True_), MultipassOffset=np.True_)
+    plain = _args(_replace(T, "TransferOffset", True), MultipassOffset=True)
+    a, b = _dirty(), _dirty()
+    ArgumentWriter(images).write(a, as_numpy)
+    ArgumentWriter(images).write(b, plain)
+    assert bytes(a) == bytes(b) and a.MultipassOffset == 1
+
+
 def test_a_bit_field_struct_is_one_word_only_when_the_probe_says_so() -> None:
     assert plan._bit_word(paging.DXGK_UPDATEPAGETABLEFLAGS) == 32
     assert plan._bit_word(paging.DXGK_ADL_FLAGS) == 32

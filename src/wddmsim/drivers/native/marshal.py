@@ -346,9 +346,9 @@ def _shown(value: object) -> str:
 def fit(value: object, path: str, low: int, high: int, rule: str) -> int:
     """``value`` as the integer a C member of range ``low``..``high`` holds, or a :class:`MarshalError` naming the
     member path, the value and ``rule``.  Never truncated: ctypes would keep the low bits."""
-    if not isinstance(value, int | np.integer):
+    if not isinstance(value, int | np.integer | np.bool_):
         raise MarshalError(f"{path}={_shown(value)}: not an integer, the C member is {rule}")
-    number = int(value)  # an enum, a HANDLE or a numpy integer as its plain value
+    number = int(value)  # an enum, a HANDLE, a numpy integer or bool as its plain value
     if not low <= number <= high:
         raise MarshalError(f"{path}={_shown(number)}: does not fit {rule}")
     return number

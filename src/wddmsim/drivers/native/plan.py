@@ -71,7 +71,7 @@ def value_kind(value: object) -> str:
         kind = "bytes"
     elif dataclasses.is_dataclass(value) and not isinstance(value, type):
         kind = "nested"
-    elif isinstance(value, int | Enum | np.integer):  # a numpy integer (read from an array) is a number too
+    elif isinstance(value, int | Enum | np.integer | np.bool_):  # a numpy integer or bool (from an array) too
         kind = "number"
     else:
         return "unknown"
