@@ -7,6 +7,7 @@ Scenarios live in :mod:`wddmsim.scenarios`, views and the files of ``--out`` in 
 from __future__ import annotations
 
 import codecs
+import contextlib
 import io
 import json
 import math
@@ -677,7 +678,11 @@ def _run_recorded(
         raise  # the command line reports it as before (one line, or the whole traceback), same exit status
     finally:
         if trace is not None:
-            _close_record(trace, record)
+            if sys.exc_info()[1] is None:
+                _close_record(trace, record)
+            else:  # the run's own failure is the one reported, not a second one of the record file's
+                with contextlib.suppress(OSError):
+                    trace.close()
     return result, measured[0]
 
 

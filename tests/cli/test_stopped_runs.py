@@ -4,6 +4,7 @@ own policy, an interrupt, and an adapter reset -- while the command's report and
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 import types
@@ -280,3 +281,32 @@ def test_an_output_file_is_written_whole_with_stray_surrogates_escaped(tmp_path:
     _write_whole(path, "name w" + b"\xff".decode("utf-8", "surrogateescape"))
     assert path.read_bytes() == b"name w\\udcff"
     assert [p.name for p in tmp_path.iterdir()] == ["report.html"]
+
+
+def test_a_record_file_that_also_fails_to_close_does_not_hide_the_runs_own_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run that stops on an error of its own while the ``--record`` file cannot be closed either reports the
+    run's error: the record file's second failure is not the one the command shows."""
+    import wddmsim.cli as cli
+    import wddmsim.scenarios.app as app_module
+
+    frame = app_module.App.frame
+
+    def failing(self: app_module.App, index: int, chosen: list[int]) -> None:
+        if index == 2:
+            raise OSError(5, "Input/output error")
+        frame(self, index, chosen)
+
+    own = types.FunctionType(failing.__code__, vars(app_module), "frame", None, failing.__closure__)
+    monkeypatch.setattr(app_module.App, "frame", own)
+
+    def close(self: Any) -> None:
+        io.TextIOWrapper.close(self)  # closed, yet the last flush reported a failure
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(cli._RecordFile, "close", close)
+    result = _run(tmp_path / "out", "--record", str(tmp_path / "calls.jsonl"))
+    assert "--record" not in result.output
+    assert isinstance(result.exception, OSError) and result.exception.errno == 5
+    assert _read(tmp_path / "out")["stopped"] == "internal error"
