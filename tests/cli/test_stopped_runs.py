@@ -203,11 +203,9 @@ def test_an_os_error_in_a_users_policy_is_the_users_fault_not_the_record_files(
         sys.modules.pop("os_error_policies", None)
 
 
-def test_an_os_error_of_wddmsims_own_is_not_blamed_on_the_record_file(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """An ``OSError`` raised inside wddmsim itself while ``--record`` is given is wddmsim's fault: ``--out`` says
-    ``internal error``, nothing names ``--record``, and the record file holds the calls made until then."""
+def _fail_inside_wddmsim(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Frame 2 of the run raises an ``OSError`` from a function that is wddmsim's own (it runs in the globals of
+    ``wddmsim.scenarios.app``, as ``App.frame`` does): what a fault of wddmsim itself looks like to the blame."""
     import wddmsim.scenarios.app as app_module
 
     frame = app_module.App.frame
@@ -217,9 +215,16 @@ def test_an_os_error_of_wddmsims_own_is_not_blamed_on_the_record_file(
             raise OSError(5, "Input/output error")
         frame(self, index, chosen)
 
-    # The same function as wddmsim's own: its frame runs in the module's globals, as App.frame's does.
     own = types.FunctionType(failing.__code__, vars(app_module), "frame", None, failing.__closure__)
     monkeypatch.setattr(app_module.App, "frame", own)
+
+
+def test_an_os_error_of_wddmsims_own_is_not_blamed_on_the_record_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An ``OSError`` raised inside wddmsim itself while ``--record`` is given is wddmsim's fault: ``--out`` says
+    ``internal error``, nothing names ``--record``, and the record file holds the calls made until then."""
+    _fail_inside_wddmsim(monkeypatch)
     record = tmp_path / "calls.jsonl"
     result = _run(tmp_path / "out", "--record", str(record))
     assert "--record" not in result.output
@@ -289,17 +294,8 @@ def test_a_record_file_that_also_fails_to_close_does_not_hide_the_runs_own_error
     """A run that stops on an error of its own while the ``--record`` file cannot be closed either reports the
     run's error: the record file's second failure is not the one the command shows."""
     import wddmsim.cli as cli
-    import wddmsim.scenarios.app as app_module
 
-    frame = app_module.App.frame
-
-    def failing(self: app_module.App, index: int, chosen: list[int]) -> None:
-        if index == 2:
-            raise OSError(5, "Input/output error")
-        frame(self, index, chosen)
-
-    own = types.FunctionType(failing.__code__, vars(app_module), "frame", None, failing.__closure__)
-    monkeypatch.setattr(app_module.App, "frame", own)
+    _fail_inside_wddmsim(monkeypatch)
 
     def close(self: Any) -> None:
         io.TextIOWrapper.close(self)  # closed, yet the last flush reported a failure

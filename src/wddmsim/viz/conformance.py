@@ -14,6 +14,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape as escape_markup
 from rich.table import Table
+from rich.text import Text
 
 from wddmsim.conformance.checks import CHECKS, Finding
 from wddmsim.conformance.run import Report
@@ -22,7 +23,8 @@ _STYLE = {"pass": "green", "FAIL": "bold red", "-": "dim"}
 
 
 def table(report: Report) -> Table:
-    out = Table(title=f"check-driver: {report.driver} ({report.model})")
+    # The driver's name is the user's (a path, a module:attribute): text as written, never markup.
+    out = Table(title=Text(f"check-driver: {report.driver} ({report.model})", style="table.title"))
     out.add_column("operation", no_wrap=True)
     for check in CHECKS:
         out.add_column(check, justify="center", no_wrap=True)
