@@ -22,6 +22,7 @@ import click
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from wddmsim import __version__
 from wddmsim.core.blame import user_code
@@ -424,16 +425,16 @@ def _list_scenarios(console: Console) -> None:
     table.add_column("name")
     table.add_column("what it shows")
     for name, description in catalog.describe():
-        table.add_row(name, description)
+        table.add_row(Text(name), Text(description))
     for name, demo in DEMOS.items():
-        table.add_row(name, demo.summary)
+        table.add_row(Text(name), Text(demo.summary))
     console.print(table)
     settings = Table(title="settings (TOML keys; --set KEY=VALUE)", title_justify="left")
     settings.add_column("key")
     settings.add_column("default")
     settings.add_column("meaning")
     for key, default, doc in describe_settings():
-        settings.add_row(key, default, doc)
+        settings.add_row(Text(key), Text(default), Text(doc))
     console.print(settings)
     _list_policies(console)
     _list_drivers(console)
@@ -448,7 +449,7 @@ def _list_policies(console: Console) -> None:
     for kind, entries in (("eviction", policies.EVICTION), ("placement", policies.PLACEMENT)):
         for name in sorted(entries):
             default = name in (policies.DEFAULT_EVICTION, policies.DEFAULT_PLACEMENT)
-            table.add_row(kind, name + " (default)" * default, entries[name].summary)
+            table.add_row(kind, Text(name + " (default)" * default), Text(entries[name].summary))  # a plugin's words
     console.print(table)
 
 
@@ -459,7 +460,7 @@ def _list_drivers(console: Console) -> None:
     table.add_column("name")
     table.add_column("what it is")
     for name, description in described():
-        table.add_row(name, description)
+        table.add_row(Text(name), Text(description))  # an installed package's own words, as written
     console.print(table)
 
 
@@ -1672,7 +1673,10 @@ def _sweep_run(plan: Any, out: Path, runner: Any, where: str) -> NoReturn:
         task = bar.add_task("sweep", total=None, failed=0)
 
         def started(outcome: Any) -> None:
-            console.print(f"sweep of {outcome.total} runs on {where}: {outcome.skipped} already done, skipped")
+            # ``where`` may be a scheduler's address as the user wrote it (an IPv6 one has brackets): text, not markup
+            console.print(
+                f"sweep of {outcome.total} runs on {where}: {outcome.skipped} already done, skipped", markup=False
+            )
             bar.update(task, total=outcome.total - outcome.skipped)
 
         def finished(record: dict[str, Any]) -> None:
@@ -1694,6 +1698,7 @@ def _sweep_run(plan: Any, out: Path, runner: Any, where: str) -> NoReturn:
         f"{state}: ran {outcome.ran} ({outcome.failed} failed), skipped {outcome.skipped}; "
         f"wrote {', '.join(str(p) for p in outcome.tables)}",
         soft_wrap=True,
+        markup=False,  # the paths are under the user's --out, brackets and all
     )
     _sweep_figures(out, console)
     if outcome.missing:

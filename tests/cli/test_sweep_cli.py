@@ -55,12 +55,12 @@ def test_dask_backend_without_dask_names_the_pip_command(tmp_path: Path, monkeyp
 
 
 def test_a_sweep_writes_its_table_and_a_rerun_skips_what_is_done(tmp_path: Path) -> None:
-    out = tmp_path / "sweep"
+    out = tmp_path / "sweep[red]"  # brackets in a path the user chose are printed as written, not read as markup
     args = ["default", "--grid", "policy=lru,fifo", "--seed-list", "1,2", *SHORT, "--jobs", "2"]
     first = sweep(out, *args)
     assert first.exit_code == 0, first.output
     assert "sweep of 4 runs on 2 local worker process(es): 0 already done, skipped" in first.stderr
-    assert "done: ran 4 (0 failed), skipped 0" in first.stderr
+    assert f"done: ran 4 (0 failed), skipped 0; wrote {out / 'results.csv'}, " in first.stderr
     assert sorted(p.name for p in out.iterdir()) == [
         "figures",
         "report.html",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from rich.table import Table
 
@@ -49,3 +50,13 @@ def test_a_scenario_named_with_square_brackets_prints_them_verbatim(tmp_path: Pa
     assert "wddmsim run tex[/b]: " in result.output, "the table title too"
     assert f"wrote {out / 'summary.json'}, " in result.output and f"calls to {record} (" in result.output, "and paths"
     assert (out / "summary.json").is_file()
+
+
+def test_an_installed_driver_package_lists_its_own_words_verbatim(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``run --list`` prints what an installed package says of itself: its brackets are text, not markup."""
+    import wddmsim.drivers.registry as registry
+
+    monkeypatch.setattr(registry, "described", lambda: [("acme[/]", "fast [bold]GPU[/bold] driver [x]")])
+    result = CliRunner().invoke(main, ["run", "--list"], env=WIDE)
+    assert result.exit_code == 0, result.output
+    assert "acme[/]" in result.output and "fast [bold]GPU[/bold] driver [x]" in result.output

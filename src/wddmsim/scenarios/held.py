@@ -14,9 +14,10 @@ LOCAL: Final = D3DKMT_MEMORY_SEGMENT_GROUP.D3DKMT_MEMORY_SEGMENT_GROUP_LOCAL
 NON_LOCAL: Final = D3DKMT_MEMORY_SEGMENT_GROUP.D3DKMT_MEMORY_SEGMENT_GROUP_NON_LOCAL
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Resource:
-    """A resource as its application holds it."""
+    """A resource as its application holds it.  Compared by identity: each is the one record of its allocation
+    (its handle is its own), and the residency clients' ``r in working`` is asked thousands of times a run."""
 
     spec: ResourceSpec
     handle: HANDLE

@@ -14,4 +14,4 @@ from rich.console import Console
 
 def terminal(*, stderr: bool = False, **options: Any) -> Console:
     """A console on stdout (or stderr) that prints ``:x:`` as ``:x:``; ``options`` go to ``Console`` as they are."""
-    return Console(stderr=stderr, emoji=False, **options)
+    return Console(stderr=stderr, emoji=False, highlight=False, **options)
