@@ -52,7 +52,7 @@ class MarshalError(UnfitArgument, ValueError):
 class PagingBufferCall:
     """One library's ``DxgkDdiBuildPagingBuffer``, callable with the DDI's Python arguments."""
 
-    __slots__ = ("_function", "_pointer", "arg", "calls", "images", "services", "writer")
+    __slots__ = ("_function", "_host", "_image", "_shapes", "arg", "calls", "images", "services", "writer")
 
     def __init__(self, library: NativeLibrary, services: KernelServices) -> None:
         function = library.function(BUILD_PAGING_BUFFER)
@@ -61,8 +61,11 @@ class PagingBufferCall:
         self.services = services
         self.images: MdlImages = services.images
         self.writer = ArgumentWriter(services.images)
+        self._image = self.images.image
+        self._host = self.writer.host
+        self._shapes: dict[type, tuple[Callable[[object], tuple[Any, ...]], list[plan.Writer]] | None] = {}
+        """Payload type -> its leaf reader and compiled writers, once :func:`plan.shape_of` has them."""
         self.arg = paging.DXGKARG_BUILDPAGINGBUFFER()
-        self._pointer = ctypes.byref(self.arg)
         self.calls = 0
 
     def __call__(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS | int:
@@ -70,27 +73,57 @@ class PagingBufferCall:
         watchdog abandons raises :class:`~.watchdog.DriverTimedOut`; any call after it :class:`~.watchdog.LibraryLost`
         (nothing the abandoned call was given is reused: it may still be reading it)."""
         watchdog = self.services.watchdog
-        watchdog.check(BUILD_PAGING_BUFFER)
+        if watchdog.lost is not None:
+            watchdog.check(BUILD_PAGING_BUFFER)
         c, writer = self.arg, self.writer
-        writer.write(c, args)
+        host = self._write(c, args)
         self.calls += 1
-        function, pointer = self._function, self._pointer
+        function = self._function
         raw: int
         if watchdog.driver_delay is None:  # no bound: the watchdog would make the same call inline
-            raw = function(None, pointer)
+            raw = function(None, c)
         else:
-            raw = watchdog.call_driver(
-                BUILD_PAGING_BUFFER, lambda: function(None, pointer), c, writer.keep, writer.hosts
-            )
+            raw = watchdog.call_driver(BUILD_PAGING_BUFFER, lambda: function(None, c), c, writer.keep, writer.hosts)
         raw &= 0xFFFFFFFF
         dma, size, offset = _READ_BACK(c)
-        args.pDmaBuffer = writer.back(dma, args.pDmaBuffer)
+        before = args.pDmaBuffer
+        # Where the driver left the pointer, as a position in the mapping it was given (its distance from the
+        # mapping's start kept even outside it, for VidMm's contract checker to report); NULL as None.
+        args.pDmaBuffer = CpuPointer(before.mapping, before.offset + dma - host) if before is not None and dma else None
         args.DmaSize = size
         args.MultipassOffset = offset
         return _STATUSES.get(raw, raw)
 
+    def _write(self, c: paging.DXGKARG_BUILDPAGINGBUFFER, args: DXGKARG_BUILDPAGINGBUFFER) -> int:
+        """Every byte of ``c`` from ``args`` (:meth:`ArgumentWriter.write`'s bytes and refusals); the host address
+        written for ``pDmaBuffer`` (0 for NULL).
+
+        The payload type's compiled writers are tried first, without the lookup by value types: each checks that
+        the values are of its own shape (None if not) before it writes; what none of them writes -- a new shape, a
+        value one declines -- goes to :meth:`ArgumentWriter.write`."""
+        payload = args.payload
+        entry = self._shapes.get(payload.__class__)
+        if entry is not None:
+            values = entry[0](payload)
+            keep: list[object] = []
+            try:
+                for write in entry[1]:
+                    host = write(c, args, values, self._image, self._host, keep)
+                    if host is not None:
+                        self.writer.keep = keep
+                        return host
+            except _DECLINED:
+                pass  # the walk writes it or names why not
+        self.writer.write(c, args)
+        if entry is None:
+            self._shapes[payload.__class__] = plan.shape_of(payload.__class__)
+        host_written: int = _HOST_WRITTEN(c)[0]
+        return host_written
+
 
 _READ_BACK: Final = struct.Struct("<QI20xI").unpack_from
+_HOST_WRITTEN: Final = struct.Struct("<Q").unpack_from
+"""``pDmaBuffer`` as written into the block, before the call."""
 """``pDmaBuffer``, ``DmaSize`` and ``MultipassOffset``: the in/out members, at 0, 8 and 32."""
 _DECLINED: Final = (plan.Declined, struct.error, TypeError, ValueError, AttributeError, OverflowError)
 """What makes the fast path hand a call to the general walk, which gives the same bytes or the named error."""
@@ -198,20 +231,6 @@ class ArgumentWriter:
             known = (mapping, int(mapping.data.ctypes.data))
             self.hosts[id(mapping)] = known
         return known[1]
-
-    def back(self, address: int, before: CpuPointer | None) -> CpuPointer | None:
-        """The pointer the driver left (``address``, 0 for NULL) as a position in the mapping it was given (None
-        for NULL).
-
-        An address outside that mapping keeps its distance from the mapping's start, so VidMm's contract checker
-        reports it (moved backwards, or past the buffer) rather than the bridge guessing.
-        """
-        if before is None or not address:
-            return None
-        mapping = before.mapping
-        known = self.hosts.get(id(mapping))
-        start = known[1] if known is not None and known[0] is mapping else self._base(mapping)
-        return CpuPointer(mapping, address - start)
 
     def _fill(self, target: Any, source: Any, path: str, image: Callable[[MDL], int]) -> None:
         for name, ctype, rule in _members_of(type(source), type(target)):

@@ -37,9 +37,12 @@ _M32: Final = (1 << 32) - 1
 _FORMATS: Final = {1: "B", 2: "H", 4: "I", 8: "Q"}
 _SIGNED: Final = frozenset("bhilq")
 _INTEGERS: Final = frozenset("bBhHiIlLqQP")
+_VALUE: Final = BitUnion.__dict__["Value"]
+"""``BitUnion.Value``: a union class that still has it gets its word computed inline (:func:`_word`)."""
 
-Writer = Callable[..., None]
-"""``write(c, args, values, image, host, keep)``: one shape's generated writer."""
+Writer = Callable[..., int | None]
+"""``write(c, args, values, image, host, keep)``: one shape's generated writer.  It returns the host address it
+wrote for ``pDmaBuffer`` (0 for NULL), or None -- writing nothing -- when a value's type is not its shape's."""
 
 
 class Declined(Exception):
@@ -147,6 +150,8 @@ class _Shape:
     """(dotted path, offset in the argument block, C type, is a bit-field), in the general walk's order."""
     read: Callable[[object], tuple[Any, ...]]
     writers: dict[tuple[type, ...], Writer | None] = dataclasses.field(default_factory=dict)
+    compiled: list[Writer] = dataclasses.field(default_factory=list)
+    """The writers made so far, in the order they were made: what a caller may try without a lookup."""
 
 
 _SHAPES: dict[type, _Shape | None] = {}
@@ -184,6 +189,14 @@ def _leaves(value: object, ctype: Any, base: int, prefix: str) -> list[tuple[str
     return out
 
 
+def shape_of(kind: type) -> tuple[Callable[[object], tuple[Any, ...]], list[Writer]] | None:
+    """The leaf reader of payload type ``kind`` and the writers :func:`write` has made for it so far (a list that
+    grows as it makes more), or None while it has made none: the caller's way to try the writers directly, each
+    returning None for values of a shape not its own."""
+    shape = _SHAPES.get(kind)
+    return None if shape is None or not shape.compiled else (shape.read, shape.compiled)
+
+
 def write(
     c: Any, args: Any, image: Callable[[MDL], int], host: Callable[[Any], int | None], keep: list[object]
 ) -> bool:
@@ -204,6 +217,8 @@ def write(
         writer = writers[types]
     else:
         writer = writers[types] = compile_writer(shape.leaves, values)
+        if writer is not None:
+            shape.compiled.append(writer)
     if writer is None:
         return False
     writer(c, args, values, image, host, keep)
@@ -265,17 +280,28 @@ def compile_writer(leaves: tuple[tuple[str, int, Any, bool], ...], values: tuple
     fmt, variables, late = packing
     scope["pack"] = struct.Struct(fmt).pack_into
     scope.update({f"pack{size}": pack for size, pack in _PACK_ONE.items()})
-    unpack = f"    {', '.join(f'v{i}' for i in range(len(values)))}{',' if values else ''} = values\n" if values else ""
     source = (
         "def write(c, a, values, image, host, keep):\n"
-        + unpack
+        + _guard(values, scope)
         + "\n".join([*lines, *references[0], *references[1]])
         + f"\n    pack(c, 0, {', '.join(variables)})\n"
         + "".join(line + "\n" for line in late)
+        + "    return h0\n"
     )
     exec(source, scope)  # the source: names, offsets and limits worked out above
     writer: Writer = scope["write"]
     return writer
+
+
+def _guard(values: tuple[Any, ...], scope: dict[str, Any]) -> str:
+    """The statements taking ``values`` apart, and returning None unless each has the type of the sample the writer
+    was made for: a caller may try a writer on values it has not looked up (one identity test per leaf)."""
+    if not values:
+        return ""
+    names = [f"v{i}" for i in range(len(values))]
+    scope.update({f"t{i}": type(value) for i, value in enumerate(values)})
+    test = " or ".join(f"{v}.__class__ is not t{i}" for i, v in enumerate(names))
+    return f"    {', '.join(names)}, = values\n    if {test}: return None\n"
 
 
 def _leaf(
@@ -306,13 +332,24 @@ def _leaf(
         if low < 0:
             lines.append(f"    {y} &= {(1 << (8 * size)) - 1}")
         return _Slot(offset, size, y, number=True)
-    return _reference(v, y, value_kind(value), ctype, offset, lines, references)
+    return _reference(v, y, value, ctype, offset, lines, references)
+
+
+def _word(v: str, value: object) -> str:
+    """The expression of a flag union's word: its fields shifted into place, as ``BitUnion.Value`` computes it,
+    without the property and its table lookup (a third of a small call's writing); ``.Value`` itself for a union
+    whose class computes its word otherwise.  The fields are bools or ints in range (checked when it was made)."""
+    kind = type(value)
+    if getattr(kind, "Value", None) is not _VALUE or not issubclass(kind, BitUnion):
+        return f"{v}.Value"
+    return "0" + "".join(f" | {v}.{f.name}" + (f" << {f.lsb}" if f.lsb else "") for f in kind.layout().fields)
 
 
 def _reference(
-    v: str, y: str, kind: str, ctype: Any, offset: int, lines: list[str], references: tuple[list[str], list[str]]
+    v: str, y: str, value: object, ctype: Any, offset: int, lines: list[str], references: tuple[list[str], list[str]]
 ) -> _Slot | None:
     """A flag union, an MDL, a CPU pointer, an array or bytes: always written, as the general walk does."""
+    kind = value_kind(value)
     if kind == "flags" and isinstance(ctype, type) and issubclass(ctype, ctypes.Structure | ctypes.Union):
         word = next((w for w in ("Value", "Flags") if hasattr(ctype, w)), None)
         if word is not None:
@@ -320,13 +357,13 @@ def _reference(
             limits = integer_limits(wtype)
             if limits is None or wbits:
                 return None
-            lines.append(f"    {y} = {v}.Value")
+            lines.append(f"    {y} = {_word(v, value)}")
             lines.append(f"    if not 0 <= {y} <= {limits[2]}: raise Declined")  # ctypes would keep the low bits
             return _Slot(offset + where, limits[0], y, number=False)
         width = _bit_word(ctype)
         if width is None:
             return None
-        lines.append(f"    {y} = {v}.Value")
+        lines.append(f"    {y} = {_word(v, value)}")
         lines.append(f"    if {y} >> {width}: raise Declined")
         return _Slot(offset, ctypes.sizeof(ctype), y, number=False)
     if kind == "mdl" and ctype is kernel.PMDL:
@@ -401,4 +438,4 @@ def _blob(value: bytes, keep: list[object]) -> int:
     return ctypes.addressof(buffer)
 
 
-__all__ = ["MEMBERS", "Declined", "compile_writer", "integer_limits", "layout", "value_kind", "write"]
+__all__ = ["MEMBERS", "Declined", "compile_writer", "integer_limits", "layout", "shape_of", "value_kind", "write"]
