@@ -21,10 +21,11 @@ from wddmsim.ddi.caps import (
     DXGK_QUERYPAGETABLELEVELDESCIN,
 )
 from wddmsim.ddi.driver import DXGKARG_COLLECTDBGINFO, DXGKARG_QUERYADAPTERINFO
-from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER
+from wddmsim.ddi.paging import DXGKARG_BUILDPAGINGBUFFER, Op
 from wddmsim.ddi.segments import DXGK_QUERYSEGMENTOUT3, DXGK_QUERYSEGMENTOUT4
 from wddmsim.ddi.status import NTSTATUS, InvalidArgument
 from wddmsim.ddi.submit import DXGKARG_SUBMITCOMMAND
+from wddmsim.drivers.native import plan
 from wddmsim.drivers.native.adapter_desc import AdapterDescBlock
 from wddmsim.drivers.native.adapter_info import LibraryAdapterInfo
 from wddmsim.drivers.native.cexec import CExecutor
@@ -40,6 +41,7 @@ from wddmsim.hw.gpu import Gpu
 
 RESET_FROM_TIMEOUT: Final = "DxgkDdiResetFromTimeout"
 RESET_FROM_TIMEOUT_TYPE: Final = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)
+_SUCCESS: Final = NTSTATUS.STATUS_SUCCESS
 
 
 class NotClaimed(InvalidArgument):
@@ -71,6 +73,13 @@ class NativeDriver(WrappedDriver):
         """The library's own ``DxgkDdiQueryAdapterInfo``, cross-checked with the base's answers (decision 0134)."""
         self.services.attach(library)
         self.call = PagingBufferCall(library, self.services)
+        self._images = self.services.images
+        self._claimed = frozenset(
+            kind
+            for kind in plan.MEMBERS
+            if isinstance(op := getattr(kind, "OPERATION", None), Op) and description.claims(op)
+        )
+        """The payload types of the operations the description claims (an unmodelled one's is asked each call)."""
         exported = library.function(RESET_FROM_TIMEOUT)
         self._reset_from_timeout = RESET_FROM_TIMEOUT_TYPE(address_of(exported)) if exported is not None else None
         self.library_resets = 0
@@ -105,7 +114,11 @@ class NativeDriver(WrappedDriver):
 
     def build_paging_buffer(self, args: DXGKARG_BUILDPAGINGBUFFER) -> NTSTATUS:
         """``DxgkDdiBuildPagingBuffer``: claimed operations in C, the others by the base (GPU executor only)."""
-        self.retire()
+        images = self._images
+        if images.pending:
+            images.retire(self._completed_fence)
+        if args.payload.__class__ in self._claimed:
+            return cast(NTSTATUS, self.call(args))
         operation = args.Operation
         if self.description.claims(operation):
             # A code outside NTSTATUS travels as a plain int, for VidMm's contract checker to name.
@@ -125,16 +138,18 @@ class NativeDriver(WrappedDriver):
     def submit_command(self, args: DXGKARG_SUBMITCOMMAND) -> NTSTATUS:
         """``DxgkDdiSubmitCommand`` by the base; a paging buffer takes the MDL images built into it along: they
         (and the system views the library mapped through them) live until its fence completes."""
-        self.retire()
+        images = self._images
+        if images.pending:
+            images.retire(self._completed_fence)
         status = self.base.submit_command(args)
-        if args.Flags.Paging and status == NTSTATUS.STATUS_SUCCESS:
-            self.services.images.submitted(args.NodeOrdinal, args.SubmissionFenceId)
+        if args.Flags.Paging and status == _SUCCESS:
+            images.submitted(args.NodeOrdinal, args.SubmissionFenceId)
         return status
 
     def retire(self) -> None:
         """Let go of the images of paging buffers whose fence the engine has written (its completed-fence register,
         which a driver reads in its interrupt routine)."""
-        self.services.images.retire(self._completed_fence)
+        self._images.retire(self._completed_fence)
 
     def _completed_fence(self, node: int) -> int:
         engines = self.gpu.engines

@@ -64,7 +64,7 @@ class MdlImages:
     its paging rate.  Only images a pending buffer holds count as alive (:meth:`count`).
     """
 
-    __slots__ = ("_by_address", "_by_id", "_idle", "_submitted", "_unsubmitted", "views")
+    __slots__ = ("_by_address", "_by_id", "_idle", "_unsubmitted", "pending", "views")
 
     def __init__(self) -> None:
         self._by_id: dict[int, _Image] = {}
@@ -73,8 +73,9 @@ class MdlImages:
         """Idle images by MDL identity, least recently idle first (also in ``_by_id``)."""
         self._unsubmitted: dict[int, _Image] = {}
         """Images handed to the driver since the last paging submission: they belong to the next one."""
-        self._submitted: list[tuple[int, int, tuple[_Image, ...]]] = []
-        """``(node, fence, images)`` of each submitted paging buffer not known to have completed."""
+        self.pending: list[tuple[int, int, tuple[_Image, ...]]] = []
+        """``(node, fence, images)`` of each submitted paging buffer not known to have completed (empty: nothing for
+        :meth:`retire` to do, which a caller may test without the call)."""
         self.views: dict[int, HostView] = {}
         """Live views by the address handed to the driver."""
 
@@ -121,21 +122,21 @@ class MdlImages:
         self._unsubmitted.clear()
         for image in images:
             image.holds += 1
-        self._submitted.append((node, fence, images))
+        self.pending.append((node, fence, images))
 
     def retire(self, completed: Callable[[int], int]) -> None:
         """Let go of the images of every submitted buffer whose fence ``completed(node)`` has reached."""
-        if not self._submitted:
+        if not self.pending:
             return  # the common case: the buffer before was retired already
         kept = []
-        for node, fence, images in self._submitted:
+        for node, fence, images in self.pending:
             if completed(node) < fence:
                 kept.append((node, fence, images))
                 continue
             for image in images:
                 image.holds -= 1
                 self._drop_if_unused(image)
-        self._submitted = kept
+        self.pending = kept
 
     def _drop_if_unused(self, image: _Image) -> None:
         key = id(image.mdl)
@@ -172,7 +173,7 @@ class MdlImages:
         self._by_id.clear()
         self._idle.clear()
         self._unsubmitted.clear()
-        self._submitted.clear()
+        self.pending.clear()
         for view in self.views.values():
             view.close()
         self.views.clear()
@@ -185,7 +186,7 @@ class MdlImages:
         self._by_address.clear()
         self._idle.clear()
         self._unsubmitted.clear()
-        self._submitted.clear()
+        self.pending.clear()
         self.views.clear()
         return kept
 
