@@ -73,6 +73,7 @@ class NativeDriver(WrappedDriver):
         """The library's own ``DxgkDdiQueryAdapterInfo``, cross-checked with the base's answers (decision 0134)."""
         self.services.attach(library)
         self.call = PagingBufferCall(library, self.services)
+        self._build = self.call.__call__  # a bound method: called without the instance call's lookup
         self._images = self.services.images
         self._claimed = frozenset(
             kind
@@ -118,7 +119,7 @@ class NativeDriver(WrappedDriver):
         if images.pending:
             images.retire(self._completed_fence)
         if args.payload.__class__ in self._claimed:
-            return cast(NTSTATUS, self.call(args))
+            return cast(NTSTATUS, self._build(args))
         operation = args.Operation
         if self.description.claims(operation):
             # A code outside NTSTATUS travels as a plain int, for VidMm's contract checker to name.

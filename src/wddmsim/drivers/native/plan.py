@@ -149,6 +149,8 @@ class _Shape:
     leaves: tuple[tuple[str, int, Any, bool], ...]
     """(dotted path, offset in the argument block, C type, is a bit-field), in the general walk's order."""
     read: Callable[[object], tuple[Any, ...]]
+    operation: int | None
+    """The payload type's ``OPERATION`` -- what ``Operation`` always is for it -- when it has one."""
     writers: dict[tuple[type, ...], Writer | None] = dataclasses.field(default_factory=dict)
     compiled: list[Writer] = dataclasses.field(default_factory=list)
     """The writers made so far, in the order they were made: what a caller may try without a lookup."""
@@ -170,7 +172,8 @@ def _shape(payload: object) -> _Shape | None:
     else:  # attrgetter of one name gives the value itself
         getter = attrgetter(paths[0]) if paths else None
         read = (lambda p: (getter(p),)) if getter is not None else (lambda p: ())
-    return _Shape(leaves, read)
+    operation = getattr(type(payload), "OPERATION", None)
+    return _Shape(leaves, read, int(operation) if isinstance(operation, int) else None)
 
 
 def _leaves(value: object, ctype: Any, base: int, prefix: str) -> list[tuple[str, int, Any, bool]]:
@@ -216,7 +219,7 @@ def write(
     if types in writers:
         writer = writers[types]
     else:
-        writer = writers[types] = compile_writer(shape.leaves, values)
+        writer = writers[types] = compile_writer(shape.leaves, values, shape.operation)
         if writer is not None:
             shape.compiled.append(writer)
     if writer is None:
@@ -251,8 +254,11 @@ class _Slot:
     """A number: the general walk leaves a zero unwritten, so a later union arm that is 0 does not overwrite."""
 
 
-def compile_writer(leaves: tuple[tuple[str, int, Any, bool], ...], values: tuple[Any, ...]) -> Writer | None:
-    """The writer of one shape (``values``: a sample of its leaf values), or None when it is not modelled here."""
+def compile_writer(
+    leaves: tuple[tuple[str, int, Any, bool], ...], values: tuple[Any, ...], operation: int | None = None
+) -> Writer | None:
+    """The writer of one shape (``values``: a sample of its leaf values), or None when it is not modelled here;
+    ``operation``: the ``Operation`` every payload of the shape's type has, written as a constant."""
     lines: list[str] = []
     references: tuple[list[str], list[str]] = ([], [])
     """What the leaves reach (arrays, bytes, CPU pointers; then the MDL images), read after every number is
@@ -263,6 +269,8 @@ def compile_writer(leaves: tuple[tuple[str, int, Any, bool], ...], values: tuple
         offset, ctype, _ = layout(_ARG)[name]
         limits = integer_limits(ctype)
         assert limits is not None
+        if name == "Operation" and operation is not None and 0 <= operation <= limits[2]:
+            expression, checked = str(operation), False  # the payload type's own: no property, nothing to check
         lines.append(f"    h{index} = {expression}")
         if checked:
             lines.append(f"    if h{index}.__class__ is not int or not 0 <= h{index} <= {limits[2]}: raise Declined")
