@@ -254,31 +254,44 @@ class _Slot:
     """A number: the general walk leaves a zero unwritten, so a later union arm that is 0 does not overwrite."""
 
 
+@dataclasses.dataclass
+class _Code:
+    """A writer's statements as they are worked out: every number is read and checked before any reference is made
+    (a declined call has made no MDL image)."""
+
+    lines: list[str] = dataclasses.field(default_factory=list)
+    """Reading each value (and the checks that do not fit the groups below)."""
+    ints: list[str] = dataclasses.field(default_factory=list)
+    """Variables that must be exactly ``int``: checked in one chain of identity tests."""
+    unsigned: dict[int, list[str]] = dataclasses.field(default_factory=dict)
+    """Bits -> the ``int`` variables that must lie in ``0 .. 2**bits - 1``: checked together, as ``(a | b) >> bits``
+    is 0 exactly when each is in range (a negative one makes it negative)."""
+    references: tuple[list[str], list[str]] = dataclasses.field(default_factory=lambda: ([], []))
+    """What the leaves reach (arrays, bytes, CPU pointers; then the MDL images)."""
+
+    def in_range(self, variable: str, bits: int) -> None:
+        self.unsigned.setdefault(bits, []).append(variable)
+
+    def body(self) -> list[str]:
+        checks = []
+        if self.ints:
+            checks.append(f"    if not {' is '.join(f'{v}.__class__' for v in self.ints)} is int: raise Declined")
+        for bits, variables in sorted(self.unsigned.items()):
+            checks.append(f"    if ({' | '.join(variables)}) >> {bits}: raise Declined")
+        return [*self.lines, *checks, *self.references[0], *self.references[1]]
+
+
 def compile_writer(
     leaves: tuple[tuple[str, int, Any, bool], ...], values: tuple[Any, ...], operation: int | None = None
 ) -> Writer | None:
     """The writer of one shape (``values``: a sample of its leaf values), or None when it is not modelled here;
     ``operation``: the ``Operation`` every payload of the shape's type has, written as a constant."""
-    lines: list[str] = []
-    references: tuple[list[str], list[str]] = ([], [])
-    """What the leaves reach (arrays, bytes, CPU pointers; then the MDL images), read after every number is
-    checked: a declined call has made no MDL image."""
-    slots: list[_Slot] = []
-    scope: dict[str, Any] = {"Declined": Declined, "array": _array, "blob": _blob}
-    for index, (name, expression, checked) in enumerate(_HEADER):
-        offset, ctype, _ = layout(_ARG)[name]
-        limits = integer_limits(ctype)
-        assert limits is not None
-        if name == "Operation" and operation is not None and 0 <= operation <= limits[2]:
-            expression, checked = str(operation), False  # the payload type's own: no property, nothing to check
-        lines.append(f"    h{index} = {expression}")
-        if checked:
-            lines.append(f"    if h{index}.__class__ is not int or not 0 <= h{index} <= {limits[2]}: raise Declined")
-        slots.append(_Slot(offset, limits[0], f"h{index}", number=False))
+    code = _Code()
+    slots = _header(code, operation)
     for index, ((_, offset, ctype, bits), value) in enumerate(zip(leaves, values, strict=True)):
         if value is None:
             continue  # the block is zeroed: NULL / 0, as the general walk leaves it
-        slot = _leaf(f"v{index}", value, ctype, bits, offset, lines, references)
+        slot = _leaf(f"v{index}", value, ctype, bits, offset, code)
         if slot is None:
             return None
         slots.append(slot)
@@ -286,12 +299,13 @@ def compile_writer(
     if packing is None:
         return None
     fmt, variables, late = packing
+    scope: dict[str, Any] = {"Declined": Declined, "array": _array, "blob": _blob}
     scope["pack"] = struct.Struct(fmt).pack_into
     scope.update({f"pack{size}": pack for size, pack in _PACK_ONE.items()})
     source = (
         "def write(c, a, values, image, host, keep):\n"
         + _guard(values, scope)
-        + "\n".join([*lines, *references[0], *references[1]])
+        + "\n".join(code.body())
         + f"\n    pack(c, 0, {', '.join(variables)})\n"
         + "".join(line + "\n" for line in late)
         + "    return h0\n"
@@ -299,6 +313,25 @@ def compile_writer(
     exec(source, scope)  # the source: names, offsets and limits worked out above
     writer: Writer = scope["write"]
     return writer
+
+
+def _header(code: _Code, operation: int | None) -> list[_Slot]:
+    """The header's statements: each number must be an ``int`` in its member's range (the walk refuses any other,
+    or takes a numpy integer the fast path leaves to it)."""
+    slots = []
+    for index, (name, expression, checked) in enumerate(_HEADER):
+        offset, ctype, _ = layout(_ARG)[name]
+        limits = integer_limits(ctype)
+        assert limits is not None
+        if name == "Operation" and operation is not None and 0 <= operation <= limits[2]:
+            expression, checked = str(operation), False  # the payload type's own: no property, nothing to check
+        h = f"h{index}"
+        code.lines.append(f"    {h} = {expression}")
+        if checked:
+            code.ints.append(h)
+            code.in_range(h, 8 * limits[0])
+        slots.append(_Slot(offset, limits[0], h, number=False))
+    return slots
 
 
 def _guard(values: tuple[Any, ...], scope: dict[str, Any]) -> str:
@@ -312,15 +345,7 @@ def _guard(values: tuple[Any, ...], scope: dict[str, Any]) -> str:
     return f"    {', '.join(names)}, = values\n    if {test}: return None\n"
 
 
-def _leaf(
-    v: str,
-    value: object,
-    ctype: Any,
-    bits: bool,
-    offset: int,
-    lines: list[str],
-    references: tuple[list[str], list[str]],
-) -> _Slot | None:
+def _leaf(v: str, value: object, ctype: Any, bits: bool, offset: int, code: _Code) -> _Slot | None:
     """The statements reading one leaf into ``y<n>`` (and checking it), and where it goes; None: not modelled."""
     y = "y" + v[1:]
     kind = type(value)
@@ -335,28 +360,38 @@ def _leaf(
             if limits is None:
                 return None
             size, low, high = limits
-        lines.append(f"    {y} = {number}")
-        lines.append(f"    if not {low} <= {y} <= {high}: raise Declined")
+        if number == v and low == 0:
+            y = v  # the value as it is: no copy
+        else:
+            code.lines.append(f"    {y} = {number}")
+        if low == 0 and high == (1 << (8 * size)) - 1:
+            code.in_range(y, 8 * size)  # an int: the guard holds the type, int() made it one
+        else:
+            code.lines.append(f"    if not {low} <= {y} <= {high}: raise Declined")
         if low < 0:
-            lines.append(f"    {y} &= {(1 << (8 * size)) - 1}")
+            code.lines.append(f"    {y} &= {(1 << (8 * size)) - 1}")
         return _Slot(offset, size, y, number=True)
-    return _reference(v, y, value, ctype, offset, lines, references)
+    return _reference(v, y, value, ctype, offset, code)
 
 
-def _word(v: str, value: object) -> str:
-    """The expression of a flag union's word: its fields shifted into place, as ``BitUnion.Value`` computes it,
-    without the property and its table lookup (a third of a small call's writing); ``.Value`` itself for a union
-    whose class computes its word otherwise.  The fields are bools or ints in range (checked when it was made)."""
+def _flag_word(code: _Code, v: str, y: str, value: object, bits: int) -> None:
+    """A flag union's word into ``y``, which must fit ``bits``: its fields shifted into place, as ``BitUnion.Value``
+    computes it, without the property and its table lookup (a third of a small call's writing) -- the fields are
+    bools or ints in range, checked when it was made, so the word is an int; ``.Value`` itself, checked on its own,
+    for a union whose class computes its word otherwise."""
     kind = type(value)
     if getattr(kind, "Value", None) is not _VALUE or not issubclass(kind, BitUnion):
-        return f"{v}.Value"
-    return "0" + "".join(f" | {v}.{f.name}" + (f" << {f.lsb}" if f.lsb else "") for f in kind.layout().fields)
+        code.lines.append(f"    {y} = {v}.Value")
+        code.lines.append(f"    if not 0 <= {y} < {1 << bits}: raise Declined")
+        return
+    fields = "".join(f" | {v}.{f.name}" + (f" << {f.lsb}" if f.lsb else "") for f in kind.layout().fields)
+    code.lines.append(f"    {y} = 0{fields}")
+    code.in_range(y, bits)
 
 
-def _reference(
-    v: str, y: str, value: object, ctype: Any, offset: int, lines: list[str], references: tuple[list[str], list[str]]
-) -> _Slot | None:
+def _reference(v: str, y: str, value: object, ctype: Any, offset: int, code: _Code) -> _Slot | None:
     """A flag union, an MDL, a CPU pointer, an array or bytes: always written, as the general walk does."""
+    lines, references = code.lines, code.references
     kind = value_kind(value)
     if kind == "flags" and isinstance(ctype, type) and issubclass(ctype, ctypes.Structure | ctypes.Union):
         word = next((w for w in ("Value", "Flags") if hasattr(ctype, w)), None)
@@ -365,14 +400,12 @@ def _reference(
             limits = integer_limits(wtype)
             if limits is None or wbits:
                 return None
-            lines.append(f"    {y} = {_word(v, value)}")
-            lines.append(f"    if not 0 <= {y} <= {limits[2]}: raise Declined")  # ctypes would keep the low bits
+            _flag_word(code, v, y, value, 8 * limits[0])  # ctypes would keep the low bits: checked
             return _Slot(offset + where, limits[0], y, number=False)
         width = _bit_word(ctype)
         if width is None:
             return None
-        lines.append(f"    {y} = {_word(v, value)}")
-        lines.append(f"    if {y} >> {width}: raise Declined")
+        _flag_word(code, v, y, value, width)
         return _Slot(offset, ctypes.sizeof(ctype), y, number=False)
     if kind == "mdl" and ctype is kernel.PMDL:
         lines.append(f"    if {v}.ByteCount > {_M32}: raise Declined")  # the image's ULONG: the walk names it
