@@ -63,8 +63,8 @@ class PagingBufferCall:
         self.writer = ArgumentWriter(services.images)
         self._image = self.images.image
         self._host = self.writer.host
-        self._shapes: dict[type, tuple[Callable[[object], tuple[Any, ...]], list[plan.Writer]] | None] = {}
-        """Payload type -> its leaf reader and compiled writers, once :func:`plan.shape_of` has them."""
+        self._shapes: dict[type, list[plan.Direct] | None] = {}
+        """Payload type -> its compiled writers, once :func:`plan.shape_of` has them."""
         self.arg = paging.DXGKARG_BUILDPAGINGBUFFER()
         self.calls = 0
 
@@ -104,11 +104,10 @@ class PagingBufferCall:
         payload = args.payload
         entry = self._shapes.get(payload.__class__)
         if entry is not None:
-            values = entry[0](payload)
             keep: list[object] = []
             try:
-                for write in entry[1]:
-                    host = write(c, args, values, self._image, self._host, keep)
+                for write in entry:
+                    host = write(c, args, self._image, self._host, keep)
                     if host is not None:
                         self.writer.keep = keep
                         return host

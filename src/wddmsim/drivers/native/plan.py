@@ -43,6 +43,8 @@ _VALUE: Final = BitUnion.__dict__["Value"]
 Writer = Callable[..., int | None]
 """``write(c, args, values, image, host, keep)``: one shape's generated writer.  It returns the host address it
 wrote for ``pDmaBuffer`` (0 for NULL), or None -- writing nothing -- when a value's type is not its shape's."""
+Direct = Callable[..., int | None]
+"""``direct(c, args, image, host, keep)``: the same writer reading the payload's leaves itself."""
 
 
 class Declined(Exception):
@@ -152,8 +154,9 @@ class _Shape:
     operation: int | None
     """The payload type's ``OPERATION`` -- what ``Operation`` always is for it -- when it has one."""
     writers: dict[tuple[type, ...], Writer | None] = dataclasses.field(default_factory=dict)
-    compiled: list[Writer] = dataclasses.field(default_factory=list)
-    """The writers made so far, in the order they were made: what a caller may try without a lookup."""
+    compiled: list[Direct] = dataclasses.field(default_factory=list)
+    """The writers made so far (reading the leaves themselves), in the order they were made: what a caller may try
+    without a lookup."""
 
 
 _SHAPES: dict[type, _Shape | None] = {}
@@ -192,12 +195,12 @@ def _leaves(value: object, ctype: Any, base: int, prefix: str) -> list[tuple[str
     return out
 
 
-def shape_of(kind: type) -> tuple[Callable[[object], tuple[Any, ...]], list[Writer]] | None:
-    """The leaf reader of payload type ``kind`` and the writers :func:`write` has made for it so far (a list that
-    grows as it makes more), or None while it has made none: the caller's way to try the writers directly, each
-    returning None for values of a shape not its own."""
+def shape_of(kind: type) -> list[Direct] | None:
+    """The writers :func:`write` has made so far for payload type ``kind`` (a list that grows as it makes more), or
+    None while it has made none: the caller's way to try them directly, each returning None for values of a shape
+    not its own."""
     shape = _SHAPES.get(kind)
-    return None if shape is None or not shape.compiled else (shape.read, shape.compiled)
+    return None if shape is None or not shape.compiled else shape.compiled
 
 
 def write(
@@ -219,9 +222,10 @@ def write(
     if types in writers:
         writer = writers[types]
     else:
-        writer = writers[types] = compile_writer(shape.leaves, values, shape.operation)
-        if writer is not None:
-            shape.compiled.append(writer)
+        both = _compile(shape.leaves, values, shape.operation)
+        writer = writers[types] = None if both is None else both[0]
+        if both is not None:
+            shape.compiled.append(both[1])
     if writer is None:
         return False
     writer(c, args, values, image, host, keep)
@@ -286,6 +290,14 @@ def compile_writer(
 ) -> Writer | None:
     """The writer of one shape (``values``: a sample of its leaf values), or None when it is not modelled here;
     ``operation``: the ``Operation`` every payload of the shape's type has, written as a constant."""
+    both = _compile(leaves, values, operation)
+    return None if both is None else both[0]
+
+
+def _compile(
+    leaves: tuple[tuple[str, int, Any, bool], ...], values: tuple[Any, ...], operation: int | None
+) -> tuple[Writer, Direct] | None:
+    """:func:`compile_writer`'s writer, and the same one reading the leaves from ``args.payload`` itself."""
     code = _Code()
     slots = _header(code, operation)
     for index, ((_, offset, ctype, bits), value) in enumerate(zip(leaves, values, strict=True)):
@@ -302,17 +314,20 @@ def compile_writer(
     scope: dict[str, Any] = {"Declined": Declined, "array": _array, "blob": _blob}
     scope["pack"] = struct.Struct(fmt).pack_into
     scope.update({f"pack{size}": pack for size, pack in _PACK_ONE.items()})
-    source = (
-        "def write(c, a, values, image, host, keep):\n"
-        + _guard(values, scope)
+    body = (
+        _guard(values, scope)
         + "\n".join(code.body())
         + f"\n    pack(c, 0, {', '.join(variables)})\n"
         + "".join(line + "\n" for line in late)
         + "    return h0\n"
     )
+    unpack = f"    {', '.join(f'v{i}' for i in range(len(values)))}, = values\n" if values else ""
+    source = (
+        f"def write(c, a, values, image, host, keep):\n{unpack}{body}\n"
+        f"def direct(c, a, image, host, keep):\n{_reads(leaves)}{body}"
+    )
     exec(source, scope)  # the source: names, offsets and limits worked out above
-    writer: Writer = scope["write"]
-    return writer
+    return scope["write"], scope["direct"]
 
 
 def _header(code: _Code, operation: int | None) -> list[_Slot]:
@@ -335,14 +350,28 @@ def _header(code: _Code, operation: int | None) -> list[_Slot]:
 
 
 def _guard(values: tuple[Any, ...], scope: dict[str, Any]) -> str:
-    """The statements taking ``values`` apart, and returning None unless each has the type of the sample the writer
-    was made for: a caller may try a writer on values it has not looked up (one identity test per leaf)."""
+    """The statement returning None unless each value has the type of the sample the writer was made for: a caller
+    may try a writer on values it has not looked up (one identity test per leaf)."""
     if not values:
         return ""
-    names = [f"v{i}" for i in range(len(values))]
     scope.update({f"t{i}": type(value) for i, value in enumerate(values)})
-    test = " or ".join(f"{v}.__class__ is not t{i}" for i, v in enumerate(names))
-    return f"    {', '.join(names)}, = values\n    if {test}: return None\n"
+    test = " or ".join(f"v{i}.__class__ is not t{i}" for i in range(len(values)))
+    return f"    if {test}: return None\n"
+
+
+def _reads(leaves: tuple[tuple[str, int, Any, bool], ...]) -> str:
+    """The statements reading each leaf of ``a.payload`` into ``v<n>`` (what the shape's ``attrgetter`` reads), each
+    nested structure read once."""
+    lines, names = ["    p = a.payload"], {"": "p"}
+    for index, (path, *_) in enumerate(leaves):
+        *parents, leaf = path.split(".")
+        for depth in range(len(parents)):
+            prefix = ".".join(parents[: depth + 1])
+            if prefix not in names:
+                names[prefix] = f"q{len(names)}"
+                lines.append(f"    {names[prefix]} = {names['.'.join(parents[:depth])]}.{parents[depth]}")
+        lines.append(f"    v{index} = {names['.'.join(parents)]}.{leaf}")
+    return "".join(line + "\n" for line in lines)
 
 
 def _leaf(v: str, value: object, ctype: Any, bits: bool, offset: int, code: _Code) -> _Slot | None:
@@ -479,4 +508,15 @@ def _blob(value: bytes, keep: list[object]) -> int:
     return ctypes.addressof(buffer)
 
 
-__all__ = ["MEMBERS", "Declined", "compile_writer", "integer_limits", "layout", "shape_of", "value_kind", "write"]
+__all__ = [
+    "MEMBERS",
+    "Declined",
+    "Direct",
+    "Writer",
+    "compile_writer",
+    "integer_limits",
+    "layout",
+    "shape_of",
+    "value_kind",
+    "write",
+]
