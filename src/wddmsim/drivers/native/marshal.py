@@ -52,13 +52,14 @@ class MarshalError(UnfitArgument, ValueError):
 class PagingBufferCall:
     """One library's ``DxgkDdiBuildPagingBuffer``, callable with the DDI's Python arguments."""
 
-    __slots__ = ("_function", "_host", "_image", "_shapes", "arg", "calls", "images", "services", "writer")
+    __slots__ = ("_function", "_host", "_image", "_shapes", "arg", "calls", "images", "services", "watchdog", "writer")
 
     def __init__(self, library: NativeLibrary, services: KernelServices) -> None:
         function = library.function(BUILD_PAGING_BUFFER)
         assert function is not None  # NativeLibrary refuses a library without it
         self._function = BUILD_PAGING_BUFFER_TYPE(address_of(function))
         self.services = services
+        self.watchdog = services.watchdog
         self.images: MdlImages = services.images
         self.writer = ArgumentWriter(services.images)
         self._image = self.images.image
@@ -72,7 +73,7 @@ class PagingBufferCall:
         """Call the driver once; the in/out members of ``args`` are updated as the driver left them.  A call the
         watchdog abandons raises :class:`~.watchdog.DriverTimedOut`; any call after it :class:`~.watchdog.LibraryLost`
         (nothing the abandoned call was given is reused: it may still be reading it)."""
-        watchdog = self.services.watchdog
+        watchdog = self.watchdog
         if watchdog.lost is not None:
             watchdog.check(BUILD_PAGING_BUFFER)
         c, writer = self.arg, self.writer
