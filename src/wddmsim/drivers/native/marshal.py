@@ -145,8 +145,9 @@ class ArgumentWriter:
         self._host = self.host
         self.keep: list[object] = []
         """What the pointers of the call being made reach (arrays, private data, copy ranges)."""
-        self.hosts: dict[int, tuple[CpuMapping, int]] = {}
-        """Host address of each mapping seen (the mapping held, so its id stays its own)."""
+        self.hosts: dict[CpuMapping, int] = {}
+        """Host address of each mapping seen, keyed by the mapping itself: compared by identity (a mapping defines
+        no equality), and held, so that no other mapping takes its place."""
 
     def write(self, c: paging.DXGKARG_BUILDPAGINGBUFFER, args: DXGKARG_BUILDPAGINGBUFFER) -> None:
         """Every byte of ``c`` from ``args``: the compiled writer, or the general walk.  A refusal
@@ -219,18 +220,10 @@ class ArgumentWriter:
         """The host address a C driver sees for a pointer into simulated memory (NULL for None)."""
         if pointer is None:
             return None
-        mapping = pointer.mapping
-        known = self.hosts.get(id(mapping))
-        if known is not None and known[0] is mapping:
-            return known[1] + pointer.offset
-        return self._base(mapping) + pointer.offset
-
-    def _base(self, mapping: CpuMapping) -> int:
-        known = self.hosts.get(id(mapping))
-        if known is None or known[0] is not mapping:
-            known = (mapping, int(mapping.data.ctypes.data))
-            self.hosts[id(mapping)] = known
-        return known[1]
+        base = self.hosts.get(pointer.mapping)
+        if base is None:
+            base = self.hosts[pointer.mapping] = int(pointer.mapping.data.ctypes.data)
+        return base + pointer.offset
 
     def _fill(self, target: Any, source: Any, path: str, image: Callable[[MDL], int]) -> None:
         for name, ctype, rule in _members_of(type(source), type(target)):
