@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+from collections.abc import Callable
 from typing import Final, cast, final
 
 from wddmsim.core.errors import ConfigurationError
@@ -73,7 +74,9 @@ class NativeDriver(WrappedDriver):
         """The library's own ``DxgkDdiQueryAdapterInfo``, cross-checked with the base's answers (decision 0134)."""
         self.services.attach(library)
         self.call = PagingBufferCall(library, self.services)
-        self._build = self.call.__call__  # a bound method: called without the instance call's lookup
+        # A bound method (called without an instance call's lookup), typed once: a code outside NTSTATUS travels
+        # as a plain int, for VidMm's contract checker to name.
+        self._build = cast(Callable[[DXGKARG_BUILDPAGINGBUFFER], NTSTATUS], self.call.__call__)
         self._images = self.services.images
         self._claimed = frozenset(
             kind
@@ -119,7 +122,7 @@ class NativeDriver(WrappedDriver):
         if images.pending:
             images.retire(self._completed_fence)
         if args.payload.__class__ in self._claimed:
-            return cast(NTSTATUS, self._build(args))
+            return self._build(args)
         operation = args.Operation
         if self.description.claims(operation):
             # A code outside NTSTATUS travels as a plain int, for VidMm's contract checker to name.

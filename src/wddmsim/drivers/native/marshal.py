@@ -10,7 +10,8 @@ PTE arrays, ADL page lists, copy ranges and private data -- to memory that lives
 
 That walk is the general path and says what every value becomes; the calls VidMm makes go through writers
 compiled once per payload shape (:mod:`wddmsim.drivers.native.plan`), which write the same bytes and hand
-anything they do not check themselves back to the walk.
+anything they do not check themselves back to the walk.  :class:`PagingBufferCall` tries a payload type's writers
+directly, each checking the values are of its shape (decision 0249).
 
 After the call only the in/out members are read back: ``pDmaBuffer`` (as a pointer into the same paging buffer;
 anywhere else is reported by VidMm's contract checker), ``DmaSize``, ``MultipassOffset`` and the status.

@@ -4,7 +4,9 @@ The general walk goes member by member through ctypes and reads each number back
 what a C driver's small call cost.  A payload's *shape* -- its type and the types of its leaf values
 (``Destination.pMdl`` is an MDL or None) -- rarely varies, so one function is generated per shape, once: it reads
 every leaf, checks each number against its C member's range by arithmetic, and writes the whole 320-byte block
-(header, payload and the zeros between) with one ``struct.pack_into``.
+(header, payload and the zeros between) with one ``struct.pack_into``.  Each writer also checks that the values
+are of its own shape (returning None if not), so a caller may try a payload type's writers in turn without
+looking the shape up; the form :func:`shape_of` hands out reads the leaves itself (decision 0249).
 
 The fast path only ever *declines*.  What it does not model (a bit-field member, an array of structures, the
 unmodelled operations' ``Reserved`` words, a value of an unexpected type) gets no writer, and a value out of range raises
