@@ -133,6 +133,12 @@ def _summary_driver(env: Env) -> list[str]:
     return ["inspect", str(copy), "--driver", "reference"]
 
 
+def _not_utf8(env: Env) -> Path:
+    path = env.tmp / FILE
+    path.write_bytes(b'name = "\xff"\n')
+    return path
+
+
 def _bad_buffer(env: Env) -> list[str]:
     path = env.tmp / FILE
     path.write_bytes(b"\xff" * 16)
@@ -193,6 +199,16 @@ CASES: dict[str, Case] = {
             f"error: SCENARIO={str(env.tmp / FILE)!r}: is neither a built-in scenario (default, stress, uploads, "
             "tiles, focus-loss, newcomer, careless, tour) nor a TOML file"
         ],
+    ),
+    "run, a scenario file that is not UTF-8": Case(
+        lambda env: ["run", str(_not_utf8(env))],
+        2,
+        lambda env: [f"error: SCENARIO={str(env.tmp / FILE)!r}: is not UTF-8 text (byte 8): TOML is UTF-8"],
+    ),
+    "run --set, a number too long for Python": Case(
+        lambda env: ["run", "--set", "workload.frames=" + "9" * 5000],
+        2,
+        lambda env: [f"error: workload.frames='{'9' * 5000}': must be an integer"],
     ),
     "replay: the trace's path and its scenario's name": Case(
         _record,
