@@ -363,13 +363,16 @@ READ_FIELDS: dict[str, dict[str, tuple[type, ...]]] = {
     "PageInAllocation": {"hAllocationHandle": _INT},
 }
 """The fields ``inspect`` reads of each event, with their types: an edited log is refused by line, not by a
-traceback (decision 0247).  ``time`` is every record's."""
+traceback (decision 0248).  ``time`` is every record's."""
 _KIND = {_INT: "an integer", _TEXT: "text", _FLAG: "true or false", (int, str): "an integer or text"}
+_TIME: tuple[tuple[str, tuple[type, ...]], ...] = (("time", _INT),)
+_CHECKED = {event: (*_TIME, *fields.items()) for event, fields in READ_FIELDS.items()}
+"""Per event, every field checked (``time`` first), worked out once: a long log is read line by line."""
 
 
 def _field_problem(row: Record) -> str | None:
     """What is wrong with the fields ``inspect`` reads of ``row`` (None: nothing)."""
-    for key, types in {"time": _INT, **READ_FIELDS.get(row["event"], {})}.items():
+    for key, types in _CHECKED.get(row["event"], _TIME):
         if key not in row:
             return f"{row['event']} has no field {key}"
         value = row[key]
