@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -34,7 +33,7 @@ from wddmsim.scenarios.demos import SCENARIOS as DEMOS
 from wddmsim.scenarios.demos import demo_config
 from wddmsim.system import Adapter, SystemConfig
 from wddmsim.vidmm.policy import registry as policies
-from wddmsim.viz.terminal import terminal
+from wddmsim.viz.terminal import plain, shown, terminal
 
 if TYPE_CHECKING:  # loaded only by the commands that use them (the CLI starts fast)
     from wddmsim.scenarios.config import ScenarioConfig
@@ -82,14 +81,14 @@ class _Cli(click.Group):
             click.echo("error: aborted", err=True)
             sys.exit(EXIT_FAILED)
         except click.ClickException as error:
-            click.echo(f"error: {_one_line(error.format_message())}", err=True)
+            click.echo(f"error: {shown(_one_line(error.format_message()))}", err=True)
             sys.exit(error.exit_code)
         except Exception as error:
             culprit = user_code(error)
             if culprit is None or os.environ.get(TRACEBACK_VARIABLE):
                 raise  # wddmsim's own fault (or asked for): the whole traceback is the report
             click.echo(
-                f"error: {culprit} raised {type(error).__name__}: {_one_line(str(error))} -- a fault in code "
+                f"error: {shown(culprit)} raised {type(error).__name__}: {shown(_one_line(str(error)))} -- a fault in code "
                 f"wddmsim loaded by name (a policy, client or driver), not in wddmsim; {TRACEBACK_VARIABLE}=1 "
                 "shows the whole traceback",
                 err=True,
@@ -245,7 +244,7 @@ def _run_demo(
         except OSError as error:
             _fail(ConfigurationError("--out", str(out), f"cannot be written: {error.strerror}"))
         console.print(statistics_table(written.values))
-        console.print(f"wrote {written.summary}, {written.events}, {written.trace} and {written.report}", markup=False)
+        _print_wrote(console, written)
     else:
         console.print(statistics_table(statistics(records(adapter.events))))
     checks = result.result.checks
@@ -299,17 +298,23 @@ def _write(
         written = write_outputs(out, adapter, summary, capture=capture, frames=frames)
     except OSError as error:
         _fail(ConfigurationError("--out", str(out), f"cannot be written: {error.strerror}"))
-    console.print(f"wrote {written.summary}, {written.events}, {written.trace} and {written.report}", markup=False)
+    _print_wrote(console, written)
+
+
+def _print_wrote(console: Console, written: Any, note: str = "") -> None:
+    """Where ``--out`` wrote: paths under the user's directory, brackets, escapes and all, printed as text."""
+    paths = f"{written.summary}, {written.events}, {written.trace} and {written.report}"
+    console.print(plain(f"wrote {paths}{note}"))
 
 
 def _print_header(console: Console, config: ScenarioConfig, overrides: dict[str, object]) -> None:
     """The scenario's name and description -- which speaks of its own settings, so the ones the command line
     changed follow it: a run of ``default --frames 60`` does not read as 12 frames."""
-    name = escape(config.name)  # a name or description is text as written, never markup
-    console.print(f"[bold]{name}[/]: {escape(config.description)}" if config.description else f"[bold]{name}[/]")
+    name = plain(config.name, "bold")  # a name or description is text as written, never markup
+    console.print(Text.assemble(name, ": ", plain(config.description)) if config.description else name)
     if overrides:
         changed = ", ".join(f"{key}={_setting_text(key, value)}" for key, value in overrides.items())
-        console.print(f"  changed here: {changed}", style="dim", markup=False, highlight=False)
+        console.print(plain(f"  changed here: {changed}", "dim"))
 
 
 _SIZE_KEYS = frozenset({"adapter.vram", "adapter.cpu_visible", "adapter.aperture", "adapter.paging_buffer"})
@@ -412,8 +417,9 @@ def _with(options: list[Any]) -> Callable[[Any], Any]:
 
 
 def _fail(error: Exception, status: int = EXIT_BAD_INPUT) -> NoReturn:
-    """One line on stderr (never wrapped, never coloured: scripts read it), then exit."""
-    click.echo(f"error: {_one_line(str(error))}", err=True)
+    """One line on stderr (never wrapped, never coloured: scripts read it), then exit.  The message quotes values a
+    user chose: what a terminal would act on in them is shown escaped (decision 0247)."""
+    click.echo(f"error: {shown(_one_line(str(error)))}", err=True)
     sys.exit(status)
 
 
@@ -425,16 +431,16 @@ def _list_scenarios(console: Console) -> None:
     table.add_column("name")
     table.add_column("what it shows")
     for name, description in catalog.describe():
-        table.add_row(Text(name), Text(description))
+        table.add_row(plain(name), plain(description))
     for name, demo in DEMOS.items():
-        table.add_row(Text(name), Text(demo.summary))
+        table.add_row(plain(name), plain(demo.summary))
     console.print(table)
     settings = Table(title="settings (TOML keys; --set KEY=VALUE)", title_justify="left")
     settings.add_column("key")
     settings.add_column("default")
     settings.add_column("meaning")
     for key, default, doc in describe_settings():
-        settings.add_row(Text(key), Text(default), Text(doc))
+        settings.add_row(plain(key), plain(default), plain(doc))
     console.print(settings)
     _list_policies(console)
     _list_drivers(console)
@@ -449,7 +455,7 @@ def _list_policies(console: Console) -> None:
     for kind, entries in (("eviction", policies.EVICTION), ("placement", policies.PLACEMENT)):
         for name in sorted(entries):
             default = name in (policies.DEFAULT_EVICTION, policies.DEFAULT_PLACEMENT)
-            table.add_row(kind, Text(name + " (default)" * default), Text(entries[name].summary))  # a plugin's words
+            table.add_row(kind, plain(name + " (default)" * default), plain(entries[name].summary))  # a plugin's words
     console.print(table)
 
 
@@ -460,7 +466,7 @@ def _list_drivers(console: Console) -> None:
     table.add_column("name")
     table.add_column("what it is")
     for name, description in described():
-        table.add_row(Text(name), Text(description))  # an installed package's own words, as written
+        table.add_row(plain(name), plain(description))  # an installed package's own words, as written
     console.print(table)
 
 
@@ -601,7 +607,7 @@ def _finish_outputs(stream: Any, adapter: Adapter, summary: dict[str, Any], cons
         written = stream.finish(adapter, summary, frames=frames)
     except OSError as error:
         _fail(ConfigurationError("--out", str(stream.out), f"cannot be written: {error.strerror}"))
-    console.print(f"wrote {written.summary}, {written.events}, {written.trace} and {written.report}", markup=False)
+    _print_wrote(console, written)
 
 
 class _Rate:
@@ -741,10 +747,7 @@ def _write_stopped(
     except Exception:  # the run's own exception is the one to report; close() leaves trace.json valid
         stream.close()
         return
-    console.print(
-        f"wrote {written.summary}, {written.events}, {written.trace} and {written.report} (the run stopped)",
-        markup=False,
-    )
+    _print_wrote(console, written, " (the run stopped)")
 
 
 def _print_results(console: Console, result: RunResult, record: Path | None) -> None:
@@ -754,9 +757,7 @@ def _print_results(console: Console, result: RunResult, record: Path | None) -> 
     console.print(checks_table(result))
     console.print(traffic_table(result.traffic))
     if record is not None:
-        console.print(
-            f"recorded the user-mode calls to {record} (wddmsim replay {record} --policy lru ...)", markup=False
-        )
+        console.print(plain(f"recorded the user-mode calls to {record} (wddmsim replay {record} --policy lru ...)"))
 
 
 def _print_research(console: Console, metrics: dict[str, Any]) -> None:
@@ -826,7 +827,7 @@ def replay(trace: Path, out: Path | None, settings: tuple[str, ...], **options: 
     except WddmsimError as error:
         _fail(error, EXIT_FAILED)
     console.print(
-        f"replayed {result.calls} calls of {trace} ({recorded.config.name}, seed {recorded.config.seed})", markup=False
+        plain(f"replayed {result.calls} calls of {trace} ({recorded.config.name}, seed {recorded.config.seed})")
     )
     if result.difference():
         console.print(replay_table(result))
@@ -837,7 +838,7 @@ def replay(trace: Path, out: Path | None, settings: tuple[str, ...], **options: 
     if result.differing:
         console.print(f"{result.differing} call(s) returned otherwise than recorded, e.g.:")
         for line in result.examples[:5]:
-            console.print(f"  {line}", markup=False)
+            console.print(plain(f"  {line}"))
     verdict = "[bold green]content preserved[/]" if result.content_preserved else "[bold red]CONTENT DIFFERS[/]"
     console.print(f"{verdict}: {result.reads - result.reads_differing}/{result.reads} CPU reads match the recording")
     metrics, frames = run_research(
@@ -858,7 +859,7 @@ def replay(trace: Path, out: Path | None, settings: tuple[str, ...], **options: 
         _write(out, result.adapter, summary, console, frames=frames)
     failed = result.failures(overridden=bool(overrides))
     if failed:
-        console.print(f"[bold red]REPLAY DIVERGED[/]: {escape(str(failed))}")
+        console.print(Text.assemble(("REPLAY DIVERGED", "bold red"), ": ", plain(failed)))
     sys.exit(0 if result.content_preserved and not failed else EXIT_FAILED)
 
 
@@ -949,7 +950,7 @@ def inspect(
     console.print(render(replay, index, segments=segments, rows=rows, width=width))
     for number, record in enumerate(log[: index + 1]):
         if record["event"] == "VidMmNoRoom":  # why VidMm could not make room (decision 0158)
-            console.print(f"[bold red]no room[/] (event {number}): {escape(str(record['Diagnosis']))}")
+            console.print(Text.assemble(("no room", "bold red"), f" (event {number}): ", plain(record["Diagnosis"])))
 
 
 def _why_evicted(log: list[dict[str, Any]], value: str) -> None:
@@ -1125,7 +1126,7 @@ def import_gpgmm(file: Path, out: Path, frames: int, name: str | None) -> None:
         out.write_text(scenario.to_toml(doc), encoding="utf-8")
     except OSError as error:
         _fail(ConfigurationError("--out", str(out), f"cannot be written: {error.strerror}"))
-    click.echo(f"wrote {out}: {doc['description']}")
+    click.echo(shown(f"wrote {out}: {doc['description']}"))
 
 
 def _utf8(text: str) -> bool:
@@ -1432,7 +1433,7 @@ def reproduce(
             loops,
             DriverModel(driver_model),
             _expectations(expect),
-            lambda what: status.update(f"{name} {what}"),
+            lambda what: status.update(plain(f"{name} {what}")),  # a module:Class is text, not markup
         )
         try:
             result = classic.reproduce(name, options)
@@ -1500,7 +1501,7 @@ def plot(sweep_dir: Path, x: str | None, y: str, runs: tuple[str, ...], formats:
     except (ConfigurationError, PlotUnavailable) as error:
         _fail(error)
     for path in written:
-        click.echo(str(path))
+        click.echo(shown(path))
 
 
 def _expectations(given: tuple[str, ...]) -> dict[tuple[str, str], float]:
@@ -1642,16 +1643,15 @@ def _sweep_figures(out: Path, console: Console) -> None:
 
     if not available():
         console.print(
-            f"no figures: matplotlib is not installed (pip install 'wddmsim[plot]', then wddmsim plot {out})",
-            markup=False,
+            plain(f"no figures: matplotlib is not installed (pip install 'wddmsim[plot]', then wddmsim plot {out})")
         )
         return
     try:
         written = write_sweep_report(out)
     except (WddmsimError, OSError) as error:
-        console.print(f"no figures: {error}", soft_wrap=True, markup=False)
+        console.print(plain(f"no figures: {error}"), soft_wrap=True)
         return
-    console.print(f"wrote {len(written) - 1} figure files and {out / 'report.html'}", soft_wrap=True, markup=False)
+    console.print(plain(f"wrote {len(written) - 1} figure files and {out / 'report.html'}"), soft_wrap=True)
 
 
 def _sweep_run(plan: Any, out: Path, runner: Any, where: str) -> NoReturn:
@@ -1674,9 +1674,7 @@ def _sweep_run(plan: Any, out: Path, runner: Any, where: str) -> NoReturn:
 
         def started(outcome: Any) -> None:
             # ``where`` may be a scheduler's address as the user wrote it (an IPv6 one has brackets): text, not markup
-            console.print(
-                f"sweep of {outcome.total} runs on {where}: {outcome.skipped} already done, skipped", markup=False
-            )
+            console.print(plain(f"sweep of {outcome.total} runs on {where}: {outcome.skipped} already done, skipped"))
             bar.update(task, total=outcome.total - outcome.skipped)
 
         def finished(record: dict[str, Any]) -> None:
@@ -1691,14 +1689,15 @@ def _sweep_run(plan: Any, out: Path, runner: Any, where: str) -> NoReturn:
     for record in failed[:5]:
         point = " ".join(f"{k}={v}" for k, v in record["settings"].items())
         console.print(
-            f"failed {record['id']} (seed {record['seed']} {point}): {record['error']}", soft_wrap=True, markup=False
+            plain(f"failed {record['id']} (seed {record['seed']} {point}): {record['error']}"), soft_wrap=True
         )
     state = "interrupted" if outcome.interrupted else "done"
     console.print(
-        f"{state}: ran {outcome.ran} ({outcome.failed} failed), skipped {outcome.skipped}; "
-        f"wrote {', '.join(str(p) for p in outcome.tables)}",
+        plain(  # the paths are under the user's --out, brackets, escapes and all
+            f"{state}: ran {outcome.ran} ({outcome.failed} failed), skipped {outcome.skipped}; "
+            f"wrote {', '.join(str(p) for p in outcome.tables)}"
+        ),
         soft_wrap=True,
-        markup=False,  # the paths are under the user's --out, brackets and all
     )
     _sweep_figures(out, console)
     if outcome.missing:

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from rich.table import Table
 
 from wddmsim.cli import main
-from wddmsim.viz.terminal import terminal
+from wddmsim.viz.terminal import plain, shown, terminal
 
 WIDE = {"COLUMNS": "200"}
 
@@ -60,3 +60,31 @@ def test_an_installed_driver_package_lists_its_own_words_verbatim(monkeypatch: p
     result = CliRunner().invoke(main, ["run", "--list"], env=WIDE)
     assert result.exit_code == 0, result.output
     assert "acme[/]" in result.output and "fast [bold]GPU[/bold] driver [x]" in result.output
+
+
+@pytest.mark.parametrize(
+    ("text", "printed"),
+    [
+        (
+            "tex[/b] [bold]x[/] :smile: [ a\\",
+            "tex[/b] [bold]x[/] :smile: [ a\\",
+        ),  # markup, codes, backslash: as written
+        ("tab\tand\nnewline", "tab\tand\nnewline"),  # layout, not commands
+        ("\x1b[31mred\x1b[0m", "\\x1b[31mred\\x1b[0m"),
+        ("\x1b]8;;file:///etc\x1b\\link", "\\x1b]8;;file:///etc\\x1b\\link"),
+        ("bell\x07 cr\r bs\x08 nul\x00 del\x7f", "bell\\x07 cr\\x0d bs\\x08 nul\\x00 del\\x7f"),
+        ("csi\x9b c1\x85", "csi\\x9b c1\\x85"),
+        ("abc\u202edef \u2066x\u2069 \u200f \u061c", "abc\\u202edef \\u2066x\\u2069 \\u200f \\u061c"),
+        ("name\udcff\udc80", "name\\xff\\x80"),  # bytes that were not UTF-8: shown as those bytes
+        ("lone\ud800", "lone\\ud800"),
+        ("é 日本 ✓ \u00a0", "é 日本 ✓ \u00a0"),  # printable Unicode as written
+    ],
+)
+def test_shown_escapes_what_a_terminal_acts_on_and_nothing_else(text: str, printed: str) -> None:
+    assert shown(text) == printed
+
+
+def test_plain_is_text_never_markup() -> None:
+    out = io.StringIO()
+    terminal(file=out, width=80, color_system=None).print(plain("[/] [bold]x\x1b[0m", "bold"))
+    assert out.getvalue() == "[/] [bold]x\\x1b[0m\n"

@@ -204,6 +204,9 @@ def test_spans_show_the_bytes_where_they_lie_and_the_holes_by_their_length(kind:
     assert _laid_end_to_end(spans) == expected[offset : offset + length].tobytes()
     views = [s for s in spans if not isinstance(s, int)]
     assert all(not v.flags.writeable and np.shares_memory(v, mem.data) for v in views)
+    for v in views:  # nor can a reader make them writeable again
+        with pytest.raises(ValueError, match="WRITEABLE"):
+            v.flags.writeable = True
     assert any(isinstance(s, int) for s in spans) == (kind == "file")  # anonymous memory cannot tell its holes
     if kind == "file":
         assert os.lseek(mem._fd, 4 * PAGE_SIZE, os.SEEK_DATA) == 10 * PAGE_SIZE  # type: ignore[arg-type]

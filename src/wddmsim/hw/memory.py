@@ -90,11 +90,11 @@ def _next_data(fd: int, at: int, end: int) -> int:
         return end
 
 
-def _frozen(data: ByteArray) -> ByteArray:
-    """A read-only view of ``data`` (what a reader is handed must not become a way to write)."""
-    view = data.view()
-    view.flags.writeable = False
-    return view
+def _frozen(view: memoryview) -> ByteArray:
+    """A read-only array over ``view`` (what a reader is handed must not become a way to write): made over a
+    read-only buffer, so that no caller can set its ``writeable`` flag back, as it could on a view of ``data``."""
+    out: ByteArray = np.frombuffer(view.toreadonly(), dtype=np.uint8)
+    return out
 
 
 class PhysicalMemory:
@@ -163,13 +163,13 @@ class PhysicalMemory:
         if not self.contains(offset, length):
             raise ValueError(f"{self.name}: spans offset={offset:#x} length={length:#x} leave [0, {self.size:#x})")
         if self._fd is None or length < _HOLES_FROM:
-            return [_frozen(self.data[offset : offset + length])] if length else []
+            return [_frozen(self.view[offset : offset + length])] if length else []
         out: list[ByteArray | int] = []
         at = offset
         for start, stop in self.stored(offset, length):
             if start > at:
                 out.append(start - at)
-            out.append(_frozen(self.data[start:stop]))
+            out.append(_frozen(self.view[start:stop]))
             at = stop
         if at < offset + length:
             out.append(offset + length - at)

@@ -43,16 +43,26 @@ def load(spec: str | None = None, overrides: Mapping[str, object] | None = None)
                 name,
                 f"is neither a built-in scenario ({', '.join(BUILTIN)}, {TOUR}) nor a TOML file",
             )
-        text = path.read_text(encoding="utf-8")
+        text = _text(path, name)
         name = path.stem
     try:
         doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
+    except ValueError as error:  # TOMLDecodeError, or an integer too long to read (Python's digit limit)
         raise ConfigurationError("SCENARIO", spec, f"is not valid TOML: {error}") from None
     given = dict(overrides or {})
     if "adapter.vram" in given:
         given = scaled_to_vram(doc, given, name)
     return from_dict(apply_overrides(doc, given), name=name)
+
+
+def _text(path: Path, spec: str) -> str:
+    """A scenario file's text; one that is not UTF-8 (TOML is) is refused naming the byte."""
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ConfigurationError("SCENARIO", spec, f"is not UTF-8 text (byte {error.start}): TOML is UTF-8") from None
+    except OSError as error:
+        raise ConfigurationError("SCENARIO", spec, f"cannot be read: {error.strerror}") from None
 
 
 def describe() -> list[tuple[str, str]]:

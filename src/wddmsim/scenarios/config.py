@@ -787,7 +787,7 @@ def parse_override(text: str) -> tuple[str, object]:
     raw = raw.strip()
     try:
         value: object = tomllib.loads(f"v = {raw}")["v"]
-    except tomllib.TOMLDecodeError:
+    except ValueError:  # not TOML (or an integer past Python's digit limit): the text as written
         value = raw
     return key, value
 

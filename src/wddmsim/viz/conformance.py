@@ -12,27 +12,27 @@ from html import escape
 from pathlib import Path
 
 from rich.console import Console
-from rich.markup import escape as escape_markup
 from rich.table import Table
 from rich.text import Text
 
 from wddmsim.conformance.checks import CHECKS, Finding
 from wddmsim.conformance.run import Report
+from wddmsim.viz.terminal import plain
 
 _STYLE = {"pass": "green", "FAIL": "bold red", "-": "dim"}
 
 
 def table(report: Report) -> Table:
     # The driver's name is the user's (a path, a module:attribute): text as written, never markup.
-    out = Table(title=Text(f"check-driver: {report.driver} ({report.model})", style="table.title"))
+    out = Table(title=plain(f"check-driver: {report.driver} ({report.model})", "table.title"))
     out.add_column("operation", no_wrap=True)
     for check in CHECKS:
         out.add_column(check, justify="center", no_wrap=True)
     for operation in report.outcomes:
         cells = [report.status(operation, check) for check in CHECKS]
-        out.add_row(operation, *(f"[{_STYLE[c]}]{c}[/]" for c in cells))
+        out.add_row(plain(operation), *(f"[{_STYLE[c]}]{c}[/]" for c in cells))
     for operation in report.unchecked:
-        out.add_row(operation, *(["[yellow]no case yet[/]"] + [""] * (len(CHECKS) - 1)))
+        out.add_row(plain(operation), *(["[yellow]no case yet[/]"] + [""] * (len(CHECKS) - 1)))
     return out
 
 
@@ -61,17 +61,15 @@ def print_report(console: Console, report: Report) -> None:
         console.width = narrow
     for finding in first_failures(report):
         # Soft-wrapped: one finding is one line, whatever the terminal (grep-able, and CI logs keep it whole).
-        console.print(
-            f"\n[bold red]{finding.check}[/] {finding.operation} ({finding.case}): {escape_markup(finding.message)}",
-            soft_wrap=True,
-        )
+        headline = plain(f" {finding.operation} ({finding.case}): {finding.message}")  # the driver's words are text
+        console.print(Text.assemble("\n", (finding.check, "bold red"), headline), soft_wrap=True)
         if finding.detail:
-            console.print(finding.detail, markup=False, highlight=False, soft_wrap=True)
+            console.print(plain(finding.detail), soft_wrap=True)
     cases = sum(len(o) for o in report.outcomes.values())
     verdict = "[green]conformant[/]" if report.conformant else f"[bold red]{len(report.findings)} finding(s)[/]"
     console.print(f"\n{verdict}: {len(report.outcomes)} operation(s), {cases} case(s), {report.seconds:.1f} s")
     if report.unchecked:
-        console.print(f"[yellow]claimed but not checked (no case yet): {', '.join(report.unchecked)}[/]")
+        console.print(plain(f"claimed but not checked (no case yet): {', '.join(report.unchecked)}", "yellow"))
 
 
 def junit(report: Report) -> str:

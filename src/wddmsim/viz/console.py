@@ -6,11 +6,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.table import Table
-from rich.text import Text
 
 from wddmsim.core.units import format_size
 from wddmsim.scenarios.result import Check
 from wddmsim.viz.summary import BYTE_COUNTERS
+from wddmsim.viz.terminal import plain
 
 SHOWN = (
     *BYTE_COUNTERS,
@@ -27,14 +27,14 @@ SHOWN = (
 
 
 def checks_table(title: str, checks: Sequence[Check]) -> Table:
-    table = Table(title=Text(title, style="table.title"))  # names and details are text as written, never markup
+    table = Table(title=plain(title, "table.title"))  # names and details are text as written, never markup
     table.add_column("", width=2)
     table.add_column("operation")
     table.add_column("what was checked")
     table.add_column("result")
     for check in checks:
         table.add_row(
-            "[green]✓[/]" if check.ok else "[red]✗[/]", Text(check.operation), Text(check.step), Text(check.detail)
+            "[green]✓[/]" if check.ok else "[red]✗[/]", plain(check.operation), plain(check.step), plain(check.detail)
         )
     return table
 

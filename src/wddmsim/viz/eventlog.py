@@ -346,9 +346,44 @@ def _why(error: ValueError | RecursionError) -> str:
     return "an integer too long to read"
 
 
+_INT, _TEXT, _FLAG = (int,), (str,), (bool,)
+READ_FIELDS: dict[str, dict[str, tuple[type, ...]]] = {
+    "ReportSegment": {"ulSegmentId": _INT, "BaseAddress": _INT, "Size": _INT, "Aperture": _FLAG, "CpuVisible": _FLAG},
+    "SegmentRange": {
+        "SegmentId": _INT,
+        "SegmentOffset": _INT,
+        "Size": _INT,
+        "Action": _TEXT,
+        "Owner": (int, str),
+        "hAllocation": _INT,
+        "hProcess": _INT,
+        "Label": _TEXT,
+    },
+    "VidMmEvict": {"pVidMmAlloc": _INT, "SegmentId": _INT, "Size": _INT, "Cause": _TEXT, "Destination": _TEXT},
+    "PageInAllocation": {"hAllocationHandle": _INT},
+}
+"""The fields ``inspect`` reads of each event, with their types: an edited log is refused by line, not by a
+traceback (decision 0248).  ``time`` is every record's."""
+_KIND = {_INT: "an integer", _TEXT: "text", _FLAG: "true or false", (int, str): "an integer or text"}
+_TIME: tuple[tuple[str, tuple[type, ...]], ...] = (("time", _INT),)
+_CHECKED = {event: (*_TIME, *fields.items()) for event, fields in READ_FIELDS.items()}
+"""Per event, every field checked (``time`` first), worked out once: a long log is read line by line."""
+
+
+def _field_problem(row: Record) -> str | None:
+    """What is wrong with the fields ``inspect`` reads of ``row`` (None: nothing)."""
+    for key, types in _CHECKED.get(row["event"], _TIME):
+        if key not in row:
+            return f"{row['event']} has no field {key}"
+        value = row[key]
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            return f"{row['event']} field {key}={value!r} must be {_KIND[types]}"
+    return None
+
+
 def read_jsonl(path: Path) -> list[Record]:
-    """The records of an ``events.jsonl`` (index ``i`` is line ``i + 1``); a damaged line raises
-    :class:`EventLogError` naming the file and the line."""
+    """The records of an ``events.jsonl`` (index ``i`` is line ``i + 1``); a damaged line -- or a field ``inspect``
+    reads missing or of another type -- raises :class:`EventLogError` naming the file and the line."""
     rows: list[Record] = []
     with path.open(encoding="utf-8", errors="surrogateescape") as f:
         for number, line in enumerate(f, 1):
@@ -362,6 +397,9 @@ def read_jsonl(path: Path) -> list[Record]:
                 ) from None
             if not isinstance(row, dict) or not isinstance(row.get("event"), str):
                 raise EventLogError(f"{path}, line {number}: not an event (a JSON object with an 'event' name)")
+            problem = _field_problem(row)
+            if problem is not None:
+                raise EventLogError(f"{path}, line {number}: {problem}")
             rows.append(row)
     return rows
 

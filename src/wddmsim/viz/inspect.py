@@ -14,6 +14,7 @@ from rich.text import Text
 
 from wddmsim.core.units import format_size
 from wddmsim.viz.segmap import Block, SegmentMap, SegmentReplay
+from wddmsim.viz.terminal import plain
 
 PALETTE = ("cyan", "magenta", "green", "yellow", "blue", "red", "bright_cyan", "bright_magenta")
 
@@ -54,8 +55,8 @@ def bar(segment_map: SegmentMap, width: int = 64) -> Text:
 def table(segment_map: SegmentMap, *, limit: int = 40) -> Table:
     """The blocks of one segment (the first ``limit``), GPUView's columns where the model has them."""
     seg = segment_map.segment
-    out = Table(
-        title=f"segment {seg.id} ({seg.kind}, {format_size(seg.size)}) after event {segment_map.index}",
+    out = Table(  # an event log is the user's file: what it says prints as text (decision 0247)
+        title=plain(f"segment {seg.id} ({seg.kind}, {format_size(seg.size)}) after event {segment_map.index}"),
         title_justify="left",
     )
     for column, justify in (
@@ -73,7 +74,7 @@ def table(segment_map: SegmentMap, *, limit: int = 40) -> Table:
             marker,
             f"{block.offset:#x}",
             format_size(block.size),
-            Text(block.name, style=colour_of(block)),
+            plain(block.name, colour_of(block)),
             f"{block.process:#x}" if block.process else "VidMm",
             str(block.since),
         )
@@ -99,7 +100,7 @@ def render(
     row = replay.rows[index] if replay.rows else {"event": "(empty log)", "time": 0}
     before, after = replay.previous_event(index), replay.next_event(index)
     parts: list[RenderableType] = [
-        Text(f"event {index}: {row['event']} at {row['time']:,} ns", style="bold"),
+        plain(f"event {index}: {row['event']} at {row['time']:,} ns", "bold"),
         Text(
             f"memory events: previous {before if before is not None else '-'}, "
             f"next {after if after is not None else '-'}  "
@@ -120,10 +121,10 @@ def render(
             change = replay.rows[segment_map.last_change]
             held = change["Label"] or f"allocation {change['hAllocation']:#x}"
             parts.append(
-                Text(
+                plain(
                     f"last change: event {segment_map.last_change} {change['Action']}d "
                     f"[{change['SegmentOffset']:#x}, +{format_size(change['Size'])}) ({held})",
-                    style="dim",
+                    "dim",
                 )
             )
     return Group(*parts)

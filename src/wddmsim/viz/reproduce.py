@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from wddmsim.scenarios.reproduce import REPRODUCTIONS, Reproduction, Row
+from wddmsim.viz.terminal import plain
 
 WIDTH = 140
 """The table keeps its columns whole even on a narrow terminal (or in a captured run)."""
@@ -50,7 +52,7 @@ def table(rep: Reproduction) -> Table:
         c = row.counts
         out.add_row(
             row.label if row.label != previous else "",
-            row.policy,
+            plain(row.policy),  # a module:Class of the user's is text, never markup (decision 0247)
             number(rep, row.published),
             number(rep, row.ours),
             tolerance(rep, row),
@@ -75,11 +77,10 @@ def print_reproduction(console: Console, rep: Reproduction) -> None:
         console.print(f"[green]{rep.name}: all {compared} published numbers matched[/]", soft_wrap=True)
         return
     for row in rep.mismatches:  # one line each, whole: scripts and CI logs grep them
-        console.print(
-            f"[bold red]mismatch[/] {rep.name} {row.policy}@{row.case}: published {number(rep, row.published)}, "
-            f"ours {number(rep, row.ours)}",
-            soft_wrap=True,
+        detail = (
+            f" {rep.name} {row.policy}@{row.case}: published {number(rep, row.published)}, ours {number(rep, row.ours)}"
         )
+        console.print(Text.assemble(("mismatch", "bold red"), plain(detail)), soft_wrap=True)
     console.print(f"[bold red]{rep.name}: {len(rep.mismatches)} of {compared} published numbers differ[/]")
 
 

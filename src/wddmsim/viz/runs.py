@@ -10,6 +10,7 @@ from wddmsim.core.units import format_size
 from wddmsim.scenarios.runner import RunResult
 from wddmsim.scenarios.traffic import HEADLINE
 from wddmsim.viz import console
+from wddmsim.viz.terminal import plain
 
 if TYPE_CHECKING:  # a plain run's tables need no replayer
     from wddmsim.scenarios.replay import ReplayResult
@@ -35,7 +36,7 @@ def traffic_table(traffic: dict[str, int], title: str = "paging traffic") -> Tab
     shown += sorted(k for k in traffic if k.startswith(("Evictions.", "EvictedTo.")))
     shown += sorted(k for k in traffic if k.startswith("PagingOp."))
     for key in shown:
-        table.add_row(key, _bytes(key, traffic[key]))
+        table.add_row(plain(key), _bytes(key, traffic[key]))
     return table
 
 
@@ -82,9 +83,12 @@ def research_table(metrics: dict[str, object]) -> Table:
 def replay_table(result: ReplayResult) -> Table:
     """Each counter that changed between the recorded run and the replay."""
     c = result.config.adapter
-    table = Table(
-        title=f"paging traffic: recorded run -> replay ({c.driver_model}, {format_size(c.vram)} local memory, "
-        f"policy {c.policy}, {format_size(c.paging_buffer)} paging buffers)",
+    table = Table(  # the policy may be a module:Class of the user's, the counters a recorded trace's
+        title=plain(
+            f"paging traffic: recorded run -> replay ({c.driver_model}, {format_size(c.vram)} local memory, "
+            f"policy {c.policy}, {format_size(c.paging_buffer)} paging buffers)",
+            "table.title",
+        ),
         title_justify="left",
     )
     table.add_column("counter")
@@ -93,5 +97,5 @@ def replay_table(result: ReplayResult) -> Table:
     table.add_column("change", justify="right")
     for key, (before, after, change) in result.difference().items():
         pct = f" ({change / before:+.0%})" if before else ""
-        table.add_row(key, f"{before:,}", f"{after:,}", f"{change:+,}{pct}")
+        table.add_row(plain(key), f"{before:,}", f"{after:,}", f"{change:+,}{pct}")
     return table

@@ -15,6 +15,7 @@ from rich.text import Text
 
 from wddmsim.core.units import format_size
 from wddmsim.viz.eventlog import Record
+from wddmsim.viz.terminal import plain
 
 PAGE_IN = "PageInAllocation"
 
@@ -55,11 +56,11 @@ def render_why(log: Sequence[Record], handle: int) -> RenderableType:
         again = "not paged in again" if back is None else f"paged in again at event {back}"
         parts += [
             Text(""),
-            Text(
+            plain(  # the log is the user's file: its words print as text (decision 0247)
                 f"event {i} at {row['time']:,} ns: left segment {row['SegmentId']} ({format_size(row['Size'])}), "
                 f"cause {row['Cause']}, to {row['Destination']}"
             ),
-            Text(f"  {chosen}: {reason}"),
+            plain(f"  {chosen}: {reason}"),
             Text(f"  {again}", style="dim"),
         ]
     return Group(*parts)
