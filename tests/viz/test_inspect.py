@@ -117,6 +117,9 @@ def _map(blocks: list[tuple[int, int, int]], size: int = 64) -> SegmentMap:
         ([(0, 3, 4)], 8, "▒·······"),  # less than half: partly held
         ([(0, 8, 4), (56, 8, 4)], 8, "█······█"),
         ([(6, 4, 4)], 8, "▒▒······"),
+        ([(-8, 16, 4)], 8, "█·······"),  # an edited log: a block that starts before the segment
+        ([(-6400, 8, 4)], 8, "········"),  # or lies wholly before it
+        ([(60, 100, 4)], 8, "·······█"),  # or ends past it
     ],
 )
 def test_the_bar_shows_what_holds_each_cell(blocks: list[tuple[int, int, int]], width: int, cells: str) -> None:

@@ -35,7 +35,7 @@ def bar(segment_map: SegmentMap, width: int = 64) -> Text:
         return text
     cells: list[dict[int, int]] = [{} for _ in range(width)]
     for n, block in enumerate(segment_map.blocks):
-        first = block.offset * width // size
+        first = max(block.offset, 0) * width // size  # an edited log may place a block before the segment
         last = min((block.end - 1) * width // size, width - 1)
         for cell in range(first, last + 1):
             lo, hi = cell * size // width, (cell + 1) * size // width
