@@ -255,6 +255,16 @@ CASES: dict[str, Case] = {
             "field ulSegmentId='[/]' must be an integer"
         ],
     ),
+    "inspect: a no-room event without its diagnosis": Case(
+        lambda env: ["inspect", str(_edited(env, lambda row: None, ({"time": 10**9, "event": "VidMmNoRoom"},)))],
+        2,
+        lambda env: [
+            re.compile(
+                re.escape(f"error: Invalid value for RUN_DIR: {shown(env.tmp)}/run{FILE_SHOWN}/events.jsonl, line ")
+                + r"[0-9]+: VidMmNoRoom has no field Diagnosis"
+            )
+        ],
+    ),
     "inspect: a directory without a log": Case(
         lambda env: ["inspect", str(env.tmp)],
         2,

@@ -361,6 +361,7 @@ READ_FIELDS: dict[str, dict[str, tuple[type, ...]]] = {
     },
     "VidMmEvict": {"pVidMmAlloc": _INT, "SegmentId": _INT, "Size": _INT, "Cause": _TEXT, "Destination": _TEXT},
     "PageInAllocation": {"hAllocationHandle": _INT},
+    "VidMmNoRoom": {"Diagnosis": _TEXT},
 }
 """The fields ``inspect`` reads of each event, with their types: an edited log is refused by line, not by a
 traceback (decision 0248).  ``time`` is every record's."""
