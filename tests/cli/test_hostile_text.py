@@ -139,6 +139,24 @@ def _not_utf8(env: Env) -> Path:
     return path
 
 
+DEEP = "[" * 2000 + "]" * 2000
+"""An array nested past the TOML reader's recursion depth."""
+
+
+def _deep(env: Env) -> Path:
+    path = env.tmp / FILE
+    path.write_text(f'name = "x"\nv = {DEEP}\n', encoding="utf-8")
+    return path
+
+
+def _adapter(env: Env, text: bytes) -> list[str]:
+    path = env.tmp / FILE
+    path.write_bytes(text)
+    library = env.tmp / "lib.so"
+    library.write_bytes(b"")
+    return ["check-driver", str(library), "--adapter", str(path)]
+
+
 def _bad_buffer(env: Env) -> list[str]:
     path = env.tmp / FILE
     path.write_bytes(b"\xff" * 16)
@@ -209,6 +227,35 @@ CASES: dict[str, Case] = {
         lambda env: ["run", "--set", "workload.frames=" + "9" * 5000],
         2,
         lambda env: [f"error: workload.frames='{'9' * 5000}': must be an integer"],
+    ),
+    "run, a scenario file nested past the reader's depth": Case(
+        lambda env: ["run", str(_deep(env))],
+        2,
+        lambda env: [f"error: SCENARIO={str(env.tmp / FILE)!r}: is not valid TOML: nested too deeply to read"],
+    ),
+    "run --set, a value nested past the reader's depth": Case(
+        lambda env: ["run", "--set", f"workload.frames={DEEP}"],
+        2,
+        lambda env: [f"error: workload.frames={DEEP!r}: must be an integer"],
+    ),
+    "check-driver --adapter, a description that is not UTF-8": Case(
+        lambda env: _adapter(env, b'model = "\xff"\n'),
+        2,
+        lambda env: [f"error: --adapter={str(env.tmp / FILE)!r}: is not UTF-8 text (byte 9): TOML is UTF-8"],
+    ),
+    "check-driver --adapter, a description nested past the reader's depth": Case(
+        lambda env: _adapter(env, f"v = {DEEP}\n".encode()),
+        2,
+        lambda env: [f"error: --adapter={str(env.tmp / FILE)!r}: is not valid TOML (nested too deeply to read)"],
+    ),
+    "check-driver --adapter, a number too long for Python": Case(
+        lambda env: _adapter(env, f"v = {'9' * 5000}\n".encode()),
+        2,
+        lambda env: [
+            re.compile(
+                re.escape(f"error: --adapter={str(env.tmp / FILE)!r}: is not valid TOML (Exceeds the limit") + ".*"
+            )
+        ],
     ),
     "replay: the trace's path and its scenario's name": Case(
         _record,
