@@ -450,3 +450,18 @@ def test_a_sweep_into_a_hostile_directory_names_its_tables_as_written(tmp_path: 
     assert ACTED_ON.search(result.output) is None
     tables = ", ".join(shown(p) for p in (out / "results.csv", out / "results.parquet") if p.exists())
     assert f"done: ran 1 (0 failed), skipped 0; wrote {tables}" in result.output.splitlines()
+
+
+def test_an_error_on_one_line_shows_the_controls_python_counts_as_white_space(env: Env) -> None:
+    """``\\x0b``, ``\\x1c``-``\\x1f`` and ``\\x85`` are white space to ``str.split``: escaped before the error is
+    joined on one line, they print as escapes, not as spaces; a line break joins."""
+    (env.tmp / "spaced_policy.py").write_text(
+        POLICY.replace(f"{HOSTILE!r}", repr("a\x1cb\x85c\x0bd\x1fe\nf")), encoding="utf-8"
+    )
+    try:
+        result = invoke(["run", "--set", "workload.frames=1", "--policy", "spaced_policy:Boom"])
+    finally:
+        sys.modules.pop("spaced_policy", None)
+    assert result.exit_code == 1, result.output
+    assert ACTED_ON.search(result.output) is None
+    assert "raised RuntimeError: a\\x1cb\\x85c\\x0bd\\x1fe f -- a fault in code" in result.output, result.output
