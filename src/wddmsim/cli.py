@@ -931,6 +931,8 @@ def inspect(
         log = read_jsonl(path)
     except EventLogError as error:
         raise click.BadParameter(str(error), param_hint="RUN_DIR") from None
+    except OSError as error:  # a directory of that name, a file it may not read
+        raise click.BadParameter(f"{path} cannot be read: {error.strerror}", param_hint="RUN_DIR") from None
     if not log:
         raise click.ClickException(f"{path} holds no events")
     if why_evicted is not None:

@@ -157,6 +157,12 @@ def _adapter(env: Env, text: bytes) -> list[str]:
     return ["check-driver", str(library), "--adapter", str(path)]
 
 
+def _log_directory(env: Env) -> Path:
+    run = env.tmp / FILE
+    (run / "events.jsonl").mkdir(parents=True)
+    return run
+
+
 def _bad_buffer(env: Env) -> list[str]:
     path = env.tmp / FILE
     path.write_bytes(b"\xff" * 16)
@@ -310,6 +316,13 @@ CASES: dict[str, Case] = {
                 re.escape(f"error: Invalid value for RUN_DIR: {shown(env.tmp)}/run{FILE_SHOWN}/events.jsonl, line ")
                 + r"[0-9]+: VidMmNoRoom has no field Diagnosis"
             )
+        ],
+    ),
+    "inspect: an events.jsonl that is a directory": Case(
+        lambda env: ["inspect", str(_log_directory(env))],
+        2,
+        lambda env: [
+            f"error: Invalid value for RUN_DIR: {shown(env.tmp)}/{FILE_SHOWN}/events.jsonl cannot be read: Is a directory"
         ],
     ),
     "inspect: a directory without a log": Case(
