@@ -1606,6 +1606,10 @@ def _sweep_plan(
 ) -> Any:
     from wddmsim.research.sweep import Plan, parse_fixed, parse_grid, parse_seeds
 
+    for option, texts in (("SCENARIO", (scenario,) if scenario else ()), ("--grid", grid)):
+        for text in texts:  # the tables' columns: bytes that are not UTF-8 would stop their writing after the runs
+            if not _utf8(text):
+                raise ConfigurationError(option, text, "must be UTF-8 text: the sweep's tables are written as UTF-8")
     axes = parse_grid(grid)
     return Plan(scenario or "default", axes, parse_seeds(seed_count, seed_list), parse_fixed(settings, axes))
 
