@@ -56,7 +56,9 @@ def table(segment_map: SegmentMap, *, limit: int = 40) -> Table:
     """The blocks of one segment (the first ``limit``), GPUView's columns where the model has them."""
     seg = segment_map.segment
     out = Table(  # an event log is the user's file: what it says prints as text (decision 0247)
-        title=plain(f"segment {seg.id} ({seg.kind}, {format_size(seg.size)}) after event {segment_map.index}"),
+        title=plain(
+            f"segment {seg.id} ({seg.kind}, {format_size(seg.size)}) after event {segment_map.index}", "table.title"
+        ),
         title_justify="left",
     )
     for column, justify in (
