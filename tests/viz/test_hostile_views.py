@@ -69,6 +69,7 @@ def test_a_check_driver_report_file_shows_the_drivers_words_and_can_be_written(t
     write(report, junit_path=tmp_path / "junit.xml", out=tmp_path / "out")
     for path in (tmp_path / "junit.xml", tmp_path / "out" / "check-driver.xml"):
         suite = minidom.parse(str(path)).documentElement  # well-formed XML
+        assert suite is not None
         assert suite.getAttribute("name") == f"check-driver ./lib{SHOWN}\\xff.so"
         failure = suite.getElementsByTagName("failure")[0]
         assert failure.getAttribute("message") == f"{SHOWN}\\xff"
