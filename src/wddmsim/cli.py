@@ -81,14 +81,14 @@ class _Cli(click.Group):
             click.echo("error: aborted", err=True)
             sys.exit(EXIT_FAILED)
         except click.ClickException as error:
-            click.echo(f"error: {shown(_one_line(error.format_message()))}", err=True)
+            click.echo(f"error: {_one_line(error.format_message())}", err=True)
             sys.exit(error.exit_code)
         except Exception as error:
             culprit = user_code(error)
             if culprit is None or os.environ.get(TRACEBACK_VARIABLE):
                 raise  # wddmsim's own fault (or asked for): the whole traceback is the report
             click.echo(
-                f"error: {shown(culprit)} raised {type(error).__name__}: {shown(_one_line(str(error)))} -- a fault in code "
+                f"error: {shown(culprit)} raised {type(error).__name__}: {_one_line(str(error))} -- a fault in code "
                 f"wddmsim loaded by name (a policy, client or driver), not in wddmsim; {TRACEBACK_VARIABLE}=1 "
                 "shows the whole traceback",
                 err=True,
@@ -97,7 +97,9 @@ class _Cli(click.Group):
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    """``text`` shown (decision 0247) on one line: the controls escaped first, so that the ones Python counts as
+    white space (``\\x0b``, ``\\x1c``-``\\x1f``, ``\\x85``) print as escapes, not as spaces; line breaks join."""
+    return " ".join(shown(text).split())
 
 
 def _size(_ctx: click.Context, _param: click.Parameter, value: str | None) -> int | None:
@@ -419,7 +421,7 @@ def _with(options: list[Any]) -> Callable[[Any], Any]:
 def _fail(error: Exception, status: int = EXIT_BAD_INPUT) -> NoReturn:
     """One line on stderr (never wrapped, never coloured: scripts read it), then exit.  The message quotes values a
     user chose: what a terminal would act on in them is shown escaped (decision 0247)."""
-    click.echo(f"error: {shown(_one_line(str(error)))}", err=True)
+    click.echo(f"error: {_one_line(str(error))}", err=True)
     sys.exit(status)
 
 
@@ -929,6 +931,8 @@ def inspect(
         log = read_jsonl(path)
     except EventLogError as error:
         raise click.BadParameter(str(error), param_hint="RUN_DIR") from None
+    except OSError as error:  # a directory of that name, a file it may not read
+        raise click.BadParameter(f"{path} cannot be read: {error.strerror}", param_hint="RUN_DIR") from None
     if not log:
         raise click.ClickException(f"{path} holds no events")
     if why_evicted is not None:
@@ -1602,6 +1606,10 @@ def _sweep_plan(
 ) -> Any:
     from wddmsim.research.sweep import Plan, parse_fixed, parse_grid, parse_seeds
 
+    for option, texts in (("SCENARIO", (scenario,) if scenario else ()), ("--grid", grid)):
+        for text in texts:  # the tables' columns: bytes that are not UTF-8 would stop their writing after the runs
+            if not _utf8(text):
+                raise ConfigurationError(option, text, "must be UTF-8 text: the sweep's tables are written as UTF-8")
     axes = parse_grid(grid)
     return Plan(scenario or "default", axes, parse_seeds(seed_count, seed_list), parse_fixed(settings, axes))
 

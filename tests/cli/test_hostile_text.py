@@ -139,6 +139,30 @@ def _not_utf8(env: Env) -> Path:
     return path
 
 
+DEEP = "[" * 2000 + "]" * 2000
+"""An array nested past the TOML reader's recursion depth."""
+
+
+def _deep(env: Env) -> Path:
+    path = env.tmp / FILE
+    path.write_text(f'name = "x"\nv = {DEEP}\n', encoding="utf-8")
+    return path
+
+
+def _adapter(env: Env, text: bytes) -> list[str]:
+    path = env.tmp / FILE
+    path.write_bytes(text)
+    library = env.tmp / "lib.so"
+    library.write_bytes(b"")
+    return ["check-driver", str(library), "--adapter", str(path)]
+
+
+def _log_directory(env: Env) -> Path:
+    run = env.tmp / FILE
+    (run / "events.jsonl").mkdir(parents=True)
+    return run
+
+
 def _bad_buffer(env: Env) -> list[str]:
     path = env.tmp / FILE
     path.write_bytes(b"\xff" * 16)
@@ -210,6 +234,35 @@ CASES: dict[str, Case] = {
         2,
         lambda env: [f"error: workload.frames='{'9' * 5000}': must be an integer"],
     ),
+    "run, a scenario file nested past the reader's depth": Case(
+        lambda env: ["run", str(_deep(env))],
+        2,
+        lambda env: [f"error: SCENARIO={str(env.tmp / FILE)!r}: is not valid TOML: nested too deeply to read"],
+    ),
+    "run --set, a value nested past the reader's depth": Case(
+        lambda env: ["run", "--set", f"workload.frames={DEEP}"],
+        2,
+        lambda env: [f"error: workload.frames={DEEP!r}: must be an integer"],
+    ),
+    "check-driver --adapter, a description that is not UTF-8": Case(
+        lambda env: _adapter(env, b'model = "\xff"\n'),
+        2,
+        lambda env: [f"error: --adapter={str(env.tmp / FILE)!r}: is not UTF-8 text (byte 9): TOML is UTF-8"],
+    ),
+    "check-driver --adapter, a description nested past the reader's depth": Case(
+        lambda env: _adapter(env, f"v = {DEEP}\n".encode()),
+        2,
+        lambda env: [f"error: --adapter={str(env.tmp / FILE)!r}: is not valid TOML (nested too deeply to read)"],
+    ),
+    "check-driver --adapter, a number too long for Python": Case(
+        lambda env: _adapter(env, f"v = {'9' * 5000}\n".encode()),
+        2,
+        lambda env: [
+            re.compile(
+                re.escape(f"error: --adapter={str(env.tmp / FILE)!r}: is not valid TOML (Exceeds the limit") + ".*"
+            )
+        ],
+    ),
     "replay: the trace's path and its scenario's name": Case(
         _record,
         0,
@@ -253,6 +306,23 @@ CASES: dict[str, Case] = {
         lambda env: [
             f"error: Invalid value for RUN_DIR: {shown(env.tmp)}/run{FILE_SHOWN}/events.jsonl, line 1: ReportSegment "
             "field ulSegmentId='[/]' must be an integer"
+        ],
+    ),
+    "inspect: a no-room event without its diagnosis": Case(
+        lambda env: ["inspect", str(_edited(env, lambda row: None, ({"time": 10**9, "event": "VidMmNoRoom"},)))],
+        2,
+        lambda env: [
+            re.compile(
+                re.escape(f"error: Invalid value for RUN_DIR: {shown(env.tmp)}/run{FILE_SHOWN}/events.jsonl, line ")
+                + r"[0-9]+: VidMmNoRoom has no field Diagnosis"
+            )
+        ],
+    ),
+    "inspect: an events.jsonl that is a directory": Case(
+        lambda env: ["inspect", str(_log_directory(env))],
+        2,
+        lambda env: [
+            f"error: Invalid value for RUN_DIR: {shown(env.tmp)}/{FILE_SHOWN}/events.jsonl cannot be read: Is a directory"
         ],
     ),
     "inspect: a directory without a log": Case(
@@ -393,3 +463,18 @@ def test_a_sweep_into_a_hostile_directory_names_its_tables_as_written(tmp_path: 
     assert ACTED_ON.search(result.output) is None
     tables = ", ".join(shown(p) for p in (out / "results.csv", out / "results.parquet") if p.exists())
     assert f"done: ran 1 (0 failed), skipped 0; wrote {tables}" in result.output.splitlines()
+
+
+def test_an_error_on_one_line_shows_the_controls_python_counts_as_white_space(env: Env) -> None:
+    """``\\x0b``, ``\\x1c``-``\\x1f`` and ``\\x85`` are white space to ``str.split``: escaped before the error is
+    joined on one line, they print as escapes, not as spaces; a line break joins."""
+    (env.tmp / "spaced_policy.py").write_text(
+        POLICY.replace(f"{HOSTILE!r}", repr("a\x1cb\x85c\x0bd\x1fe\nf")), encoding="utf-8"
+    )
+    try:
+        result = invoke(["run", "--set", "workload.frames=1", "--policy", "spaced_policy:Boom"])
+    finally:
+        sys.modules.pop("spaced_policy", None)
+    assert result.exit_code == 1, result.output
+    assert ACTED_ON.search(result.output) is None
+    assert "raised RuntimeError: a\\x1cb\\x85c\\x0bd\\x1fe f -- a fault in code" in result.output, result.output

@@ -37,6 +37,9 @@ def sweep(out: Path, *args: str) -> Result:
         (["--jobs", "0"], ["--jobs=0", "must be at least 1"]),
         (["--scheduler", "tcp://127.0.0.1:1"], ["--scheduler='tcp://127.0.0.1:1'", "--backend dask only"]),
         (["tour"], ["SCENARIO='tour'", "neither a built-in scenario"]),
+        # bytes that are not UTF-8 (they arrive as lone surrogates) stopped the tables' writing after every run
+        (["--grid", "name=a\udcff,b"], ["--grid='name=a\\udcff,b'", "must be UTF-8 text"]),
+        (["s\udcff.toml"], ["SCENARIO='s\\udcff.toml'", "must be UTF-8 text"]),
     ],
 )
 def test_bad_input_exits_2_naming_the_option_and_runs_nothing(

@@ -88,3 +88,13 @@ def test_plain_is_text_never_markup() -> None:
     out = io.StringIO()
     terminal(file=out, width=80, color_system=None).print(plain("[/] [bold]x\x1b[0m", "bold"))
     assert out.getvalue() == "[/] [bold]x\\x1b[0m\n"
+
+
+def test_the_terminal_colours_nothing_it_was_not_told_to() -> None:
+    """Rich's highlighter would colour numbers, paths, quoted strings and ``True`` by its own guess (in a name or
+    an error too): the terminal prints them in the style asked for, here none."""
+    out = io.StringIO()
+    terminal(file=out, width=200, color_system="standard", force_terminal=True).print(
+        "ran 12 runs in /tmp/x 'a' 0x1f True None"
+    )
+    assert out.getvalue() == "ran 12 runs in /tmp/x 'a' 0x1f True None\n"

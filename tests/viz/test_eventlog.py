@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import re
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from wddmsim.core.events import Event
 from wddmsim.hw import events as hw_events
 from wddmsim.scenarios.demos import run_scenario
 from wddmsim.vidmm import events as vidmm_events
-from wddmsim.viz.eventlog import SCHEMA, read_jsonl, records, write_jsonl
+from wddmsim.viz.eventlog import SCHEMA, EventLogError, read_jsonl, records, write_jsonl
 from wddmsim.viz.outputs import run_summary, write_outputs
 from wddmsim.viz.segmap import SegmentReplay
 
@@ -151,3 +152,25 @@ def test_cpu_locks_export_and_trace(model: str) -> None:
     assert {"hAllocation", "pData", "Target", "LockCount"} <= locks[0].keys()
     assert check_trace(chrome_trace(rows)) == []
     assert statistics(rows)["EvictionsDueToEvict"] == 1
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ('{"event":"X","time":true}', "X field time=True must be an integer"),
+        ('{"event":"X","time":1.5}', "X field time=1.5 must be an integer"),
+        ('{"event":"X","time":"soon"}', "X field time='soon' must be an integer"),
+        ('{"event":"X","time":null}', "X field time=None must be an integer"),
+        ('{"event":"X"}', "X has no field time"),
+        ('{"event":"PageInAllocation","time":1,"hAllocationHandle":false}', "hAllocationHandle=False must be an"),
+        ('{"event":"VidMmNoRoom","time":1}', "VidMmNoRoom has no field Diagnosis"),
+    ],
+)
+def test_a_field_inspect_reads_of_another_type_is_refused_by_line(tmp_path: Path, line: str, problem: str) -> None:
+    """Decision 0248, on an event of which only the time is read as on one whose fields are checked."""
+    path = tmp_path / "events.jsonl"
+    path.write_text(f'{{"event":"Y","time":0}}\n{line}\n', encoding="utf-8")
+    with pytest.raises(EventLogError, match=re.escape(f"{path}, line 2: ") + ".*" + re.escape(problem)):
+        read_jsonl(path)
+    path.write_text('{"event":"Y","time":0}\n{"event":"X","time":7}\n', encoding="utf-8")
+    assert read_jsonl(path) == [{"event": "Y", "time": 0}, {"event": "X", "time": 7}]

@@ -4,15 +4,19 @@ written, the characters a terminal acts on as escapes, the project's own styling
 
 from __future__ import annotations
 
+import dataclasses
+import html
 import io
 import re
+from pathlib import Path
 from typing import cast
+from xml.dom import minidom
 
 from wddmsim.conformance.cases import Case
 from wddmsim.conformance.checks import Finding, Outcome
 from wddmsim.conformance.run import Report
 from wddmsim.scenarios.reproduce import Counts, Reproduction, Row
-from wddmsim.viz.conformance import print_report
+from wddmsim.viz.conformance import print_report, write
 from wddmsim.viz.reproduce import print_reproduction
 from wddmsim.viz.terminal import terminal
 
@@ -53,3 +57,27 @@ def test_a_reproduction_row_prints_a_users_policy_name_as_written() -> None:
     lines, cells = printed(lambda console: print_reproduction(console, rep))
     assert ["3 frames", SHOWN, "7", "9", "exact", "MISMATCH"] in [r[:6] for r in cells]
     assert f"mismatch belady-anomaly {SHOWN}@3: published 7, ours 9" in lines
+
+
+def test_a_check_driver_report_file_shows_the_drivers_words_and_can_be_written(tmp_path: Path) -> None:
+    """``--junit`` and ``--out``: a control in the driver's path or words is no XML character (a CI's parser refused
+    the file) and a path byte that was not UTF-8 could not be written (a traceback after the whole run)."""
+    hostile = f"{HOSTILE}\udcff"
+    finding = Finding(check="bytes", operation="Transfer", case=hostile, message=hostile, detail=hostile)
+    outcome = Outcome(case=cast(Case, _Named(hostile)), findings=(finding,), ran=frozenset({"status", "bytes"}))
+    report = Report(driver=f"./lib{hostile}.so", model="wddm1", outcomes={"Transfer": [outcome]}, unchecked=[])
+    write(report, junit_path=tmp_path / "junit.xml", out=tmp_path / "out")
+    for path in (tmp_path / "junit.xml", tmp_path / "out" / "check-driver.xml"):
+        suite = minidom.parse(str(path)).documentElement  # well-formed XML
+        assert suite is not None
+        assert suite.getAttribute("name") == f"check-driver ./lib{SHOWN}\\xff.so"
+        failure = suite.getElementsByTagName("failure")[0]
+        assert failure.getAttribute("message") == f"{SHOWN}\\xff"
+    page = (tmp_path / "out" / "check-driver.html").read_text(encoding="utf-8")
+    assert ACTED_ON.search(page) is None
+    assert f"<p>{html.escape(SHOWN)}\\xff</p>" in page
+
+
+@dataclasses.dataclass(frozen=True)
+class _Named:
+    name: str

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ from rich.console import Console
 
 from wddmsim.cli import main
 from wddmsim.viz.eventlog import Record
-from wddmsim.viz.inspect import bar, render
+from wddmsim.viz.inspect import bar, render, table
 from wddmsim.viz.segmap import Block, SegmentInfo, SegmentMap, SegmentReplay, index_at_time
 
 from .conftest import SavedRun
@@ -117,6 +118,9 @@ def _map(blocks: list[tuple[int, int, int]], size: int = 64) -> SegmentMap:
         ([(0, 3, 4)], 8, "▒·······"),  # less than half: partly held
         ([(0, 8, 4), (56, 8, 4)], 8, "█······█"),
         ([(6, 4, 4)], 8, "▒▒······"),
+        ([(-8, 16, 4)], 8, "█·······"),  # an edited log: a block that starts before the segment
+        ([(-6400, 8, 4)], 8, "········"),  # or lies wholly before it
+        ([(60, 100, 4)], 8, "·······█"),  # or ends past it
     ],
 )
 def test_the_bar_shows_what_holds_each_cell(blocks: list[tuple[int, int, int]], width: int, cells: str) -> None:
@@ -163,3 +167,10 @@ def test_inspect_refuses_what_it_cannot_show(tmp_path: Path, tour: SavedRun) -> 
     assert out_of_range.exit_code == 2 and "is not an event of the log" in out_of_range.output
     both = runner.invoke(main, ["inspect", run_dir, "--at", "1", "--time", "1"])
     assert both.exit_code == 2
+
+
+def test_a_segment_table_keeps_the_title_style_of_every_table() -> None:
+    """The title is text, not markup (decision 0247), and still in rich's table-title style (italic), as before."""
+    out = io.StringIO()
+    Console(file=out, width=80, force_terminal=True, color_system="standard").print(table(_map([(0, 8, 4)])))
+    assert out.getvalue().startswith("\x1b[3msegment 1 (local, 64 B) after event 0"), repr(out.getvalue()[:60])

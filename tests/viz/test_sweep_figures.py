@@ -13,6 +13,7 @@ import re
 import shutil
 from html import escape
 from pathlib import Path
+from xml.dom import minidom
 
 import pytest
 
@@ -244,3 +245,25 @@ def test_nan_and_empty_cells_are_no_value(tmp_path: Path) -> None:
     p = plan(load_sweep(tmp_path), PlotOptions())
     point = p.points[("lru", "1.5")]
     assert (point.values, point.ok, point.failed) == ([3.0], 2, 0)
+
+
+def test_a_users_words_in_a_figure_are_text_with_the_controls_shown_escaped(tmp_path: Path) -> None:
+    """A scenario named with ``$...$`` is no formula (an unknown ``\\command`` was a ValueError traceback after the
+    whole sweep had run), and a control character is no glyph (a warning carrying it raw to the terminal) and no
+    XML (an SVG no browser opens): each prints as text, the controls as escapes (decision 0247)."""
+    scenario = "s$\\nosuch{$ \x1b[31m\u202e"
+    make_sweep(tmp_path, SweepSpec(scenario=scenario, policies=("lru", "a$x$\x07"), seeds=(1,)))
+    plot_sweep(tmp_path, PlotOptions(formats=("svg",)))  # warnings are errors here: none was raised
+    for svg in (tmp_path / "figures").glob("*.svg"):
+        document = minidom.parse(str(svg))  # well-formed XML
+        texts = "".join(node.data for node in _text_nodes(document))
+        assert "s$\\nosuch{$ \\x1b[31m\\u202e" in texts, svg.name
+    metric = (tmp_path / "figures/paged_in_over_lower_bound-by-workload_oversubscription.svg").read_text()
+    assert "a$x$\\x07 (1 seed: no band)" in metric
+
+
+def _text_nodes(node: minidom.Node) -> list[minidom.Text]:
+    found = [node] if isinstance(node, minidom.Text) else []
+    for child in node.childNodes:
+        found += _text_nodes(child)
+    return found

@@ -49,6 +49,8 @@ def load(spec: str | None = None, overrides: Mapping[str, object] | None = None)
         doc = tomllib.loads(text)
     except ValueError as error:  # TOMLDecodeError, or an integer too long to read (Python's digit limit)
         raise ConfigurationError("SCENARIO", spec, f"is not valid TOML: {error}") from None
+    except RecursionError:  # tables or arrays nested past the reader's depth
+        raise ConfigurationError("SCENARIO", spec, "is not valid TOML: nested too deeply to read") from None
     given = dict(overrides or {})
     if "adapter.vram" in given:
         given = scaled_to_vram(doc, given, name)

@@ -645,8 +645,12 @@ def loads(text: str, *, name: str | None = None) -> ScenarioConfig:
     """A configuration from TOML text; a syntax error is a :class:`ConfigurationError` too."""
     try:
         doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
+    except ValueError as error:  # TOMLDecodeError, or an integer past Python's digit limit
         raise ConfigurationError("scenario file", name or "<text>", f"is not valid TOML: {error}") from None
+    except RecursionError:
+        raise ConfigurationError(
+            "scenario file", name or "<text>", "is not valid TOML: nested too deeply to read"
+        ) from None
     return from_dict(doc, name=name)
 
 
@@ -787,7 +791,8 @@ def parse_override(text: str) -> tuple[str, object]:
     raw = raw.strip()
     try:
         value: object = tomllib.loads(f"v = {raw}")["v"]
-    except ValueError:  # not TOML (or an integer past Python's digit limit): the text as written
+    except (ValueError, RecursionError):  # not TOML (an integer past Python's digit limit, nesting past the
+        # reader's depth): the text as written, refused by its key's rule if that wants a number or a list
         value = raw
     return key, value
 

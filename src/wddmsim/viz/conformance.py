@@ -17,7 +17,7 @@ from rich.text import Text
 
 from wddmsim.conformance.checks import CHECKS, Finding
 from wddmsim.conformance.run import Report
-from wddmsim.viz.terminal import plain
+from wddmsim.viz.terminal import plain, shown
 
 _STYLE = {"pass": "green", "FAIL": "bold red", "-": "dim"}
 
@@ -95,7 +95,9 @@ def junit(report: Report) -> str:
         case = ET.SubElement(suite, "testcase", classname=operation, name="cases")
         ET.SubElement(case, "skipped", message="claimed, but check-driver has no case for it yet")
     suite.set("tests", str(count))
-    return ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"
+    # The driver's path and words, shown (decision 0247): a control is no XML character (a CI's parser refuses the
+    # file) and a byte of a path that was not UTF-8 cannot be written as UTF-8 (it stopped the command).
+    return shown(ET.tostring(suite, encoding="unicode", xml_declaration=True)) + "\n"
 
 
 def html(report: Report) -> str:
@@ -113,7 +115,7 @@ def html(report: Report) -> str:
     )
     verdict = "conformant" if report.conformant else f"{len(report.findings)} finding(s)"
     head = "".join(f"<th>{escape(c)}</th>" for c in CHECKS)
-    return (
+    return shown(  # as junit(): the driver's path and words shown, never unwritable
         "<!doctype html><html><head><meta charset='utf-8'>"
         "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; style-src 'unsafe-inline'\">"
         f"<title>check-driver {escape(report.driver)}</title><style>"

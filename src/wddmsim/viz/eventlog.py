@@ -361,6 +361,7 @@ READ_FIELDS: dict[str, dict[str, tuple[type, ...]]] = {
     },
     "VidMmEvict": {"pVidMmAlloc": _INT, "SegmentId": _INT, "Size": _INT, "Cause": _TEXT, "Destination": _TEXT},
     "PageInAllocation": {"hAllocationHandle": _INT},
+    "VidMmNoRoom": {"Diagnosis": _TEXT},
 }
 """The fields ``inspect`` reads of each event, with their types: an edited log is refused by line, not by a
 traceback (decision 0248).  ``time`` is every record's."""
@@ -372,7 +373,12 @@ _CHECKED = {event: (*_TIME, *fields.items()) for event, fields in READ_FIELDS.it
 
 def _field_problem(row: Record) -> str | None:
     """What is wrong with the fields ``inspect`` reads of ``row`` (None: nothing)."""
-    for key, types in _CHECKED.get(row["event"], _TIME):
+    checked = _CHECKED.get(row["event"])
+    if checked is None:
+        if type(row.get("time")) is int:  # most records: only their time is read (never True: bool is no int here)
+            return None
+        checked = _TIME
+    for key, types in checked:
         if key not in row:
             return f"{row['event']} has no field {key}"
         value = row[key]

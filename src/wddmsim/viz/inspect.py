@@ -35,7 +35,7 @@ def bar(segment_map: SegmentMap, width: int = 64) -> Text:
         return text
     cells: list[dict[int, int]] = [{} for _ in range(width)]
     for n, block in enumerate(segment_map.blocks):
-        first = block.offset * width // size
+        first = max(block.offset, 0) * width // size  # an edited log may place a block before the segment
         last = min((block.end - 1) * width // size, width - 1)
         for cell in range(first, last + 1):
             lo, hi = cell * size // width, (cell + 1) * size // width
@@ -56,7 +56,9 @@ def table(segment_map: SegmentMap, *, limit: int = 40) -> Table:
     """The blocks of one segment (the first ``limit``), GPUView's columns where the model has them."""
     seg = segment_map.segment
     out = Table(  # an event log is the user's file: what it says prints as text (decision 0247)
-        title=plain(f"segment {seg.id} ({seg.kind}, {format_size(seg.size)}) after event {segment_map.index}"),
+        title=plain(
+            f"segment {seg.id} ({seg.kind}, {format_size(seg.size)}) after event {segment_map.index}", "table.title"
+        ),
         title_justify="left",
     )
     for column, justify in (

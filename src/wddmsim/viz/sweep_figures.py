@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from wddmsim.core.errors import WddmsimError
+from wddmsim.viz import terminal
 from wddmsim.viz.sweep_plan import Plan
 
 if TYPE_CHECKING:
@@ -37,6 +38,7 @@ _RC: Any = {  # matplotlib types the keys as literals; these are checked when dr
     "axes.grid": True,
     "grid.color": "#e0e0e0",
     "savefig.dpi": 150,
+    "text.parse_math": False,  # a scenario's name or a grid value is text: its $...$ is no formula to typeset
 }
 NO_FRAMES = "no frames.csv in these runs: per-frame figures need runs/<id>/frames.csv (the per-frame metrics)"
 
@@ -107,6 +109,10 @@ def _figure(rows: int = 1, height: float = 4.2) -> Iterator[tuple[Figure, list[A
 
 
 def _render(figure: Figure, formats: tuple[str, ...]) -> dict[str, bytes]:
+    from matplotlib.text import Text
+
+    for text in figure.findobj(Text):  # titles, labels, legends: the words of the sweep's user (decision 0247)
+        text.set_text(terminal.shown(text.get_text()))  # a control has no glyph and is no XML: shown escaped
     out = {}
     for fmt in (*formats, "svg") if "svg" not in formats else formats:
         buffer = io.BytesIO()
@@ -156,7 +162,7 @@ def metric_figure(plan: Plan) -> Drawn:
         if plan.y == "paged_in_over_lower_bound":
             axes.axhline(1.0, color="#455a64", linestyle="--", linewidth=1, label="lower bound")
         if not plan.x_numeric:
-            axes.set_xticks(positions, plan.x_values)
+            axes.set_xticks(positions, [terminal.shown(v) for v in plan.x_values])  # labels set again when drawn
         axes.set_xlabel(x_label)
         axes.set_ylabel(y_label)
         axes.set_title(title)

@@ -152,11 +152,15 @@ def default_description(library: Path) -> AdapterDescription:
 def read_description(path: Path, *, setting: str = "driver") -> AdapterDescription:
     """Parse ``path``; any bad key or value is a :class:`ConfigurationError` naming it, its value and the rule."""
     try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+        doc = tomllib.loads(path.read_bytes().decode("utf-8"))
     except OSError as error:
         raise ConfigurationError(setting, str(path), f"cannot be read ({error.strerror or error})") from None
-    except tomllib.TOMLDecodeError as error:
+    except UnicodeDecodeError as error:
+        raise ConfigurationError(setting, str(path), f"is not UTF-8 text (byte {error.start}): TOML is UTF-8") from None
+    except ValueError as error:  # TOMLDecodeError, or an integer past Python's digit limit
         raise ConfigurationError(setting, str(path), f"is not valid TOML ({error})") from None
+    except RecursionError:
+        raise ConfigurationError(setting, str(path), "is not valid TOML (nested too deeply to read)") from None
     return parse_description(doc, path)
 
 
