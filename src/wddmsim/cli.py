@@ -306,7 +306,7 @@ def _write(
 def _print_wrote(console: Console, written: Any, note: str = "") -> None:
     """Where ``--out`` wrote: paths under the user's directory, brackets, escapes and all, printed as text."""
     paths = f"{written.summary}, {written.events}, {written.trace} and {written.report}"
-    console.print(plain(f"wrote {paths}{note}"))
+    console.print(plain(f"wrote {paths}{note}"), soft_wrap=True)  # a path cut in two at the width is not one to copy
 
 
 def _print_header(console: Console, config: ScenarioConfig, overrides: dict[str, object]) -> None:

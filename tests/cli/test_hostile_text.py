@@ -133,10 +133,14 @@ def _summary_driver(env: Env) -> list[str]:
     return ["inspect", str(copy), "--driver", "reference"]
 
 
-def _not_utf8(env: Env) -> Path:
+def _write(env: Env, content: bytes) -> Path:
     path = env.tmp / FILE
-    path.write_bytes(b'name = "\xff"\n')
+    path.write_bytes(content)
     return path
+
+
+def _not_utf8(env: Env) -> Path:
+    return _write(env, b'name = "\xff"\n')
 
 
 DEEP = "[" * 2000 + "]" * 2000
@@ -252,15 +256,22 @@ CASES: dict[str, Case] = {
     "check-driver --adapter, a description nested past the reader's depth": Case(
         lambda env: _adapter(env, f"v = {DEEP}\n".encode()),
         2,
-        lambda env: [f"error: --adapter={str(env.tmp / FILE)!r}: is not valid TOML (nested too deeply to read)"],
+        lambda env: [f"error: --adapter={str(env.tmp / FILE)!r}: is not valid TOML: nested too deeply to read"],
     ),
     "check-driver --adapter, a number too long for Python": Case(
         lambda env: _adapter(env, f"v = {'9' * 5000}\n".encode()),
         2,
         lambda env: [
-            re.compile(
-                re.escape(f"error: --adapter={str(env.tmp / FILE)!r}: is not valid TOML (Exceeds the limit") + ".*"
-            )
+            f"error: --adapter={str(env.tmp / FILE)!r}: is not valid TOML: an integer of more than "
+            f"{sys.get_int_max_str_digits()} digits"
+        ],
+    ),
+    "run, a scenario file with a number too long for Python": Case(
+        lambda env: ["run", str(_write(env, f"name = 'n'\nseed = {'9' * 5000}\n".encode()))],
+        2,
+        lambda env: [
+            f"error: SCENARIO={str(env.tmp / FILE)!r}: is not valid TOML: an integer of more than "
+            f"{sys.get_int_max_str_digits()} digits"
         ],
     ),
     "replay: the trace's path and its scenario's name": Case(

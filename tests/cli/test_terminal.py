@@ -98,3 +98,14 @@ def test_the_terminal_colours_nothing_it_was_not_told_to() -> None:
         "ran 12 runs in /tmp/x 'a' 0x1f True None"
     )
     assert out.getvalue() == "ran 12 runs in /tmp/x 'a' 0x1f True None\n"
+
+
+def test_where_out_wrote_is_one_line_whatever_the_width(tmp_path: Path) -> None:
+    """The paths ``--out`` wrote are printed whole on one line (a path cut at the terminal's width is not one to
+    copy): 80 columns here, paths far longer."""
+    out = tmp_path / ("deep" * 20) / "out"
+    result = CliRunner().invoke(main, ["run", "--set", "workload.frames=1", "--out", str(out)], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    names = ("summary.json", "events.jsonl", "trace.json")
+    line = f"wrote {', '.join(str(out / n) for n in names)} and {out / 'report.html'}"
+    assert line in result.output.splitlines()

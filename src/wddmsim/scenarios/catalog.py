@@ -7,11 +7,11 @@ directly and checked one by one; the command line runs it under that name.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
+from wddmsim.core import tomlfile
 from wddmsim.core.errors import ConfigurationError
 from wddmsim.scenarios.config import ScenarioConfig, apply_overrides, from_dict
 from wddmsim.scenarios.sizing import scaled_to_vram
@@ -43,28 +43,13 @@ def load(spec: str | None = None, overrides: Mapping[str, object] | None = None)
                 name,
                 f"is neither a built-in scenario ({', '.join(BUILTIN)}, {TOUR}) nor a TOML file",
             )
-        text = _text(path, name)
+        text = tomlfile.read_text(path, "SCENARIO", name)
         name = path.stem
-    try:
-        doc = tomllib.loads(text)
-    except ValueError as error:  # TOMLDecodeError, or an integer too long to read (Python's digit limit)
-        raise ConfigurationError("SCENARIO", spec, f"is not valid TOML: {error}") from None
-    except RecursionError:  # tables or arrays nested past the reader's depth
-        raise ConfigurationError("SCENARIO", spec, "is not valid TOML: nested too deeply to read") from None
+    doc = tomlfile.parse(text, "SCENARIO", spec)
     given = dict(overrides or {})
     if "adapter.vram" in given:
         given = scaled_to_vram(doc, given, name)
     return from_dict(apply_overrides(doc, given), name=name)
-
-
-def _text(path: Path, spec: str) -> str:
-    """A scenario file's text; one that is not UTF-8 (TOML is) is refused naming the byte."""
-    try:
-        return path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise ConfigurationError("SCENARIO", spec, f"is not UTF-8 text (byte {error.start}): TOML is UTF-8") from None
-    except OSError as error:
-        raise ConfigurationError("SCENARIO", spec, f"cannot be read: {error.strerror}") from None
 
 
 def describe() -> list[tuple[str, str]]:

@@ -24,12 +24,12 @@ A library named alone (``--driver ./librefgpu.so``) gets :func:`default_descript
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 from typing import Final
 
+from wddmsim.core import tomlfile
 from wddmsim.core.errors import ConfigurationError
 from wddmsim.ddi.paging import DXGK_BUILDPAGINGBUFFER_OPERATION as Op
 from wddmsim.drivers.native.watchdog import TDR_DELAY
@@ -151,17 +151,7 @@ def default_description(library: Path) -> AdapterDescription:
 
 def read_description(path: Path, *, setting: str = "driver") -> AdapterDescription:
     """Parse ``path``; any bad key or value is a :class:`ConfigurationError` naming it, its value and the rule."""
-    try:
-        doc = tomllib.loads(path.read_bytes().decode("utf-8"))
-    except OSError as error:
-        raise ConfigurationError(setting, str(path), f"cannot be read ({error.strerror or error})") from None
-    except UnicodeDecodeError as error:
-        raise ConfigurationError(setting, str(path), f"is not UTF-8 text (byte {error.start}): TOML is UTF-8") from None
-    except ValueError as error:  # TOMLDecodeError, or an integer past Python's digit limit
-        raise ConfigurationError(setting, str(path), f"is not valid TOML ({error})") from None
-    except RecursionError:
-        raise ConfigurationError(setting, str(path), "is not valid TOML (nested too deeply to read)") from None
-    return parse_description(doc, path)
+    return parse_description(tomlfile.read(path, setting, str(path)), path)
 
 
 def parse_description(doc: dict[str, object], path: Path) -> AdapterDescription:
