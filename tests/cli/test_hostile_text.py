@@ -22,6 +22,8 @@ from click.testing import CliRunner, Result
 
 from wddmsim.cli import TRACEBACK_VARIABLE, main
 
+from .saved_run import save_run
+
 HOSTILE = "tex[/b] [bold]x[/bold] [link=file:///etc]l[/link] :smile: [ \x1b[31mR\x07\u202e\x9b\\"
 """A name a hostile user chose: markup, an emoji code, a lone bracket, ESC, BEL, RLO, CSI and a trailing backslash."""
 SHOWN = "tex[/b] [bold]x[/bold] [link=file:///etc]l[/link] :smile: [ \\x1b[31mR\\x07\\u202e\\x9b\\"
@@ -419,10 +421,7 @@ CASES: dict[str, Case] = {
 
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("saved")
-    result = CliRunner().invoke(main, ["run", "--set", "workload.frames=1", "--out", str(out)])
-    assert result.exit_code == 0, result.output
-    return out
+    return save_run(tmp_path_factory, frames=1)
 
 
 @pytest.fixture

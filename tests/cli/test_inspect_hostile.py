@@ -12,14 +12,13 @@ from click.testing import CliRunner
 
 from wddmsim.cli import main
 
+from .saved_run import save_run
+
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A short default run, saved."""
-    out = tmp_path_factory.mktemp("run")
-    result = CliRunner().invoke(main, ["run", "--set", "workload.frames=2", "--out", str(out)])
-    assert result.exit_code == 0, result.output
-    return out
+    return save_run(tmp_path_factory, frames=2)
 
 
 @pytest.mark.parametrize("why", [False, True], ids=["maps", "why-evicted"])
