@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Final
 
+from wddmsim.core import tomlfile
 from wddmsim.core.errors import ConfigurationError
 from wddmsim.core.units import GiB, KiB, MiB, format_size, parse_size
 from wddmsim.drivers.package import DriverModel, DriverPackage, DriverSettings
@@ -643,15 +644,7 @@ def _package_model(adapter: AdapterSettings, given: object) -> AdapterSettings:
 
 def loads(text: str, *, name: str | None = None) -> ScenarioConfig:
     """A configuration from TOML text; a syntax error is a :class:`ConfigurationError` too."""
-    try:
-        doc = tomllib.loads(text)
-    except ValueError as error:  # TOMLDecodeError, or an integer past Python's digit limit
-        raise ConfigurationError("scenario file", name or "<text>", f"is not valid TOML: {error}") from None
-    except RecursionError:
-        raise ConfigurationError(
-            "scenario file", name or "<text>", "is not valid TOML: nested too deeply to read"
-        ) from None
-    return from_dict(doc, name=name)
+    return from_dict(tomlfile.parse(text, "scenario file", name or "<text>"), name=name)
 
 
 def check(config: ScenarioConfig) -> None:
